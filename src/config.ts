@@ -1,0 +1,145 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+/** Every environment variable the service reads, parsed once. Nothing else reads process.env. */
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  publicUrl: string;
+  nodeEnv: string;
+  production: boolean;
+  appSecret: string;
+  bootstrap: { email: string; password: string; org: string } | undefined;
+  allowSignup: boolean;
+  accessTokenTtlS: number;
+  refreshTokenTtlS: number;
+  ssePingMs: number;
+  webhookRetryDelaysS: number[];
+  webhookAllowPrivate: boolean;
+  openaiApiKey: string | undefined;
+  anthropicApiKey: string | undefined;
+  openaiCompatibleBaseUrl: string | undefined;
+  openaiCompatibleApiKey: string | undefined;
+  defaultModel: string;
+  modelPrices: Record<string, { inputPerMTok: number; outputPerMTok: number }>;
+  rateLimit: { max: number; windowMs: number; authMax: number };
+  logLevel: string;
+  bodyLimitBytes: number;
+}
+
+type Env = Record<string, string | undefined>;
+
+export class ConfigError extends Error {}
+
+function int(env: Env, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
+  return n;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function str(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? undefined : raw;
+}
+
+function parseDelays(raw: string | undefined): number[] {
+  const text = raw ?? '60,300,900,1800';
+  const delays = text.split(',').map((s) => Number(s.trim()));
+  if (delays.length === 0 || delays.some((d) => !Number.isFinite(d) || d < 0)) {
+    throw new ConfigError(`WEBHOOK_RETRY_DELAYS_S must be a comma-separated list of seconds, got "${text}"`);
+  }
+  return delays;
+}
+
+function parsePrices(raw: string | undefined): Config['modelPrices'] {
+  if (!raw) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('MODEL_PRICES must be JSON: { "<modelId>": { "inputPerMTok": n, "outputPerMTok": n } }');
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError('MODEL_PRICES must be a JSON object');
+  const out: Config['modelPrices'] = {};
+  for (const [id, price] of Object.entries(parsed as Record<string, unknown>)) {
+    const p = price as { inputPerMTok?: unknown; outputPerMTok?: unknown };
+    if (typeof p?.inputPerMTok !== 'number' || typeof p?.outputPerMTok !== 'number') {
+      throw new ConfigError(`MODEL_PRICES["${id}"] needs numeric inputPerMTok and outputPerMTok`);
+    }
+    out[id] = { inputPerMTok: p.inputPerMTok, outputPerMTok: p.outputPerMTok };
+  }
+  return out;
+}
+
+/** In development a missing APP_SECRET is generated once and kept in DATA_DIR so sessions survive restarts. */
+function resolveSecret(env: Env, dataDir: string, production: boolean): string {
+  const given = str(env, 'APP_SECRET');
+  if (given) {
+    if (given.length < 16) throw new ConfigError('APP_SECRET must be at least 16 characters');
+    return given;
+  }
+  if (production) throw new ConfigError('APP_SECRET is required when NODE_ENV=production');
+  const file = join(dataDir, 'app-secret');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(32).toString('base64url');
+  writeFileSync(file, secret + '\n', { mode: 0o600 });
+  return secret;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const nodeEnv = str(env, 'NODE_ENV') ?? 'development';
+  const production = nodeEnv === 'production';
+  const port = int(env, 'PORT', 3000);
+  const dataDir = resolve(str(env, 'DATA_DIR') ?? './data');
+  const bootstrapEmail = str(env, 'BOOTSTRAP_EMAIL');
+  const bootstrapPassword = str(env, 'BOOTSTRAP_PASSWORD');
+  if (Boolean(bootstrapEmail) !== Boolean(bootstrapPassword)) {
+    throw new ConfigError('BOOTSTRAP_EMAIL and BOOTSTRAP_PASSWORD must be set together');
+  }
+  return {
+    port,
+    host: str(env, 'HOST') ?? '127.0.0.1',
+    databaseUrl: str(env, 'DATABASE_URL'),
+    dataDir,
+    publicUrl: (str(env, 'PUBLIC_URL') ?? `http://localhost:${port}`).replace(/\/+$/, ''),
+    nodeEnv,
+    production,
+    appSecret: resolveSecret(env, dataDir, production),
+    bootstrap: bootstrapEmail && bootstrapPassword
+      ? { email: bootstrapEmail, password: bootstrapPassword, org: str(env, 'BOOTSTRAP_ORG') ?? 'My organization' }
+      : undefined,
+    allowSignup: bool(env, 'ALLOW_SIGNUP', !production),
+    accessTokenTtlS: int(env, 'ACCESS_TOKEN_TTL_S', 900, 1),
+    refreshTokenTtlS: int(env, 'REFRESH_TOKEN_TTL_S', 30 * 24 * 3600, 60),
+    ssePingMs: int(env, 'SSE_PING_MS', 25000, 10),
+    webhookRetryDelaysS: parseDelays(str(env, 'WEBHOOK_RETRY_DELAYS_S')),
+    webhookAllowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', !production),
+    openaiApiKey: str(env, 'OPENAI_API_KEY'),
+    anthropicApiKey: str(env, 'ANTHROPIC_API_KEY'),
+    openaiCompatibleBaseUrl: str(env, 'OPENAI_COMPATIBLE_BASE_URL'),
+    openaiCompatibleApiKey: str(env, 'OPENAI_COMPATIBLE_API_KEY'),
+    defaultModel: str(env, 'DEFAULT_MODEL') ?? 'offline',
+    modelPrices: parsePrices(str(env, 'MODEL_PRICES')),
+    rateLimit: {
+      max: int(env, 'RATE_LIMIT_MAX', 600, 1),
+      windowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60000, 1),
+      authMax: int(env, 'AUTH_RATE_LIMIT_MAX', 20, 1),
+    },
+    logLevel: str(env, 'LOG_LEVEL') ?? (production ? 'info' : 'info'),
+    bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
+  };
+}

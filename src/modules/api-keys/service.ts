@@ -1,0 +1,85 @@
+import { and, desc, eq } from 'drizzle-orm';
+import type { Deps } from '../../platform/deps.ts';
+import type { Db } from '../../platform/db.ts';
+import type { Clock } from '../../platform/clock.ts';
+import { notFound } from '../../platform/errors.ts';
+import { randomToken, sha256Hex } from '../../platform/crypto.ts';
+import { newId } from '../../platform/ids.ts';
+import { apiKeys } from './tables.ts';
+
+export const SCOPES = [
+  'leads:read', 'leads:write', 'workflows:read', 'workflows:write', 'agents:read', 'agents:write',
+  'reports:read', 'reports:write', 'content:read', 'content:write', 'media:write', 'usage:read',
+  'conversations:read', 'webhooks:read', 'webhooks:write', '*',
+] as const;
+
+export interface ApiKeyPrincipal {
+  kind: 'apiKey';
+  keyId: string;
+  orgId: string;
+  projectId: string | null;
+  scopes: string[];
+}
+
+const KEY_PREFIX = 'svc_';
+
+function publicKey(row: typeof apiKeys.$inferSelect) {
+  return { id: row.id, name: row.name, scopes: row.scopes, prefix: row.prefix, projectId: row.projectId, lastUsedAt: row.lastUsedAt, createdAt: row.createdAt };
+}
+
+export class ApiKeysService {
+  private readonly db: Db;
+  private readonly clock: Clock;
+  /** last-used stamps are written at most once a minute per key, off the request path. */
+  private readonly lastStamp = new Map<string, number>();
+
+  constructor(deps: Deps) {
+    this.db = deps.db;
+    this.clock = deps.clock;
+  }
+
+  /** The key itself is returned once, here; only its SHA-256 is stored. */
+  async create(orgId: string, input: { name: string; scopes: string[]; projectId?: string | null; createdBy?: string }) {
+    const key = KEY_PREFIX + randomToken(32);
+    const [row] = await this.db.insert(apiKeys).values({
+      id: newId('apiKey'),
+      orgId,
+      projectId: input.projectId ?? null,
+      name: input.name,
+      scopes: [...new Set(input.scopes)],
+      prefix: key.slice(0, KEY_PREFIX.length + 8),
+      keyHash: sha256Hex(key),
+      createdBy: input.createdBy ?? null,
+    }).returning();
+    return { ...publicKey(row!), key };
+  }
+
+  async list(orgId: string) {
+    const rows = await this.db.select().from(apiKeys).where(eq(apiKeys.orgId, orgId)).orderBy(desc(apiKeys.id));
+    return rows.map(publicKey);
+  }
+
+  async delete(orgId: string, id: string): Promise<void> {
+    const deleted = await this.db.delete(apiKeys).where(and(eq(apiKeys.orgId, orgId), eq(apiKeys.id, id))).returning({ id: apiKeys.id });
+    if (deleted.length === 0) throw notFound('API key');
+  }
+
+  async authenticate(key: string): Promise<ApiKeyPrincipal | null> {
+    if (!key.startsWith(KEY_PREFIX) || key.length > 200) return null;
+    const [row] = await this.db
+      .select({ id: apiKeys.id, orgId: apiKeys.orgId, projectId: apiKeys.projectId, scopes: apiKeys.scopes })
+      .from(apiKeys)
+      .where(eq(apiKeys.keyHash, sha256Hex(key)));
+    if (!row) return null;
+    this.stampUse(row.id);
+    return { kind: 'apiKey', keyId: row.id, orgId: row.orgId, projectId: row.projectId, scopes: row.scopes };
+  }
+
+  private stampUse(id: string): void {
+    const now = this.clock.now();
+    const last = this.lastStamp.get(id) ?? 0;
+    if (now.getTime() - last < 60_000) return;
+    this.lastStamp.set(id, now.getTime());
+    this.db.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, id)).catch(() => {});
+  }
+}

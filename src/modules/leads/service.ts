@@ -1,0 +1,419 @@
+import { createHash } from 'node:crypto';
+import { and, eq, gte, inArray, or, sql, type SQL } from 'drizzle-orm';
+import type { Deps } from '../../platform/deps.ts';
+import type { Db } from '../../platform/db.ts';
+import type { Clock } from '../../platform/clock.ts';
+import { badRequest, conflict, notFound } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
+import type { Actor } from '../auth/guard.ts';
+import type { EventsService, NewEvent } from '../events/service.ts';
+import type { OrgsService } from '../orgs/service.ts';
+import { normalizeEmail, LEAD_STATUSES, normalizeWebsite, phoneE164, type LeadStatus, type MatchKind } from './normalize.ts';
+import { leads } from './tables.ts';
+
+type LeadRow = typeof leads.$inferSelect;
+
+export interface LeadInput {
+  projectId?: string;
+  name?: string;
+  email?: string;
+  phone?: string;
+  company?: string;
+  website?: string;
+  source?: string;
+  tags?: string[];
+  custom?: Record<string, unknown>;
+}
+
+export interface LeadPatch {
+  projectId?: string;
+  name?: string | null;
+  email?: string | null;
+  phone?: string | null;
+  company?: string | null;
+  website?: string | null;
+  source?: string | null;
+  tags?: string[];
+  custom?: Record<string, unknown>;
+  status?: LeadStatus;
+  score?: number | null;
+  scoreReason?: string | null;
+}
+
+/** Who is acting, in which organization, limited to which project (API keys bound to one). */
+export interface LeadScope {
+  orgId: string;
+  projectId: string | null;
+  actor: Actor;
+  /** Set when an agent run qualifies a lead; carried on `lead.qualified`. */
+  agentRunId?: string;
+}
+
+export interface LeadListQuery extends ListQuery {
+  status?: string;
+  minScore?: number;
+  tags?: string;
+  projectId?: string;
+  source?: string;
+}
+
+export type BulkAction = 'tag' | 'untag' | 'setStatus' | 'delete';
+
+export function publicLead(row: LeadRow) {
+  return {
+    id: row.id,
+    projectId: row.projectId,
+    name: row.name,
+    email: row.email,
+    phone: row.phone,
+    company: row.company,
+    website: row.website,
+    source: row.source,
+    status: row.status,
+    score: row.score,
+    scoreReason: row.scoreReason,
+    tags: row.tags,
+    custom: row.custom,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+export type Lead = ReturnType<typeof publicLead>;
+
+const SORTABLE = {
+  createdAt: leads.createdAt,
+  updatedAt: leads.updatedAt,
+  name: leads.name,
+  email: leads.email,
+  company: leads.company,
+  score: leads.score,
+  status: leads.status,
+};
+
+const FIELDS = ['name', 'email', 'phone', 'company', 'website', 'source', 'status', 'score', 'scoreReason', 'tags', 'custom', 'projectId'] as const;
+type Field = (typeof FIELDS)[number];
+type Changes = Record<string, { from: unknown; to: unknown }>;
+
+function same(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+}
+
+function diff(before: LeadRow, after: Partial<LeadRow>): Changes {
+  const changes: Changes = {};
+  for (const field of FIELDS) {
+    if (!(field in after)) continue;
+    const to = after[field as Field];
+    if (!same(before[field as Field], to)) changes[field] = { from: before[field as Field] ?? null, to: to ?? null };
+  }
+  return changes;
+}
+
+function uniq(values: string[]): string[] {
+  return [...new Set(values.map((t) => t.trim()).filter(Boolean))];
+}
+
+/** A 64-bit advisory lock key for one de-duplication key inside a project. */
+function lockKey(projectId: string, kind: MatchKind, value: string): bigint {
+  return createHash('sha256').update(`${projectId}\u0000${kind}\u0000${value}`).digest().readBigInt64BE(0);
+}
+
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => '\\' + c);
+}
+
+interface Keys {
+  emailKey?: string | null;
+  phoneKey?: string | null;
+  websiteKey?: string | null;
+}
+
+export class LeadsService {
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly events: EventsService;
+  private readonly orgs: OrgsService;
+
+  constructor(deps: Deps, events: EventsService, orgs: OrgsService) {
+    this.db = deps.db;
+    this.clock = deps.clock;
+    this.events = events;
+    this.orgs = orgs;
+  }
+
+  private async resolveProject(scope: LeadScope, projectId: string | undefined): Promise<string> {
+    if (scope.projectId) {
+      if (projectId && projectId !== scope.projectId) throw notFound('Project');
+      return scope.projectId;
+    }
+    if (!projectId) return this.orgs.defaultProjectId(scope.orgId);
+    await this.orgs.assertProject(scope.orgId, projectId);
+    return projectId;
+  }
+
+  private where(scope: LeadScope, ...conditions: (SQL | undefined)[]): SQL {
+    return and(eq(leads.orgId, scope.orgId), scope.projectId ? eq(leads.projectId, scope.projectId) : undefined, ...conditions)!;
+  }
+
+  /** Serializes every writer that could create or claim the same person in a project. */
+  private async lockKeys(tx: Db, projectId: string, keys: Keys): Promise<void> {
+    const ids: bigint[] = [];
+    if (keys.emailKey) ids.push(lockKey(projectId, 'email', keys.emailKey));
+    if (keys.phoneKey) ids.push(lockKey(projectId, 'phone', keys.phoneKey));
+    if (keys.websiteKey) ids.push(lockKey(projectId, 'website', keys.websiteKey));
+    // One fixed order everywhere, so two writers never wait on each other in a cycle.
+    ids.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    for (const id of ids) await tx.execute(sql`select pg_advisory_xact_lock(${id.toString()}::bigint)`);
+  }
+
+  private async findMatch(tx: Db, orgId: string, projectId: string, keys: Keys, excludeId?: string): Promise<{ row: LeadRow; matchedOn: MatchKind } | null> {
+    const conditions: SQL[] = [];
+    if (keys.emailKey) conditions.push(eq(leads.emailKey, keys.emailKey));
+    if (keys.phoneKey) conditions.push(eq(leads.phoneKey, keys.phoneKey));
+    if (keys.websiteKey) conditions.push(eq(leads.websiteKey, keys.websiteKey));
+    if (conditions.length === 0) return null;
+    const found = await tx
+      .select()
+      .from(leads)
+      .where(and(eq(leads.orgId, orgId), eq(leads.projectId, projectId), or(...conditions), excludeId ? sql`${leads.id} <> ${excludeId}` : undefined))
+      .orderBy(leads.id)
+      .limit(20);
+    for (const kind of ['email', 'phone', 'website'] as const) {
+      const key = keys[`${kind}Key`];
+      const row = key ? found.find((r) => r[`${kind}Key`] === key) : undefined;
+      if (row) return { row, matchedOn: kind };
+    }
+    return null;
+  }
+
+  private normalizedContact(input: { email?: string | null; phone?: string | null; website?: string | null }) {
+    const out: Partial<LeadRow> = {};
+    if (input.email !== undefined) {
+      const normalized = input.email === null ? null : normalizeEmail(input.email);
+      out.email = normalized?.email ?? null;
+      out.emailKey = normalized?.key ?? null;
+    }
+    if (input.phone !== undefined) {
+      const e164 = input.phone === null ? null : phoneE164(input.phone);
+      out.phone = e164;
+      out.phoneKey = e164;
+    }
+    if (input.website !== undefined) {
+      const site = input.website === null ? null : normalizeWebsite(input.website);
+      out.website = site?.url ?? null;
+      out.websiteKey = site?.host ?? null;
+    }
+    return out;
+  }
+
+  private updatedEvents(scope: LeadScope, before: LeadRow, after: LeadRow, changes: Changes): NewEvent[] {
+    const lead = publicLead(after);
+    const out: NewEvent[] = [{ orgId: scope.orgId, projectId: after.projectId, type: 'lead.updated', payload: { lead, changes, actor: scope.actor } }];
+    if (changes.status && after.status === 'QUALIFIED' && before.status !== 'QUALIFIED') out.push(this.qualifiedEvent(scope, after));
+    return out;
+  }
+
+  private qualifiedEvent(scope: LeadScope, row: LeadRow): NewEvent {
+    const payload: Record<string, unknown> = { lead: publicLead(row), score: row.score, scoreReason: row.scoreReason };
+    if (scope.agentRunId) payload.agentRunId = scope.agentRunId;
+    return { orgId: scope.orgId, projectId: row.projectId, type: 'lead.qualified', payload };
+  }
+
+  /**
+   * Creates a lead, or merges into the one person it matches inside the project (email, then phone,
+   * then website). Advisory locks on the match keys make concurrent creates of one person yield one lead.
+   */
+  async create(scope: LeadScope, input: LeadInput): Promise<{ lead: Lead; created: boolean; matchedOn?: MatchKind }> {
+    if (![input.name, input.email, input.phone, input.website].some((v) => typeof v === 'string' && v.trim() !== '')) {
+      throw badRequest('A lead needs at least one of name, email, phone or website', [
+        { field: 'body', message: 'must have at least one of name, email, phone, website' },
+      ]);
+    }
+    const projectId = await this.resolveProject(scope, input.projectId);
+    const contact = this.normalizedContact(input);
+    const keys: Keys = { emailKey: contact.emailKey, phoneKey: contact.phoneKey, websiteKey: contact.websiteKey };
+    return this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      await this.lockKeys(tx, projectId, keys);
+      const match = await this.findMatch(tx, scope.orgId, projectId, keys);
+      const now = this.clock.now();
+      if (!match) {
+        const [row] = await tx.insert(leads).values({
+          id: newId('lead', now.getTime()),
+          orgId: scope.orgId,
+          projectId,
+          name: input.name ?? null,
+          company: input.company ?? null,
+          source: input.source ?? null,
+          tags: uniq(input.tags ?? []),
+          custom: input.custom ?? {},
+          ...contact,
+          createdAt: now,
+          updatedAt: now,
+        }).returning();
+        await this.events.record(tx, { orgId: scope.orgId, projectId, type: 'lead.created', payload: { lead: publicLead(row!), actor: scope.actor } });
+        return { lead: publicLead(row!), created: true };
+      }
+      const before = match.row;
+      const next: Partial<LeadRow> = { ...contact };
+      for (const field of ['name', 'company', 'source'] as const) if (input[field] !== undefined) next[field] = input[field];
+      if (input.tags) next.tags = uniq([...before.tags, ...input.tags]);
+      if (input.custom) next.custom = { ...before.custom, ...input.custom };
+      const changes = diff(before, next);
+      if (Object.keys(changes).length === 0) return { lead: publicLead(before), created: false, matchedOn: match.matchedOn };
+      const [after] = await tx.update(leads).set({ ...next, updatedAt: now }).where(eq(leads.id, before.id)).returning();
+      await this.events.record(tx, this.updatedEvents(scope, before, after!, changes));
+      return { lead: publicLead(after!), created: false, matchedOn: match.matchedOn };
+    });
+  }
+
+  async get(scope: LeadScope, id: string): Promise<Lead> {
+    const [row] = await this.db.select().from(leads).where(this.where(scope, eq(leads.id, id)));
+    if (!row) throw notFound('Lead');
+    return publicLead(row);
+  }
+
+  async update(scope: LeadScope, id: string, patch: LeadPatch): Promise<Lead> {
+    const contact = this.normalizedContact(patch);
+    const targetProject = patch.projectId === undefined ? undefined : await this.resolveProject(scope, patch.projectId);
+    return this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      const [before] = await tx.select().from(leads).where(this.where(scope, eq(leads.id, id))).for('update');
+      if (!before) throw notFound('Lead');
+      const next: Partial<LeadRow> = { ...contact };
+      for (const field of ['name', 'company', 'source', 'status', 'score', 'scoreReason'] as const) {
+        if (patch[field] !== undefined) (next as Record<string, unknown>)[field] = patch[field];
+      }
+      if (patch.tags) next.tags = uniq(patch.tags);
+      if (patch.custom) next.custom = { ...before.custom, ...patch.custom };
+      if (targetProject) next.projectId = targetProject;
+      const changes = diff(before, next);
+      if (Object.keys(changes).length === 0) return publicLead(before);
+      const projectId = targetProject ?? before.projectId;
+      const keys: Keys = {
+        emailKey: next.emailKey !== undefined ? next.emailKey : before.emailKey,
+        phoneKey: next.phoneKey !== undefined ? next.phoneKey : before.phoneKey,
+        websiteKey: next.websiteKey !== undefined ? next.websiteKey : before.websiteKey,
+      };
+      if (changes.email || changes.phone || changes.website || changes.projectId) {
+        await this.lockKeys(tx, projectId, keys);
+        const clash = await this.findMatch(tx, scope.orgId, projectId, keys, id);
+        if (clash) throw conflict(`Another lead in this project has the same ${clash.matchedOn} (${clash.row.id})`);
+      }
+      const [after] = await tx.update(leads).set({ ...next, updatedAt: this.clock.now() }).where(eq(leads.id, id)).returning();
+      await this.events.record(tx, this.updatedEvents(scope, before, after!, changes));
+      return publicLead(after!);
+    });
+  }
+
+  async delete(scope: LeadScope, id: string): Promise<void> {
+    const deleted = await this.db.delete(leads).where(this.where(scope, eq(leads.id, id))).returning({ id: leads.id });
+    if (deleted.length === 0) throw notFound('Lead');
+  }
+
+  async list(scope: LeadScope, query: LeadListQuery) {
+    const page = pageOf(query);
+    const conditions: (SQL | undefined)[] = [];
+    if (query.status) {
+      const statuses = query.status.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean);
+      const bad = statuses.filter((s) => !(LEAD_STATUSES as readonly string[]).includes(s));
+      if (bad.length) throw badRequest(`Unknown status ${bad.join(', ')}; allowed: ${LEAD_STATUSES.join(', ')}`, [{ field: 'querystring.status', message: `must be one of ${LEAD_STATUSES.join(', ')}` }]);
+      conditions.push(inArray(leads.status, statuses));
+    }
+    if (query.minScore !== undefined) conditions.push(gte(leads.score, query.minScore));
+    if (query.tags) {
+      const tags = uniq(query.tags.split(','));
+      if (tags.length) conditions.push(sql`${leads.tags} @> ${sql.param(tags)}::text[]`);
+    }
+    if (query.projectId) conditions.push(eq(leads.projectId, query.projectId));
+    if (query.source) conditions.push(eq(leads.source, query.source));
+    if (query.q && query.q.trim()) {
+      const like = `%${escapeLike(query.q.trim())}%`;
+      conditions.push(or(
+        sql`${leads.name} ilike ${like}`,
+        sql`${leads.email} ilike ${like}`,
+        sql`${leads.company} ilike ${like}`,
+        sql`${leads.website} ilike ${like}`,
+        sql`${leads.phone} ilike ${like}`,
+      ));
+    }
+    const where = this.where(scope, ...conditions);
+    const order = orderBy(query.sort, SORTABLE, '-createdAt', leads.id);
+    const [items, counted] = await Promise.all([
+      this.db.select().from(leads).where(where).orderBy(...order).limit(page.limit).offset(page.offset),
+      this.db.select({ n: sql<number>`count(*)::int` }).from(leads).where(where),
+    ]);
+    return envelope(items.map(publicLead), counted[0]?.n ?? 0, page);
+  }
+
+  async bulk(scope: LeadScope, input: { ids: string[]; action: BulkAction; value?: unknown }) {
+    const ids = [...new Set(input.ids)];
+    const { action } = input;
+    let tagValues: string[] = [];
+    let status: LeadStatus | undefined;
+    if (action === 'tag' || action === 'untag') {
+      const v = input.value;
+      tagValues = uniq(typeof v === 'string' ? [v] : Array.isArray(v) && v.every((t) => typeof t === 'string') ? (v as string[]) : []);
+      if (tagValues.length === 0) throw badRequest(`${action} needs value: a tag or an array of tags`, [{ field: 'body.value', message: 'must be a non-empty string or array of strings' }]);
+      if (tagValues.some((t) => t.length > 100)) throw badRequest('A tag is at most 100 characters', [{ field: 'body.value', message: 'tag longer than 100 characters' }]);
+    } else if (action === 'setStatus') {
+      if (typeof input.value !== 'string' || !(LEAD_STATUSES as readonly string[]).includes(input.value)) {
+        throw badRequest(`setStatus needs value: one of ${LEAD_STATUSES.join(', ')}`, [{ field: 'body.value', message: `must be one of ${LEAD_STATUSES.join(', ')}` }]);
+      }
+      status = input.value as LeadStatus;
+    }
+    return this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      if (action === 'delete') {
+        const deleted = await tx.delete(leads).where(this.where(scope, inArray(leads.id, ids))).returning({ id: leads.id });
+        return { action, matched: deleted.length, updated: deleted.length };
+      }
+      const rows = await tx.select().from(leads).where(this.where(scope, inArray(leads.id, ids))).orderBy(leads.id).for('update');
+      const now = this.clock.now();
+      const pending: NewEvent[] = [];
+      let updated = 0;
+      for (const before of rows) {
+        const next: Partial<LeadRow> =
+          action === 'tag' ? { tags: uniq([...before.tags, ...tagValues]) }
+          : action === 'untag' ? { tags: before.tags.filter((t) => !tagValues.includes(t)) }
+          : { status };
+        const changes = diff(before, next);
+        if (Object.keys(changes).length === 0) continue;
+        const [after] = await tx.update(leads).set({ ...next, updatedAt: now }).where(eq(leads.id, before.id)).returning();
+        pending.push(...this.updatedEvents(scope, before, after!, changes));
+        updated++;
+      }
+      await this.events.record(tx, pending);
+      return { action, matched: rows.length, updated };
+    });
+  }
+
+  async stats(scope: LeadScope, projectId?: string) {
+    const where = this.where(scope, projectId ? eq(leads.projectId, projectId) : undefined);
+    const now = this.clock.now().getTime();
+    const day = 86_400_000;
+    const [totals, statuses, sources] = await Promise.all([
+      this.db.select({
+        total: sql<number>`count(*)::int`,
+        averageScore: sql<number | null>`avg(${leads.score})::float8`,
+        last7: sql<number>`count(*) filter (where ${leads.createdAt} >= ${new Date(now - 7 * day).toISOString()}::timestamptz)::int`,
+        last30: sql<number>`count(*) filter (where ${leads.createdAt} >= ${new Date(now - 30 * day).toISOString()}::timestamptz)::int`,
+      }).from(leads).where(where),
+      this.db.select({ key: leads.status, n: sql<number>`count(*)::int` }).from(leads).where(where).groupBy(leads.status),
+      this.db.select({ key: leads.source, n: sql<number>`count(*)::int` }).from(leads).where(where).groupBy(leads.source),
+    ]);
+    const byStatus: Record<string, number> = Object.fromEntries(LEAD_STATUSES.map((s) => [s, 0]));
+    for (const s of statuses) byStatus[s.key] = s.n;
+    const bySource: Record<string, number> = {};
+    for (const s of sources) bySource[s.key ?? 'unknown'] = (bySource[s.key ?? 'unknown'] ?? 0) + s.n;
+    const t = totals[0]!;
+    return {
+      total: t.total,
+      byStatus,
+      bySource,
+      averageScore: t.averageScore === null ? null : Math.round(t.averageScore * 100) / 100,
+      createdLast7Days: t.last7,
+      createdLast30Days: t.last30,
+    };
+  }
+}

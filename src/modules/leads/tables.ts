@@ -1,0 +1,33 @@
+import { doublePrecision, index, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
+import { createdAt, updatedAt } from '../../platform/columns.ts';
+import { organizations, projects } from '../orgs/tables.ts';
+
+export const leads = pgTable('leads', {
+  id: text('id').primaryKey(),
+  orgId: text('org_id').notNull().references(() => organizations.id, { onDelete: 'cascade' }),
+  projectId: text('project_id').notNull().references(() => projects.id, { onDelete: 'cascade' }),
+  name: text('name'),
+  email: text('email'),
+  phone: text('phone'),
+  company: text('company'),
+  website: text('website'),
+  source: text('source'),
+  status: text('status').notNull().default('NEW'),
+  score: doublePrecision('score'),
+  scoreReason: text('score_reason'),
+  tags: text('tags').array().notNull().default([]),
+  custom: jsonb('custom').$type<Record<string, unknown>>().notNull().default({}),
+  // De-duplication keys: email trimmed and lower-cased, phone in E.164, website host without www.
+  emailKey: text('email_key'),
+  phoneKey: text('phone_key'),
+  websiteKey: text('website_key'),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+}, (t) => [
+  index('leads_org_created_idx').on(t.orgId, t.createdAt),
+  index('leads_project_email_idx').on(t.projectId, t.emailKey),
+  index('leads_project_phone_idx').on(t.projectId, t.phoneKey),
+  index('leads_project_website_idx').on(t.projectId, t.websiteKey),
+  index('leads_org_status_idx').on(t.orgId, t.status),
+  index('leads_tags_idx').using('gin', t.tags),
+]);

@@ -1,0 +1,122 @@
+import { and, asc, eq, sql } from 'drizzle-orm';
+import type { Deps } from '../../platform/deps.ts';
+import type { Db } from '../../platform/db.ts';
+import { conflict, notFound } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import { users } from '../auth/tables.ts';
+import { memberships, organizations, projects } from './tables.ts';
+
+export const ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
+export type Role = (typeof ROLES)[number];
+
+export type Organization = typeof organizations.$inferSelect;
+export type Project = typeof projects.$inferSelect;
+
+/** Organizations, their projects and members. */
+export class OrgsService {
+  private readonly db: Db;
+
+  constructor(deps: Deps) {
+    this.db = deps.db;
+  }
+
+  /** A new organization with its owner and its "Default" project, in the caller's transaction. */
+  async create(tx: Db, input: { name: string; ownerUserId: string }): Promise<Organization> {
+    const [org] = await tx.insert(organizations).values({ id: newId('organization'), name: input.name }).returning();
+    await tx.insert(projects).values({ id: newId('project'), orgId: org!.id, name: 'Default' });
+    await tx.insert(memberships).values({ id: newId('membership'), orgId: org!.id, userId: input.ownerUserId, role: 'owner' });
+    return org!;
+  }
+
+  listForUser(userId: string): Promise<Organization[]> {
+    return this.db
+      .select({ id: organizations.id, name: organizations.name, createdAt: organizations.createdAt, updatedAt: organizations.updatedAt })
+      .from(organizations)
+      .innerJoin(memberships, eq(memberships.orgId, organizations.id))
+      .where(eq(memberships.userId, userId))
+      .orderBy(asc(organizations.id));
+  }
+
+  async get(orgId: string): Promise<Organization> {
+    const [org] = await this.db.select().from(organizations).where(eq(organizations.id, orgId));
+    if (!org) throw notFound('Organization');
+    return org;
+  }
+
+  async exists(orgId: string): Promise<boolean> {
+    const [row] = await this.db.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, orgId));
+    return Boolean(row);
+  }
+
+  async roleOf(orgId: string, userId: string): Promise<Role | null> {
+    const [row] = await this.db
+      .select({ role: memberships.role })
+      .from(memberships)
+      .where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId)));
+    return (row?.role as Role | undefined) ?? null;
+  }
+
+  membershipsOf(userId: string): Promise<{ organizationId: string; role: string }[]> {
+    return this.db
+      .select({ organizationId: memberships.orgId, role: memberships.role })
+      .from(memberships)
+      .where(eq(memberships.userId, userId))
+      .orderBy(asc(memberships.orgId));
+  }
+
+  listProjects(orgId: string): Promise<Project[]> {
+    return this.db.select().from(projects).where(eq(projects.orgId, orgId)).orderBy(asc(projects.id));
+  }
+
+  async createProject(orgId: string, name: string): Promise<Project> {
+    const [project] = await this.db.insert(projects).values({ id: newId('project'), orgId, name }).returning();
+    return project!;
+  }
+
+  /** The project a resource goes to when none is named: the organization's first. */
+  async defaultProjectId(orgId: string): Promise<string> {
+    const [row] = await this.db.select({ id: projects.id }).from(projects).where(eq(projects.orgId, orgId)).orderBy(asc(projects.id)).limit(1);
+    if (!row) throw notFound('Project');
+    return row.id;
+  }
+
+  /** 404 unless the project belongs to the organization. */
+  async assertProject(orgId: string, projectId: string): Promise<void> {
+    const [row] = await this.db.select({ id: projects.id }).from(projects).where(and(eq(projects.orgId, orgId), eq(projects.id, projectId)));
+    if (!row) throw notFound('Project');
+  }
+
+  listMembers(orgId: string) {
+    return this.db
+      .select({ id: memberships.id, userId: users.id, email: users.email, name: users.name, role: memberships.role, createdAt: memberships.createdAt })
+      .from(memberships)
+      .innerJoin(users, eq(users.id, memberships.userId))
+      .where(eq(memberships.orgId, orgId))
+      .orderBy(asc(memberships.id));
+  }
+
+  async addMember(orgId: string, email: string, role: Role) {
+    const [user] = await this.db.select().from(users).where(eq(users.email, email.trim().toLowerCase()));
+    if (!user) throw notFound('User with that email');
+    const inserted = await this.db
+      .insert(memberships)
+      .values({ id: newId('membership'), orgId, userId: user.id, role })
+      .onConflictDoNothing()
+      .returning();
+    if (inserted.length === 0) throw conflict('That user is already a member of this organization');
+    const m = inserted[0]!;
+    return { id: m.id, userId: user.id, email: user.email, name: user.name, role: m.role, createdAt: m.createdAt };
+  }
+
+  /** The owners of an organization, for notifications addressed to them. */
+  async ownerIds(orgId: string): Promise<string[]> {
+    const rows = await this.db.select({ userId: memberships.userId }).from(memberships)
+      .where(and(eq(memberships.orgId, orgId), eq(memberships.role, 'owner')));
+    return rows.map((r) => r.userId);
+  }
+
+  async countUsers(): Promise<number> {
+    const [row] = await this.db.select({ n: sql<number>`count(*)::int` }).from(users);
+    return row?.n ?? 0;
+  }
+}

@@ -1,0 +1,100 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+import { sql } from 'drizzle-orm';
+import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
+import pg from 'pg';
+
+export type Db = PgDatabase<PgQueryResultHKT>;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Tx = PgTransaction<any, any, any>;
+
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations', import.meta.url));
+
+/** The one stateful dependency: embedded PGlite or a PostgreSQL server, behind the same Drizzle API. */
+export interface Database {
+  db: Db;
+  kind: 'pglite' | 'postgres';
+  /** The PGlite instance when embedded (LISTEN/NOTIFY is in-process there). */
+  pglite?: PGlite;
+  /** The pool when on PostgreSQL. */
+  pool?: pg.Pool;
+  url?: string;
+  migrate(): Promise<void>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+// Timestamps and bigints come back as JS values the API can serialize directly.
+pg.types.setTypeParser(20, (v) => Number(v)); // int8 counts
+pg.types.setTypeParser(1700, (v) => Number(v)); // numeric
+
+export function openDatabase(options: { databaseUrl?: string; dataDir: string; poolSize?: number }): Database {
+  const url = options.databaseUrl;
+  if (url && /^postgres(ql)?:\/\//.test(url)) {
+    const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
+    // An idle client losing its connection must not crash the process.
+    pool.on('error', () => {});
+    const db = drizzlePg(pool) as unknown as Db;
+    return {
+      db,
+      kind: 'postgres',
+      pool,
+      url,
+      migrate: async () => {
+        await migratePg(db as never, { migrationsFolder: MIGRATIONS_DIR });
+      },
+      ping: async () => {
+        await db.execute(sql`select 1`);
+      },
+      close: async () => {
+        await pool.end();
+      },
+    };
+  }
+  let client: PGlite;
+  if (url === 'memory://') {
+    client = new PGlite();
+  } else if (url && !url.startsWith('file://')) {
+    throw new Error(`DATABASE_URL must be postgres://…, memory:// or unset; got "${url.split(':')[0]}:…"`);
+  } else {
+    const dir = url ? fileURLToPath(url) : join(options.dataDir, 'pgdata');
+    mkdirSync(dir, { recursive: true });
+    client = new PGlite(dir);
+  }
+  return wrapPglite(client);
+}
+
+export function wrapPglite(client: PGlite): Database {
+  const db = drizzlePglite(client) as unknown as Db;
+  return {
+    db,
+    kind: 'pglite',
+    pglite: client,
+    migrate: async () => {
+      await migratePglite(db as never, { migrationsFolder: MIGRATIONS_DIR });
+    },
+    ping: async () => {
+      await db.execute(sql`select 1`);
+    },
+    close: async () => {
+      if (!client.closed) await client.close();
+    },
+  };
+}
+
+/** Rows of a raw query, whichever driver ran it. */
+export async function rows<T>(db: Db, query: ReturnType<typeof sql>): Promise<T[]> {
+  const result = (await db.execute(query)) as unknown as { rows: T[] };
+  return result.rows;
+}
+
+export function isUniqueViolation(error: unknown): boolean {
+  const e = error as { code?: string; cause?: { code?: string } };
+  return e?.code === '23505' || e?.cause?.code === '23505';
+}

@@ -1,0 +1,61 @@
+import { Type, type TSchema } from 'typebox';
+
+export { Type };
+
+export const ErrorBody = Type.Object({
+  statusCode: Type.Integer(),
+  error: Type.String(),
+  message: Type.String(),
+  code: Type.Optional(Type.String()),
+  details: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }))),
+}, { $id: 'ErrorBody', description: 'Every error: `{ statusCode, error, message, code? }`' });
+
+const errorRef = (description: string) => ({ ...Type.Ref('ErrorBody'), description });
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'VALIDATION_ERROR: the request does not match the schema (details name each field)',
+  401: 'UNAUTHORIZED: credentials missing or invalid',
+  403: 'FORBIDDEN (role) or INSUFFICIENT_SCOPE (API key scope)',
+  404: 'NOT_FOUND: unknown id, or a resource of another organization',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE: body over the limit',
+  422: 'Business rule violated',
+  429: 'RATE_LIMIT or BUDGET_EXCEEDED; see Retry-After',
+  500: 'INTERNAL: server failure',
+};
+
+/** The error responses of a route, for validation and for the OpenAPI document. */
+export function errors(...codes: number[]): Record<number, unknown> {
+  const out: Record<number, unknown> = {};
+  for (const code of new Set([400, 401, 429, 500, ...codes])) out[code] = errorRef(ERROR_DESCRIPTIONS[code] ?? 'Error');
+  return out;
+}
+
+/** Error responses of a route under /orgs/:orgId: auth, org membership and scope errors come with every one. */
+export function orgErrors(...codes: number[]): Record<number, unknown> {
+  return errors(403, 404, ...codes);
+}
+
+export const Timestamp = Type.Unsafe<Date | string>({ type: 'string', format: 'date-time', description: 'ISO 8601; output in UTC with milliseconds' });
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+export const FreeObject = (description?: string, extra: Record<string, unknown> = {}) =>
+  Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true, ...(description ? { description } : {}), ...extra });
+export const Id = (prefix: string) => Type.String({ minLength: 1, maxLength: 64, description: `id with prefix \`${prefix}_\`` });
+
+export const OrgParams = Type.Object({ orgId: Type.String({ maxLength: 64 }) });
+
+export const ListQueryProps = {
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
+  pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+  sort: Type.Optional(Type.String({ maxLength: 64, description: 'field name; a leading `-` sorts descending' })),
+  q: Type.Optional(Type.String({ maxLength: 200, description: 'free-text search' })),
+};
+
+export function ListEnvelope<T extends TSchema>(item: T) {
+  return Type.Object({
+    items: Type.Array(item),
+    total: Type.Integer(),
+    page: Type.Integer(),
+    pageSize: Type.Integer(),
+  });
+}

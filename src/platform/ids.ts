@@ -1,0 +1,78 @@
+import { randomBytes } from 'node:crypto';
+
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'; // Crockford base32, lower case
+
+export const ID_PREFIXES = {
+  organization: 'org',
+  project: 'prj',
+  user: 'usr',
+  membership: 'mem',
+  apiKey: 'key',
+  refreshToken: 'rtk',
+  lead: 'lead',
+  event: 'evt',
+  workflow: 'wf',
+  run: 'run',
+  agent: 'agt',
+  agentRun: 'arun',
+  post: 'post',
+  report: 'rep',
+  approval: 'apr',
+  notification: 'ntf',
+  integration: 'int',
+  webhookEndpoint: 'whe',
+  delivery: 'dlv',
+  media: 'med',
+  usage: 'use',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIXES;
+
+let lastMs = 0;
+let lastRandom: Uint8Array = new Uint8Array(10);
+
+function encode(ms: number, rand: Uint8Array): string {
+  let out = '';
+  let t = ms;
+  const time: string[] = [];
+  for (let i = 0; i < 10; i++) {
+    time.push(ALPHABET[t % 32]!);
+    t = Math.floor(t / 32);
+  }
+  out = time.reverse().join('');
+  // 80 random bits -> 16 base32 characters
+  let bits = 0;
+  let value = 0;
+  for (const byte of rand) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      out += ALPHABET[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+    value &= (1 << bits) - 1;
+  }
+  return out;
+}
+
+/** ULID-style: 48-bit millisecond time then 80 random bits, monotonic within one millisecond. */
+export function newId(kind: IdKind, now: number = Date.now()): string {
+  let rand: Uint8Array;
+  if (now <= lastMs) {
+    rand = Uint8Array.from(lastRandom);
+    for (let i = rand.length - 1; i >= 0; i--) {
+      rand[i] = (rand[i]! + 1) & 0xff;
+      if (rand[i] !== 0) break;
+    }
+    now = lastMs;
+  } else {
+    rand = randomBytes(10);
+  }
+  lastMs = now;
+  lastRandom = rand;
+  return `${ID_PREFIXES[kind]}_${encode(now, rand)}`;
+}
+
+export function hasPrefix(id: string, kind: IdKind): boolean {
+  return id.startsWith(ID_PREFIXES[kind] + '_');
+}

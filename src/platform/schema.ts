@@ -1,0 +1,6 @@
+// Every table, for drizzle-kit and for code that needs the whole schema.
+export * from '../modules/auth/tables.ts';
+export * from '../modules/orgs/tables.ts';
+export * from '../modules/api-keys/tables.ts';
+export * from '../modules/leads/tables.ts';
+export * from '../modules/events/tables.ts';

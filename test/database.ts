@@ -1,0 +1,55 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { openDatabase, type Database } from '../src/platform/db.ts';
+import { TEMPLATE_DB } from './global-setup.ts';
+
+export const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
+
+function withDatabase(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = '/' + name;
+  return u.toString();
+}
+
+async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+/**
+ * A fresh, migrated database for one test file: an in-memory PGlite, or on PostgreSQL a new
+ * database cloned from the migrated template. Closing it drops it.
+ */
+export async function freshDatabase(): Promise<Database & { dropUrl?: string }> {
+  const url = process.env.TEST_DATABASE_URL;
+  if (!url) {
+    const database = openDatabase({ databaseUrl: 'memory://', dataDir: '/tmp' });
+    await database.migrate();
+    return database;
+  }
+  const name = `svc_t_${randomBytes(6).toString('hex')}`;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await admin((c) => c.query(`create database "${name}" template "${TEMPLATE_DB}"`));
+      break;
+    } catch (error) {
+      // Two files cloning at the same instant: PostgreSQL refuses the second; try again.
+      if (attempt >= 20) throw error;
+      await new Promise((r) => setTimeout(r, 50 + Math.random() * 200));
+    }
+  }
+  const database = openDatabase({ databaseUrl: withDatabase(url, name), dataDir: '/tmp', poolSize: 20 });
+  const close = database.close;
+  return {
+    ...database,
+    close: async () => {
+      await close();
+      await admin((c) => c.query(`drop database if exists "${name}" with (force)`));
+    },
+  };
+}
