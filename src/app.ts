@@ -1,5 +1,6 @@
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import AjvCompiler from '@fastify/ajv-compiler';
 import swagger from '@fastify/swagger';
 import rateLimit from '@fastify/rate-limit';
 import scalar from '@scalar/fastify-api-reference';
@@ -17,6 +18,21 @@ import { OrganizationSchema, TokensSchema, UserSchema } from './modules/auth/sch
 import { orgListRoutes, orgRoutes } from './modules/orgs/routes.ts';
 import { apiKeyRoutes } from './modules/api-keys/routes.ts';
 import { leadRoutes } from './modules/leads/routes.ts';
+
+const ajvOptions = { removeAdditional: false, useDefaults: true, allErrors: true } as const;
+const strictBodies = AjvCompiler();
+const coercingQueries = AjvCompiler();
+
+/**
+ * JSON bodies are validated as sent (no "a" → ["a"], no "1" → 1); query strings and path params,
+ * which are always text, are coerced to their schema's types.
+ */
+function validatorFactory(externalSchemas: unknown, options: unknown) {
+  const opts = options as { customOptions?: object };
+  const body = strictBodies(externalSchemas as never, { ...opts, customOptions: { ...opts?.customOptions, ...ajvOptions, coerceTypes: false } } as never);
+  const other = coercingQueries(externalSchemas as never, { ...opts, customOptions: { ...opts?.customOptions, ...ajvOptions, coerceTypes: 'array' } } as never);
+  return (route: { httpPart?: string }) => (route.httpPart === 'body' ? body(route as never) : other(route as never));
+}
 
 export interface BuildOptions {
   config: Config;
@@ -59,7 +75,7 @@ export async function buildApp(options: BuildOptions): Promise<App> {
     logger: options.logger ?? loggerOptions(config.logLevel),
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.production,
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true } },
+    schemaController: { compilersFactory: { buildValidator: validatorFactory as never } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   const services = createServices({ config, database, db: database.db, clock, log: app.log });
