@@ -18,6 +18,10 @@ import { OrganizationSchema, TokensSchema, UserSchema } from './modules/auth/sch
 import { orgListRoutes, orgRoutes } from './modules/orgs/routes.ts';
 import { apiKeyRoutes } from './modules/api-keys/routes.ts';
 import { leadRoutes } from './modules/leads/routes.ts';
+import { notificationRoutes } from './modules/notifications/routes.ts';
+import { webhookRoutes } from './modules/webhooks/routes.ts';
+import { orgStreamRoutes } from './modules/events/routes.ts';
+import { startWorkers, type Workers } from './workers.ts';
 
 const ajvOptions = { removeAdditional: false, useDefaults: true, allErrors: true } as const;
 const strictBodies = AjvCompiler();
@@ -34,11 +38,19 @@ function validatorFactory(externalSchemas: unknown, options: unknown) {
   return (route: { httpPart?: string }) => (route.httpPart === 'body' ? body(route as never) : other(route as never));
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    workers: Workers | null;
+  }
+}
+
 export interface BuildOptions {
   config: Config;
   database: Database;
   clock?: Clock;
   logger?: FastifyServerOptions['logger'];
+  /** Start the background workers (dispatcher, webhook sender, …). Default true. */
+  workers?: boolean;
 }
 
 /** Paths without their query strings: `access_token` and other secrets never reach the logs. */
@@ -81,6 +93,17 @@ export async function buildApp(options: BuildOptions): Promise<App> {
   const services = createServices({ config, database, db: database.db, clock, log: app.log });
   app.decorate('services', services);
   registerErrorHandling(app);
+  await services.bus.start();
+  const workers = options.workers === false ? null : startWorkers(services);
+  app.decorate('workers', workers);
+  // Streams never end on their own: close them so shutdown can finish the other requests.
+  app.addHook('preClose', async () => {
+    for (const stream of services.streams) stream.close();
+  });
+  app.addHook('onClose', async () => {
+    await workers?.stop();
+    await services.bus.close();
+  });
   for (const schema of [ErrorBody, UserSchema, TokensSchema, OrganizationSchema]) app.addSchema(schema);
 
   await app.register(swagger, {
@@ -135,6 +158,9 @@ export async function buildApp(options: BuildOptions): Promise<App> {
       orgRoutes(org);
       apiKeyRoutes(org);
       leadRoutes(org);
+      notificationRoutes(org);
+      webhookRoutes(org);
+      orgStreamRoutes(org);
     }, { prefix: '/orgs/:orgId' });
     api.get('/openapi.json', { config: health, schema: { hide: true } }, async () => app.swagger());
   }, { prefix: '/api/v1' });

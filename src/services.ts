@@ -1,20 +1,36 @@
 import type { Deps } from './platform/deps.ts';
+import { Bus } from './platform/bus.ts';
+import type { SseStream } from './platform/sse.ts';
 import { ApiKeysService } from './modules/api-keys/service.ts';
 import { Guard } from './modules/auth/guard.ts';
 import { AuthService } from './modules/auth/service.ts';
+import { Dispatcher } from './modules/events/dispatcher.ts';
+import { OrgStream } from './modules/events/org-stream.ts';
 import { EventsService } from './modules/events/service.ts';
 import { LeadsService } from './modules/leads/service.ts';
+import { NotificationsService } from './modules/notifications/service.ts';
 import { OrgsService } from './modules/orgs/service.ts';
+import { WebhookDeliverer } from './modules/webhooks/deliverer.ts';
+import { WebhooksService } from './modules/webhooks/service.ts';
 
 /** Every service, built once from the deps and shared by the routes, the workers and the CLI. */
 export function createServices(deps: Deps) {
+  const bus = new Bus(deps.database);
+  const orgStream = new OrgStream(bus);
   const orgs = new OrgsService(deps);
   const auth = new AuthService(deps, orgs);
   const apiKeys = new ApiKeysService(deps);
   const guard = new Guard(auth, apiKeys, orgs, deps.clock);
-  const events = new EventsService(deps.clock);
+  const events = new EventsService(deps.clock, bus);
+  const notifications = new NotificationsService(deps, orgStream);
   const leads = new LeadsService(deps, events, orgs);
-  return { ...deps, orgs, auth, apiKeys, guard, events, leads };
+  const webhooks = new WebhooksService(deps, orgs);
+  const deliverer = new WebhookDeliverer(deps, webhooks, notifications, orgs);
+  const dispatcher = new Dispatcher(deps.database, deps.clock, orgStream);
+  dispatcher.subscribe('webhooks', (tx, batch) => webhooks.fanOut(tx, batch));
+  /** Open SSE connections, closed when the server shuts down. */
+  const streams = new Set<SseStream>();
+  return { ...deps, bus, orgStream, orgs, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams };
 }
 
 export type Services = ReturnType<typeof createServices>;

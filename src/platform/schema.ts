@@ -4,3 +4,6 @@ export * from '../modules/orgs/tables.ts';
 export * from '../modules/api-keys/tables.ts';
 export * from '../modules/leads/tables.ts';
 export * from '../modules/events/tables.ts';
+export * from './tables.ts';
+export * from '../modules/notifications/tables.ts';
+export * from '../modules/webhooks/tables.ts';

@@ -16,6 +16,8 @@ export interface Access {
   scope?: string | string[];
   admin?: boolean;
   sessionOnly?: boolean;
+  /** Sessions must be owner or admin; API keys are governed by `scope` as usual. */
+  manage?: boolean;
   write?: boolean;
 }
 
@@ -90,7 +92,7 @@ export class Guard {
     const role = await this.orgs.roleOf(orgId, principal.userId);
     if (!role) throw notFound('Organization');
     const writes = access.write ?? (Array.isArray(access.scope) ? access.scope : [access.scope ?? '']).some((s) => s.endsWith(':write'));
-    if (access.admin && role !== 'owner' && role !== 'admin') throw forbidden('Only an owner or admin can do this');
+    if ((access.admin || access.manage) && role !== 'owner' && role !== 'admin') throw forbidden('Only an owner or admin can do this');
     if (writes && role === 'viewer') throw forbidden('Viewers have read-only access');
     return { orgId, principal, role, projectId: null, actor: { type: 'user', id: principal.userId } };
   }

@@ -1,3 +1,4 @@
+import type { Bus } from '../../platform/bus.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db.ts';
 import { newId } from '../../platform/ids.ts';
@@ -37,11 +38,15 @@ function plain(payload: Record<string, unknown>): Record<string, unknown> {
  * Writes platform events into the outbox. Always called with the transaction that makes the
  * change, so an event exists exactly when its change was committed.
  */
+export const DISPATCHER_WAKE = 'wake:dispatcher';
+
 export class EventsService {
   private readonly clock: Clock;
+  private readonly bus: Bus;
 
-  constructor(clock: Clock) {
+  constructor(clock: Clock, bus: Bus) {
     this.clock = clock;
+    this.bus = bus;
   }
 
   async record(tx: Db, list: NewEvent | NewEvent[]): Promise<PlatformEvent[]> {
@@ -58,6 +63,8 @@ export class EventsService {
       dispatchedAt: null,
     }));
     await tx.insert(events).values(rows);
+    // Wakes the dispatchers of every instance the moment this transaction commits.
+    await this.bus.publishInTx(tx, DISPATCHER_WAKE, null);
     return rows.map(toEnvelope);
   }
 }

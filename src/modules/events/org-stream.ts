@@ -1,0 +1,37 @@
+import type { Bus } from '../../platform/bus.ts';
+import type { Db } from '../../platform/db.ts';
+
+/** One message of the organization stream: `event:` is `kind`, `data:` is `data`. */
+export interface OrgMessage {
+  kind: string;
+  data: unknown;
+  /** Only that user's connections (and the organization's API keys) receive it. */
+  userId?: string | null;
+}
+
+const channel = (orgId: string) => `org:${orgId}`;
+
+/**
+ * The live organization stream (no replay): notifications, approval requests, run and agent
+ * summaries and every platform event, across app instances through the bus.
+ */
+export class OrgStream {
+  private readonly bus: Bus;
+
+  constructor(bus: Bus) {
+    this.bus = bus;
+  }
+
+  publish(orgId: string, message: OrgMessage): Promise<void> {
+    return this.bus.publish(channel(orgId), message);
+  }
+
+  /** Sent when the caller's transaction commits. */
+  publishInTx(tx: Db, orgId: string, message: OrgMessage): Promise<void> {
+    return this.bus.publishInTx(tx, channel(orgId), message);
+  }
+
+  subscribe(orgId: string, handler: (message: OrgMessage) => void): () => void {
+    return this.bus.subscribe(channel(orgId), handler as (m: unknown) => void);
+  }
+}

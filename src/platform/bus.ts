@@ -1,0 +1,114 @@
+import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import pg from 'pg';
+import { lt, sql } from 'drizzle-orm';
+import type { Database, Db } from './db.ts';
+import { busMessages } from './tables.ts';
+
+const PG_CHANNEL = 'svc_bus';
+const MAX_NOTIFY = 7000;
+
+type Handler = (message: unknown) => void;
+interface Wire { o: string; c: string; m?: unknown; r?: string }
+
+/**
+ * Live messages between parts of the service and across app instances. In-process delivery always;
+ * on PostgreSQL, LISTEN/NOTIFY carries messages to the other instances sharing the database.
+ * `publishInTx` rides on the caller's transaction: the message exists exactly when the commit does.
+ */
+export class Bus {
+  private readonly emitter = new EventEmitter();
+  private readonly origin = randomBytes(6).toString('hex');
+  private readonly database: Database;
+  private listener: pg.Client | null = null;
+  private unlisten: (() => Promise<void>) | null = null;
+  private closed = false;
+
+  constructor(database: Database) {
+    this.database = database;
+    this.emitter.setMaxListeners(0);
+  }
+
+  async start(): Promise<void> {
+    const onPayload = (payload: string) => void this.receive(payload);
+    if (this.database.kind === 'pglite') {
+      this.unlisten = await this.database.pglite!.listen(PG_CHANNEL, onPayload);
+      return;
+    }
+    const connect = async () => {
+      const client = new pg.Client({ connectionString: this.database.url });
+      client.on('notification', (n) => n.payload && onPayload(n.payload));
+      client.on('error', () => {
+        // Reconnect: a lost LISTEN connection must not silence the bus.
+        this.listener = null;
+        client.end().catch(() => {});
+        if (!this.closed) setTimeout(() => void connect().catch(() => {}), 500);
+      });
+      await client.connect();
+      await client.query(`listen ${PG_CHANNEL}`);
+      this.listener = client;
+    };
+    await connect();
+  }
+
+  subscribe(channel: string, handler: Handler): () => void {
+    this.emitter.on(channel, handler);
+    return () => this.emitter.off(channel, handler);
+  }
+
+  listenerCount(channel: string): number {
+    return this.emitter.listenerCount(channel);
+  }
+
+  /** Publish now (after a commit, or for state that lives nowhere else). */
+  async publish(channel: string, message: unknown): Promise<void> {
+    this.emitter.emit(channel, message);
+    if (this.database.kind === 'postgres' && !this.closed) await this.notify(this.database.db, channel, message, true);
+  }
+
+  /** Publish when the caller's transaction commits; nothing is sent if it rolls back. */
+  async publishInTx(tx: Db, channel: string, message: unknown): Promise<void> {
+    await this.notify(tx, channel, message, false);
+  }
+
+  private async notify(db: Db, channel: string, message: unknown, skipSelf: boolean): Promise<void> {
+    const wire: Wire = { o: skipSelf ? this.origin : '', c: channel, m: message };
+    let payload = JSON.stringify(wire);
+    if (Buffer.byteLength(payload) > MAX_NOTIFY) {
+      const id = randomBytes(12).toString('hex');
+      await db.insert(busMessages).values({ id, channel, message: message as object });
+      payload = JSON.stringify({ o: wire.o, c: channel, r: id });
+    }
+    await db.execute(sql`select pg_notify(${PG_CHANNEL}, ${payload})`);
+  }
+
+  private async receive(payload: string): Promise<void> {
+    let wire: Wire;
+    try {
+      wire = JSON.parse(payload) as Wire;
+    } catch {
+      return;
+    }
+    if (wire.o === this.origin) return;
+    if (this.emitter.listenerCount(wire.c) === 0) return;
+    let message = wire.m;
+    if (wire.r) {
+      const result = (await this.database.db.execute(sql`select message from bus_messages where id = ${wire.r}`)) as unknown as { rows: { message: unknown }[] };
+      if (!result.rows[0]) return;
+      message = result.rows[0].message;
+    }
+    this.emitter.emit(wire.c, message);
+  }
+
+  /** Large-message rows are only needed for the moment of delivery. */
+  async purge(olderThan: Date): Promise<void> {
+    await this.database.db.delete(busMessages).where(lt(busMessages.createdAt, olderThan));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.emitter.removeAllListeners();
+    if (this.unlisten) await this.unlisten().catch(() => {});
+    if (this.listener) await this.listener.end().catch(() => {});
+  }
+}

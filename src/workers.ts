@@ -1,0 +1,42 @@
+import type { Services } from './services.ts';
+import { Loop } from './platform/worker.ts';
+import { DISPATCHER_WAKE } from './modules/events/service.ts';
+import { DELIVERIES_WAKE } from './modules/webhooks/service.ts';
+
+export interface Workers {
+  loops: Record<string, Loop>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The background workers of one instance. Any number of instances may run them against one
+ * PostgreSQL: every round claims its rows with SKIP LOCKED.
+ */
+export function startWorkers(services: Services): Workers {
+  const { log, bus, dispatcher, deliverer } = services;
+  const loops: Record<string, Loop> = {
+    dispatcher: new Loop({ name: 'dispatcher', log, idleMs: 1000, run: () => dispatcher.round() }),
+    webhooks: new Loop({ name: 'webhooks', log, idleMs: 1000, run: () => deliverer.round() }),
+    maintenance: new Loop({
+      name: 'maintenance', log, idleMs: 3_600_000,
+      run: async () => {
+        await deliverer.purge();
+        await bus.purge(new Date(services.clock.now().getTime() - 3_600_000));
+        return false;
+      },
+    }),
+  };
+  const unsubscribe = [
+    bus.subscribe(DISPATCHER_WAKE, () => loops.dispatcher!.wake()),
+    bus.subscribe(DELIVERIES_WAKE, () => loops.webhooks!.wake()),
+  ];
+  dispatcher.onDispatched(() => loops.webhooks!.wake());
+  for (const loop of Object.values(loops)) loop.start();
+  return {
+    loops,
+    stop: async () => {
+      for (const off of unsubscribe) off();
+      await Promise.all(Object.values(loops).map((l) => l.stop()));
+    },
+  };
+}
