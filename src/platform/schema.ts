@@ -7,3 +7,4 @@ export * from '../modules/events/tables.ts';
 export * from './tables.ts';
 export * from '../modules/notifications/tables.ts';
 export * from '../modules/webhooks/tables.ts';
+export * from '../modules/workflows/tables.ts';
