@@ -19,6 +19,7 @@ export interface Config {
   ssePingMs: number;
   webhookRetryDelaysS: number[];
   webhookAllowPrivate: boolean;
+  webhookTimeoutMs: number;
   openaiApiKey: string | undefined;
   anthropicApiKey: string | undefined;
   openaiCompatibleBaseUrl: string | undefined;
@@ -28,6 +29,13 @@ export interface Config {
   rateLimit: { max: number; windowMs: number; authMax: number };
   logLevel: string;
   bodyLimitBytes: number;
+  /** Social connectors: API base URLs (stand-ins in tests), publishing retries and the publisher poll. */
+  linkedinApiUrl: string;
+  xApiUrl: string;
+  publishRetryDelaysS: number[];
+  publishRetryWindowS: number;
+  publisherPollMs: number;
+  mediaMaxBytes: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -62,6 +70,15 @@ function parseDelays(raw: string | undefined): number[] {
     throw new ConfigError(`WEBHOOK_RETRY_DELAYS_S must be a comma-separated list of seconds, got "${text}"`);
   }
   return delays;
+}
+
+/** A comma-separated list of waits in seconds (fractions allowed, so tests can use short ones). */
+function parseSeconds(name: string, text: string): number[] {
+  const values = text.split(',').map((s) => Number(s.trim()));
+  if (values.length === 0 || values.some((d) => !Number.isFinite(d) || d < 0)) {
+    throw new ConfigError(`${name} must be a comma-separated list of seconds, got "${text}"`);
+  }
+  return values;
 }
 
 function parsePrices(raw: string | undefined): Config['modelPrices'] {
@@ -128,6 +145,7 @@ export function loadConfig(env: Env = process.env): Config {
     ssePingMs: int(env, 'SSE_PING_MS', 25000, 10),
     webhookRetryDelaysS: parseDelays(str(env, 'WEBHOOK_RETRY_DELAYS_S')),
     webhookAllowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', !production),
+    webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100),
     openaiApiKey: str(env, 'OPENAI_API_KEY'),
     anthropicApiKey: str(env, 'ANTHROPIC_API_KEY'),
     openaiCompatibleBaseUrl: str(env, 'OPENAI_COMPATIBLE_BASE_URL'),
@@ -141,5 +159,11 @@ export function loadConfig(env: Env = process.env): Config {
     },
     logLevel: str(env, 'LOG_LEVEL') ?? (production ? 'info' : 'info'),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
+    linkedinApiUrl: (str(env, 'LINKEDIN_API_URL') ?? 'https://api.linkedin.com').replace(/\/+$/, ''),
+    xApiUrl: (str(env, 'X_API_URL') ?? 'https://api.x.com').replace(/\/+$/, ''),
+    publishRetryDelaysS: parseSeconds('PUBLISH_RETRY_DELAYS_S', str(env, 'PUBLISH_RETRY_DELAYS_S') ?? '30,120,300'),
+    publishRetryWindowS: int(env, 'PUBLISH_RETRY_WINDOW_S', 900, 1),
+    publisherPollMs: int(env, 'PUBLISHER_POLL_MS', 1000, 10),
+    mediaMaxBytes: int(env, 'MEDIA_MAX_BYTES', 50 * 1024 * 1024, 1),
   };
 }

@@ -40,6 +40,8 @@ export interface TestApp {
   /** An API key of an organization with the given scopes. */
   key(orgId: string, scopes: string[], projectId?: string): Promise<string>;
   close(): Promise<void>;
+  /** Closes the app (not the database) and builds a new one on the same database, as a restart would. */
+  restart(options?: Pick<TestAppOptions, 'env' | 'workers'>): Promise<App>;
 }
 
 export const TEST_PASSWORD = 'correct horse battery staple';
@@ -58,10 +60,17 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
 
 let counter = 0;
 
-export async function buildTestApp(options: { env?: Record<string, string>; clock?: Clock } = {}): Promise<TestApp> {
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  clock?: Clock;
+  /** Start the background workers (default true). */
+  workers?: boolean;
+}
+
+export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const database = await freshDatabase();
   const config = testConfig(options.env);
-  const app = await buildApp({ config, database, clock: options.clock, logger: false });
+  const app = await buildApp({ config, database, clock: options.clock, logger: false, workers: options.workers });
   await app.ready();
   const { auth, apiKeys, orgs } = app.services;
 
@@ -111,6 +120,12 @@ export async function buildTestApp(options: { env?: Record<string, string>; cloc
     close: async () => {
       await app.close();
       await database.close();
+    },
+    restart: async (restartOptions = {}) => {
+      await app.close();
+      const next = await buildApp({ config: testConfig(restartOptions.env ?? options.env), database, clock: options.clock, logger: false, workers: restartOptions.workers });
+      await next.ready();
+      return next;
     },
   };
 }

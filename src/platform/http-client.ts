@@ -135,8 +135,11 @@ export async function outboundRequest(req: OutboundRequest): Promise<OutboundRes
   const url = await checkOutboundUrl(req.url, { allowPrivate: req.allowPrivate });
   const timeoutMs = req.timeoutMs ?? 10_000;
   const started = performance.now();
-  const timeout = AbortSignal.timeout(timeoutMs);
-  const signal = req.signal ? AbortSignal.any([timeout, req.signal]) : timeout;
+  // A timer we clear, not AbortSignal.timeout: an abort firing after the exchange ended would
+  // surface as an unhandled error on the finished body.
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(), timeoutMs);
+  const signal = req.signal ? AbortSignal.any([timeout.signal, req.signal]) : timeout.signal;
   try {
     const res = await request(url, {
       method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
@@ -147,14 +150,17 @@ export async function outboundRequest(req: OutboundRequest): Promise<OutboundRes
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     });
+    res.body.on('error', () => {});
     const { text, truncated } = await readLimited(res.body, req.readBytes ?? 0);
     return { status: res.statusCode, headers: res.headers, body: text, truncated, durationMs: Math.round(performance.now() - started) };
   } catch (error) {
     if (error instanceof OutboundError) throw error;
     const cause = (error as { cause?: unknown }).cause;
     if (cause instanceof OutboundError) throw cause;
-    if (timeout.aborted) throw new OutboundError('TIMEOUT', `no answer within ${timeoutMs} ms`);
+    if (timeout.signal.aborted) throw new OutboundError('TIMEOUT', `no answer within ${timeoutMs} ms`);
     if (req.signal?.aborted) throw error;
     throw new OutboundError('CONNECT', (error as Error).message || 'connection failed');
+  } finally {
+    clearTimeout(timer);
   }
 }

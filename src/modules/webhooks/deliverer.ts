@@ -56,7 +56,8 @@ export class WebhookDeliverer {
       returning id`)) as unknown as { rows: { id: string }[] };
     const ids = claimed.rows.map((r) => r.id);
     await Promise.all(ids.map((id) => this.deliver(id)));
-    return ids.length === BATCH;
+    // Work was done: look again at once, a retry may already be due.
+    return ids.length > 0;
   }
 
   private async deliver(id: string): Promise<void> {
@@ -76,6 +77,7 @@ export class WebhookDeliverer {
       deliveryId: delivery.id,
       allowPrivate: this.config.webhookAllowPrivate,
       previewBytes: PREVIEW_BYTES,
+      timeoutMs: this.config.webhookTimeoutMs,
     });
     await this.finish(delivery, result, true);
   }

@@ -143,7 +143,7 @@ export class WebhooksService {
     const ping = { id: newId('event', at.getTime()), type: 'ping', organizationId: orgId, ...(row.projectId ? { projectId: row.projectId } : {}), at: at.toISOString(), payload: { endpointId: row.id } };
     return sendSigned({
       url: row.url, secret: this.secretOf(row), body: JSON.stringify(ping), eventType: 'ping',
-      deliveryId: newId('delivery'), allowPrivate: this.config.webhookAllowPrivate, previewBytes: 1024,
+      deliveryId: newId('delivery'), allowPrivate: this.config.webhookAllowPrivate, previewBytes: 1024, timeoutMs: this.config.webhookTimeoutMs,
     });
   }
 
