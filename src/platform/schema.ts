@@ -8,3 +8,7 @@ export * from './tables.ts';
 export * from '../modules/notifications/tables.ts';
 export * from '../modules/webhooks/tables.ts';
 export * from '../modules/workflows/tables.ts';
+export * from '../modules/agents/tables.ts';
+export * from '../modules/reports/tables.ts';
+export * from '../modules/usage/tables.ts';
+export * from '../modules/budgets/tables.ts';
