@@ -26,6 +26,13 @@ export interface Config {
   openaiCompatibleApiKey: string | undefined;
   defaultModel: string;
   modelPrices: Record<string, { inputPerMTok: number; outputPerMTok: number }>;
+  /** Agents: model calls streamed (SSE) or not, default step limit, concurrent runs per instance, run lease. */
+  modelStreaming: boolean;
+  agentMaxSteps: number;
+  agentConcurrency: number;
+  agentLeaseMs: number;
+  /** Lets the agents' fetch_web_page tool reach private and loopback addresses (never in production). */
+  agentWebAllowPrivate: boolean;
   rateLimit: { max: number; windowMs: number; authMax: number };
   logLevel: string;
   bodyLimitBytes: number;
@@ -152,6 +159,11 @@ export function loadConfig(env: Env = process.env): Config {
     openaiCompatibleApiKey: str(env, 'OPENAI_COMPATIBLE_API_KEY'),
     defaultModel: str(env, 'DEFAULT_MODEL') ?? 'offline',
     modelPrices: parsePrices(str(env, 'MODEL_PRICES')),
+    modelStreaming: bool(env, 'MODEL_STREAMING', true),
+    agentMaxSteps: int(env, 'AGENT_MAX_STEPS', 12, 1),
+    agentConcurrency: int(env, 'AGENT_CONCURRENCY', 4, 1),
+    agentLeaseMs: int(env, 'AGENT_LEASE_MS', 60_000, 100),
+    agentWebAllowPrivate: bool(env, 'AGENT_WEB_ALLOW_PRIVATE', false) && !production,
     rateLimit: {
       max: int(env, 'RATE_LIMIT_MAX', 600, 1),
       windowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60000, 1),
