@@ -9,7 +9,7 @@ const PG_CHANNEL = 'svc_bus';
 const MAX_NOTIFY = 7000;
 
 type Handler = (message: unknown) => void;
-interface Wire { o: string; c: string; m?: unknown; r?: string }
+interface Wire { o: string; c: string; ms?: unknown[]; r?: string }
 
 /**
  * Live messages between parts of the service and across app instances. In-process delivery always;
@@ -63,23 +63,43 @@ export class Bus {
   /** Publish now (after a commit, or for state that lives nowhere else). */
   async publish(channel: string, message: unknown): Promise<void> {
     this.emitter.emit(channel, message);
-    if (this.database.kind === 'postgres' && !this.closed) await this.notify(this.database.db, channel, message, true);
+    if (this.database.kind === 'postgres' && !this.closed) await this.notify(this.database.db, channel, [message], true);
   }
 
   /** Publish when the caller's transaction commits; nothing is sent if it rolls back. */
   async publishInTx(tx: Db, channel: string, message: unknown): Promise<void> {
-    await this.notify(tx, channel, message, false);
+    await this.notify(tx, channel, [message], false);
   }
 
-  private async notify(db: Db, channel: string, message: unknown, skipSelf: boolean): Promise<void> {
-    const wire: Wire = { o: skipSelf ? this.origin : '', c: channel, m: message };
-    let payload = JSON.stringify(wire);
-    if (Buffer.byteLength(payload) > MAX_NOTIFY) {
-      const id = randomBytes(12).toString('hex');
-      await db.insert(busMessages).values({ id, channel, message: message as object });
-      payload = JSON.stringify({ o: wire.o, c: channel, r: id });
+  /** Several messages for one channel at commit, packed into as few NOTIFYs as fit. */
+  async publishManyInTx(tx: Db, channel: string, messages: unknown[]): Promise<void> {
+    if (messages.length) await this.notify(tx, channel, messages, false);
+  }
+
+  private async notify(db: Db, channel: string, messages: unknown[], skipSelf: boolean): Promise<void> {
+    const origin = skipSelf ? this.origin : '';
+    const payloads: string[] = [];
+    let pack: string[] = [];
+    let size = 0;
+    const flush = () => {
+      if (pack.length) payloads.push(`{"o":"${origin}","c":${JSON.stringify(channel)},"ms":[${pack.join(',')}]}`);
+      pack = [];
+      size = 0;
+    };
+    for (const message of messages) {
+      const json = JSON.stringify(message) ?? 'null';
+      if (Buffer.byteLength(json) > MAX_NOTIFY) {
+        const id = randomBytes(12).toString('hex');
+        await db.insert(busMessages).values({ id, channel, message: message as object });
+        payloads.push(JSON.stringify({ o: origin, c: channel, r: id }));
+        continue;
+      }
+      if (size + json.length > MAX_NOTIFY) flush();
+      pack.push(json);
+      size += json.length + 1;
     }
-    await db.execute(sql`select pg_notify(${PG_CHANNEL}, ${payload})`);
+    flush();
+    for (const payload of payloads) await db.execute(sql`select pg_notify(${PG_CHANNEL}, ${payload})`);
   }
 
   private async receive(payload: string): Promise<void> {
@@ -91,13 +111,12 @@ export class Bus {
     }
     if (wire.o === this.origin) return;
     if (this.emitter.listenerCount(wire.c) === 0) return;
-    let message = wire.m;
     if (wire.r) {
       const result = (await this.database.db.execute(sql`select message from bus_messages where id = ${wire.r}`)) as unknown as { rows: { message: unknown }[] };
-      if (!result.rows[0]) return;
-      message = result.rows[0].message;
+      if (result.rows[0]) this.emitter.emit(wire.c, result.rows[0].message);
+      return;
     }
-    this.emitter.emit(wire.c, message);
+    for (const message of wire.ms ?? []) this.emitter.emit(wire.c, message);
   }
 
   /** Large-message rows are only needed for the moment of delivery. */

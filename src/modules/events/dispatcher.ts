@@ -45,7 +45,9 @@ export class Dispatcher {
       const batch = await tx.select().from(events).where(isNull(events.dispatchedAt)).orderBy(asc(events.id)).limit(BATCH).for('update', { skipLocked: true });
       if (batch.length === 0) return 0;
       for (const { fn } of this.subscribers) await fn(tx, batch);
-      for (const row of batch) await this.stream.publishInTx(tx, row.orgId, { kind: row.type, data: toEnvelope(row) });
+      const byOrg = new Map<string, EventRow[]>();
+      for (const row of batch) byOrg.set(row.orgId, [...(byOrg.get(row.orgId) ?? []), row]);
+      for (const [orgId, rows] of byOrg) await this.stream.publishManyInTx(tx, orgId, rows.map((row) => ({ kind: row.type, data: toEnvelope(row) })));
       await tx.update(events).set({ dispatchedAt: this.clock.now() }).where(inArray(events.id, batch.map((e) => e.id)));
       return batch.length;
     });

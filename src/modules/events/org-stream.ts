@@ -31,6 +31,11 @@ export class OrgStream {
     return this.bus.publishInTx(tx, channel(orgId), message);
   }
 
+  /** Several messages of one organization at commit, in as few notifications as fit. */
+  publishManyInTx(tx: Db, orgId: string, messages: OrgMessage[]): Promise<void> {
+    return this.bus.publishManyInTx(tx, channel(orgId), messages);
+  }
+
   subscribe(orgId: string, handler: (message: OrgMessage) => void): () => void {
     return this.bus.subscribe(channel(orgId), handler as (m: unknown) => void);
   }

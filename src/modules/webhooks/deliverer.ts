@@ -14,10 +14,23 @@ import type { WebhooksService } from './service.ts';
 
 type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 
+interface Claimed {
+  id: string; org_id: string; endpoint_id: string; event_id: string; event_type: string; attempt: number; status: string; created_at: string;
+  url: string | null; secret_sealed: string | null; active: boolean | null;
+  ev_id: string | null; ev_org_id: string | null; ev_project_id: string | null; ev_type: string | null; ev_payload: Record<string, unknown> | null; ev_at: string | Date | null;
+}
+
+function toDelivery(c: Claimed): DeliveryRow {
+  return {
+    id: c.id, orgId: c.org_id, endpointId: c.endpoint_id, eventId: c.event_id, eventType: c.event_type, attempt: c.attempt, status: c.status,
+    statusCode: null, durationMs: null, responseBodyPreview: null, error: null, nextAttemptAt: null, lockedUntil: null, createdAt: new Date(c.created_at), finishedAt: null,
+  };
+}
+
 export const MAX_ATTEMPTS = 5;
 export const DISABLE_AFTER_FAILURES = 100;
 export const HISTORY_DAYS = 7;
-const BATCH = 50;
+const BATCH = 200;
 const LEASE_MS = 60_000;
 const PREVIEW_BYTES = 512;
 
@@ -45,41 +58,69 @@ export class WebhookDeliverer {
 
   async round(): Promise<boolean> {
     const now = this.clock.now();
+    const iso = now.toISOString();
+    // Claim due attempts and read what sending them needs, in one statement.
     const claimed = (await this.db.execute(sql`
-      update webhook_deliveries set locked_until = ${new Date(now.getTime() + LEASE_MS).toISOString()}::timestamptz
-      where id in (
-        select id from webhook_deliveries
-        where status = 'pending' and next_attempt_at <= ${now.toISOString()}::timestamptz
-          and (locked_until is null or locked_until < ${now.toISOString()}::timestamptz)
-        order by next_attempt_at limit ${BATCH}
-        for update skip locked)
-      returning id`)) as unknown as { rows: { id: string }[] };
-    const ids = claimed.rows.map((r) => r.id);
-    await Promise.all(ids.map((id) => this.deliver(id)));
+      with claimed as (
+        update webhook_deliveries set locked_until = ${new Date(now.getTime() + LEASE_MS).toISOString()}::timestamptz
+        where id in (
+          select id from webhook_deliveries
+          where status = 'pending' and next_attempt_at <= ${iso}::timestamptz
+            and (locked_until is null or locked_until < ${iso}::timestamptz)
+          order by next_attempt_at limit ${BATCH}
+          for update skip locked)
+        returning *)
+      select c.id, c.org_id, c.endpoint_id, c.event_id, c.event_type, c.attempt, c.status, c.created_at,
+             e.url, e.secret_sealed, e.active,
+             ev.id as ev_id, ev.org_id as ev_org_id, ev.project_id as ev_project_id, ev.type as ev_type, ev.payload as ev_payload, ev.at as ev_at
+      from claimed c
+      left join webhook_endpoints e on e.id = c.endpoint_id
+      left join events ev on ev.id = c.event_id`)) as unknown as { rows: Claimed[] };
+    const bodies = new Map<string, string>();
+    const succeeded: { id: string; endpointId: string; result: SendResult }[] = [];
+    await Promise.all(claimed.rows.map(async (c) => {
+      const delivery = toDelivery(c);
+      if (!c.url || !c.active || !c.ev_id) {
+        await this.finish(delivery, { ok: false, durationMs: 0, error: !c.ev_id ? 'event no longer exists' : 'endpoint inactive' }, false);
+        return;
+      }
+      let body = bodies.get(c.ev_id);
+      if (body === undefined) {
+        body = envelopeBody(toEnvelope({ id: c.ev_id, orgId: c.ev_org_id!, projectId: c.ev_project_id, type: c.ev_type!, payload: c.ev_payload!, at: new Date(c.ev_at!), dispatchedAt: null }));
+        bodies.set(c.ev_id, body);
+      }
+      const result = await sendSigned({
+        url: c.url,
+        secret: this.webhooks.open(c.secret_sealed!),
+        body,
+        eventType: c.ev_type!,
+        deliveryId: c.id,
+        allowPrivate: this.config.webhookAllowPrivate,
+        previewBytes: PREVIEW_BYTES,
+        timeoutMs: this.config.webhookTimeoutMs,
+      });
+      if (result.ok) succeeded.push({ id: c.id, endpointId: c.endpoint_id, result });
+      else await this.finish(delivery, result, true);
+    }));
+    await this.finishSucceeded(succeeded);
     // Work was done: look again at once, a retry may already be due.
-    return ids.length > 0;
+    return claimed.rows.length > 0;
   }
 
-  private async deliver(id: string): Promise<void> {
-    const [delivery] = await this.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, id));
-    if (!delivery || delivery.status !== 'pending') return;
-    const [endpoint] = await this.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, delivery.endpointId));
-    const event = await this.webhooks.eventOf(delivery.eventId);
-    if (!endpoint || !endpoint.active || !event) {
-      await this.finish(delivery, { ok: false, durationMs: 0, error: !event ? 'event no longer exists' : 'endpoint inactive' }, false);
-      return;
-    }
-    const result = await sendSigned({
-      url: endpoint.url,
-      secret: this.webhooks.secretOf(endpoint),
-      body: envelopeBody(toEnvelope(event)),
-      eventType: event.type,
-      deliveryId: delivery.id,
-      allowPrivate: this.config.webhookAllowPrivate,
-      previewBytes: PREVIEW_BYTES,
-      timeoutMs: this.config.webhookTimeoutMs,
-    });
-    await this.finish(delivery, result, true);
+  /** The common case in two statements, however many attempts succeeded. */
+  private async finishSucceeded(list: { id: string; endpointId: string; result: SendResult }[]): Promise<void> {
+    if (list.length === 0) return;
+    const now = this.clock.now().toISOString();
+    await this.db.execute(sql`
+      update webhook_deliveries d set status = 'succeeded', status_code = v.code, duration_ms = v.ms,
+        response_body_preview = v.preview, finished_at = ${now}::timestamptz, locked_until = null
+      from (select unnest(${sql.param(list.map((s) => s.id))}::text[]) as id,
+                   unnest(${sql.param(list.map((s) => s.result.statusCode ?? 0))}::int[]) as code,
+                   unnest(${sql.param(list.map((s) => s.result.durationMs))}::int[]) as ms,
+                   unnest(${sql.param(list.map((s) => s.result.responseBodyPreview ?? null))}::text[]) as preview) v
+      where d.id = v.id`);
+    const endpoints = [...new Set(list.map((s) => s.endpointId))];
+    await this.db.execute(sql`update webhook_endpoints set consecutive_failures = 0 where id = any(${sql.param(endpoints)}::text[]) and consecutive_failures <> 0`);
   }
 
   private async finish(delivery: DeliveryRow, result: SendResult, counts: boolean): Promise<void> {

@@ -10,7 +10,6 @@ import { assertOutboundUrl } from '../../platform/http-client.ts';
 import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import type { EventRow } from '../events/service.ts';
 import type { OrgsService } from '../orgs/service.ts';
-import { events } from '../events/tables.ts';
 import { sendSigned, type SendResult } from './signer.ts';
 import { webhookDeliveries, webhookEndpoints } from './tables.ts';
 
@@ -52,6 +51,7 @@ export class WebhooksService {
   private readonly config: Config;
   private readonly box: SecretBox;
   private readonly orgs: OrgsService;
+  private readonly opened = new Map<string, string>();
 
   constructor(deps: Deps, orgs: OrgsService) {
     this.db = deps.db;
@@ -62,7 +62,18 @@ export class WebhooksService {
   }
 
   secretOf(row: EndpointRow): string {
-    return this.box.open(row.secretSealed);
+    return this.open(row.secretSealed);
+  }
+
+  /** Sealed secrets are opened once per value, not once per delivery. */
+  open(sealed: string): string {
+    let plain = this.opened.get(sealed);
+    if (plain === undefined) {
+      plain = this.box.open(sealed);
+      if (this.opened.size > 10_000) this.opened.clear();
+      this.opened.set(sealed, plain);
+    }
+    return plain;
   }
 
   private checkUrl(url: string) {
@@ -196,8 +207,4 @@ export class WebhooksService {
       .where(and(eq(webhookDeliveries.endpointId, endpointId), eq(webhookDeliveries.status, 'pending')));
   }
 
-  async eventOf(eventId: string): Promise<EventRow | undefined> {
-    const [row] = await this.db.select().from(events).where(eq(events.id, eventId));
-    return row;
-  }
 }
