@@ -21,6 +21,10 @@ import { leadRoutes } from './modules/leads/routes.ts';
 import { notificationRoutes } from './modules/notifications/routes.ts';
 import { webhookRoutes } from './modules/webhooks/routes.ts';
 import { orgStreamRoutes } from './modules/events/routes.ts';
+import { integrationRoutes } from './modules/integrations/routes.ts';
+import { mediaFileRoutes, mediaRoutes } from './modules/media/routes.ts';
+import { contentRoutes } from './modules/content/routes.ts';
+import { statsRoutes } from './modules/stats/routes.ts';
 import { startWorkers, type Workers } from './workers.ts';
 
 const ajvOptions = { removeAdditional: false, useDefaults: true, allErrors: true } as const;
@@ -149,6 +153,7 @@ export async function buildApp(options: BuildOptions): Promise<App> {
   await app.register(async (api: App) => {
     authRoutes(api);
     orgListRoutes(api);
+    mediaFileRoutes(api);
     await api.register(async (org: App) => {
       org.addHook('onRequest', async (request) => {
         const principal = await services.guard.authenticate(request);
@@ -161,6 +166,10 @@ export async function buildApp(options: BuildOptions): Promise<App> {
       notificationRoutes(org);
       webhookRoutes(org);
       orgStreamRoutes(org);
+      integrationRoutes(org);
+      contentRoutes(org);
+      await mediaRoutes(org);
+      statsRoutes(org);
     }, { prefix: '/orgs/:orgId' });
     api.get('/openapi.json', { config: health, schema: { hide: true } }, async () => app.swagger());
   }, { prefix: '/api/v1' });

@@ -12,6 +12,11 @@ import { NotificationsService } from './modules/notifications/service.ts';
 import { OrgsService } from './modules/orgs/service.ts';
 import { WebhookDeliverer } from './modules/webhooks/deliverer.ts';
 import { WebhooksService } from './modules/webhooks/service.ts';
+import { IntegrationsService } from './modules/integrations/service.ts';
+import { MediaService } from './modules/media/service.ts';
+import { ContentService } from './modules/content/service.ts';
+import { Publisher } from './modules/content/publisher.ts';
+import { StatsService } from './modules/stats/service.ts';
 
 /** Every service, built once from the deps and shared by the routes, the workers and the CLI. */
 export function createServices(deps: Deps) {
@@ -28,9 +33,14 @@ export function createServices(deps: Deps) {
   const deliverer = new WebhookDeliverer(deps, webhooks, notifications, orgs);
   const dispatcher = new Dispatcher(deps.database, deps.clock, orgStream);
   dispatcher.subscribe('webhooks', (tx, batch) => webhooks.fanOut(tx, batch));
+  const integrations = new IntegrationsService(deps, events, orgs);
+  const media = new MediaService(deps);
+  const content = new ContentService({ ...deps, bus }, events, orgs, integrations, media);
+  const publisher = new Publisher(deps, events, notifications, integrations, media);
+  const stats = new StatsService(deps, orgs);
   /** Open SSE connections, closed when the server shuts down. */
   const streams = new Set<SseStream>();
-  return { ...deps, bus, orgStream, orgs, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams };
+  return { ...deps, bus, orgStream, orgs, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams, integrations, media, content, publisher, stats };
 }
 
 export type Services = ReturnType<typeof createServices>;

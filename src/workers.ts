@@ -2,6 +2,7 @@ import type { Services } from './services.ts';
 import { Loop } from './platform/worker.ts';
 import { DISPATCHER_WAKE } from './modules/events/service.ts';
 import { DELIVERIES_WAKE } from './modules/webhooks/service.ts';
+import { PUBLISHER_WAKE } from './modules/content/service.ts';
 
 export interface Workers {
   loops: Record<string, Loop>;
@@ -17,6 +18,7 @@ export function startWorkers(services: Services): Workers {
   const loops: Record<string, Loop> = {
     dispatcher: new Loop({ name: 'dispatcher', log, idleMs: 1000, run: () => dispatcher.round() }),
     webhooks: new Loop({ name: 'webhooks', log, idleMs: 1000, run: () => deliverer.round() }),
+    publisher: new Loop({ name: 'publisher', log, idleMs: services.config.publisherPollMs, run: () => services.publisher.round() }),
     maintenance: new Loop({
       name: 'maintenance', log, idleMs: 3_600_000,
       run: async () => {
@@ -29,6 +31,7 @@ export function startWorkers(services: Services): Workers {
   const unsubscribe = [
     bus.subscribe(DISPATCHER_WAKE, () => loops.dispatcher!.wake()),
     bus.subscribe(DELIVERIES_WAKE, () => loops.webhooks!.wake()),
+    bus.subscribe(PUBLISHER_WAKE, () => loops.publisher!.wake()),
   ];
   dispatcher.onDispatched(() => loops.webhooks!.wake());
   for (const loop of Object.values(loops)) loop.start();

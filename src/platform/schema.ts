@@ -12,3 +12,6 @@ export * from '../modules/agents/tables.ts';
 export * from '../modules/reports/tables.ts';
 export * from '../modules/usage/tables.ts';
 export * from '../modules/budgets/tables.ts';
+export * from '../modules/integrations/tables.ts';
+export * from '../modules/media/tables.ts';
+export * from '../modules/content/tables.ts';

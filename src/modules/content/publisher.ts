@@ -1,0 +1,196 @@
+import { and, eq, sql } from 'drizzle-orm';
+import type { Deps } from '../../platform/deps.ts';
+import type { Db } from '../../platform/db.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { Config } from '../../config.ts';
+import type { EventsService } from '../events/service.ts';
+import type { NotificationsService } from '../notifications/service.ts';
+import type { IntegrationsService } from '../integrations/service.ts';
+import { connectorFor } from '../integrations/connectors/index.ts';
+import type { PublishOutcome, PublishRequest } from '../integrations/connectors/types.ts';
+import type { MediaService } from '../media/service.ts';
+import { composeText } from './rules.ts';
+import { publicPost } from './service.ts';
+import { posts, type PostAttempt, type PostError } from './tables.ts';
+
+type PostRow = typeof posts.$inferSelect;
+type Failure = Extract<PublishOutcome, { ok: false }>;
+
+const BATCH = 10;
+/** How long one attempt may hold a post: uploads and the post call, each with its own time-out. */
+const LEASE_MS = 5 * 60_000;
+const CALL_TIMEOUT_MS = 10_000;
+/** Retries never go past 15 minutes after the first attempt. */
+const MAX_WINDOW_S = 900;
+
+/**
+ * Publishes due posts: SCHEDULED ones whose time has come and PUBLISHING ones whose (next) attempt
+ * is due, claimed with FOR UPDATE SKIP LOCKED and leased, so any number of instances publish each
+ * post once. A post becomes PUBLISHED only with the platform's id and URL in hand. An attempt whose
+ * outcome was never recorded (the instance died during the call) is not repeated blindly: the post
+ * fails with OUTCOME_UNKNOWN so nobody posts twice.
+ */
+export class Publisher {
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly config: Config;
+  private readonly events: EventsService;
+  private readonly notifications: NotificationsService;
+  private readonly integrations: IntegrationsService;
+  private readonly media: MediaService;
+
+  constructor(deps: Deps, events: EventsService, notifications: NotificationsService, integrations: IntegrationsService, media: MediaService) {
+    this.db = deps.db;
+    this.clock = deps.clock;
+    this.config = deps.config;
+    this.events = events;
+    this.notifications = notifications;
+    this.integrations = integrations;
+    this.media = media;
+  }
+
+  /** One round; true when there may be more due right away. */
+  async round(): Promise<boolean> {
+    await this.recoverAbandoned();
+    const now = this.clock.now();
+    const iso = now.toISOString();
+    const claimed = (await this.db.execute(sql`
+      update posts set status = 'PUBLISHING', in_flight = true, attempts = attempts + 1,
+        first_attempt_at = coalesce(first_attempt_at, ${iso}::timestamptz), next_attempt_at = null,
+        locked_until = ${new Date(now.getTime() + LEASE_MS).toISOString()}::timestamptz, updated_at = ${iso}::timestamptz
+      where id in (
+        select id from posts
+        where ((status = 'SCHEDULED' and scheduled_at <= ${iso}::timestamptz)
+            or (status = 'PUBLISHING' and next_attempt_at <= ${iso}::timestamptz))
+          and not in_flight
+        order by coalesce(next_attempt_at, scheduled_at) limit ${BATCH}
+        for update skip locked)
+      returning id`)) as unknown as { rows: { id: string }[] };
+    const ids = claimed.rows.map((r) => r.id);
+    await Promise.all(ids.map((id) => this.attempt(id)));
+    return ids.length === BATCH;
+  }
+
+  /** Leases that ran out with an attempt in flight: the platform may or may not have the post. */
+  private async recoverAbandoned(): Promise<void> {
+    const now = this.clock.now();
+    await this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      const stale = await tx.select().from(posts)
+        .where(and(eq(posts.status, 'PUBLISHING'), eq(posts.inFlight, true), sql`${posts.lockedUntil} < ${now.toISOString()}::timestamptz`))
+        .limit(BATCH).for('update', { skipLocked: true });
+      for (const row of stale) {
+        await this.fail(tx, row, {
+          ok: false, code: 'OUTCOME_UNKNOWN', retryable: false,
+          message: 'The publishing attempt was interrupted before its result was recorded; check the account, then publish again if the post is missing',
+        }, undefined);
+      }
+    });
+  }
+
+  private async attempt(id: string): Promise<void> {
+    const [post] = await this.db.select().from(posts).where(eq(posts.id, id));
+    if (!post || post.status !== 'PUBLISHING' || !post.inFlight) return;
+    const integration = post.integrationId ? await this.integrations.row({ orgId: post.orgId, projectId: post.projectId }, post.integrationId) : undefined;
+    let outcome: PublishOutcome;
+    const connector = integration ? connectorFor(integration.provider) : undefined;
+    if (!integration || !connector) {
+      outcome = { ok: false, code: 'INTEGRATION_MISSING', retryable: false, message: post.integrationId ? `Integration ${post.integrationId} no longer exists` : 'The post has no integration to publish through' };
+    } else {
+      const mediaRows = await this.media.many(post.orgId, post.mediaIds);
+      const request: PublishRequest = {
+        text: composeText(post.body, post.hashtags),
+        body: post.body,
+        hashtags: post.hashtags,
+        media: post.mediaIds.flatMap((mid) => {
+          const row = mediaRows.find((m) => m.id === mid);
+          return row ? [{ id: row.id, contentType: row.contentType, size: row.size, read: () => this.media.read(row) }] : [];
+        }),
+      };
+      if (request.media.length !== post.mediaIds.length) {
+        outcome = { ok: false, code: 'MEDIA_MISSING', retryable: false, message: 'A media file of the post was deleted' };
+      } else {
+        const baseUrl = connector.provider === 'linkedin' ? this.config.linkedinApiUrl : this.config.xApiUrl;
+        try {
+          outcome = await connector.publish(
+            { baseUrl, allowPrivate: this.config.webhookAllowPrivate, timeoutMs: CALL_TIMEOUT_MS },
+            this.integrations.credentialsOf(integration), request,
+          );
+        } catch (error) {
+          outcome = { ok: false, code: 'INTERNAL', retryable: false, message: (error as Error).message || 'publishing failed' };
+        }
+      }
+    }
+    await this.record(id, outcome, integration);
+  }
+
+  private async record(id: string, outcome: PublishOutcome, integration: Awaited<ReturnType<IntegrationsService['row']>>): Promise<void> {
+    const now = this.clock.now();
+    await this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      const [row] = await tx.select().from(posts).where(eq(posts.id, id)).for('update');
+      if (!row || row.status !== 'PUBLISHING' || !row.inFlight) return;
+      const log: PostAttempt = { attempt: row.attempts, at: now.toISOString(), ok: outcome.ok };
+      if (outcome.ok) {
+        const [after] = await tx.update(posts).set({
+          status: 'PUBLISHED', externalId: outcome.externalId, url: outcome.url, publishedAt: now, error: null,
+          inFlight: false, lockedUntil: null, nextAttemptAt: null, attemptLog: [...row.attemptLog, log], updatedAt: now,
+        }).where(eq(posts.id, id)).returning();
+        await this.events.record(tx, {
+          orgId: row.orgId, projectId: row.projectId, type: 'post.published',
+          payload: { post: publicPost(after!), externalId: outcome.externalId, url: outcome.url, publishedAt: now.toISOString() },
+        });
+        if (integration) await this.integrations.markHealthy(tx, integration);
+        return;
+      }
+      Object.assign(log, { code: outcome.code, message: outcome.message, retryable: outcome.retryable });
+      const retryAt = this.retryTime(row, outcome, now);
+      if (retryAt) {
+        log.nextAttemptAt = retryAt.toISOString();
+        await tx.update(posts).set({
+          inFlight: false, lockedUntil: null, nextAttemptAt: retryAt, error: { code: outcome.code, message: outcome.message, retryable: true },
+          attemptLog: [...row.attemptLog, log], updatedAt: now,
+        }).where(eq(posts.id, id));
+        return;
+      }
+      await this.fail(tx, { ...row, attemptLog: [...row.attemptLog, log] }, outcome, integration);
+    });
+  }
+
+  /** When to try again, or null: retryable failures only, a few times, never past 15 minutes after the first attempt. */
+  private retryTime(row: PostRow, outcome: Failure, now: Date): Date | null {
+    if (!outcome.retryable) return null;
+    const delays = this.config.publishRetryDelaysS;
+    if (row.attempts > delays.length) return null;
+    const delayS = Math.max(delays[row.attempts - 1] ?? 0, outcome.retryAfterS ?? 0);
+    const at = new Date(now.getTime() + delayS * 1000);
+    const first = row.firstAttemptAt ?? now;
+    const windowS = Math.min(this.config.publishRetryWindowS, MAX_WINDOW_S);
+    return at.getTime() - first.getTime() <= windowS * 1000 ? at : null;
+  }
+
+  /** FAILED with post.failed; an authentication failure also puts the integration in error. People are told either way. */
+  private async fail(tx: Db, row: PostRow, outcome: Failure, integration: Awaited<ReturnType<IntegrationsService['row']>>): Promise<void> {
+    const now = this.clock.now();
+    const error: PostError = { code: outcome.code, message: outcome.message, retryable: outcome.retryable };
+    const [after] = await tx.update(posts).set({
+      status: 'FAILED', error, failedAt: now, inFlight: false, lockedUntil: null, nextAttemptAt: null, attemptLog: row.attemptLog, updatedAt: now,
+    }).where(eq(posts.id, row.id)).returning();
+    await this.events.record(tx, { orgId: row.orgId, projectId: row.projectId, type: 'post.failed', payload: { post: publicPost(after!), error } });
+    const link = `/api/v1/orgs/${row.orgId}/content/${row.id}`;
+    if (outcome.auth && integration) {
+      await this.integrations.markError(tx, integration, { code: outcome.code, message: outcome.message });
+      await this.notifications.notify({
+        orgId: row.orgId, kind: 'integration.error', link,
+        title: `Reconnect ${integration.name}: ${integration.provider === 'x' ? 'X' : 'LinkedIn'} refused its credentials`,
+        body: `Post ${row.id} was not published. ${outcome.message}`,
+      }, tx);
+      return;
+    }
+    await this.notifications.notify({
+      orgId: row.orgId, kind: 'post.failed', link,
+      title: `A ${row.platform === 'X' ? 'X' : 'LinkedIn'} post failed to publish`,
+      body: `Post ${row.id}: ${outcome.message}`,
+    }, tx);
+  }
+}

@@ -1,0 +1,109 @@
+import multipart from '@fastify/multipart';
+import { Type, Timestamp, Nullable, OrgParams, errors, orgErrors } from '../../platform/http/schemas.ts';
+import type { App } from '../../platform/http/types.ts';
+import { AppError, notFound } from '../../platform/errors.ts';
+import { orgOf } from '../auth/guard.ts';
+
+const MediaSchema = Type.Object({
+  id: Type.String(),
+  url: Type.String({ description: 'absolute URL serving the file; unguessable, needs no credentials' }),
+  contentType: Type.String({ description: 'sniffed from the bytes' }),
+  size: Type.Integer(),
+  filename: Type.String(),
+  projectId: Nullable(Type.String()),
+  createdAt: Timestamp,
+}, { $id: 'Media' });
+
+const tags = ['Media'];
+const Params = Type.Object({ orgId: Type.String(), mediaId: Type.String({ maxLength: 64 }) });
+
+/** Upload and metadata, under /orgs/:orgId. */
+export async function mediaRoutes(org: App): Promise<void> {
+  const { media } = org.services;
+  org.addSchema(MediaSchema);
+
+  // Multipart parsing only in this scope; the file is streamed to disk, never buffered whole.
+  await org.register(async (scope: App) => {
+    await scope.register(multipart, { limits: { files: 1, fields: 5, fileSize: media.maxBytes, fieldSize: 1024, parts: 10 } });
+    scope.post('/media/upload', {
+      config: { access: { scope: 'media:write' } },
+      schema: {
+        tags, summary: 'Upload an image or video (multipart/form-data, one file part named `file`)',
+        description: `The type is sniffed from the bytes: only images and videos are kept (415 otherwise). At most MEDIA_MAX_BYTES (default 50 MB; 413 above). Returns \`{ url, id, contentType, size }\`. Optional field \`projectId\`.`,
+        consumes: ['multipart/form-data'],
+        params: OrgParams,
+        response: { 201: Type.Ref('Media'), ...orgErrors(413, 415) },
+      },
+    }, async (request, reply) => {
+      const ctx = orgOf(request);
+      if (!request.isMultipart()) throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send multipart/form-data with one file part named "file"');
+      let part;
+      try {
+        part = await request.file();
+      } catch (error) {
+        throw translate(error);
+      }
+      if (!part) throw new AppError(400, 'VALIDATION_ERROR', 'No file part; send one part named "file"', [{ field: 'file', message: 'is required' }]);
+      if (part.fieldname !== 'file') {
+        part.file.resume();
+        throw new AppError(400, 'VALIDATION_ERROR', `The file part must be named "file", got "${part.fieldname}"`, [{ field: 'file', message: 'is required' }]);
+      }
+      let projectId = ctx.projectId;
+      const field = part.fields.projectId as { value?: unknown } | undefined;
+      if (!projectId && field && typeof field.value === 'string' && field.value) {
+        await org.services.orgs.assertProject(ctx.orgId, field.value);
+        projectId = field.value;
+      }
+      try {
+        const stored = await media.store({ orgId: ctx.orgId, projectId, actor: ctx.actor }, { stream: part.file, filename: part.filename, truncated: () => part.file.truncated });
+        reply.code(201);
+        return stored;
+      } catch (error) {
+        throw translate(error);
+      }
+    });
+  });
+
+  org.get('/media/:mediaId', {
+    config: { access: { scope: ['content:read', 'media:write'] } },
+    schema: { tags, summary: 'Media metadata and URL', params: Params, response: { 200: Type.Ref('Media'), ...orgErrors() } },
+  }, async (request) => media.publicMedia(await media.get(orgOf(request).orgId, request.params.mediaId)));
+
+  org.delete('/media/:mediaId', {
+    config: { access: { scope: 'media:write' } },
+    schema: { tags, summary: 'Delete an upload', params: Params, response: { 204: Type.Null(), ...orgErrors() } },
+  }, async (request, reply) => {
+    await media.delete(orgOf(request).orgId, request.params.mediaId);
+    reply.code(204).send(null);
+  });
+}
+
+function translate(error: unknown): unknown {
+  const code = (error as { code?: string }).code;
+  if (code === 'FST_REQ_FILE_TOO_LARGE') return new AppError(413, 'PAYLOAD_TOO_LARGE', 'The file is larger than the upload limit');
+  if (code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT') return new AppError(413, 'PAYLOAD_TOO_LARGE', 'One file per upload');
+  if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send multipart/form-data');
+  return error;
+}
+
+/** The public, signed file URL: outside /orgs so browsers and social platforms can fetch it. */
+export function mediaFileRoutes(api: App): void {
+  const { media } = api.services;
+  api.get('/media/:mediaId/:file', {
+    schema: {
+      tags, summary: 'Serve an uploaded file (the `url` returned by the upload)',
+      params: Type.Object({ mediaId: Type.String({ maxLength: 64 }), file: Type.String({ maxLength: 80 }) }),
+      response: { ...errors(404) },
+    },
+  }, async (request, reply) => {
+    const signature = request.params.file.split('.')[0] ?? '';
+    const found = await media.open(request.params.mediaId, signature);
+    if (!found) throw notFound('Media');
+    reply.header('content-type', found.row.contentType);
+    reply.header('content-length', String(found.size));
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('content-disposition', 'inline');
+    reply.header('cache-control', 'private, max-age=86400');
+    return reply.send(found.stream);
+  });
+}
