@@ -1,0 +1,191 @@
+/**
+ * Leads API throughput: lead create (new people), lead create (duplicates) and a filtered list,
+ * on PostgreSQL and on the embedded PGlite, beside a bare Fastify + pg route doing one INSERT
+ * (the floor) in the same run. Each case runs against a real listening server with autocannon
+ * at a fixed concurrency, from a separate process.
+ *
+ *   npm run bench -- leads
+ *
+ * Environment: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres; a throwaway
+ * database `svc_bench` is created there and dropped after), BENCH_CONNECTIONS (20),
+ * BENCH_SECONDS (6 per case), BENCH_STORES (`postgres,pglite`: which stores to run).
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import Fastify from 'fastify';
+import pg from 'pg';
+import { buildApp } from '../src/app.ts';
+import { loadConfig } from '../src/config.ts';
+import { openDatabase, type Database } from '../src/platform/db.ts';
+import type { LoadJob, LoadResult } from './load.ts';
+
+const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const BENCH_DB = 'svc_bench';
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
+const STORES = (process.env.BENCH_STORES ?? 'postgres,pglite').split(',').map((s) => s.trim());
+const POOL_SIZE = 20;
+
+interface Row extends LoadResult {
+  case: string;
+  store: string;
+}
+
+function withDatabase(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = '/' + name;
+  return u.toString();
+}
+
+async function admin(sql: string): Promise<void> {
+  const c = new pg.Client({ connectionString: PG_URL });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+const LOAD_SCRIPT = fileURLToPath(new URL('./load.ts', import.meta.url));
+
+/** autocannon in a child process, so the load generator does not share the server's event loop. */
+function load(job: LoadJob): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [LOAD_SCRIPT, JSON.stringify(job)], { maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`load generator failed: ${stderr || error.message}`));
+      else resolve(JSON.parse(stdout.trim().split('\n').pop()!) as LoadResult);
+    });
+  });
+}
+
+/** One short unrecorded round first, so the JIT and the pools are warm, then the measured one. */
+async function measure(job: Omit<LoadJob, 'connections' | 'seconds'>): Promise<LoadResult> {
+  await load({ ...job, connections: CONNECTIONS, seconds: 1 });
+  return load({ ...job, connections: CONNECTIONS, seconds: SECONDS });
+}
+
+async function benchService(store: string, database: Database, dataDir: string): Promise<Row[]> {
+  await database.migrate();
+  const config = loadConfig({
+    NODE_ENV: 'development',
+    APP_SECRET: 'bench-secret-that-is-long-enough',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_MAX: '100000000',
+    AUTH_RATE_LIMIT_MAX: '100000000',
+  });
+  const app = await buildApp({ config, database });
+  try {
+    const { organization } = await app.services.auth.createUserWithOrg({ email: 'bench@example.com', password: 'bench password', organizationName: 'Bench' });
+    const { key } = await app.services.apiKeys.create(organization.id, { name: 'bench', scopes: ['leads:read', 'leads:write'] });
+    const address = await app.listen({ port: 0, host: '127.0.0.1' });
+    const leads = `${address}/api/v1/orgs/${organization.id}/leads`;
+    const headers = { 'x-api-key': key };
+    const rows: Row[] = [];
+    rows.push({ case: 'lead create (new people)', store, ...(await measure({ url: leads, kind: 'create-new', headers })) });
+    rows.push({ case: 'lead create (duplicates)', store, ...(await measure({ url: leads, kind: 'create-duplicate', headers })) });
+    const total = (await app.inject({ url: `/api/v1/orgs/${organization.id}/leads?pageSize=1`, headers })).json<{ total: number }>().total;
+    rows.push({ case: `filtered list (${total} leads)`, store, ...(await measure({ url: `${leads}?status=NEW&tags=x&q=acme`, kind: 'list', headers })) });
+    return rows;
+  } finally {
+    await app.close();
+  }
+}
+
+/** The floor: what Fastify and pg do for one INSERT of the same body, with nothing of ours in between. */
+async function benchBare(url: string): Promise<Row> {
+  const pool = new pg.Pool({ connectionString: url, max: POOL_SIZE });
+  await pool.query(`create table if not exists bare_leads (
+    id text primary key, org_id text not null, name text, email text, company text, source text,
+    tags text[] not null default '{}', custom jsonb not null default '{}', created_at timestamptz not null default now())`);
+  const app = Fastify({ logger: false });
+  app.post('/leads', async (request, reply) => {
+    const b = request.body as { name?: string; email?: string; company?: string; source?: string; tags?: string[]; custom?: object };
+    const { rows } = await pool.query(
+      'insert into bare_leads (id, org_id, name, email, company, source, tags, custom) values ($1, $2, $3, $4, $5, $6, $7, $8) returning *',
+      [randomUUID(), 'org_bench', b.name ?? null, b.email ?? null, b.company ?? null, b.source ?? null, b.tags ?? [], b.custom ?? {}],
+    );
+    reply.code(201);
+    return rows[0];
+  });
+  try {
+    const address = await app.listen({ port: 0, host: '127.0.0.1' });
+    return { case: 'bare Fastify + pg INSERT (floor)', store: 'PostgreSQL', ...(await measure({ url: `${address}/leads`, kind: 'create-new', headers: {} })) };
+  } finally {
+    await app.close();
+    await pool.end();
+  }
+}
+
+function table(rows: Row[]): string {
+  const head = ['case', 'store', 'req/s', 'p50 ms', 'p99 ms', '2xx', 'non-2xx', 'errors'];
+  const body = rows.map((r) => [r.case, r.store, r.rps.toFixed(0), r.p50.toFixed(1), r.p99.toFixed(1), String(r.ok), String(r.non2xx), String(r.errors)]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
+}
+
+async function postgresReachable(): Promise<boolean> {
+  try {
+    await admin('select 1');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function main(): Promise<void> {
+  console.log(`leads benchmark: ${CONNECTIONS} connections, ${SECONDS} s per case (after a 1 s warm-up), Node ${process.version}\n`);
+  const rows: Row[] = [];
+
+  if (!STORES.includes('postgres')) {
+    // skipped on request
+  } else if (await postgresReachable()) {
+    await admin(`drop database if exists "${BENCH_DB}" with (force)`);
+    await admin(`create database "${BENCH_DB}"`);
+    const url = withDatabase(PG_URL, BENCH_DB);
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-pg-'));
+    try {
+      const database = openDatabase({ databaseUrl: url, dataDir, poolSize: POOL_SIZE });
+      try {
+        rows.push(...(await benchService('PostgreSQL', database, dataDir)));
+      } finally {
+        await database.close();
+      }
+      rows.push(await benchBare(url));
+    } finally {
+      await admin(`drop database if exists "${BENCH_DB}" with (force)`);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  } else {
+    console.log(`PostgreSQL is not reachable at ${PG_URL.replace(/\/\/[^@]*@/, '//')}: running the embedded store only, without the floor.\n`);
+  }
+
+  if (STORES.includes('pglite')) {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-pglite-'));
+    try {
+      // The default store: PGlite on disk in DATA_DIR.
+      const database = openDatabase({ dataDir });
+      try {
+        rows.push(...(await benchService('PGlite (embedded)', database, dataDir)));
+      } finally {
+        await database.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+
+  console.log(table(rows));
+  const create = rows.find((r) => r.store === 'PostgreSQL' && r.case === 'lead create (new people)');
+  const bare = rows.find((r) => r.case.startsWith('bare'));
+  if (create && bare) {
+    const ratio = create.rps / bare.rps;
+    console.log(`\nlead create / bare INSERT on PostgreSQL: ${ratio.toFixed(2)} of the floor's throughput (goal >= 0.50); create p99 ${create.p99.toFixed(1)} ms (goal < 50 ms)`);
+  }
+}
