@@ -25,6 +25,8 @@ import { integrationRoutes } from './modules/integrations/routes.ts';
 import { mediaFileRoutes, mediaRoutes } from './modules/media/routes.ts';
 import { contentRoutes } from './modules/content/routes.ts';
 import { statsRoutes } from './modules/stats/routes.ts';
+import { workflowRoutes } from './modules/workflows/routes.ts';
+import { workflowHookRoutes } from './modules/workflows/hooks.ts';
 import { startWorkers, type Workers } from './workers.ts';
 
 const ajvOptions = { removeAdditional: false, useDefaults: true, allErrors: true } as const;
@@ -154,6 +156,7 @@ export async function buildApp(options: BuildOptions): Promise<App> {
     authRoutes(api);
     orgListRoutes(api);
     mediaFileRoutes(api);
+    workflowHookRoutes(api);
     await api.register(async (org: App) => {
       org.addHook('onRequest', async (request) => {
         const principal = await services.guard.authenticate(request);
@@ -170,6 +173,7 @@ export async function buildApp(options: BuildOptions): Promise<App> {
       contentRoutes(org);
       await mediaRoutes(org);
       statsRoutes(org);
+      workflowRoutes(org);
     }, { prefix: '/orgs/:orgId' });
     api.get('/openapi.json', { config: health, schema: { hide: true } }, async () => app.swagger());
   }, { prefix: '/api/v1' });

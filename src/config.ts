@@ -33,6 +33,11 @@ export interface Config {
   agentLeaseMs: number;
   /** Lets the agents' fetch_web_page tool reach private and loopback addresses (never in production). */
   agentWebAllowPrivate: boolean;
+  /** Workflow run driver: runs executed at once per instance, claim lease, poll interval; run stream buffer per client. */
+  workflowConcurrency: number;
+  workflowLeaseMs: number;
+  workflowPollMs: number;
+  runStreamBufferBytes: number;
   rateLimit: { max: number; windowMs: number; authMax: number };
   logLevel: string;
   bodyLimitBytes: number;
@@ -164,6 +169,10 @@ export function loadConfig(env: Env = process.env): Config {
     agentConcurrency: int(env, 'AGENT_CONCURRENCY', 4, 1),
     agentLeaseMs: int(env, 'AGENT_LEASE_MS', 60_000, 100),
     agentWebAllowPrivate: bool(env, 'AGENT_WEB_ALLOW_PRIVATE', false) && !production,
+    workflowConcurrency: int(env, 'WORKFLOW_CONCURRENCY', 32, 1),
+    workflowLeaseMs: int(env, 'WORKFLOW_LEASE_MS', 30_000, 100),
+    workflowPollMs: int(env, 'WORKFLOW_POLL_MS', 1000, 10),
+    runStreamBufferBytes: int(env, 'RUN_STREAM_BUFFER_BYTES', 1024 * 1024, 1),
     rateLimit: {
       max: int(env, 'RATE_LIMIT_MAX', 600, 1),
       windowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60000, 1),

@@ -17,6 +17,12 @@ import { MediaService } from './modules/media/service.ts';
 import { ContentService } from './modules/content/service.ts';
 import { Publisher } from './modules/content/publisher.ts';
 import { StatsService } from './modules/stats/service.ts';
+import { ApprovalsService } from './modules/workflows/approvals.ts';
+import { RunDriver } from './modules/workflows/engine/driver.ts';
+import { RunsService } from './modules/workflows/runs.ts';
+import { SchedulesService } from './modules/workflows/schedules.ts';
+import { WorkflowsService } from './modules/workflows/service.ts';
+import './modules/workflows/nodes/index.ts';
 
 /** Every service, built once from the deps and shared by the routes, the workers and the CLI. */
 export function createServices(deps: Deps) {
@@ -38,9 +44,17 @@ export function createServices(deps: Deps) {
   const content = new ContentService({ ...deps, bus }, events, orgs, integrations, media);
   const publisher = new Publisher(deps, events, notifications, integrations, media);
   const stats = new StatsService(deps, orgs);
+  const approvals = new ApprovalsService(deps, events, orgStream, notifications, bus);
+  const workflowRuns = new RunsService(deps, bus, orgStream, events, approvals);
+  const schedules = new SchedulesService(deps);
+  const workflows = new WorkflowsService(deps, bus, orgStream, orgs, schedules);
+  schedules.attach(workflows);
+  const runDriver = new RunDriver({ concurrency: deps.config.workflowConcurrency, leaseMs: deps.config.workflowLeaseMs });
+  dispatcher.subscribe('workflows', (tx, batch) => workflows.onEvents(tx, batch));
+  approvals.onResolved((tx, approval) => workflowRuns.onApprovalResolved(tx, approval));
   /** Open SSE connections, closed when the server shuts down. */
   const streams = new Set<SseStream>();
-  return { ...deps, bus, orgStream, orgs, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams, integrations, media, content, publisher, stats };
+  return { ...deps, bus, orgStream, orgs, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams, integrations, media, content, publisher, stats, approvals, workflowRuns, schedules, workflows, runDriver };
 }
 
 export type Services = ReturnType<typeof createServices>;

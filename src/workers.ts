@@ -3,6 +3,8 @@ import { Loop } from './platform/worker.ts';
 import { DISPATCHER_WAKE } from './modules/events/service.ts';
 import { DELIVERIES_WAKE } from './modules/webhooks/service.ts';
 import { PUBLISHER_WAKE } from './modules/content/service.ts';
+import { RUNS_WAKE } from './modules/workflows/engine/writer.ts';
+import { APPROVALS_WAKE } from './modules/workflows/approvals.ts';
 
 export interface Workers {
   loops: Record<string, Loop>;
@@ -19,6 +21,9 @@ export function startWorkers(services: Services): Workers {
     dispatcher: new Loop({ name: 'dispatcher', log, idleMs: 1000, run: () => dispatcher.round() }),
     webhooks: new Loop({ name: 'webhooks', log, idleMs: 1000, run: () => deliverer.round() }),
     publisher: new Loop({ name: 'publisher', log, idleMs: services.config.publisherPollMs, run: () => services.publisher.round() }),
+    runs: new Loop({ name: 'runs', log, idleMs: services.config.workflowPollMs, run: () => services.runDriver.round() }),
+    schedules: new Loop({ name: 'schedules', log, idleMs: services.config.workflowPollMs, run: () => services.schedules.round() }),
+    approvals: new Loop({ name: 'approvals', log, idleMs: services.config.workflowPollMs, run: () => services.approvals.expireDue() }),
     maintenance: new Loop({
       name: 'maintenance', log, idleMs: 3_600_000,
       run: async () => {
@@ -32,14 +37,18 @@ export function startWorkers(services: Services): Workers {
     bus.subscribe(DISPATCHER_WAKE, () => loops.dispatcher!.wake()),
     bus.subscribe(DELIVERIES_WAKE, () => loops.webhooks!.wake()),
     bus.subscribe(PUBLISHER_WAKE, () => loops.publisher!.wake()),
+    bus.subscribe(RUNS_WAKE, () => loops.runs!.wake()),
+    bus.subscribe(APPROVALS_WAKE, () => loops.approvals!.wake()),
   ];
   dispatcher.onDispatched(() => loops.webhooks!.wake());
+  services.runDriver.attach(services, () => loops.runs!.wake());
   for (const loop of Object.values(loops)) loop.start();
   return {
     loops,
     stop: async () => {
       for (const off of unsubscribe) off();
       await Promise.all(Object.values(loops).map((l) => l.stop()));
+      await services.runDriver.stop();
     },
   };
 }

@@ -49,6 +49,8 @@ export interface NodeExecution<P> {
   params(item?: Item): Promise<P>;
   /** The params as written in the workflow (expressions not evaluated). */
   rawParams: P;
+  /** Evaluates a bare JSONata expression (no braces) against an item, with the same bindings as params. */
+  evaluate(expression: string, item: Item): Promise<unknown>;
 }
 
 /** Ask the engine to park the run in WAITING. */

@@ -1,0 +1,472 @@
+import { randomBytes } from 'node:crypto';
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import type { Static, TSchema } from 'typebox';
+import type { Db } from '../../../platform/db.ts';
+import { AppError } from '../../../platform/errors.ts';
+import type { Services } from '../../../services.ts';
+import { getNode } from '../nodes/registry.ts';
+import type { Item, LogLevel, NodeContext, NodeDefinition, NodeExecution, NodeResult, WaitOutcome, WaitRequest } from '../nodes/types.ts';
+import { unsealParams } from '../secrets.ts';
+import { runSteps, workflowRuns } from '../tables.ts';
+import { checkResolvedParams, compile, ExpressionError, resolveParams, type ExpressionScope } from './expressions.ts';
+import { executionOrder, type Definition, type WorkflowNode } from './graph.ts';
+import { ACTIVE_STATUSES, RUN_CANCEL, type NewExecEvent, type RunRow } from './writer.ts';
+
+type StepRow = typeof runSteps.$inferSelect;
+type StepInsert = typeof runSteps.$inferInsert;
+
+export interface DriverOptions {
+  /** Runs executed at once by this instance. */
+  concurrency: number;
+  /** How long a claim holds a run; renewed while it executes. A crashed holder's runs are claimable after it. */
+  leaseMs: number;
+}
+
+/** Writes collected while executing, committed together with the next transition. */
+interface Pending {
+  inserts: StepInsert[];
+  updates: { nodeId: string; attempt: number; set: Partial<StepRow> }[];
+  events: NewExecEvent[];
+  set: Partial<RunRow>;
+  platform: { type: string; payload: Record<string, unknown> }[];
+}
+
+const empty = (): Pending => ({ inserts: [], updates: [], events: [], set: {}, platform: [] });
+
+class Stop extends Error {}
+
+interface RunState {
+  run: RunRow;
+  def: Definition;
+  order: WorkflowNode[];
+  latest: Map<string, StepRow | StepInsert>;
+  signal: AbortSignal;
+}
+
+function errorCode(error: unknown): string {
+  if (error instanceof AppError) return error.code;
+  if (error instanceof ExpressionError) return 'EXPRESSION_ERROR';
+  const code = (error as { code?: unknown })?.code;
+  return typeof code === 'string' && /^[A-Z_]+$/.test(code) ? code : 'NODE_FAILED';
+}
+
+function errorMessage(error: unknown): string {
+  return ((error as Error)?.message || String(error)).slice(0, 2000);
+}
+
+function outputsOf(step: StepRow | StepInsert | undefined): Record<string, Item[]> {
+  return (step?.outputs as Record<string, Item[]> | null | undefined) ?? {};
+}
+
+/**
+ * The run driver: claims due runs (the runs table is the queue), executes their nodes in graph
+ * order in this process, and commits each node's outcome — with the start of the next node — before
+ * going on. It stops at WAITING or a final status. A run whose holder died is claimed again when its
+ * lease runs out; a node whose finish was committed is never executed again.
+ */
+export class RunDriver {
+  readonly instanceId = randomBytes(6).toString('hex');
+  private readonly options: DriverOptions;
+  private services!: Services;
+  private readonly active = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  private wake: () => void = () => {};
+  private stopping = false;
+  private unsubscribe: (() => void) | null = null;
+
+  constructor(options: DriverOptions) {
+    this.options = options;
+  }
+
+  attach(services: Services, wake: () => void): void {
+    this.services = services;
+    this.wake = wake;
+    this.stopping = false;
+    this.unsubscribe = services.bus.subscribe(RUN_CANCEL, (message) => {
+      const runId = (message as { runId?: string } | null)?.runId;
+      if (runId) this.active.get(runId)?.controller.abort(new Stop('canceled'));
+    });
+  }
+
+  get running(): number {
+    return this.active.size;
+  }
+
+  private get db(): Db {
+    return this.services.db;
+  }
+
+  private now(): Date {
+    return this.services.clock.now();
+  }
+
+  private guard() {
+    return and(inArray(workflowRuns.status, [...ACTIVE_STATUSES]), eq(workflowRuns.lockedBy, this.instanceId));
+  }
+
+  /** One claim round; true when more runs may be due right away. */
+  async round(): Promise<boolean> {
+    if (this.stopping) return false;
+    const free = this.options.concurrency - this.active.size;
+    if (free <= 0) return false;
+    const now = this.now();
+    const until = new Date(now.getTime() + this.options.leaseMs);
+    const claimed = await this.db.update(workflowRuns).set({ lockedBy: this.instanceId, lockedUntil: until })
+      .where(sql`${workflowRuns.id} in (
+        select id from workflow_runs
+        where status in ('QUEUED','RUNNING','WAITING') and wake_at <= ${now}
+          and (locked_until is null or locked_until < ${now})
+        order by wake_at limit ${free} for update skip locked)`)
+      .returning();
+    for (const run of claimed) this.start(run);
+    return claimed.length === free;
+  }
+
+  private start(run: RunRow): void {
+    const controller = new AbortController();
+    const heartbeat = setInterval(() => void this.renew(run.id, controller), Math.max(50, Math.floor(this.options.leaseMs / 3)));
+    const done = this.drive(run, controller.signal)
+      .catch((error: unknown) => {
+        if (!(error instanceof Stop)) this.services.log.error({ err: error, runId: run.id }, 'run driver failed');
+      })
+      .finally(() => {
+        clearInterval(heartbeat);
+        this.active.delete(run.id);
+        if (!this.stopping) this.wake();
+      });
+    this.active.set(run.id, { controller, done });
+  }
+
+  private async renew(runId: string, controller: AbortController): Promise<void> {
+    try {
+      const rows = await this.db.update(workflowRuns).set({ lockedUntil: new Date(this.now().getTime() + this.options.leaseMs) })
+        .where(and(eq(workflowRuns.id, runId), this.guard())).returning({ id: workflowRuns.id });
+      // Canceled (or taken over after a stall): stop the node in flight.
+      if (rows.length === 0) controller.abort(new Stop('run no longer held'));
+    } catch {
+      // the next beat retries
+    }
+  }
+
+  /** Stops claiming, interrupts the nodes in flight and hands their runs back at once. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.unsubscribe?.();
+    for (const { controller } of this.active.values()) controller.abort(new Stop('shutdown'));
+    await Promise.all([...this.active.values()].map((a) => a.done));
+    await this.db.update(workflowRuns).set({ lockedBy: null, lockedUntil: null })
+      .where(eq(workflowRuns.lockedBy, this.instanceId)).catch(() => {});
+  }
+
+  /** Commits pending writes with a run change; false when the run is no longer ours to change. */
+  private async flush(state: RunState, pending: Pending, extra?: (tx: Db) => Promise<void>): Promise<boolean> {
+    const { run } = state;
+    const set = { lockedUntil: new Date(this.now().getTime() + this.options.leaseMs), ...pending.set };
+    return this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      const row = await this.services.workflowRuns.writer.apply(tx, run, { guard: this.guard(), set, events: pending.events });
+      if (!row) return false;
+      if (pending.inserts.length) await tx.insert(runSteps).values(pending.inserts);
+      for (const u of pending.updates) {
+        await tx.update(runSteps).set(u.set).where(and(eq(runSteps.runId, run.id), eq(runSteps.nodeId, u.nodeId), eq(runSteps.attempt, u.attempt)));
+      }
+      if (pending.platform.length) {
+        await this.services.events.record(tx, pending.platform.map((p) => ({ orgId: run.orgId, projectId: run.projectId, type: p.type, payload: p.payload })));
+      }
+      if (extra) await extra(tx);
+      return true;
+    });
+  }
+
+  private async drive(claimed: RunRow, signal: AbortSignal): Promise<void> {
+    const def = claimed.definition as Definition;
+    const steps = await this.db.select().from(runSteps).where(eq(runSteps.runId, claimed.id)).orderBy(asc(runSteps.attempt));
+    const latest = new Map<string, StepRow | StepInsert>();
+    for (const step of steps) latest.set(step.nodeId, step);
+    const state: RunState = { run: claimed, def, order: executionOrder(def), latest, signal };
+    let pending = empty();
+    const now = this.now();
+
+    if (claimed.status === 'QUEUED') {
+      pending.set = { status: 'RUNNING', startedAt: now, wakeAt: now };
+      pending.events.push({ type: 'run.started', workflowId: claimed.workflowId });
+      pending.platform.push({
+        type: 'workflow.run.started',
+        payload: { runId: claimed.id, workflowId: claimed.workflowId, workflowName: claimed.workflowName, triggerType: (claimed.trigger as { type?: string }).type ?? 'manual' },
+      });
+    } else if (claimed.status === 'WAITING') {
+      const resumed = await this.resume(state);
+      if (!resumed) return;
+      pending = resumed;
+    }
+
+    for (;;) {
+      if (signal.aborted) return;
+      const next = this.pickNext(state, pending);
+      if (!next) {
+        await this.succeed(state, pending);
+        return;
+      }
+      const { node, type, items } = next;
+      const previous = state.latest.get(node.id);
+      const attempt = (previous?.attempt ?? 0) + 1;
+      if (previous && previous.status === 'RUNNING') {
+        // The process executing it died: that attempt is over; this one does not count against retries.
+        pending.updates.push({ nodeId: node.id, attempt: previous.attempt, set: { status: 'FAILED', error: { code: 'INTERRUPTED', message: 'interrupted by a restart' }, finishedAt: this.now() } });
+        pending.events.push({ type: 'node.failed', nodeId: node.id, error: 'interrupted by a restart', willRetry: true });
+      }
+      const startedAt = this.now();
+      const step: StepInsert = { runId: claimed.id, nodeId: node.id, attempt, orgId: claimed.orgId, status: 'RUNNING', startedAt };
+      pending.inserts.push(step);
+      pending.events.push({ type: 'node.started', nodeId: node.id, attempt });
+      if (!(await this.flush(state, pending))) return;
+      state.latest.set(node.id, step);
+      if (pending.set.status) state.run = { ...state.run, status: pending.set.status };
+      pending = empty();
+
+      let result: NodeResult;
+      try {
+        result = await this.executeNode(state, node, type, items, attempt, (ctx, exec) => type.execute(ctx, exec));
+      } catch (error) {
+        if (signal.aborted) return;
+        const outcome = await this.failNode(state, node, attempt, startedAt, error);
+        if (outcome === 'continue') continue;
+        return;
+      }
+      if ('wait' in result) {
+        await this.park(state, node, attempt, result.wait);
+        return;
+      }
+      pending = this.finished(state, node.id, attempt, startedAt, result.outputs);
+    }
+  }
+
+  /** Records a node's outputs; they are committed with the next transition. */
+  private finished(state: RunState, nodeId: string, attempt: number, startedAt: Date, outputs: Record<string, Item[]>, base: Pending = empty()): Pending {
+    const finishedAt = this.now();
+    const durationMs = finishedAt.getTime() - startedAt.getTime();
+    const itemCount = Object.values(outputs).reduce((n, list) => n + list.length, 0);
+    base.updates.push({ nodeId, attempt, set: { status: 'SUCCEEDED', outputs, itemCount, finishedAt, durationMs } });
+    base.events.push({ type: 'node.finished', nodeId, itemCount, durationMs });
+    const step = state.latest.get(nodeId);
+    state.latest.set(nodeId, { ...(step as StepInsert), status: 'SUCCEEDED', outputs, itemCount, finishedAt, durationMs });
+    return base;
+  }
+
+  /** The next node to execute, marking nodes that receive no item as SKIPPED on the way. */
+  private pickNext(state: RunState, pending: Pending): { node: WorkflowNode; type: NodeDefinition; items: Item[] } | null {
+    for (const node of state.order) {
+      const step = state.latest.get(node.id);
+      if (step && (step.status === 'SUCCEEDED' || step.status === 'SKIPPED')) continue;
+      const type = getNode(node.type);
+      if (!type) throw new Error(`node type ${node.type} is not available`);
+      if (step && step.status === 'FAILED' && !(step.error as { willRetry?: boolean } | null)?.willRetry) {
+        throw new Error(`node ${node.id} failed without retry but the run is still active`);
+      }
+      if (type.trigger) return { node, type, items: [state.run.input as Item] };
+      const items: Item[] = [];
+      for (const edge of state.def.edges) {
+        if (edge.to !== node.id) continue;
+        items.push(...(outputsOf(state.latest.get(edge.from))[edge.output ?? 'main'] ?? []));
+      }
+      if (items.length === 0) {
+        const at = this.now();
+        const skipped: StepInsert = { runId: state.run.id, nodeId: node.id, attempt: 1, orgId: state.run.orgId, status: 'SKIPPED', startedAt: at, finishedAt: at, durationMs: 0, itemCount: 0, outputs: {} };
+        pending.inserts.push(skipped);
+        state.latest.set(node.id, skipped);
+        continue;
+      }
+      return { node, type, items };
+    }
+    return null;
+  }
+
+  private scope(state: RunState): ExpressionScope {
+    const run = state.run;
+    return {
+      input: run.input as Item,
+      run: { id: run.id, workflowId: run.workflowId, testMode: run.testMode, startedAt: run.startedAt ? new Date(run.startedAt).toISOString() : null },
+      node: (id: string) => {
+        const step = state.latest.get(id);
+        if (!step || step.status !== 'SUCCEEDED') return undefined;
+        return Object.values(outputsOf(step)).flat();
+      },
+    };
+  }
+
+  private async executeNode(
+    state: RunState, node: WorkflowNode, type: NodeDefinition, items: Item[], attempt: number,
+    call: (ctx: NodeContext, exec: NodeExecution<Static<TSchema>>) => Promise<NodeResult>,
+  ): Promise<NodeResult> {
+    const scope = this.scope(state);
+    const raw = unsealParams(node.params, this.services.workflows.secretBox) as Static<TSchema>;
+    const exec: NodeExecution<Static<TSchema>> = {
+      items,
+      rawParams: raw,
+      params: async (item?: Item) => {
+        const resolved = await resolveParams(raw, item ?? items[0] ?? {}, scope);
+        const problem = checkResolvedParams(type.params, resolved);
+        if (problem) throw new ExpressionError(`params of node "${node.id}" do not match ${type.type} after evaluation: ${problem}`);
+        return resolved as Static<TSchema>;
+      },
+      evaluate: async (expression: string, item: Item) => {
+        try {
+          const out = await compile(expression).evaluate(item, { input: scope.input, run: scope.run, node: scope.node });
+          return out === undefined ? undefined : JSON.parse(JSON.stringify(out));
+        } catch (error) {
+          throw new ExpressionError(`expression "${expression}" failed: ${(error as Error).message}`);
+        }
+      },
+    };
+    return call(this.context(state, node, attempt), exec);
+  }
+
+  private context(state: RunState, node: WorkflowNode, attempt: number): NodeContext {
+    const run = state.run;
+    const services = this.services;
+    const ref = { id: run.id, orgId: run.orgId, projectId: run.projectId, workflowId: run.workflowId };
+    return {
+      services,
+      orgId: run.orgId,
+      projectId: run.projectId,
+      runId: run.id,
+      workflowId: run.workflowId,
+      nodeId: node.id,
+      nodeName: node.name ?? null,
+      testMode: run.testMode,
+      attempt,
+      signal: state.signal,
+      runInput: run.input as Item,
+      log: async (level: LogLevel, message: string) => {
+        await this.db.transaction(async (tx) => {
+          await services.workflowRuns.writer.apply(tx as unknown as Db, ref, { guard: this.guard(), events: [{ type: 'log', nodeId: node.id, level, message: String(message).slice(0, 4000) }] });
+        });
+      },
+      addCost: (usd: number) => services.workflowRuns.addCost(ref, state.def.budgetUsd ?? null, usd),
+      remainingBudgetUsd: async () => {
+        if (state.def.budgetUsd === undefined || state.def.budgetUsd === null) return null;
+        const [row] = await this.db.select({ cost: workflowRuns.costUsd }).from(workflowRuns).where(eq(workflowRuns.id, run.id));
+        return Math.max(0, state.def.budgetUsd - (row?.cost ?? 0));
+      },
+    };
+  }
+
+  /** A node failed: retry (now or after the back-off) or fail the run. */
+  private async failNode(state: RunState, node: WorkflowNode, attempt: number, startedAt: Date, error: unknown): Promise<'continue' | 'stop'> {
+    const code = errorCode(error);
+    const message = errorMessage(error);
+    const maxAttempts = code === 'BUDGET_EXCEEDED' ? 1 : node.retry?.maxAttempts ?? 1;
+    const willRetry = attempt < maxAttempts;
+    const finishedAt = this.now();
+    const pending = empty();
+    const stepError = { code, message, willRetry };
+    pending.updates.push({ nodeId: node.id, attempt, set: { status: 'FAILED', error: stepError, finishedAt, durationMs: finishedAt.getTime() - startedAt.getTime() } });
+    pending.events.push({ type: 'node.failed', nodeId: node.id, error: message, willRetry });
+    state.latest.set(node.id, { ...(state.latest.get(node.id) as StepInsert), status: 'FAILED', error: stepError });
+    if (willRetry) {
+      const backoffMs = Math.round((node.retry?.backoffSeconds ?? 0) * 1000);
+      if (backoffMs <= 0) {
+        return (await this.flush(state, pending)) ? 'continue' : 'stop';
+      }
+      const wakeAt = new Date(finishedAt.getTime() + backoffMs);
+      pending.set = { wakeAt, lockedBy: null, lockedUntil: null };
+      if (await this.flush(state, pending)) this.wakeLater(wakeAt);
+      return 'stop';
+    }
+    pending.set = { status: 'FAILED', finishedAt, error: { code, message, nodeId: node.id, nodeName: node.name ?? null }, wakeAt: null, lockedBy: null, lockedUntil: null };
+    pending.events.push({ type: 'run.finished', status: 'FAILED' });
+    pending.platform.push({
+      type: 'workflow.run.failed',
+      payload: { runId: state.run.id, workflowId: state.run.workflowId, error: message, errorCode: code, failedNodeId: node.id, failedNodeName: node.name ?? node.id },
+    });
+    await this.flush(state, pending);
+    return 'stop';
+  }
+
+  private async succeed(state: RunState, pending: Pending): Promise<void> {
+    const { run, def } = state;
+    const finishedAt = this.now();
+    const sinks = def.nodes.filter((n) => !def.edges.some((e) => e.from === n.id));
+    const itemCount = sinks.reduce((n, node) => {
+      const step = state.latest.get(node.id);
+      return n + (step?.status === 'SUCCEEDED' ? Number(step.itemCount ?? 0) : 0);
+    }, 0);
+    const started = run.startedAt ?? pending.set.startedAt ?? finishedAt;
+    const durationMs = finishedAt.getTime() - new Date(started).getTime();
+    pending.set = { ...pending.set, status: 'SUCCEEDED', finishedAt, wakeAt: null, lockedBy: null, lockedUntil: null };
+    pending.events.push({ type: 'run.finished', status: 'SUCCEEDED' });
+    await this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      const row = await this.services.workflowRuns.writer.apply(tx, run, { guard: this.guard(), set: pending.set, events: pending.events });
+      if (!row) return;
+      if (pending.inserts.length) await tx.insert(runSteps).values(pending.inserts);
+      for (const u of pending.updates) {
+        await tx.update(runSteps).set(u.set).where(and(eq(runSteps.runId, run.id), eq(runSteps.nodeId, u.nodeId), eq(runSteps.attempt, u.attempt)));
+      }
+      await this.services.events.record(tx, [
+        ...pending.platform.map((p) => ({ orgId: run.orgId, projectId: run.projectId, type: p.type, payload: p.payload })),
+        { orgId: run.orgId, projectId: run.projectId, type: 'workflow.run.finished', payload: { runId: run.id, workflowId: run.workflowId, status: 'SUCCEEDED', costUsd: row.costUsd, durationMs, itemCount } },
+      ]);
+    });
+  }
+
+  /** Puts the run in WAITING (and creates the approval in the same transaction). */
+  private async park(state: RunState, node: WorkflowNode, attempt: number, wait: WaitRequest): Promise<void> {
+    const { run } = state;
+    const pending = empty();
+    const approval = wait.approval;
+    pending.updates.push({ nodeId: node.id, attempt, set: { status: 'WAITING' } });
+    const event: NewExecEvent = { type: 'node.waiting', nodeId: node.id };
+    if (wait.until) event.until = wait.until.toISOString();
+    if (approval?.expiresAt) event.expiresAt = approval.expiresAt.toISOString();
+    pending.events.push(event);
+    pending.set = { status: 'WAITING', wakeAt: approval ? null : wait.until ?? null, lockedBy: null, lockedUntil: null };
+    const ok = await this.flush(state, pending, approval ? async (tx) => {
+      await this.services.approvals.request(tx, {
+        orgId: run.orgId, projectId: run.projectId, title: approval.title, description: approval.description ?? null,
+        runId: run.id, nodeId: node.id, expiresAt: approval.expiresAt ?? null, payload: approval.payload,
+      });
+    } : undefined);
+    if (ok && wait.until) this.wakeLater(wait.until);
+  }
+
+  /** Continues a WAITING node whose delay is over or whose approval was decided; null when it must wait on. */
+  private async resume(state: RunState): Promise<Pending | null> {
+    const { run } = state;
+    const waitingId = [...state.latest.values()].find((s) => s.status === 'WAITING')?.nodeId;
+    const node = state.def.nodes.find((n) => n.id === waitingId);
+    const pending = empty();
+    pending.set = { status: 'RUNNING', wakeAt: this.now() };
+    if (!node) return pending;
+    const step = state.latest.get(node.id)!;
+    const type = getNode(node.type)!;
+    let outcome: WaitOutcome = { kind: 'delay' };
+    const approval = await this.services.approvals.latestFor(run.orgId, run.id, node.id);
+    if (approval) {
+      if (approval.status === 'PENDING') {
+        // Woken early (e.g. by a poll): keep waiting for the decision.
+        await this.flush(state, { ...empty(), set: { wakeAt: null, lockedBy: null, lockedUntil: null } });
+        return null;
+      }
+      outcome = { kind: 'approval', decision: approval.decision === 'approved' ? 'approved' : 'rejected', by: approval.by ?? 'system', comment: approval.comment, editedPayload: approval.editedPayload ?? undefined };
+    }
+    const items: Item[] = [];
+    for (const edge of state.def.edges) if (edge.to === node.id) items.push(...(outputsOf(state.latest.get(edge.from))[edge.output ?? 'main'] ?? []));
+    const startedAt = new Date(step.startedAt as Date);
+    try {
+      if (!type.resume) throw new Error(`node type ${type.type} cannot resume`);
+      const result = await this.executeNode(state, node, type, items, step.attempt, (ctx, exec) => type.resume!(ctx, exec, outcome));
+      if ('wait' in result) throw new Error('a resumed node cannot wait again');
+      return this.finished(state, node.id, step.attempt, startedAt, result.outputs, pending);
+    } catch (error) {
+      if (state.signal.aborted) return null;
+      await this.failNode(state, { ...node, retry: undefined }, step.attempt, startedAt, error);
+      return null;
+    }
+  }
+
+  private wakeLater(at: Date): void {
+    const ms = at.getTime() - this.now().getTime();
+    if (ms > 600_000) return;
+    setTimeout(() => this.wake(), Math.max(0, ms) + 5).unref();
+  }
+}

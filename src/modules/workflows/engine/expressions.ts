@@ -1,0 +1,145 @@
+import jsonata from 'jsonata';
+import type { TSchema } from 'typebox';
+import { Value } from 'typebox/value';
+import type { Item } from '../nodes/types.ts';
+
+/** `{{ … }}` spans inside a param string. */
+const SPAN = /\{\{([\s\S]+?)\}\}/g;
+const WHOLE = /^\s*\{\{([\s\S]+?)\}\}\s*$/;
+
+export function hasExpression(value: unknown): boolean {
+  return typeof value === 'string' && value.includes('{{');
+}
+
+const cache = new Map<string, jsonata.Expression>();
+
+/** Compiles (once) a JSONata expression; throws with a readable message on a syntax error. */
+export function compile(text: string): jsonata.Expression {
+  let expr = cache.get(text);
+  if (!expr) {
+    try {
+      expr = jsonata(text);
+    } catch (error) {
+      throw new ExpressionError(`invalid expression "${text.trim()}": ${(error as Error).message}`);
+    }
+    if (cache.size > 5000) cache.clear();
+    cache.set(text, expr);
+  }
+  return expr;
+}
+
+export class ExpressionError extends Error {}
+
+/** What expressions can see besides the item (`$`). */
+export interface ExpressionScope {
+  input: Item;
+  run: { id: string; workflowId: string; testMode: boolean; startedAt: string | null };
+  node(id: string): Item[] | undefined;
+}
+
+async function evaluate(text: string, item: Item, scope: ExpressionScope): Promise<unknown> {
+  const expr = compile(text);
+  try {
+    const out = await expr.evaluate(item, {
+      input: scope.input,
+      run: scope.run,
+      node: (id: string) => scope.node(id),
+    });
+    // JSONata sequences are arrays with extra markers; hand back plain JSON.
+    return out === undefined ? undefined : JSON.parse(JSON.stringify(out));
+  } catch (error) {
+    throw new ExpressionError(`expression "${text.trim()}" failed: ${(error as Error).message}`);
+  }
+}
+
+/** A string that is one whole expression keeps the value's type; expressions inside text are interpolated. */
+async function resolveString(text: string, item: Item, scope: ExpressionScope): Promise<unknown> {
+  const whole = WHOLE.exec(text);
+  if (whole && !whole[1]!.includes('{{')) return evaluate(whole[1]!, item, scope);
+  let out = '';
+  let last = 0;
+  for (const match of text.matchAll(SPAN)) {
+    out += text.slice(last, match.index);
+    const value = await evaluate(match[1]!, item, scope);
+    out += value === undefined || value === null ? '' : typeof value === 'string' ? value : JSON.stringify(value);
+    last = match.index! + match[0].length;
+  }
+  return out + text.slice(last);
+}
+
+/** Evaluates every `{{ … }}` in a params tree against one item. Values without expressions are returned as they are. */
+export async function resolveParams(value: unknown, item: Item, scope: ExpressionScope): Promise<unknown> {
+  if (typeof value === 'string') return hasExpression(value) ? resolveString(value, item, scope) : value;
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    for (const v of value) {
+      const resolved = await resolveParams(v, item, scope);
+      if (resolved !== undefined) out.push(resolved);
+    }
+    return out;
+  }
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      const resolved = await resolveParams(v, item, scope);
+      if (resolved !== undefined) out[k] = resolved;
+    }
+    return out;
+  }
+  return value;
+}
+
+function pointer(root: unknown, path: string): unknown {
+  let at: unknown = root;
+  for (const raw of path.split('/').slice(1)) {
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (at === null || typeof at !== 'object') return undefined;
+    at = (at as Record<string, unknown>)[key];
+  }
+  return at;
+}
+
+function describe(errors: { instancePath: string; message: string; params?: unknown }[]): string {
+  return errors.slice(0, 3).map((e) => {
+    const extra = (e.params as { additionalProperties?: string[] } | undefined)?.additionalProperties;
+    const where = e.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : 'params';
+    return extra ? `${where}: unknown field(s) ${extra.join(', ')}` : `${where} ${e.message}`;
+  }).join('; ');
+}
+
+/**
+ * Checks params written in a workflow against the node's schema. A value that holds an expression
+ * can only be checked once evaluated, so errors on such values are left to run time; expressions
+ * must still compile.
+ */
+export function checkWrittenParams(schema: TSchema, params: unknown): string | null {
+  const problems: string[] = [];
+  const walk = (value: unknown) => {
+    if (typeof value === 'string' && hasExpression(value)) {
+      for (const match of value.matchAll(SPAN)) {
+        try {
+          compile(match[1]!);
+        } catch (error) {
+          problems.push((error as Error).message);
+        }
+      }
+    } else if (Array.isArray(value)) value.forEach(walk);
+    else if (value && typeof value === 'object') Object.values(value).forEach(walk);
+  };
+  walk(params);
+  if (problems.length) return problems[0]!;
+  const errors = [...Value.Errors(schema, params)].filter((e) => e.keyword !== 'boolean' && !hasExpression(pointer(params, e.instancePath)));
+  return errors.length ? describe(errors) : null;
+}
+
+/** Checks evaluated params; null when they match. */
+export function checkResolvedParams(schema: TSchema, params: unknown): string | null {
+  if (Value.Check(schema, params)) return null;
+  return describe([...Value.Errors(schema, params)].filter((e) => e.keyword !== 'boolean'));
+}
+
+/** A bare JSONata condition (no braces), e.g. `score > 50`. */
+export async function evaluateCondition(text: string, item: Item, scope: ExpressionScope): Promise<boolean> {
+  const value = await evaluate(text, item, scope);
+  return Boolean(Array.isArray(value) ? value.length : value);
+}

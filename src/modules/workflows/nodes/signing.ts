@@ -1,0 +1,43 @@
+import { deriveKey } from '../../../platform/crypto.ts';
+import { newId } from '../../../platform/ids.ts';
+import { sendSigned } from '../../webhooks/signer.ts';
+import type { NodeContext } from './types.ts';
+
+/** The organization's default signing secret for workflow webhooks (when a node names none). */
+export function orgSigningSecret(appSecret: string, orgId: string): string {
+  return 'whsec_' + deriveKey(appSecret, `workflow-signing:${orgId}`).toString('base64url');
+}
+
+/** A platform-event-shaped envelope, as webhook receivers already know it. */
+export function envelope(ctx: NodeContext, type: string, payload: Record<string, unknown>) {
+  const at = ctx.services.clock.now();
+  const out: Record<string, unknown> = { id: newId('event', at.getTime()), type, organizationId: ctx.orgId };
+  if (ctx.projectId) out.projectId = ctx.projectId;
+  out.at = at.toISOString();
+  out.payload = payload;
+  return out;
+}
+
+export interface SignedSendResult {
+  url: string;
+  event: string;
+  statusCode?: number;
+  durationMs: number;
+}
+
+/** Sends a signed envelope; a failure throws so the node fails (and may be retried). */
+export async function postSigned(ctx: NodeContext, options: { url: string; secret?: string; event: string; body: Record<string, unknown> }): Promise<SignedSendResult> {
+  if (ctx.signal.aborted) throw new Error('canceled');
+  const { config } = ctx.services;
+  const result = await sendSigned({
+    url: options.url,
+    secret: options.secret || orgSigningSecret(config.appSecret, ctx.orgId),
+    body: JSON.stringify(options.body),
+    eventType: options.event,
+    deliveryId: newId('delivery'),
+    allowPrivate: config.webhookAllowPrivate,
+    timeoutMs: config.webhookTimeoutMs,
+  });
+  if (!result.ok) throw new Error(`POST ${options.url} failed: ${result.error ?? 'error'}`);
+  return { url: options.url, event: options.event, statusCode: result.statusCode, durationMs: result.durationMs };
+}

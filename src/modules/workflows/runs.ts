@@ -1,0 +1,171 @@
+import { and, asc, eq, gt, inArray, sql, type SQL } from 'drizzle-orm';
+import type { Bus } from '../../platform/bus.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { Db } from '../../platform/db.ts';
+import type { Deps } from '../../platform/deps.ts';
+import { AppError, badRequest, conflict, notFound } from '../../platform/errors.ts';
+import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
+import type { OrgStream } from '../events/org-stream.ts';
+import type { EventsService } from '../events/service.ts';
+import type { ApprovalRow, ApprovalsService } from './approvals.ts';
+import { ACTIVE_STATUSES, FINAL_STATUSES, isFinal, RUN_CANCEL, RunWriter, RUNS_WAKE, type ExecEvent, type RunRef, type RunRow } from './engine/writer.ts';
+import { runEvents, runSteps, workflowRuns } from './tables.ts';
+
+export const RUN_STATUSES = [...ACTIVE_STATUSES, ...FINAL_STATUSES] as const;
+
+type StepRow = typeof runSteps.$inferSelect;
+
+export function publicStep(step: StepRow) {
+  const outputs = (step.outputs ?? null) as Record<string, unknown[]> | null;
+  return {
+    nodeId: step.nodeId,
+    status: step.status,
+    attempt: step.attempt,
+    startedAt: step.startedAt,
+    finishedAt: step.finishedAt,
+    durationMs: step.durationMs,
+    itemCount: step.itemCount,
+    items: outputs ? Object.values(outputs).flat() : null,
+    outputs,
+    error: step.error,
+  };
+}
+
+export function publicRun(row: RunRow, steps?: StepRow[]) {
+  const out = {
+    id: row.id,
+    workflowId: row.workflowId,
+    workflowName: row.workflowName,
+    projectId: row.projectId,
+    status: row.status,
+    testMode: row.testMode,
+    input: row.input,
+    trigger: row.trigger,
+    costUsd: row.costUsd,
+    error: row.error,
+    createdAt: row.createdAt,
+    startedAt: row.startedAt,
+    finishedAt: row.finishedAt,
+    wakeAt: row.status === 'WAITING' ? row.wakeAt : null,
+  };
+  return steps ? { ...out, steps: steps.map(publicStep) } : out;
+}
+
+interface Scope {
+  orgId: string;
+  projectId: string | null;
+}
+
+/** Reading, canceling and costing runs; the driver executes them. */
+export class RunsService {
+  readonly writer: RunWriter;
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly events: EventsService;
+  private readonly approvals: ApprovalsService;
+  private readonly bus: Bus;
+  /** Extra spending checks (the organization's monthly budget); each may throw BUDGET_EXCEEDED. */
+  private readonly costGuards: ((run: RunRef, totalUsd: number, addedUsd: number) => Promise<void>)[] = [];
+
+  constructor(deps: Deps, bus: Bus, orgStream: OrgStream, events: EventsService, approvals: ApprovalsService) {
+    this.db = deps.db;
+    this.clock = deps.clock;
+    this.events = events;
+    this.approvals = approvals;
+    this.bus = bus;
+    this.writer = new RunWriter(deps.clock, bus, orgStream);
+  }
+
+  addCostGuard(guard: (run: RunRef, totalUsd: number, addedUsd: number) => Promise<void>): void {
+    this.costGuards.push(guard);
+  }
+
+  private where(scope: Scope, ...conditions: (SQL | undefined)[]): SQL {
+    return and(eq(workflowRuns.orgId, scope.orgId), scope.projectId ? eq(workflowRuns.projectId, scope.projectId) : undefined, ...conditions)!;
+  }
+
+  async row(scope: Scope, runId: string): Promise<RunRow> {
+    const [row] = await this.db.select().from(workflowRuns).where(this.where(scope, eq(workflowRuns.id, runId)));
+    if (!row) throw notFound('Run');
+    return row;
+  }
+
+  async get(scope: Scope, runId: string) {
+    const row = await this.row(scope, runId);
+    const steps = await this.db.select().from(runSteps).where(eq(runSteps.runId, row.id)).orderBy(asc(runSteps.startedAt), asc(runSteps.attempt));
+    return publicRun(row, steps);
+  }
+
+  async list(scope: Scope, query: ListQuery & { workflowId?: string; status?: string }) {
+    const page = pageOf(query);
+    let statuses: string[] | undefined;
+    if (query.status) {
+      statuses = query.status.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean);
+      const bad = statuses.filter((s) => !(RUN_STATUSES as readonly string[]).includes(s));
+      if (bad.length) throw badRequest(`Unknown status ${bad.join(', ')}; allowed: ${RUN_STATUSES.join(', ')}`, [{ field: 'querystring.status', message: `must be one of ${RUN_STATUSES.join(', ')}` }]);
+    }
+    const where = this.where(scope, query.workflowId ? eq(workflowRuns.workflowId, query.workflowId) : undefined, statuses ? inArray(workflowRuns.status, statuses) : undefined);
+    const order = orderBy(query.sort, { createdAt: workflowRuns.createdAt, startedAt: workflowRuns.startedAt, finishedAt: workflowRuns.finishedAt, costUsd: workflowRuns.costUsd, status: workflowRuns.status }, '-createdAt', workflowRuns.id);
+    const [items, [counted]] = await Promise.all([
+      this.db.select().from(workflowRuns).where(where).orderBy(...order).limit(page.limit).offset(page.offset),
+      this.db.select({ n: sql<number>`count(*)::int` }).from(workflowRuns).where(where),
+    ]);
+    return envelope(items.map((r) => publicRun(r)), counted?.n ?? 0, page);
+  }
+
+  /** CANCELED from QUEUED, RUNNING or WAITING; the node in flight is interrupted. A final run: 409. */
+  async cancel(scope: Scope, runId: string) {
+    await this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      const [row] = await tx.select().from(workflowRuns).where(this.where(scope, eq(workflowRuns.id, runId))).for('update');
+      if (!row) throw notFound('Run');
+      if (isFinal(row.status)) throw conflict(`The run is already ${row.status}`);
+      const now = this.clock.now();
+      await this.writer.apply(tx, row, {
+        set: { status: 'CANCELED', finishedAt: now, wakeAt: null, lockedUntil: null, error: { code: 'CANCELED', message: 'canceled' } },
+        events: [{ type: 'run.finished', status: 'CANCELED' }],
+      });
+      await tx.update(runSteps).set({ status: 'CANCELED', finishedAt: now })
+        .where(and(eq(runSteps.runId, row.id), inArray(runSteps.status, ['RUNNING', 'WAITING'])));
+      await this.approvals.closeForRun(tx, row.orgId, row.id);
+      // Interrupts the node in flight wherever it executes.
+      await this.bus.publishInTx(tx, RUN_CANCEL, { runId: row.id });
+    });
+    return this.get(scope, runId);
+  }
+
+  /** Adds to a run's cost; over the workflow budget (or a cost guard) the node fails with BUDGET_EXCEEDED. */
+  async addCost(run: RunRef, budgetUsd: number | null, usd: number): Promise<void> {
+    if (!Number.isFinite(usd) || usd <= 0) return;
+    const [row] = await this.db.update(workflowRuns).set({ costUsd: sql`${workflowRuns.costUsd} + ${usd}` })
+      .where(and(eq(workflowRuns.id, run.id), eq(workflowRuns.orgId, run.orgId))).returning({ costUsd: workflowRuns.costUsd });
+    const total = row?.costUsd ?? usd;
+    if (budgetUsd !== null && total > budgetUsd) {
+      await this.events.record(this.db, { orgId: run.orgId, projectId: run.projectId, type: 'budget.exceeded', payload: { scope: 'workflow', workflowId: run.workflowId, limitUsd: budgetUsd, usedUsd: total, runId: run.id } });
+      throw new AppError(429, 'BUDGET_EXCEEDED', `The run's cost ${total.toFixed(4)} USD exceeds the workflow budget of ${budgetUsd} USD`);
+    }
+    for (const guard of this.costGuards) await guard(run, total, usd);
+  }
+
+  /** A workflow step's approval was decided (or expired): the run is due now. Agents' approvals (no node) are not ours. */
+  async onApprovalResolved(tx: Db, approval: ApprovalRow): Promise<void> {
+    if (!approval.nodeId || !approval.runId) return;
+    const woken = await tx.update(workflowRuns).set({ wakeAt: this.clock.now() })
+      .where(and(eq(workflowRuns.id, approval.runId), eq(workflowRuns.orgId, approval.orgId), eq(workflowRuns.status, 'WAITING')))
+      .returning({ id: workflowRuns.id });
+    if (woken.length) await this.bus.publishInTx(tx, RUNS_WAKE, null);
+  }
+
+  /** Execution events after `since`, in order (the replay of a run stream). */
+  async eventsAfter(runId: string, since: number, limit = 1000): Promise<ExecEvent[]> {
+    const rows = await this.db.select().from(runEvents).where(and(eq(runEvents.runId, runId), gt(runEvents.seq, since))).orderBy(asc(runEvents.seq)).limit(limit);
+    return rows.map((r) => ({ seq: r.seq, type: r.type, data: r.data as Record<string, unknown> }));
+  }
+
+  async status(runId: string): Promise<string | undefined> {
+    const [row] = await this.db.select({ status: workflowRuns.status }).from(workflowRuns).where(eq(workflowRuns.id, runId));
+    return row?.status;
+  }
+}
+
+export { RUNS_WAKE };

@@ -1,0 +1,78 @@
+import { Type, orgErrors } from '../../platform/http/schemas.ts';
+import type { App } from '../../platform/http/types.ts';
+import { SseStream } from '../../platform/sse.ts';
+import { orgOf } from '../auth/guard.ts';
+import { isFinal, runChannel, type ExecEvent } from './engine/writer.ts';
+
+/**
+ * GET …/runs/:runId/events — SPEC "SSE: run stream" and "Stream behavior": subscribe first, replay
+ * the recorded events after `since`, then pass live events above the last replayed sequence (no gap,
+ * no duplicate); `id:` is the sequence; closes after run.finished; `event: reset` and close when a
+ * slow client's buffer overflows. Step items are never in these events.
+ */
+export function runStreamRoute(app: App): void {
+  const { workflowRuns, bus, config, streams } = app.services;
+
+  app.get('/runs/:runId/events', {
+    config: { access: { scope: 'workflows:read' }, sse: true },
+    schema: {
+      tags: ['Streams'],
+      summary: 'Execution events of a run (SSE): history, then live; closes after run.finished. `since=<id>` skips the history up to that id.',
+      params: Type.Object({ orgId: Type.String(), runId: Type.String({ maxLength: 64 }) }),
+      querystring: Type.Object({
+        since: Type.Optional(Type.Integer({ minimum: 0, description: 'replay only events with a higher id' })),
+        access_token: Type.Optional(Type.String({ description: 'access token for clients that cannot set headers' })),
+      }),
+      produces: ['text/event-stream'],
+      response: { 200: Type.String({ description: 'text/event-stream' }), ...orgErrors() },
+    },
+  }, async (request, reply) => {
+    const ctx = orgOf(request);
+    // 404 as JSON before the stream opens.
+    const run = await workflowRuns.row(ctx, request.params.runId);
+    const stream = new SseStream(request, reply, { pingMs: config.ssePingMs, maxBufferBytes: config.runStreamBufferBytes });
+    streams.add(stream);
+    let last = request.query.since ?? 0;
+    let replaying = true;
+    const queued: ExecEvent[] = [];
+
+    const deliver = (event: ExecEvent): void => {
+      if (stream.closed || event.seq <= last) return;
+      if (stream.overflowing) {
+        stream.send('reset', { runId: run.id, reason: 'buffer exceeded; refresh from GET /runs/:runId', lastEventId: last });
+        stream.close();
+        return;
+      }
+      last = event.seq;
+      stream.send(event.type, event.data, event.seq);
+      if (event.type === 'run.finished') stream.close();
+    };
+
+    const unsubscribe = bus.subscribe(runChannel(run.id), (message) => {
+      for (const event of message as ExecEvent[]) {
+        if (replaying) queued.push(event);
+        else deliver(event);
+      }
+    });
+    stream.onClose(() => {
+      unsubscribe();
+      streams.delete(stream);
+    });
+
+    try {
+      const status = await workflowRuns.status(run.id);
+      for (;;) {
+        const batch = await workflowRuns.eventsAfter(run.id, last, 500);
+        for (const event of batch) deliver(event);
+        if (batch.length < 500 || stream.closed) break;
+      }
+      replaying = false;
+      for (const event of queued.splice(0).sort((a, b) => a.seq - b.seq)) deliver(event);
+      // Ended before we looked: everything was in the history (a `since` past run.finished included).
+      if (status && isFinal(status)) stream.close();
+    } catch (error) {
+      request.log.error({ err: error }, 'run stream replay failed');
+      stream.close();
+    }
+  });
+}
