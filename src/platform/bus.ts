@@ -76,6 +76,18 @@ export class Bus {
     if (messages.length) await this.notify(tx, channel, messages, false);
   }
 
+  /**
+   * For a caller that emits locally itself right after its commit: the NOTIFY reaches only the
+   * other instances (on PGlite there are none).
+   */
+  async publishToOthersInTx(tx: Db, channel: string, messages: unknown[]): Promise<void> {
+    if (messages.length && this.database.kind === 'postgres') await this.notify(tx, channel, messages, true);
+  }
+
+  emitLocal(channel: string, message: unknown): void {
+    this.emitter.emit(channel, message);
+  }
+
   private async notify(db: Db, channel: string, messages: unknown[], skipSelf: boolean): Promise<void> {
     const origin = skipSelf ? this.origin : '';
     const payloads: string[] = [];

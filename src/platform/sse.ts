@@ -6,6 +6,18 @@ export interface SseOptions {
   maxBufferBytes?: number;
 }
 
+// One message fanned out to thousands of connections is serialized once.
+const serialized = new WeakMap<object, string>();
+function serialize(data: unknown): string {
+  if (data === null || typeof data !== 'object') return JSON.stringify(data);
+  let json = serialized.get(data);
+  if (json === undefined) {
+    json = JSON.stringify(data);
+    serialized.set(data, json);
+  }
+  return json;
+}
+
 /**
  * One Server-Sent-Events response: `event:`, `id:`, `data:` frames and a `: ping` comment every
  * pingMs. The server applies no timeout of its own.
@@ -49,7 +61,7 @@ export class SseStream {
   send(event: string, data: unknown, id?: number | string): void {
     let frame = `event: ${event}\n`;
     if (id !== undefined) frame += `id: ${id}\n`;
-    frame += `data: ${JSON.stringify(data)}\n\n`;
+    frame += `data: ${serialize(data)}\n\n`;
     this.write(frame);
   }
 

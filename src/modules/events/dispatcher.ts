@@ -3,7 +3,7 @@ import type { Clock } from '../../platform/clock.ts';
 import type { Database, Db } from '../../platform/db.ts';
 import { events } from './tables.ts';
 import { toEnvelope, type EventRow } from './service.ts';
-import type { OrgStream } from './org-stream.ts';
+import type { OrgMessage, OrgStream } from './org-stream.ts';
 
 /** Runs inside the dispatch transaction: whatever it writes commits together with "dispatched". */
 export type EventSubscriber = (tx: Db, batch: EventRow[]) => Promise<void>;
@@ -40,18 +40,21 @@ export class Dispatcher {
 
   /** One batch; true when there may be more. */
   async round(): Promise<boolean> {
+    const byOrg = new Map<string, OrgMessage[]>();
     const count = await this.database.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
+      byOrg.clear();
       const batch = await tx.select().from(events).where(isNull(events.dispatchedAt)).orderBy(asc(events.id)).limit(BATCH).for('update', { skipLocked: true });
       if (batch.length === 0) return 0;
       for (const { fn } of this.subscribers) await fn(tx, batch);
-      const byOrg = new Map<string, EventRow[]>();
-      for (const row of batch) byOrg.set(row.orgId, [...(byOrg.get(row.orgId) ?? []), row]);
-      for (const [orgId, rows] of byOrg) await this.stream.publishManyInTx(tx, orgId, rows.map((row) => ({ kind: row.type, data: toEnvelope(row) })));
+      for (const row of batch) byOrg.set(row.orgId, [...(byOrg.get(row.orgId) ?? []), { kind: row.type, data: toEnvelope(row) }]);
+      for (const [orgId, messages] of byOrg) await this.stream.publishToOthersInTx(tx, orgId, messages);
       await tx.update(events).set({ dispatchedAt: this.clock.now() }).where(inArray(events.id, batch.map((e) => e.id)));
       return batch.length;
     });
-    if (count > 0) for (const fn of this.afterCommit) fn();
+    if (count === 0) return false;
+    for (const [orgId, messages] of byOrg) this.stream.emitLocal(orgId, messages);
+    for (const fn of this.afterCommit) fn();
     return count === BATCH;
   }
 

@@ -36,6 +36,15 @@ export class OrgStream {
     return this.bus.publishManyInTx(tx, channel(orgId), messages);
   }
 
+  /** Other instances hear of these at commit; call emitLocal for this one after the commit. */
+  publishToOthersInTx(tx: Db, orgId: string, messages: OrgMessage[]): Promise<void> {
+    return this.bus.publishToOthersInTx(tx, channel(orgId), messages);
+  }
+
+  emitLocal(orgId: string, messages: OrgMessage[]): void {
+    for (const message of messages) this.bus.emitLocal(channel(orgId), message);
+  }
+
   subscribe(orgId: string, handler: (message: OrgMessage) => void): () => void {
     return this.bus.subscribe(channel(orgId), handler as (m: unknown) => void);
   }
