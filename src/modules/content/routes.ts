@@ -1,4 +1,4 @@
-import { Type, ListEnvelope, OrgParams, orgErrors } from '../../platform/http/schemas.ts';
+import { Type, ListEnvelope, Nullable, OrgParams, orgErrors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
 import { notFound } from '../../platform/errors.ts';
 import { orgOf } from '../auth/guard.ts';
@@ -85,7 +85,7 @@ export function contentRoutes(app: App): void {
     schema: {
       tags, summary: 'Approve a draft, optionally with edited text (post.approved)',
       description: 'A future scheduledAt makes the post SCHEDULED; otherwise it is published now through its integration (PUBLISHING), or stays APPROVED when it has none. 422 INTEGRATION_MISSING when it is scheduled without an integration or its integration is gone.',
-      params: Params, body: Type.Optional(ApproveBody), response: { 200: Type.Ref('Post'), ...orgErrors(409, 422) },
+      params: Params, body: Nullable(ApproveBody), response: { 200: Type.Ref('Post'), ...orgErrors(409, 422) },
     },
   }, async (request) => content.approve(scopeOf(request), request.params.postId, request.body ?? {}));
 
