@@ -32,13 +32,13 @@ registerNode({
   type: 'flow.delay',
   category: 'flow',
   description: 'Waits `seconds` or `until` a time (ISO 8601); the run is WAITING meanwhile and resumes on time, even after a restart.',
-  params: Type.Union([
-    Type.Object({ seconds: Type.Number({ minimum: 0, maximum: 31_536_000 }) }, { additionalProperties: false }),
-    Type.Object({ until: Type.String({ format: 'date-time', maxLength: 64 }) }, { additionalProperties: false }),
-  ]),
+  params: Type.Object({
+    seconds: Type.Optional(Type.Number({ minimum: 0, maximum: 31_536_000 })),
+    until: Type.Optional(Type.String({ format: 'date-time', maxLength: 64 })),
+  }, { additionalProperties: false, minProperties: 1, maxProperties: 1, description: 'either seconds or until' }),
   outputs: ['main'],
   async execute(ctx, exec) {
-    const params = await exec.params() as { seconds?: number; until?: string };
+    const params = await exec.params();
     const now = ctx.services.clock.now().getTime();
     const until = params.until !== undefined ? new Date(params.until) : new Date(now + (params.seconds ?? 0) * 1000);
     if (Number.isNaN(until.getTime())) throw new Error(`flow.delay: "${params.until}" is not a time`);
