@@ -27,6 +27,10 @@ import { contentRoutes } from './modules/content/routes.ts';
 import { statsRoutes } from './modules/stats/routes.ts';
 import { workflowRoutes } from './modules/workflows/routes.ts';
 import { workflowHookRoutes } from './modules/workflows/hooks.ts';
+import { agentRoutes } from './modules/agents/routes.ts';
+import { reportRoutes } from './modules/reports/routes.ts';
+import { usageRoutes } from './modules/usage/routes.ts';
+import { budgetRoutes } from './modules/budgets/routes.ts';
 import { startWorkers, type Workers } from './workers.ts';
 
 const ajvOptions = { removeAdditional: false, useDefaults: true, allErrors: true } as const;
@@ -174,6 +178,10 @@ export async function buildApp(options: BuildOptions): Promise<App> {
       await mediaRoutes(org);
       statsRoutes(org);
       workflowRoutes(org);
+      agentRoutes(org);
+      reportRoutes(org);
+      usageRoutes(org);
+      budgetRoutes(org);
     }, { prefix: '/orgs/:orgId' });
     api.get('/openapi.json', { config: health, schema: { hide: true } }, async () => app.swagger());
   }, { prefix: '/api/v1' });

@@ -23,6 +23,11 @@ import { RunsService } from './modules/workflows/runs.ts';
 import { SchedulesService } from './modules/workflows/schedules.ts';
 import { WorkflowsService } from './modules/workflows/service.ts';
 import './modules/workflows/nodes/index.ts';
+import { UsageService } from './modules/usage/service.ts';
+import { BudgetsService } from './modules/budgets/service.ts';
+import { ReportsService } from './modules/reports/service.ts';
+import { AgentsService } from './modules/agents/service.ts';
+import { withPeers, type Peers } from './modules/agents/peers.ts';
 
 /** Every service, built once from the deps and shared by the routes, the workers and the CLI. */
 export function createServices(deps: Deps) {
@@ -54,7 +59,14 @@ export function createServices(deps: Deps) {
   approvals.onResolved((tx, approval) => workflowRuns.onApprovalResolved(tx, approval));
   /** Open SSE connections, closed when the server shuts down. */
   const streams = new Set<SseStream>();
-  return { ...deps, bus, orgStream, orgs, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams, integrations, media, content, publisher, stats, approvals, workflowRuns, schedules, workflows, runDriver };
+  // Agents and reports reach modules built later (content, workflows, approvals) through `peers`.
+  const peers: Peers = {};
+  const usage = new UsageService(deps);
+  const budgets = new BudgetsService(deps, usage, events, notifications);
+  const reports = new ReportsService(deps, events, notifications, leads, peers);
+  const agents = new AgentsService(deps, { bus, orgStream, events, leads, orgs, usage, budgets, reports, peers });
+  reports.useAgents(() => agents);
+  return withPeers(peers, { ...deps, bus, orgStream, orgs, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams, integrations, media, content, publisher, stats, approvals, workflowRuns, schedules, workflows, runDriver, usage, budgets, reports, agents });
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -5,6 +5,7 @@ import { DELIVERIES_WAKE } from './modules/webhooks/service.ts';
 import { PUBLISHER_WAKE } from './modules/content/service.ts';
 import { RUNS_WAKE } from './modules/workflows/engine/writer.ts';
 import { APPROVALS_WAKE } from './modules/workflows/approvals.ts';
+import { AGENTS_WAKE } from './modules/agents/runner.ts';
 
 export interface Workers {
   loops: Record<string, Loop>;
@@ -24,6 +25,7 @@ export function startWorkers(services: Services): Workers {
     runs: new Loop({ name: 'runs', log, idleMs: services.config.workflowPollMs, run: () => services.runDriver.round() }),
     schedules: new Loop({ name: 'schedules', log, idleMs: services.config.workflowPollMs, run: () => services.schedules.round() }),
     approvals: new Loop({ name: 'approvals', log, idleMs: services.config.workflowPollMs, run: () => services.approvals.expireDue() }),
+    agents: new Loop({ name: 'agents', log, idleMs: 1000, run: () => services.agents.runner.round() }),
     maintenance: new Loop({
       name: 'maintenance', log, idleMs: 3_600_000,
       run: async () => {
@@ -39,9 +41,11 @@ export function startWorkers(services: Services): Workers {
     bus.subscribe(PUBLISHER_WAKE, () => loops.publisher!.wake()),
     bus.subscribe(RUNS_WAKE, () => loops.runs!.wake()),
     bus.subscribe(APPROVALS_WAKE, () => loops.approvals!.wake()),
+    bus.subscribe(AGENTS_WAKE, () => loops.agents!.wake()),
   ];
   dispatcher.onDispatched(() => loops.webhooks!.wake());
   services.runDriver.attach(services, () => loops.runs!.wake());
+  services.agents.runner.attach(() => loops.agents!.wake());
   for (const loop of Object.values(loops)) loop.start();
   return {
     loops,
@@ -49,6 +53,7 @@ export function startWorkers(services: Services): Workers {
       for (const off of unsubscribe) off();
       await Promise.all(Object.values(loops).map((l) => l.stop()));
       await services.runDriver.stop();
+      await services.agents.runner.stop();
     },
   };
 }

@@ -1,0 +1,438 @@
+import { generateText, jsonSchema, streamText, tool, type ModelMessage, type ToolSet } from 'ai';
+import { eq, and } from 'drizzle-orm';
+import { Value } from 'typebox/value';
+import type { Deps } from '../../platform/deps.ts';
+import type { Db } from '../../platform/db.ts';
+import type { Bus } from '../../platform/bus.ts';
+import { AppError } from '../../platform/errors.ts';
+import type { BudgetScope, BudgetsService } from '../budgets/service.ts';
+import type { EventsService } from '../events/service.ts';
+import type { LeadsService } from '../leads/service.ts';
+import type { ReportsService } from '../reports/service.ts';
+import type { UsageService } from '../usage/service.ts';
+import { estimateTokens, type OfflineOptions } from './models/offline.ts';
+import type { ModelRegistry, ResolvedModel } from './models/registry.ts';
+import type { Peers } from './peers.ts';
+import { runChannel, type NewStep, type RunMessage, type StepStore } from './steps.ts';
+import { agentRuns } from './tables.ts';
+import { handoffTool, TOOLS } from './tools/index.ts';
+import { HANDOFF_TOOL, type ToolContext, type ToolDef } from './tools/types.ts';
+import { AGENT_TYPES, type AgentTypeDef } from './types/index.ts';
+
+export type RunRow = typeof agentRuns.$inferSelect;
+export type FinalStatus = 'succeeded' | 'failed' | 'budget_exceeded' | 'max_steps' | 'canceled';
+export const FINAL_STATUSES: readonly FinalStatus[] = ['succeeded', 'failed', 'budget_exceeded', 'max_steps', 'canceled'];
+
+/** Abort reason when the instance shuts down: the run fails (it was not canceled by anyone). */
+export const SHUTDOWN = Symbol('shutdown');
+const MAX_HANDOFFS = 3;
+const TOOL_OUTPUT_LIMIT = 64 * 1024;
+
+export interface EngineDeps {
+  deps: Deps;
+  models: ModelRegistry;
+  usage: UsageService;
+  budgets: BudgetsService;
+  reports: ReportsService;
+  leads: LeadsService;
+  events: EventsService;
+  bus: Bus;
+  steps: StepStore;
+  peers: Peers;
+}
+
+interface State {
+  type: AgentTypeDef;
+  messages: ModelMessage[];
+  nextIndex: number;
+  modelCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+  maxOutputTokens: number;
+  reportId: string | null;
+  handoffs: number;
+  lastText: string | null;
+  postIds: string[];
+  qualifiedLeadIds: string[];
+  approvalIds: string[];
+}
+
+interface Ending {
+  status: FinalStatus;
+  summary: string;
+  error?: string;
+  exceeded?: { scope: BudgetScope; limitUsd: number; usedUsd: number };
+}
+
+interface ModelAnswer {
+  text: string;
+  reasoning: string;
+  toolCalls: { toolCallId: string; toolName: string; input: unknown; invalid?: boolean; error?: unknown }[];
+  assistant: ModelMessage[];
+  inputTokens: number | undefined;
+  outputTokens: number | undefined;
+}
+
+export function runUsage(row: RunRow) {
+  return { inputTokens: row.inputTokens, outputTokens: row.outputTokens, costUsd: row.costUsd, modelId: row.modelId };
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof AppError) return error.message;
+  const e = error as { message?: string; statusCode?: number; responseBody?: string };
+  const status = e?.statusCode ? ` (HTTP ${e.statusCode})` : '';
+  return `${e?.message ?? String(error)}${status}`.slice(0, 2000);
+}
+
+function plain(value: unknown): unknown {
+  return value === undefined ? null : JSON.parse(JSON.stringify(value));
+}
+
+/**
+ * The agent loop, the same for every provider: before each model call the step limit and the
+ * budgets are checked; each call is one AI SDK call (streamed or not) with the type's tools and
+ * records one usage row; every thinking, message, tool call, tool result, handoff and error is
+ * stored as it happens and announced on the run's stream.
+ */
+export class AgentEngine {
+  private readonly e: EngineDeps;
+
+  constructor(engineDeps: EngineDeps) {
+    this.e = engineDeps;
+  }
+
+  private get clock() {
+    return this.e.deps.clock;
+  }
+
+  toolsOf(type: AgentTypeDef): ToolDef[] {
+    const names = [...type.tools, 'create_report'];
+    return [...new Set(names)].map((n) => TOOLS[n]).filter((t): t is ToolDef => Boolean(t) && (!t!.available || t!.available({ peers: this.e.peers })));
+  }
+
+  private systemPrompt(run: RunRow, type: AgentTypeDef): string {
+    return `${type.instructions}\n\nAgent type: ${type.type}. The report you write has type ${type.reportType}.`
+      + (run.instructions ? `\n\nAdditional instructions:\n${run.instructions}` : '')
+      + `\n\nToday is ${this.clock.now().toISOString().slice(0, 10)}.`;
+  }
+
+  private taskPrompt(task: string, input: Record<string, unknown>, projectId: string | null): string {
+    return `Task: ${task}`
+      + (Object.keys(input).length ? `\n\nInput (JSON):\n${JSON.stringify(input)}` : '')
+      + (projectId ? `\n\nProject: ${projectId}` : '');
+  }
+
+  private sdkTools(state: State): ToolSet {
+    const set: ToolSet = {};
+    for (const t of this.toolsOf(state.type)) set[t.name] = tool({ description: t.description, inputSchema: jsonSchema(t.input as never) });
+    const others = Object.keys(AGENT_TYPES).filter((k) => k !== state.type.type);
+    if (state.handoffs < MAX_HANDOFFS && others.length) {
+      set[HANDOFF_TOOL] = tool({ description: `${handoffTool.description} Agent types: ${others.join(', ')}.`, inputSchema: jsonSchema(handoffTool.input as never) });
+    }
+    return set;
+  }
+
+  async execute(run: RunRow, signal: AbortSignal): Promise<RunRow> {
+    const type = AGENT_TYPES[run.type];
+    const state: State = {
+      type: type!,
+      messages: [{ role: 'user', content: this.taskPrompt(run.task, run.input, run.projectId) }],
+      nextIndex: await this.e.steps.nextIndex(this.e.deps.db, run.id),
+      modelCalls: 0,
+      inputTokens: run.inputTokens,
+      outputTokens: run.outputTokens,
+      costUsd: run.costUsd,
+      maxOutputTokens: 0,
+      reportId: run.reportId,
+      handoffs: 0,
+      lastText: null,
+      postIds: [],
+      qualifiedLeadIds: [],
+      approvalIds: [],
+    };
+    let ending: Ending;
+    try {
+      if (!type) throw new AppError(422, 'AGENT_TYPE_UNKNOWN', `Unknown agent type ${run.type}`);
+      const model = this.e.models.resolve(run.modelId);
+      ending = await this.loop(run, state, model, signal);
+    } catch (error) {
+      ending = signal.aborted ? this.aborted(signal, state) : { status: 'failed', summary: state.lastText ?? 'The run failed.', error: errorText(error) };
+    }
+    if (ending.status === 'failed' || ending.status === 'budget_exceeded' || ending.status === 'max_steps') {
+      await this.step(run, state, signal, { type: 'error', text: ending.error ?? ending.summary }).catch(() => {});
+    }
+    return this.finish(run, state, ending);
+  }
+
+  private aborted(signal: AbortSignal, state: State): Ending {
+    if (signal.reason === SHUTDOWN) return { status: 'failed', summary: state.lastText ?? 'Interrupted.', error: 'The server shut down during the run' };
+    return { status: 'canceled', summary: state.lastText ?? 'Canceled.' };
+  }
+
+  private async step(run: RunRow, state: State, signal: AbortSignal, step: NewStep): Promise<void> {
+    // A canceled run writes nothing more (its final record was written by the cancel).
+    if (signal.aborted && signal.reason !== SHUTDOWN) return;
+    await this.e.steps.write(run, state.nextIndex++, this.clock.now(), step);
+  }
+
+  private async loop(run: RunRow, state: State, model: ResolvedModel, signal: AbortSignal): Promise<Ending> {
+    for (;;) {
+      if (signal.aborted) return this.aborted(signal, state);
+      if (state.modelCalls >= run.maxSteps) {
+        return { status: 'max_steps', summary: state.lastText ?? `Stopped after ${run.maxSteps} model calls.`, error: `Step limit reached: ${run.maxSteps} model calls` };
+      }
+      const system = this.systemPrompt(run, state.type);
+      const tools = this.sdkTools(state);
+      const over = await this.budgetStop(run, state, system, tools);
+      if (over) {
+        return {
+          status: 'budget_exceeded',
+          summary: state.lastText ?? 'Stopped by the budget.',
+          error: `Budget exceeded (${over.scope}): ${over.usedUsd} USD used of ${over.limitUsd} USD; the next model call would pass it`,
+          exceeded: over,
+        };
+      }
+      const answer = await this.callModel(model, run, state, system, tools, signal);
+      if (signal.aborted) return this.aborted(signal, state);
+      state.modelCalls++;
+      await this.recordUsage(run, state, model, answer);
+      if (answer.reasoning) await this.step(run, state, signal, { type: 'thinking', text: answer.reasoning });
+      if (answer.text) {
+        state.lastText = answer.text;
+        await this.step(run, state, signal, { type: 'message', text: answer.text });
+      }
+      if (answer.toolCalls.length === 0) return { status: 'succeeded', summary: answer.text || state.lastText || 'Done.' };
+      state.messages.push(...answer.assistant);
+      const handoff = await this.runTools(run, state, answer, signal);
+      if (handoff) {
+        const from = state.type.type;
+        state.type = AGENT_TYPES[handoff.to]!;
+        state.handoffs++;
+        state.messages = [{
+          role: 'user',
+          content: `${this.taskPrompt(handoff.task, run.input, run.projectId)}\n\nHanded over by ${from}.${handoff.context ? `\nContext: ${handoff.context}` : ''}`
+            + (state.reportId ? `\nReport already written: ${state.reportId}` : ''),
+        }];
+      }
+    }
+  }
+
+  private async callModel(model: ResolvedModel, run: RunRow, state: State, system: string, tools: ToolSet, signal: AbortSignal): Promise<ModelAnswer> {
+    const providerOptions = model.offline
+      ? { offline: { agentType: state.type.type, task: run.task, input: run.input, handoffs: state.handoffs } satisfies OfflineOptions as never }
+      : undefined;
+    const options = { model: model.model, system, messages: state.messages, tools, abortSignal: signal, maxRetries: 0, providerOptions };
+    if (this.e.deps.config.modelStreaming) {
+      const result = streamText({ ...options, onError: () => {} });
+      for await (const part of result.fullStream) {
+        if (part.type === 'error') throw part.error;
+        if (part.type === 'abort') signal.throwIfAborted();
+      }
+      const [text, reasoning, toolCalls, usage, messages] = await Promise.all([result.text, result.reasoningText, result.toolCalls, result.usage, result.responseMessages]);
+      return { text, reasoning: reasoning ?? '', toolCalls: toolCalls as ModelAnswer['toolCalls'], assistant: messages.filter((m) => m.role === 'assistant'), inputTokens: usage.inputTokens, outputTokens: usage.outputTokens };
+    }
+    const result = await generateText(options);
+    return {
+      text: result.text,
+      reasoning: result.reasoningText ?? '',
+      toolCalls: result.toolCalls as ModelAnswer['toolCalls'],
+      assistant: result.responseMessages.filter((m) => m.role === 'assistant'),
+      inputTokens: result.usage.inputTokens,
+      outputTokens: result.usage.outputTokens,
+    };
+  }
+
+  /** The next call's cost, estimated from the prompt size and the largest answer so far. */
+  private async budgetStop(run: RunRow, state: State, system: string, tools: ToolSet): Promise<Ending['exceeded'] | null> {
+    const limit = await this.e.budgets.limitOf(run.orgId);
+    if (run.budgetUsd === null && limit === null) return null;
+    const promptTokens = estimateTokens(system + JSON.stringify(state.messages) + JSON.stringify(Object.keys(tools)));
+    const next = this.e.usage.cost(run.modelId, promptTokens, state.maxOutputTokens);
+    if (run.budgetUsd !== null && state.costUsd + next > run.budgetUsd) {
+      return { scope: (run.budgetScope as BudgetScope | null) ?? 'agent', limitUsd: run.budgetUsd, usedUsd: state.costUsd };
+    }
+    if (limit !== null) {
+      const status = await this.e.budgets.monthly(run.orgId);
+      if (status.usedUsd + next > limit) return { scope: 'organization', limitUsd: limit, usedUsd: status.usedUsd };
+    }
+    return null;
+  }
+
+  /** One usage row per model call, and the run's running totals, in one transaction. */
+  private async recordUsage(run: RunRow, state: State, model: ResolvedModel, answer: ModelAnswer): Promise<void> {
+    const inputTokens = answer.inputTokens ?? estimateTokens(JSON.stringify(state.messages));
+    const outputTokens = answer.outputTokens ?? estimateTokens(answer.text + answer.reasoning + JSON.stringify(answer.toolCalls));
+    const costUsd = this.e.usage.cost(model.modelId, inputTokens, outputTokens);
+    state.inputTokens += inputTokens;
+    state.outputTokens += outputTokens;
+    state.costUsd = Math.round((state.costUsd + costUsd) * 1e9) / 1e9;
+    state.maxOutputTokens = Math.max(state.maxOutputTokens, outputTokens);
+    await this.e.deps.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      await this.e.usage.record(tx, {
+        orgId: run.orgId, projectId: run.projectId, modelId: model.modelId, agentRunId: run.id, agentType: run.type,
+        workflowId: run.workflowId, workflowRunId: run.workflowRunId, inputTokens, outputTokens, costUsd,
+      });
+      await tx.update(agentRuns).set({
+        inputTokens: state.inputTokens, outputTokens: state.outputTokens, costUsd: state.costUsd, modelCalls: run.modelCalls + state.modelCalls,
+      }).where(eq(agentRuns.id, run.id));
+    });
+    if (costUsd > 0) await this.e.budgets.afterSpend(run.orgId);
+  }
+
+  private toolContext(run: RunRow, state: State, signal: AbortSignal): ToolContext {
+    const { deps } = this.e;
+    return {
+      orgId: run.orgId,
+      projectId: run.projectId,
+      agentRunId: run.id,
+      agentType: state.type.type,
+      workflowRunId: run.workflowRunId,
+      leadScope: { orgId: run.orgId, projectId: run.projectId, actor: { type: 'agent', id: run.id }, agentRunId: run.id },
+      signal,
+      config: deps.config,
+      clock: deps.clock,
+      db: deps.db,
+      leads: this.e.leads,
+      usage: this.e.usage,
+      budgets: this.e.budgets,
+      reports: this.e.reports,
+      peers: this.e.peers,
+      onReport: (id) => {
+        state.reportId = id;
+      },
+    };
+  }
+
+  /** Runs the calls of one model answer in order; returns the handoff when one was made. */
+  private async runTools(run: RunRow, state: State, answer: ModelAnswer, signal: AbortSignal): Promise<{ to: string; task: string; context?: string } | null> {
+    const ctx = this.toolContext(run, state, signal);
+    const available = new Map(this.toolsOf(state.type).map((t) => [t.name, t]));
+    const parts: { type: 'tool-result'; toolCallId: string; toolName: string; output: { type: 'json'; value: never } }[] = [];
+    let handoff: { to: string; task: string; context?: string } | null = null;
+    for (const call of answer.toolCalls) {
+      if (signal.aborted) break;
+      const input = (call.input && typeof call.input === 'object' ? call.input : {}) as Record<string, unknown>;
+      await this.step(run, state, signal, { type: 'tool_call', name: call.toolName, input: plain(input) });
+      const started = performance.now();
+      let output: unknown;
+      if (call.toolName === HANDOFF_TOOL) {
+        const to = String(input.to ?? '');
+        if (handoff) output = { error: 'Only one handoff per answer' };
+        else if (!AGENT_TYPES[to] || to === state.type.type) output = { error: `Unknown agent type "${to}"; use one of ${Object.keys(AGENT_TYPES).filter((k) => k !== state.type.type).join(', ')}` };
+        else if (state.handoffs >= MAX_HANDOFFS) output = { error: `At most ${MAX_HANDOFFS} handoffs per run` };
+        else if (!Value.Check(handoffTool.input, input)) output = { error: 'handoff needs { to, task, context? }' };
+        else {
+          handoff = { to, task: String(input.task), context: typeof input.context === 'string' ? input.context : undefined };
+          await this.step(run, state, signal, { type: 'handoff', name: to, input: { from: state.type.type, to, task: handoff.task, ...(handoff.context ? { context: handoff.context } : {}) } });
+          output = { handedOffTo: to };
+        }
+      } else {
+        output = await this.runTool(ctx, available.get(call.toolName), call, input, state);
+      }
+      let text = JSON.stringify(output ?? null);
+      if (text.length > TOOL_OUTPUT_LIMIT) {
+        output = { truncated: true, text: text.slice(0, TOOL_OUTPUT_LIMIT) };
+        text = JSON.stringify(output);
+      }
+      await this.step(run, state, signal, { type: 'tool_result', name: call.toolName, output: text, durationMs: Math.round(performance.now() - started) });
+      parts.push({ type: 'tool-result', toolCallId: call.toolCallId, toolName: call.toolName, output: { type: 'json', value: plain(output) as never } });
+    }
+    if (parts.length) state.messages.push({ role: 'tool', content: parts });
+    return handoff;
+  }
+
+  private async runTool(ctx: ToolContext, def: ToolDef | undefined, call: ModelAnswer['toolCalls'][number], input: Record<string, unknown>, state: State): Promise<unknown> {
+    if (!def) return { error: `Tool "${call.toolName}" is not available to ${state.type.type}; available: ${this.toolsOf(state.type).map((t) => t.name).join(', ')}` };
+    if (!Value.Check(def.input, input)) {
+      const first = [...Value.Errors(def.input, input)][0];
+      return { error: `Invalid input${first?.instancePath ? ` at ${first.instancePath}` : ''}: ${first?.message ?? 'does not match the schema'}` };
+    }
+    try {
+      const output = await def.execute(ctx, input);
+      const o = output as Record<string, unknown> | null;
+      if (call.toolName === 'create_draft' && typeof o?.postId === 'string') state.postIds.push(o.postId);
+      if (call.toolName === 'qualify_lead' && typeof o?.id === 'string') state.qualifiedLeadIds.push(o.id);
+      if (call.toolName === 'request_approval' && typeof o?.approvalId === 'string') state.approvalIds.push(o.approvalId);
+      return plain(output);
+    } catch (error) {
+      if (ctx.signal.aborted) throw error;
+      return { error: errorText(error) };
+    }
+  }
+
+  private output(state: State): Record<string, unknown> {
+    const out: Record<string, unknown> = { text: state.lastText };
+    if (state.reportId) out.reportId = state.reportId;
+    if (state.postIds.length) out.postIds = state.postIds;
+    if (state.qualifiedLeadIds.length) out.qualifiedLeadIds = state.qualifiedLeadIds;
+    if (state.approvalIds.length) out.approvalIds = state.approvalIds;
+    if (state.lastText && /^\s*[{[]/.test(state.lastText)) {
+      try {
+        out.data = JSON.parse(state.lastText);
+      } catch {
+        // not JSON after all
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Ends a RUNNING run: its final record, `agent.run.finished` (and `budget.exceeded`) in one
+   * transaction, then `done` on its stream. A run already ended elsewhere (canceled) is left as is.
+   */
+  async finish(run: RunRow, state: State, ending: Ending): Promise<RunRow> {
+    const now = this.clock.now();
+    const finished = await this.e.deps.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      const [row] = await tx.update(agentRuns).set({
+        status: ending.status,
+        summary: ending.summary.slice(0, 20_000),
+        error: ending.error ?? null,
+        output: this.output(state),
+        reportId: state.reportId,
+        inputTokens: state.inputTokens,
+        outputTokens: state.outputTokens,
+        costUsd: state.costUsd,
+        stepCount: state.nextIndex,
+        finishedAt: now,
+        leaseOwner: null,
+        leaseUntil: null,
+      }).where(and(eq(agentRuns.id, run.id), eq(agentRuns.status, 'RUNNING'))).returning();
+      if (!row) return null;
+      await this.e.events.record(tx, finishedEvent(row));
+      if (ending.exceeded) {
+        await this.e.budgets.exceeded({
+          orgId: row.orgId, projectId: row.projectId, scope: ending.exceeded.scope, limitUsd: ending.exceeded.limitUsd, usedUsd: ending.exceeded.usedUsd,
+          runId: ending.exceeded.scope === 'workflow' && row.workflowRunId ? row.workflowRunId : row.id,
+          agentRunId: row.id, workflowRunId: row.workflowRunId ?? undefined,
+        }, tx);
+      }
+      return row;
+    });
+    if (!finished) {
+      const [current] = await this.e.deps.db.select().from(agentRuns).where(eq(agentRuns.id, run.id));
+      return current!;
+    }
+    await publishDone(this.e.bus, finished);
+    return finished;
+  }
+}
+
+export function finishedEvent(row: RunRow) {
+  const payload: Record<string, unknown> = {
+    agentRunId: row.id, type: row.type, status: row.status, summary: row.summary, usage: runUsage(row),
+  };
+  if (row.reportId) payload.reportId = row.reportId;
+  if (row.workflowRunId) payload.workflowRunId = row.workflowRunId;
+  if (row.agentId) payload.agentId = row.agentId;
+  return { orgId: row.orgId, projectId: row.projectId, type: 'agent.run.finished', payload };
+}
+
+export async function publishDone(bus: Bus, row: RunRow): Promise<void> {
+  await bus.publish(runChannel(row.id), {
+    kind: 'done',
+    run: { id: row.id, status: row.status, summary: row.summary, usage: runUsage(row) },
+  } satisfies RunMessage);
+}

@@ -1,0 +1,57 @@
+import type { ReportType } from '../../reports/service.ts';
+
+export interface AgentTypeDef {
+  type: string;
+  description: string;
+  /** The system instructions of the type; a saved agent's own instructions are added after them. */
+  instructions: string;
+  /** Tool names (tools/index.ts); `handoff` is added for every type. Tools whose module is missing are left out. */
+  tools: string[];
+  /** The report type it writes. */
+  reportType: ReportType;
+}
+
+const COMMON = 'Work only with the tools and the organization\'s real data; never invent records or numbers. '
+  + 'Finish with one create_report call (unless there is nothing to report), then answer with a short plain-text summary of what you did and found.';
+
+export const AGENT_TYPES: Record<string, AgentTypeDef> = {
+  LEAD_QUALIFIER: {
+    type: 'LEAD_QUALIFIER',
+    description: 'Scores leads by the data they carry (contact details, company, website, source, tags), qualifies the strong ones (lead.qualified with score and reason) and writes a LEAD_QUALIFICATION report with follow-up actions.',
+    instructions: 'You qualify sales leads. Find the leads to evaluate (input.leadIds, or input.status — NEW by default). '
+      + 'Score each 0-100 from the evidence present: reachable contact (email, phone), a business email domain, company, website, source and tags. '
+      + 'Qualify (qualify_lead) those at or above input.threshold (default 60) with a one-sentence reason; record the score of the others with update_lead. '
+      + COMMON,
+    tools: ['search_leads', 'get_lead', 'update_lead', 'qualify_lead', 'lead_stats'],
+    reportType: 'LEAD_QUALIFICATION',
+  },
+  MARKET_ANALYST: {
+    type: 'MARKET_ANALYST',
+    description: 'Analyses the lead base (sources, statuses, scores) and public web pages given in input.urls, and writes a MARKET_RESEARCH report with recommended next steps.',
+    instructions: 'You are a market analyst for a marketing team. Use lead_stats and search_leads to understand the pipeline, '
+      + 'and fetch_web_page for any page in input.url / input.urls (competitors, market pages). Identify the strongest channels, gaps and opportunities. '
+      + COMMON,
+    tools: ['lead_stats', 'search_leads', 'fetch_web_page', 'usage_summary'],
+    reportType: 'MARKET_RESEARCH',
+  },
+  REPORT_WRITER: {
+    type: 'REPORT_WRITER',
+    description: 'Writes a WEEKLY_DIGEST report: pipeline figures, qualified leads to follow up, AI usage and budget.',
+    instructions: 'You write the weekly digest for the team. Gather lead_stats, the qualified leads (search_leads status QUALIFIED) and usage_summary for input.days (default 7), '
+      + 'then write a concise digest with the key numbers and concrete follow-ups. ' + COMMON,
+    tools: ['lead_stats', 'search_leads', 'usage_summary'],
+    reportType: 'WEEKLY_DIGEST',
+  },
+  CONTENT_WRITER: {
+    type: 'CONTENT_WRITER',
+    description: 'Writes social media post drafts on a topic (input.topic, input.platforms, input.count) and a CONTENT_PLAN report.',
+    instructions: 'You write social media posts for the brand. Topic: input.topic (or the task). Platforms: input.platforms (default LINKEDIN). '
+      + 'Write input.count posts per platform (default 1): a hook line, two or three short lines of substance, a call to action, 2-4 hashtags. '
+      + 'Keep X posts under 280 characters. Save each with create_draft when available; optionally read input.url with fetch_web_page first. '
+      + COMMON,
+    tools: ['create_draft', 'fetch_web_page', 'lead_stats', 'request_approval'],
+    reportType: 'CONTENT_PLAN',
+  },
+};
+
+export const AGENT_TYPE_NAMES = Object.keys(AGENT_TYPES);

@@ -1,0 +1,32 @@
+import { Type, Nullable, OrgParams, orgErrors } from '../../platform/http/schemas.ts';
+import type { App } from '../../platform/http/types.ts';
+import { orgOf } from '../auth/guard.ts';
+
+const BudgetSchema = Type.Object({
+  monthlyLimitUsd: Nullable(Type.Number()),
+  usedUsd: Type.Number({ description: 'spent this month (UTC)' }),
+  pct: Nullable(Type.Number()),
+  period: Type.String({ description: 'YYYY-MM' }),
+  resetsAt: Type.String({ format: 'date-time' }),
+});
+
+export function budgetRoutes(app: App): void {
+  const { budgets } = app.services;
+
+  app.get('/budget', {
+    config: { access: { scope: 'usage:read' } },
+    schema: { tags: ['Usage'], summary: 'The organization\'s monthly budget and this month\'s spend', params: OrgParams, response: { 200: BudgetSchema, ...orgErrors() } },
+  }, async (request) => budgets.get(orgOf(request).orgId));
+
+  app.put('/budget', {
+    // Owners and admins (sessions), or API keys with every scope.
+    config: { access: { scope: '*', manage: true, write: true } },
+    schema: {
+      tags: ['Usage'],
+      summary: 'Set the monthly budget (USD; null removes it). New runs get 429 BUDGET_EXCEEDED while it is spent; budget.warning at 80 %',
+      params: OrgParams,
+      body: Type.Object({ monthlyLimitUsd: Nullable(Type.Number({ minimum: 0, maximum: 100_000_000 })) }, { additionalProperties: false }),
+      response: { 200: BudgetSchema, ...orgErrors() },
+    },
+  }, async (request) => budgets.set(orgOf(request).orgId, request.body.monthlyLimitUsd));
+}

@@ -1,0 +1,217 @@
+import { and, eq, sql, type SQL } from 'drizzle-orm';
+import type { Deps } from '../../platform/deps.ts';
+import type { Db } from '../../platform/db.ts';
+import { conflict, notFound } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
+import type { EventsService } from '../events/service.ts';
+import type { LeadScope, LeadsService } from '../leads/service.ts';
+import type { NotificationsService } from '../notifications/service.ts';
+import type { Peers } from '../agents/peers.ts';
+import { checkAction, executeAction, type AgentStarter } from './actions.ts';
+import { reports, type StoredRecommendation } from './tables.ts';
+
+export const REPORT_TYPES = [
+  'CONTENT_PLAN', 'SOCIAL_PERFORMANCE', 'LEAD_LIST', 'LEAD_QUALIFICATION', 'OUTREACH_SUMMARY', 'MARKET_RESEARCH',
+  'COMPETITOR_ANALYSIS', 'SEO_AUDIT', 'TRAFFIC_STRATEGY', 'ANALYTICS_REVIEW', 'CAMPAIGN_PLAN', 'CAMPAIGN_SUMMARY',
+  'CHATBOT_INSIGHTS', 'WEEKLY_DIGEST', 'GENERAL',
+] as const;
+export type ReportType = (typeof REPORT_TYPES)[number];
+
+type Row = typeof reports.$inferSelect;
+
+export interface NewReport {
+  orgId: string;
+  projectId: string | null;
+  type: ReportType;
+  title: string;
+  summary: string;
+  body?: string | null;
+  metrics?: Record<string, unknown>;
+  recommendations?: { title: string; description?: string; action: { type: string; params?: Record<string, unknown> } }[];
+  agentRunId?: string | null;
+  agentType?: string | null;
+}
+
+export interface ReportListQuery extends ListQuery {
+  type?: string;
+  projectId?: string;
+}
+
+function publicRecommendation(r: StoredRecommendation) {
+  const out: Record<string, unknown> = { index: r.index, title: r.title, description: r.description, action: r.action };
+  if (r.appliedAt) out.appliedAt = r.appliedAt;
+  if (r.result !== undefined) out.result = r.result;
+  return out;
+}
+
+export function publicReport(row: Row) {
+  return {
+    id: row.id,
+    projectId: row.projectId,
+    type: row.type,
+    title: row.title,
+    summary: row.summary,
+    body: row.body,
+    metrics: row.metrics,
+    recommendations: row.recommendations.map(publicRecommendation),
+    agentRunId: row.agentRunId,
+    agentType: row.agentType,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+export type Report = ReturnType<typeof publicReport>;
+
+const SORTABLE = { createdAt: reports.createdAt, type: reports.type, title: reports.title };
+
+/** Reports written by agents, with recommendations whose actions can be applied for real. */
+export class ReportsService {
+  private readonly db: Db;
+  private readonly deps: Deps;
+  private readonly events: EventsService;
+  private readonly notifications: NotificationsService;
+  private readonly leads: LeadsService;
+  private readonly peers: Peers;
+  private agentStarter: (() => AgentStarter) | null = null;
+
+  constructor(deps: Deps, events: EventsService, notifications: NotificationsService, leads: LeadsService, peers: Peers) {
+    this.deps = deps;
+    this.db = deps.db;
+    this.events = events;
+    this.notifications = notifications;
+    this.leads = leads;
+    this.peers = peers;
+  }
+
+  /** The agents service, for `run_agent` recommendations (it is built after this one). */
+  useAgents(starter: () => AgentStarter): void {
+    this.agentStarter = starter;
+  }
+
+  private actionDeps() {
+    return {
+      leads: this.leads,
+      peers: this.peers,
+      agents: () => {
+        if (!this.agentStarter) throw new Error('agents are not wired');
+        return this.agentStarter();
+      },
+    };
+  }
+
+  private where(scope: { orgId: string; projectId: string | null }, ...conditions: (SQL | undefined)[]): SQL {
+    return and(eq(reports.orgId, scope.orgId), scope.projectId ? eq(reports.projectId, scope.projectId) : undefined, ...conditions)!;
+  }
+
+  /** Saves a report: `agent.report.created` and a notification commit with it. Actions are checked first. */
+  async create(input: NewReport): Promise<Report> {
+    const recommendations: StoredRecommendation[] = (input.recommendations ?? []).map((r, index) => ({
+      index,
+      title: r.title,
+      description: r.description ?? '',
+      action: checkAction({ peers: this.peers }, r.action),
+    }));
+    const now = this.deps.clock.now();
+    return this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      const [row] = await tx.insert(reports).values({
+        id: newId('report', now.getTime()),
+        orgId: input.orgId,
+        projectId: input.projectId,
+        type: input.type,
+        title: input.title,
+        summary: input.summary,
+        body: input.body ?? null,
+        metrics: input.metrics ?? {},
+        recommendations,
+        agentRunId: input.agentRunId ?? null,
+        agentType: input.agentType ?? null,
+        createdAt: now,
+        updatedAt: now,
+      }).returning();
+      const report = publicReport(row!);
+      await this.events.record(tx, {
+        orgId: input.orgId,
+        projectId: input.projectId,
+        type: 'agent.report.created',
+        payload: { report: { id: report.id, type: report.type, title: report.title, summary: report.summary, metrics: report.metrics }, agentType: input.agentType ?? null, agentRunId: input.agentRunId ?? null },
+      });
+      await this.notifications.notify({
+        orgId: input.orgId,
+        kind: 'report.created',
+        title: `New report: ${report.title}`,
+        body: report.summary,
+        link: `/reports/${report.id}`,
+      }, tx);
+      return report;
+    });
+  }
+
+  async get(scope: { orgId: string; projectId: string | null }, id: string): Promise<Report> {
+    const [row] = await this.db.select().from(reports).where(this.where(scope, eq(reports.id, id)));
+    if (!row) throw notFound('Report');
+    return publicReport(row);
+  }
+
+  async list(scope: { orgId: string; projectId: string | null }, query: ReportListQuery) {
+    const page = pageOf(query);
+    const conditions: (SQL | undefined)[] = [];
+    if (query.type) conditions.push(eq(reports.type, query.type));
+    if (query.projectId) conditions.push(eq(reports.projectId, query.projectId));
+    if (query.q && query.q.trim()) {
+      const like = `%${query.q.trim().replace(/[\\%_]/g, (c) => '\\' + c)}%`;
+      conditions.push(sql`(${reports.title} ilike ${like} or ${reports.summary} ilike ${like})`);
+    }
+    const where = this.where(scope, ...conditions);
+    const order = orderBy(query.sort, SORTABLE, '-createdAt', reports.id);
+    const [items, counted] = await Promise.all([
+      this.db.select().from(reports).where(where).orderBy(...order).limit(page.limit).offset(page.offset),
+      this.db.select({ n: sql<number>`count(*)::int` }).from(reports).where(where),
+    ]);
+    return envelope(items.map(publicReport), counted[0]?.n ?? 0, page);
+  }
+
+  /**
+   * Executes recommendation `index` for real, as the caller. The recommendation is marked applied
+   * first (so a second, concurrent apply gets 409), and unmarked again when the action fails.
+   */
+  async applyRecommendation(scope: LeadScope, id: string, index: number) {
+    const claimed = await this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      const [row] = await tx.select().from(reports).where(this.where(scope, eq(reports.id, id))).for('update');
+      if (!row) throw notFound('Report');
+      const rec = row.recommendations[index];
+      if (!rec) throw notFound('Recommendation');
+      if (rec.appliedAt) throw conflict(`Recommendation ${index} was already applied at ${rec.appliedAt}`);
+      const list = row.recommendations.map((r) => (r.index === index ? { ...r, appliedAt: this.deps.clock.now().toISOString(), appliedBy: scope.actor } : r));
+      await tx.update(reports).set({ recommendations: list, updatedAt: this.deps.clock.now() }).where(eq(reports.id, id));
+      return rec;
+    });
+    let result: unknown;
+    try {
+      result = await executeAction(this.actionDeps(), scope, { type: claimed.action.type, params: claimed.action.params });
+    } catch (error) {
+      await this.patchRecommendation(scope.orgId, id, index, (r) => {
+        const { appliedAt: _a, appliedBy: _b, ...rest } = r;
+        return rest;
+      });
+      throw error;
+    }
+    const plain = result === undefined ? null : JSON.parse(JSON.stringify(result));
+    const row = await this.patchRecommendation(scope.orgId, id, index, (r) => ({ ...r, result: plain }));
+    const report = publicReport(row);
+    return { report, recommendation: report.recommendations[index]!, result: plain };
+  }
+
+  private async patchRecommendation(orgId: string, id: string, index: number, fn: (r: StoredRecommendation) => StoredRecommendation): Promise<Row> {
+    return this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      const [row] = await tx.select().from(reports).where(and(eq(reports.orgId, orgId), eq(reports.id, id))).for('update');
+      if (!row) throw notFound('Report');
+      const list = row.recommendations.map((r) => (r.index === index ? fn(r) : r));
+      const [after] = await tx.update(reports).set({ recommendations: list, updatedAt: this.deps.clock.now() }).where(eq(reports.id, id)).returning();
+      return after!;
+    });
+  }
+}
