@@ -1,5 +1,6 @@
 // Flat config: typescript-eslint's recommended rules over the sources, tests and benchmarks.
-// (ESLint 10 no longer bundles @eslint/js; tsc already reports undefined names and unreachable code.)
+// (ESLint 10 no longer bundles @eslint/js; tsc already reports undefined names and unreachable code,
+// and `verbatimModuleSyntax` already makes type-only imports say `import type`, as type stripping needs.)
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
@@ -11,8 +12,6 @@ export default defineConfig(
     rules: {
       // `const { auth: _auth, ...rest } = opts` drops a field on purpose; `_`-prefixed names are deliberate.
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
-      // Node's type stripping runs the sources as they are: type-only imports must say so.
-      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
     },
   },
 );
