@@ -149,19 +149,19 @@ export class ContentService {
   }
 
   /** The integration must be this organization's (visible to the project) and publish to the post's platform. */
-  private async checkIntegration(scope: ContentScope, projectId: string, platform: Platform, integrationId: string | null | undefined): Promise<void> {
+  private async checkIntegration(scope: ContentScope, projectId: string, platform: Platform, integrationId: string | null | undefined, db: Db = this.db): Promise<void> {
     if (!integrationId) return;
-    const row = await this.integrations.row({ orgId: scope.orgId, projectId }, integrationId);
+    const row = await this.integrations.row({ orgId: scope.orgId, projectId }, integrationId, db);
     if (!row) throw unprocessable('INTEGRATION_MISSING', `Integration ${integrationId} does not exist in this organization or project`);
     if (row.provider !== providerOfPlatform(platform)) {
       throw badRequest(`Integration ${integrationId} is a ${row.provider} account; ${platform} posts need a ${providerOfPlatform(platform)} one`, [{ field: 'body.integrationId', message: 'provider does not match the platform' }]);
     }
   }
 
-  private async checkMedia(orgId: string, platform: Platform, mediaIds: string[]): Promise<void> {
+  private async checkMedia(orgId: string, platform: Platform, mediaIds: string[], db: Db = this.db): Promise<void> {
     if (mediaIds.length === 0) return;
     if (mediaIds.length > MAX_MEDIA[platform]) throw badRequest(`${platform} posts carry at most ${MAX_MEDIA[platform]} media`, [{ field: 'body.mediaIds', message: `at most ${MAX_MEDIA[platform]}` }]);
-    const rows = await this.media.many(orgId, mediaIds);
+    const rows = await this.media.many(orgId, mediaIds, db);
     const missing = mediaIds.filter((id) => !rows.some((r) => r.id === id));
     if (missing.length) throw badRequest(`Unknown media: ${missing.join(', ')}`, [{ field: 'body.mediaIds', message: 'must be ids returned by POST …/media/upload' }]);
     const video = rows.find((r) => !r.contentType.startsWith('image/'));
@@ -269,8 +269,9 @@ export class ContentService {
       const integrationId = patch.integrationId !== undefined ? patch.integrationId : before.integrationId;
       const scheduledAt = patch.scheduledAt !== undefined ? toDate(patch.scheduledAt, 'body.scheduledAt') ?? null : before.scheduledAt;
       checkPost(platform, body, hashtags);
-      if (patch.integrationId !== undefined || patch.platform !== undefined || targetProject) await this.checkIntegration(scope, projectId, platform, integrationId);
-      if (patch.mediaIds || patch.platform) await this.checkMedia(scope.orgId, platform, mediaIds);
+      // Inside the transaction: on the embedded database a query outside it would wait for it forever.
+      if (patch.integrationId !== undefined || patch.platform !== undefined || targetProject) await this.checkIntegration(scope, projectId, platform, integrationId, tx);
+      if (patch.mediaIds || patch.platform) await this.checkMedia(scope.orgId, platform, mediaIds, tx);
 
       const contentChanged = body !== before.body || platform !== before.platform
         || JSON.stringify(hashtags) !== JSON.stringify(before.hashtags) || JSON.stringify(mediaIds) !== JSON.stringify(before.mediaIds);

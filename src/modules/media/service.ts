@@ -110,9 +110,9 @@ export class MediaService {
   }
 
   /** The org's media among these ids (the missing ones are simply absent). */
-  async many(orgId: string, ids: string[]): Promise<MediaRow[]> {
+  async many(orgId: string, ids: string[], db: Db = this.db): Promise<MediaRow[]> {
     if (ids.length === 0) return [];
-    return this.db.select().from(media).where(and(eq(media.orgId, orgId), inArray(media.id, ids)));
+    return db.select().from(media).where(and(eq(media.orgId, orgId), inArray(media.id, ids)));
   }
 
   async delete(orgId: string, id: string): Promise<void> {
