@@ -117,7 +117,10 @@ export class RunDriver {
           and (locked_until is null or locked_until < ${now})
         order by wake_at limit ${free} for update skip locked)`)
       .returning();
-    for (const run of claimed) this.start(run);
+    for (const run of claimed) {
+      // Our own run whose lease lapsed while it executes (a stalled event loop): the claim renewed it; never run it twice.
+      if (!this.active.has(run.id)) this.start(run);
+    }
     return claimed.length === free;
   }
 
@@ -245,7 +248,7 @@ export class RunDriver {
     const finishedAt = this.now();
     const durationMs = finishedAt.getTime() - startedAt.getTime();
     const itemCount = Object.values(outputs).reduce((n, list) => n + list.length, 0);
-    base.updates.push({ nodeId, attempt, set: { status: 'SUCCEEDED', outputs, itemCount, finishedAt, durationMs } });
+    base.updates.push({ nodeId, attempt, set: { status: 'SUCCEEDED', outputs, itemCount, finishedAt, durationMs, error: null } });
     base.events.push({ type: 'node.finished', nodeId, itemCount, durationMs });
     const step = state.latest.get(nodeId);
     state.latest.set(nodeId, { ...(step as StepInsert), status: 'SUCCEEDED', outputs, itemCount, finishedAt, durationMs });

@@ -1,0 +1,123 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Receiver, eventually } from '../../../../test/receiver.ts';
+
+/**
+ * Durability with real processes: `node src/main.ts` on a temporary DATA_DIR (embedded PGlite on
+ * disk), killed with SIGKILL in the middle of a run, then started again.
+ */
+
+const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'svc-recovery-'));
+const children = new Set<ChildProcess>();
+
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function start(port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['src/main.ts'], {
+    cwd: ROOT,
+    env: {
+      PATH: dirname(process.execPath) + delimiter + (process.env.PATH ?? ''),
+      HOME: process.env.HOME ?? tmpdir(),
+      NODE_ENV: 'development', LOG_LEVEL: 'warn',
+      PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir,
+      BOOTSTRAP_EMAIL: 'owner@recovery.example', BOOTSTRAP_PASSWORD: 'a long enough password',
+      WORKFLOW_LEASE_MS: '1500', WORKFLOW_POLL_MS: '100',
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.add(child);
+  await eventually(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => null))?.ok, 30_000, 100);
+  return child;
+}
+
+describe('SIGKILL in the middle of a run', () => {
+  it('another start finishes the run; a node that had finished is not executed again; a delayed run resumes', async () => {
+    const receiver = await new Receiver().start();
+    const counts: Record<string, number> = {};
+    receiver.behaviour = (req) => {
+      counts[req.url] = (counts[req.url] ?? 0) + 1;
+      // The first call of /slow hangs: the process is killed while it waits.
+      if (req.url === '/slow' && counts[req.url] === 1) return { status: 200, delayMs: 60_000 };
+      return { status: 200, body: '{}', headers: { 'content-type': 'application/json' } };
+    };
+    const port = await freePort();
+    const first = await start(port);
+    const base = `http://127.0.0.1:${port}/api/v1`;
+    const login = await (await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'owner@recovery.example', password: 'a long enough password' }) })).json() as { tokens: { accessToken: string } };
+    const token = login.tokens.accessToken;
+    const me = await (await fetch(`${base}/auth/me`, { headers: { authorization: `Bearer ${token}` } })).json() as { memberships: { organizationId: string }[] };
+    const org = `${base}/orgs/${me.memberships[0]!.organizationId}`;
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${org}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+      return res.json() as Promise<Record<string, any>>;
+    };
+
+    const wf = await call('POST', '/workflows', {
+      name: 'durable',
+      nodes: [
+        { id: 'start', type: 'trigger.manual' },
+        { id: 'count', type: 'utility.httpRequest', params: { method: 'POST', url: receiver.url('/count'), body: { n: 1 } } },
+        { id: 'slow', type: 'utility.httpRequest', params: { method: 'GET', url: receiver.url('/slow'), timeoutMs: 30000 } },
+        { id: 'end', type: 'utility.webhookOut', params: { url: receiver.url('/end') } },
+      ],
+      edges: [{ from: 'start', to: 'count' }, { from: 'count', to: 'slow' }, { from: 'slow', to: 'end' }],
+    });
+    const delayed = await call('POST', '/workflows', {
+      name: 'delayed',
+      nodes: [{ id: 'start', type: 'trigger.manual' }, { id: 'wait', type: 'flow.delay', params: { seconds: 1 } }, { id: 'after', type: 'utility.webhookOut', params: { url: receiver.url('/after-delay') } }],
+      edges: [{ from: 'start', to: 'wait' }, { from: 'wait', to: 'after' }],
+    });
+    const run = await call('POST', `/workflows/${wf.id}/run`, {});
+    const waitingRun = await call('POST', `/workflows/${delayed.id}/run`, {});
+    await eventually(() => counts['/slow'] === 1, 15_000);
+    await eventually(async () => (await call('GET', `/runs/${waitingRun.id}`)).status === 'WAITING', 15_000);
+
+    const gone = new Promise((r) => first.once('exit', r));
+    first.kill('SIGKILL');
+    await gone;
+
+    await start(port);
+    const login2 = await (await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'owner@recovery.example', password: 'a long enough password' }) })).json() as { tokens: { accessToken: string } };
+    const get = async (id: string) => (await fetch(`${org}/runs/${id}`, { headers: { authorization: `Bearer ${login2.tokens.accessToken}` } })).json() as Promise<Record<string, any>>;
+    const done = await eventually(async () => {
+      const r = await get(run.id);
+      return r.status === 'SUCCEEDED' || r.status === 'FAILED' ? r : null;
+    }, 20_000, 100);
+    expect(done.status).toBe('SUCCEEDED');
+    expect(counts['/count']).toBe(1);
+    expect(counts['/slow']).toBe(2);
+    expect(counts['/end']).toBe(1);
+    const steps = (done.steps as { nodeId: string; attempt: number; status: string; error: { code: string } | null }[]).map((s) => [s.nodeId, s.attempt, s.status, s.error?.code ?? null]);
+    expect(steps).toEqual([
+      ['start', 1, 'SUCCEEDED', null], ['count', 1, 'SUCCEEDED', null],
+      ['slow', 1, 'FAILED', 'INTERRUPTED'], ['slow', 2, 'SUCCEEDED', null], ['end', 1, 'SUCCEEDED', null],
+    ]);
+    const resumed = await eventually(async () => {
+      const r = await get(waitingRun.id);
+      return r.status === 'SUCCEEDED' ? r : null;
+    }, 20_000, 100);
+    expect(resumed.status).toBe('SUCCEEDED');
+    expect(counts['/after-delay']).toBe(1);
+    await receiver.stop();
+  }, 90_000);
+});
