@@ -134,7 +134,11 @@ async function firstOrg(base: string, token: string): Promise<{ id: string; name
 
 const messages = (server: Server) => server.logs.map((l) => l.msg).join('\n');
 
-describe('npm start', () => {
+// Each test starts real processes (module loading, PGlite initdb on a fresh DATA_DIR): a few seconds
+// alone, far more on a loaded machine; the generous limit only matters there.
+const slow = { timeout: 120_000 };
+
+describe('npm start', slow, () => {
   it('creates the owner from BOOTSTRAP_* and logs the base URL and /docs', async () => {
     const dir = dataDir();
     const server = await startServer(dir, { BOOTSTRAP_EMAIL: 'boss@example.com', BOOTSTRAP_PASSWORD: 'bootstrap password', BOOTSTRAP_ORG: 'Bootstrapped Inc' });
@@ -198,7 +202,7 @@ describe('npm start', () => {
   });
 });
 
-describe('npm run cli', () => {
+describe('npm run cli', slow, () => {
   it('create-owner, then create-api-key prints a key once that works against the server with its scopes', async () => {
     const dir = dataDir();
     const owner = await cli(dir, ['create-owner', '--email', 'cli@example.com', '--password', 'cli password 1', '--org', 'CLI Org']);
