@@ -15,6 +15,7 @@ import { Receiver, eventually } from '../../../../test/receiver.ts';
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'svc-recovery-'));
 const children = new Set<ChildProcess>();
+type Rec = { id: string; status: string; steps: unknown[] };
 
 afterAll(() => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -69,7 +70,7 @@ describe('SIGKILL in the middle of a run', () => {
     const org = `${base}/orgs/${me.memberships[0]!.organizationId}`;
     const call = async (method: string, path: string, body?: unknown) => {
       const res = await fetch(`${org}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
-      return res.json() as Promise<Record<string, any>>;
+      return res.json() as Promise<Rec>;
     };
 
     const wf = await call('POST', '/workflows', {
@@ -98,7 +99,7 @@ describe('SIGKILL in the middle of a run', () => {
 
     await start(port);
     const login2 = await (await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'owner@recovery.example', password: 'a long enough password' }) })).json() as { tokens: { accessToken: string } };
-    const get = async (id: string) => (await fetch(`${org}/runs/${id}`, { headers: { authorization: `Bearer ${login2.tokens.accessToken}` } })).json() as Promise<Record<string, any>>;
+    const get = async (id: string) => (await fetch(`${org}/runs/${id}`, { headers: { authorization: `Bearer ${login2.tokens.accessToken}` } })).json() as Promise<Rec>;
     const done = await eventually(async () => {
       const r = await get(run.id);
       return r.status === 'SUCCEEDED' || r.status === 'FAILED' ? r : null;
