@@ -243,7 +243,7 @@ describe('calendar', () => {
     // In Tokyo the evening post falls on 4 March.
     const tokyo = (await t.call({ method: 'GET', url: `${base}/content/calendar`, auth: owner(), query: { from: '2032-03-01', to: '2032-03-04', timezone: 'Asia/Tokyo' } })).json();
     expect(tokyo.days.find((d: { date: string }) => d.date === '2032-03-04').entries.map((e: { postId: string }) => e.postId)).toEqual([late, edge]);
-    for (const query of [{ from: 'soon', to: '2032-03-04' }, { from: '2032-03-04', to: '2032-03-01' }, { from: '2032-03-01', to: '2032-02-30' }, { from: '2032-03-01', to: '2032-03-02', timezone: 'Mars/Base' }]) {
+    for (const query of [{ from: 'soon', to: '2032-03-04' }, { from: '2032-03-04', to: '2032-03-01' }, { from: '2032-03-01', to: '2032-02-30' }, { from: '2032-03-01', to: '2032-03-02', timezone: 'Mars/Base' }] as Record<string, string>[]) {
       expect((await t.call({ method: 'GET', url: `${base}/content/calendar`, auth: owner(), query })).statusCode, JSON.stringify(query)).toBe(400);
     }
   });
