@@ -27,6 +27,8 @@ export const FINAL_STATUSES: readonly FinalStatus[] = ['succeeded', 'failed', 'b
 export const SHUTDOWN = Symbol('shutdown');
 const MAX_HANDOFFS = 3;
 const TOOL_OUTPUT_LIMIT = 64 * 1024;
+/** Output tokens assumed for the next call when the run has seen no larger answer (budget checks). */
+const OUTPUT_ESTIMATE_FLOOR = 512;
 
 export interface EngineDeps {
   deps: Deps;
@@ -50,6 +52,9 @@ interface State {
   outputTokens: number;
   costUsd: number;
   maxOutputTokens: number;
+  /** Estimated prompt tokens of the next call, and the ratio of the provider's counts to our estimates. */
+  promptEstimate: number;
+  inputRatio: number;
   reportId: string | null;
   handoffs: number;
   lastText: string | null;
@@ -144,6 +149,8 @@ export class AgentEngine {
       outputTokens: run.outputTokens,
       costUsd: run.costUsd,
       maxOutputTokens: 0,
+      promptEstimate: 0,
+      inputRatio: 1,
       reportId: run.reportId,
       handoffs: 0,
       lastText: null,
@@ -243,12 +250,16 @@ export class AgentEngine {
     };
   }
 
-  /** The next call's cost, estimated from the prompt size and the largest answer so far. */
+  /**
+   * The next call's cost, estimated from the prompt size (system, messages and tool definitions, at
+   * four characters a token, calibrated by the provider's own counts of the earlier calls) and the
+   * largest answer of the run so far (at least OUTPUT_ESTIMATE_FLOOR tokens).
+   */
   private async budgetStop(run: RunRow, state: State, system: string, tools: ToolSet): Promise<Ending['exceeded'] | null> {
     const limit = await this.e.budgets.limitOf(run.orgId);
     if (run.budgetUsd === null && limit === null) return null;
-    const promptTokens = estimateTokens(system + JSON.stringify(state.messages) + JSON.stringify(Object.keys(tools)));
-    const next = this.e.usage.cost(run.modelId, promptTokens, state.maxOutputTokens);
+    state.promptEstimate = estimateTokens(system + JSON.stringify(state.messages) + JSON.stringify(Object.entries(tools).map(([name, t]) => [name, t.description, (t.inputSchema as { jsonSchema?: unknown }).jsonSchema])));
+    const next = this.e.usage.cost(run.modelId, Math.ceil(state.promptEstimate * state.inputRatio), Math.max(state.maxOutputTokens, OUTPUT_ESTIMATE_FLOOR));
     if (run.budgetUsd !== null && state.costUsd + next > run.budgetUsd) {
       return { scope: (run.budgetScope as BudgetScope | null) ?? 'agent', limitUsd: run.budgetUsd, usedUsd: state.costUsd };
     }
@@ -268,6 +279,7 @@ export class AgentEngine {
     state.outputTokens += outputTokens;
     state.costUsd = Math.round((state.costUsd + costUsd) * 1e9) / 1e9;
     state.maxOutputTokens = Math.max(state.maxOutputTokens, outputTokens);
+    if (answer.inputTokens && state.promptEstimate > 0) state.inputRatio = answer.inputTokens / state.promptEstimate;
     await this.e.deps.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
       await this.e.usage.record(tx, {

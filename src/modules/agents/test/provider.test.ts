@@ -139,15 +139,20 @@ describe('real provider path, streamed (OpenAI-compatible server on loopback)', 
   });
 
   it('ends budget_exceeded before a call that would pass the run budget, with budget.exceeded', async () => {
-    server.script = () => ({ toolCalls: [{ name: 'lead_stats', arguments: {} }] });
-    const agent = (await t.call({ method: 'POST', url: `${base}/agents`, auth: auth(), payload: { name: 'Capped', type: 'MARKET_ANALYST', modelId: MODEL, budgetUsd: 0.3 } })).json();
+    // A model that counts its prompt like a real one: about four characters a token.
+    server.script = (request) => ({ toolCalls: [{ name: 'lead_stats', arguments: {} }], usage: { prompt: Math.ceil(JSON.stringify(request).length / 4), completion: 20 } });
+    const agent = (await t.call({ method: 'POST', url: `${base}/agents`, auth: auth(), payload: { name: 'Capped', type: 'MARKET_ANALYST', modelId: MODEL, budgetUsd: 5 } })).json();
     const started = (await t.call({ method: 'POST', url: `${base}/agents/${agent.id}/run`, auth: auth(), payload: { task: 'Spend' } })).json();
     const run = await waitForRun(t, t.orgA.orgId, started.id, auth());
     expect(run.status).toBe('budget_exceeded');
-    expect(run.usage.costUsd).toBeLessThanOrEqual(0.3);
-    expect(run.usage.costUsd).toBeGreaterThan(0);
+    // About 1.5 USD a call: the call that would pass 5 USD is not made.
+    expect(run.usage.costUsd).toBeLessThanOrEqual(5);
+    expect(run.usage.costUsd).toBeGreaterThan(2.5);
+    const calls = await t.database.db.select().from(usageRecords).where(eq(usageRecords.agentRunId, run.id));
+    expect(run.steps.filter((s: { type: string }) => s.type === 'tool_call')).toHaveLength(calls.length);
+    expect(calls.reduce((a, c) => a + c.costUsd, 0)).toBeCloseTo(run.usage.costUsd, 9);
     const exceeded = (await eventsOf(t, t.orgA.orgId, 'budget.exceeded')).find((e) => e.payload.runId === run.id)!;
-    expect(exceeded.payload).toMatchObject({ scope: 'agent', limitUsd: 0.3, usedUsd: run.usage.costUsd, agentRunId: run.id });
+    expect(exceeded.payload).toMatchObject({ scope: 'agent', limitUsd: 5, usedUsd: run.usage.costUsd, agentRunId: run.id });
     const finished = (await eventsOf(t, t.orgA.orgId, 'agent.run.finished')).find((e) => e.payload.agentRunId === run.id)!;
     expect(finished.payload.status).toBe('budget_exceeded');
   });
