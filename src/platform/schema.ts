@@ -15,3 +15,4 @@ export * from '../modules/budgets/tables.ts';
 export * from '../modules/integrations/tables.ts';
 export * from '../modules/media/tables.ts';
 export * from '../modules/content/tables.ts';
+export * from '../modules/stats/tables.ts';
