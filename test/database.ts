@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { openDatabase, type Database } from '../src/platform/db.ts';
-import { TEMPLATE_DB } from './global-setup.ts';
+import { readFileSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { inject } from 'vitest';
+import { openDatabase, wrapPglite, type Database } from '../src/platform/db.ts';
 
 export const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
 
@@ -28,14 +30,22 @@ async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
 export async function freshDatabase(): Promise<Database & { dropUrl?: string }> {
   const url = process.env.TEST_DATABASE_URL;
   if (!url) {
-    const database = openDatabase({ databaseUrl: 'memory://', dataDir: '/tmp' });
+    const template = inject('pgliteTemplate');
+    if (!template) {
+      const database = openDatabase({ databaseUrl: 'memory://', dataDir: '/tmp' });
+      await database.migrate();
+      return database;
+    }
+    const database = wrapPglite(new PGlite({ loadDataDir: new Blob([readFileSync(template)]) }));
+    // A no-op when the template is current; applies anything newer otherwise.
     await database.migrate();
     return database;
   }
-  const name = `svc_t_${randomBytes(6).toString('hex')}`;
+  const template = inject('pgTemplate');
+  const name = `svc_t_${template.split('_')[2]}_${randomBytes(6).toString('hex')}`;
   for (let attempt = 0; ; attempt++) {
     try {
-      await admin((c) => c.query(`create database "${name}" template "${TEMPLATE_DB}"`));
+      await admin((c) => c.query(`create database "${name}" template "${template}"`));
       break;
     } catch (error) {
       // Two files cloning at the same instant: PostgreSQL refuses the second; try again.

@@ -1,7 +1,18 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
+import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../src/platform/db.ts';
 
-export const TEMPLATE_DB = 'svc_test_template';
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
 
 function withDatabase(url: string, name: string): string {
   const u = new URL(url);
@@ -9,24 +20,50 @@ function withDatabase(url: string, name: string): string {
   return u.toString();
 }
 
-/** On PostgreSQL: one migrated template database per test run; each test file clones it. */
-export default async function setup(): Promise<(() => Promise<void>) | void> {
+declare module 'vitest' {
+  export interface ProvidedContext {
+    pgliteTemplate: string;
+    pgTemplate: string;
+  }
+}
+
+/**
+ * One migrated template per test run, cloned by each test file: on PostgreSQL a template database,
+ * embedded a dumped PGlite data directory (loading it is an order of magnitude faster than
+ * migrating a new one).
+ */
+export default async function setup(project: TestProject): Promise<(() => Promise<void>) | void> {
   const url = process.env.TEST_DATABASE_URL;
-  if (!url) return;
+  if (!url) {
+    const database = openDatabase({ databaseUrl: 'memory://', dataDir: '/tmp' });
+    await database.migrate();
+    const dir = mkdtempSync(join(tmpdir(), 'svc-pglite-template-'));
+    const file = join(dir, 'template.tar');
+    writeFileSync(file, Buffer.from(await (await database.pglite!.dumpDataDir('none')).arrayBuffer()));
+    await database.close();
+    project.provide('pgliteTemplate', file);
+    return async () => rmSync(dir, { recursive: true, force: true });
+  }
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
-  // Leftovers of an interrupted run.
-  const stale = await admin.query<{ datname: string }>(`select datname from pg_database where datname like 'svc_t_%' or datname = $1`, [TEMPLATE_DB]);
-  for (const { datname } of stale.rows) await admin.query(`drop database if exists "${datname}" with (force)`);
-  await admin.query(`create database "${TEMPLATE_DB}"`);
-  const database = openDatabase({ databaseUrl: withDatabase(url, TEMPLATE_DB), dataDir: '/tmp' });
+  // Leftovers of interrupted runs: databases of test processes that no longer exist. Several runs
+  // may share one server at once, so each run's databases carry its process id.
+  const stale = await admin.query<{ datname: string }>(`select datname from pg_database where datname ~ '^svc_(tpl|t)_[0-9]+_'`);
+  for (const { datname } of stale.rows) {
+    const pid = Number(datname.split('_')[2]);
+    if (!alive(pid)) await admin.query(`drop database if exists "${datname}" with (force)`);
+  }
+  const template = `svc_tpl_${process.pid}_${Date.now().toString(36)}`;
+  await admin.query(`create database "${template}"`);
+  const database = openDatabase({ databaseUrl: withDatabase(url, template), dataDir: '/tmp' });
   await database.migrate();
   await database.close();
   await admin.end();
+  project.provide('pgTemplate', template);
   return async () => {
     const c = new pg.Client({ connectionString: url });
     await c.connect();
-    await c.query(`drop database if exists "${TEMPLATE_DB}" with (force)`);
+    await c.query(`drop database if exists "${template}" with (force)`);
     await c.end();
   };
 }
