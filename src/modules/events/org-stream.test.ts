@@ -4,7 +4,7 @@ import { buildApp } from '../../app.ts';
 import { buildTestApp, testConfig, type TestApp } from '../../../test/harness.ts';
 import { onPostgres } from '../../../test/database.ts';
 import { SseClient } from '../../../test/sse-client.ts';
-import { Receiver } from '../../../test/receiver.ts';
+import { Receiver, eventually } from '../../../test/receiver.ts';
 
 let t: TestApp;
 let baseUrl: string;
@@ -156,6 +156,34 @@ describe('dispatch across a restart', () => {
       await restarted.close();
     } finally {
       await cold.database.close();
+      await rx.stop();
+    }
+  });
+
+  it('continues pending retry attempts after a restart', async () => {
+    const rx = await new Receiver().start();
+    rx.behaviour = () => ({ status: 503 });
+    const app = await buildTestApp({ env: { WEBHOOK_RETRY_DELAYS_S: '1,1,1,1' } });
+    try {
+      const url = `/api/v1/orgs/${app.orgA.orgId}`;
+      const ep = (await app.call({ method: 'POST', url: `${url}/webhook-endpoints`, auth: { token: app.orgA.token }, payload: { url: rx.url(), events: ['lead.created'] } })).json();
+      await app.call({ method: 'POST', url: `${url}/leads`, auth: { token: app.orgA.token }, payload: { name: 'Retried across a restart' } });
+      await rx.waitFor(1);
+      // The first attempt failed and the second is scheduled; the process stops before it is due.
+      const restarted = await app.restart();
+      rx.behaviour = () => ({ status: 200 });
+      await rx.waitFor(2);
+      const list = await restarted.inject({ method: 'GET', url: `${url}/webhook-endpoints/${ep.id}/deliveries`, headers: { authorization: `Bearer ${app.orgA.token}` } });
+      const attempts = (list.json().items as { attempt: number; status: string }[]).map((d) => [d.attempt, d.status]);
+      expect(attempts).toContainEqual([1, 'failed']);
+      await eventually(async () => {
+        const again = await restarted.inject({ method: 'GET', url: `${url}/webhook-endpoints/${ep.id}/deliveries`, headers: { authorization: `Bearer ${app.orgA.token}` }, query: { status: 'succeeded' } });
+        return again.json().total === 1;
+      });
+      expect((rx.received[0]!.json as { id: string }).id).toBe((rx.received[1]!.json as { id: string }).id);
+      await restarted.close();
+    } finally {
+      await app.database.close();
       await rx.stop();
     }
   });
