@@ -66,6 +66,7 @@ export function createServices(deps: Deps) {
   const reports = new ReportsService(deps, events, notifications, leads, peers);
   const agents = new AgentsService(deps, { bus, orgStream, events, leads, orgs, usage, budgets, reports, peers });
   reports.useAgents(() => agents);
+  workflowRuns.addCostGuard((run) => budgets.guardWorkflowCost(run));
   return withPeers(peers, { ...deps, bus, orgStream, orgs, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams, integrations, media, content, publisher, stats, approvals, workflowRuns, schedules, workflows, runDriver, usage, budgets, reports, agents });
 }
 

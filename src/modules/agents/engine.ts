@@ -61,6 +61,8 @@ interface State {
   postIds: string[];
   qualifiedLeadIds: string[];
   approvalIds: string[];
+  /** Leads the run scored (update_lead / qualify_lead), by id. */
+  scored: Map<string, { id: string; score: number | null; scoreReason: string | null; status: string }>;
 }
 
 interface Ending {
@@ -157,6 +159,7 @@ export class AgentEngine {
       postIds: [],
       qualifiedLeadIds: [],
       approvalIds: [],
+      scored: new Map(),
     };
     let ending: Ending;
     try {
@@ -367,6 +370,9 @@ export class AgentEngine {
       if (call.toolName === 'create_draft' && typeof o?.postId === 'string') state.postIds.push(o.postId);
       if (call.toolName === 'qualify_lead' && typeof o?.id === 'string') state.qualifiedLeadIds.push(o.id);
       if (call.toolName === 'request_approval' && typeof o?.approvalId === 'string') state.approvalIds.push(o.approvalId);
+      if ((call.toolName === 'qualify_lead' || call.toolName === 'update_lead') && typeof o?.id === 'string' && typeof o.score === 'number') {
+        state.scored.set(o.id, { id: o.id, score: o.score, scoreReason: (o.scoreReason as string | null) ?? null, status: String(o.status) });
+      }
       return plain(output);
     } catch (error) {
       if (ctx.signal.aborted) throw error;
@@ -380,6 +386,14 @@ export class AgentEngine {
     if (state.postIds.length) out.postIds = state.postIds;
     if (state.qualifiedLeadIds.length) out.qualifiedLeadIds = state.qualifiedLeadIds;
     if (state.approvalIds.length) out.approvalIds = state.approvalIds;
+    if (state.scored.size) {
+      out.leads = [...state.scored.values()];
+      // One lead scored (e.g. a workflow qualifying the lead of an event): its figures at the top.
+      if (state.scored.size === 1) {
+        const only = [...state.scored.values()][0]!;
+        Object.assign(out, { leadId: only.id, score: only.score, scoreReason: only.scoreReason, leadStatus: only.status });
+      }
+    }
     if (state.lastText && /^\s*[{[]/.test(state.lastText)) {
       try {
         out.data = JSON.parse(state.lastText);

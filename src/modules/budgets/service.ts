@@ -130,6 +130,17 @@ export class BudgetsService {
     await this.warnOnce({ orgId, scope: 'organization', limitUsd: status.limitUsd, usedUsd: status.usedUsd });
   }
 
+  /**
+   * The workflow engine's cost guard: a workflow run whose spending put the organization past its
+   * monthly budget fails with 429 BUDGET_EXCEEDED (and `budget.exceeded`). Agents stop before that.
+   */
+  async guardWorkflowCost(run: { id: string; orgId: string; projectId?: string | null }): Promise<void> {
+    const status = await this.monthly(run.orgId);
+    if (status.limitUsd === null || status.usedUsd <= status.limitUsd) return;
+    await this.exceeded({ orgId: run.orgId, projectId: run.projectId ?? null, scope: 'organization', limitUsd: status.limitUsd, usedUsd: status.usedUsd, runId: run.id, workflowRunId: run.id });
+    throw new AppError(429, 'BUDGET_EXCEEDED', `The monthly budget of ${status.limitUsd} USD is exceeded (${status.usedUsd} USD used this month)`);
+  }
+
   /** `budget.exceeded` (event + notification) for a run a budget stopped; inside the caller's transaction when given. */
   async exceeded(input: ExceededInput, tx?: Db): Promise<void> {
     const write = async (db: Db) => {

@@ -131,11 +131,22 @@ function reportFailed(s: PlanState): string | undefined {
 
 // ---------------------------------------------------------------- LEAD_QUALIFIER
 
+/** Lead ids named by the input: leadIds, leadId, or the lead of a workflow item (a lead, `{ lead }`, or an event `{ payload: { lead } }`). */
+export function leadIdsOf(input: Record<string, unknown>): string[] {
+  const ids: unknown[] = Array.isArray(input.leadIds) ? [...input.leadIds] : [];
+  if (input.leadId) ids.push(input.leadId);
+  const item = input.item as Record<string, any> | undefined; // eslint-disable-line @typescript-eslint/no-explicit-any
+  for (const candidate of [item, item?.lead, item?.payload?.lead]) {
+    if (candidate && typeof candidate.id === 'string' && candidate.id.startsWith('lead_')) ids.push(candidate.id);
+  }
+  return [...new Set(ids.filter((x): x is string => typeof x === 'string' && x.length > 0 && x.length <= 64))].slice(0, 50);
+}
+
 function leadQualifier(s: PlanState): Turn {
   const threshold = num(s.input.threshold, 60);
   const found = results(s, 'search_leads', 'get_lead');
   if (found.length === 0) {
-    const ids = Array.isArray(s.input.leadIds) ? (s.input.leadIds as unknown[]).filter((x): x is string => typeof x === 'string').slice(0, 50) : [];
+    const ids = leadIdsOf(s.input);
     if (ids.length) {
       return { reasoning: `Loading the ${plural(ids.length, 'lead')} named in the input.`, toolCalls: ids.map((id) => ({ toolName: 'get_lead', input: { id } })) };
     }

@@ -18,7 +18,7 @@ export const AGENT_TYPES: Record<string, AgentTypeDef> = {
   LEAD_QUALIFIER: {
     type: 'LEAD_QUALIFIER',
     description: 'Scores leads by the data they carry (contact details, company, website, source, tags), qualifies the strong ones (lead.qualified with score and reason) and writes a LEAD_QUALIFICATION report with follow-up actions.',
-    instructions: 'You qualify sales leads. Find the leads to evaluate (input.leadIds, or input.status — NEW by default). '
+    instructions: 'You qualify sales leads. Find the leads to evaluate (input.leadIds or input.leadId, the lead in input.item when a workflow runs you, else input.status — NEW by default). '
       + 'Score each 0-100 from the evidence present: reachable contact (email, phone), a business email domain, company, website, source and tags. '
       + 'Qualify (qualify_lead) those at or above input.threshold (default 60) with a one-sentence reason; record the score of the others with update_lead. '
       + COMMON,

@@ -5,4 +5,5 @@ import './data.ts';
 import './leads.ts';
 import './messaging.ts';
 import './utility.ts';
+import './ai-agent.ts';
 export { allNodes, getNode, registerNode } from './registry.ts';
