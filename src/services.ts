@@ -49,6 +49,7 @@ export function createServices(deps: Deps) {
   const content = new ContentService({ ...deps, bus }, events, orgs, integrations, media);
   const publisher = new Publisher(deps, events, notifications, integrations, media);
   const stats = new StatsService(deps, orgs);
+  dispatcher.subscribe('stats', (tx, batch) => stats.rollup(tx, batch));
   const approvals = new ApprovalsService(deps, events, orgStream, notifications, bus);
   const workflowRuns = new RunsService(deps, bus, orgStream, events, approvals);
   const schedules = new SchedulesService(deps);

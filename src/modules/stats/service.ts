@@ -1,10 +1,12 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { eq, sql, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db.ts';
 import { rows } from '../../platform/db.ts';
 import { badRequest, notFound } from '../../platform/errors.ts';
 import type { OrgsService } from '../orgs/service.ts';
-import { assertTimezone, parseRange } from './range.ts';
+import type { EventRow } from '../events/service.ts';
+import { assertTimezone, offsetMs, parseRange } from './range.ts';
+import { statsHourly } from './tables.ts';
 
 /** Counted platform events: the stats are a reporting view over the outbox (the `events` table). */
 export const EVENT_METRICS: Record<string, string> = {
@@ -51,6 +53,24 @@ export interface StatsQuery {
   projectId?: string;
 }
 
+const HOUR = 3_600_000;
+
+/**
+ * The whole UTC hours inside [from, to) that the hourly counts may serve: none when the zone's
+ * offset is not a whole number of hours somewhere in the range (India, Nepal, Newfoundland…).
+ */
+function wholeHours(from: Date, to: Date, tz: string): [number, number] {
+  const a = Math.ceil(from.getTime() / HOUR) * HOUR;
+  const b = Math.floor(to.getTime() / HOUR) * HOUR;
+  if (a >= b) return [0, 0];
+  const step = 15 * 86_400_000;
+  for (let t = from.getTime(); ; t = Math.min(t + step, to.getTime())) {
+    if (offsetMs(tz, t) % HOUR !== 0) return [0, 0];
+    if (t >= to.getTime()) break;
+  }
+  return [a, b];
+}
+
 export class StatsService {
   private readonly db: Db;
   private readonly orgs: OrgsService;
@@ -58,6 +78,49 @@ export class StatsService {
   constructor(deps: Deps, orgs: OrgsService) {
     this.db = deps.db;
     this.orgs = orgs;
+  }
+
+  /**
+   * Counts a dispatched batch into stats_hourly. Runs inside the dispatch transaction (a dispatcher
+   * subscriber), so each event is counted exactly when it is marked dispatched. Rows are upserted in
+   * key order, so two dispatchers never wait on each other in a cycle.
+   */
+  async rollup(tx: Db, batch: EventRow[]): Promise<void> {
+    const counts = new Map<string, { orgId: string; projectId: string; type: string; hour: Date; n: number }>();
+    for (const e of batch) {
+      const hour = new Date(Math.floor(e.at.getTime() / 3_600_000) * 3_600_000);
+      const projectId = e.projectId ?? '';
+      const key = `${e.orgId}\u0000${e.type}\u0000${hour.toISOString()}\u0000${projectId}`;
+      const row = counts.get(key);
+      if (row) row.n++;
+      else counts.set(key, { orgId: e.orgId, projectId, type: e.type, hour, n: 1 });
+    }
+    if (counts.size === 0) return;
+    const values = [...counts.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
+    await tx.insert(statsHourly).values(values)
+      .onConflictDoUpdate({ target: [statsHourly.orgId, statsHourly.type, statsHourly.hour, statsHourly.projectId], set: { n: sql`${statsHourly.n} + excluded.n` } });
+  }
+
+  /**
+   * Recounts an organization's hourly counts from its dispatched events (after a bulk import, or
+   * for events dispatched before the counts existed). Safe beside running dispatchers: counts are
+   * overwritten with what the events say, and a concurrent dispatch adds after this commits.
+   */
+  async rebuild(orgId: string): Promise<number> {
+    return this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      await tx.delete(statsHourly).where(eq(statsHourly.orgId, orgId));
+      const inserted = await rows<{ n: number }>(tx, sql`
+        with inserted as (
+          insert into stats_hourly (org_id, project_id, type, hour, n)
+          select org_id, coalesce(project_id, ''), type, date_trunc('hour', at, 'UTC'), count(*)
+          from events where org_id = ${orgId} and dispatched_at is not null
+          group by 1, 2, 3, 4
+          on conflict (org_id, type, hour, project_id) do update set n = excluded.n
+          returning 1)
+        select count(*)::int as n from inserted`);
+      return inserted[0]?.n ?? 0;
+    });
   }
 
   /**
@@ -92,6 +155,10 @@ export class StatsService {
         (${to}::timestamptz - interval '1 microsecond') at time zone ${tz},
         ${step}::interval) as b`);
 
+    // Rows are placed by a binary search over the bucket starts (width_bucket), not by converting
+    // every row's time into the zone: the zone work is done once per bucket, above.
+    const starts = sql`${sql.param(buckets.map((b) => new Date(Number(b.ms)).toISOString()))}::timestamptz[]`;
+    const bucketMs = (i: number) => Number(buckets[Number(i) - 1]?.ms);
     const values = new Map<string, Map<number, number>>();
     const eventMetrics = metrics.filter((m) => EVENT_METRICS[m]);
     const usageMetrics = metrics.filter((m) => USAGE_METRICS[m]);
@@ -100,15 +167,38 @@ export class StatsService {
     const work: Promise<void>[] = [];
     if (eventMetrics.length) {
       const types = eventMetrics.map((m) => EVENT_METRICS[m]!);
-      work.push(rows<{ type: string; ms: number; v: number }>(this.db, sql`
-        select type, (extract(epoch from (date_trunc(${g}, at at time zone ${tz}) at time zone ${tz})) * 1000)::float8 as ms, count(*)::float8 as v
-        from events
-        where org_id = ${scope.orgId} and type in (${sql.join(types.map((t) => sql`${t}`), sql`, `)})
-          and at >= ${from}::timestamptz and at < ${to}::timestamptz ${project(sql`project_id`)}
+      const typeList = sql.join(types.map((t) => sql`${t}`), sql`, `);
+      // Whole UTC hours come from the hourly counts, but only where the zone's offset is whole
+      // hours (else an hour could straddle two buckets); the partial hours at the edges, and events
+      // the dispatcher has not counted yet, from the outbox. One statement: one snapshot, so an
+      // event being dispatched meanwhile is counted once.
+      const [hA, hB] = wholeHours(range.from, range.to, tz);
+      const middle = hA < hB;
+      const mid = { from: new Date(hA).toISOString(), to: new Date(hB).toISOString() };
+      const dispatched = (lo: string, hi: string) => sql`
+        select type, at, 1 as n from events
+        where org_id = ${scope.orgId} and type in (${typeList}) and at >= ${lo}::timestamptz and at < ${hi}::timestamptz
+          and dispatched_at is not null ${project(sql`project_id`)}`;
+      const branches: SQL[] = middle
+        ? [
+          sql`select type, hour as at, n from stats_hourly
+            where org_id = ${scope.orgId} and type in (${typeList}) and hour >= ${mid.from}::timestamptz and hour < ${mid.to}::timestamptz ${project(sql`project_id`)}`,
+          dispatched(from, mid.from),
+          dispatched(mid.to, to),
+        ]
+        : [dispatched(from, to)];
+      branches.push(sql`
+        select type, at, 1 as n from events
+        where dispatched_at is null and org_id = ${scope.orgId} and type in (${typeList})
+          and at >= ${from}::timestamptz and at < ${to}::timestamptz ${project(sql`project_id`)}`);
+      const counted = sql.join(branches, sql` union all `);
+      work.push(rows<{ type: string; i: number; v: number }>(this.db, sql`
+        select type, width_bucket(at, ${starts}) as i, sum(n)::float8 as v
+        from (${counted}) as c
         group by 1, 2`).then((found) => {
         for (const m of eventMetrics) {
           const map = new Map<number, number>();
-          for (const r of found) if (r.type === EVENT_METRICS[m]) map.set(Number(r.ms), Number(r.v));
+          for (const r of found) if (r.type === EVENT_METRICS[m]) map.set(bucketMs(r.i), Number(r.v));
           values.set(m, map);
         }
       }));
@@ -116,13 +206,13 @@ export class StatsService {
     if (usageMetrics.length) {
       const sums = usageMetrics.map((m, i) => sql`coalesce(sum(${sql.raw(USAGE_METRICS[m]!)}), 0)::float8 as ${sql.raw('v' + i)}`);
       work.push(rows<Record<string, number>>(this.db, sql`
-        select (extract(epoch from (date_trunc(${g}, at at time zone ${tz}) at time zone ${tz})) * 1000)::float8 as ms, ${sql.join(sums, sql`, `)}
+        select width_bucket(at, ${starts}) as i, ${sql.join(sums, sql`, `)}
         from usage_records
         where org_id = ${scope.orgId} and at >= ${from}::timestamptz and at < ${to}::timestamptz ${project(sql`project_id`)}
         group by 1`).then((found) => {
         usageMetrics.forEach((m, i) => {
           const map = new Map<number, number>();
-          for (const r of found) map.set(Number(r.ms), Number(r['v' + i]));
+          for (const r of found) map.set(bucketMs(r.i!), Number(r['v' + i]));
           values.set(m, map);
         });
       }));
