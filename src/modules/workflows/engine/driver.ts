@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Static, TSchema } from 'typebox';
 import type { Db } from '../../../platform/db.ts';
 import { AppError } from '../../../platform/errors.ts';
@@ -110,11 +110,12 @@ export class RunDriver {
     if (free <= 0) return false;
     const now = this.now();
     const until = new Date(now.getTime() + this.options.leaseMs);
-    const claimed = await this.db.update(workflowRuns).set({ lockedBy: this.instanceId, lockedUntil: until })
+    // A held run's wake_at is its lease end: due runs are exactly the unheld ones (and those whose
+    // holder died), found by one index range scan however many runs are in flight.
+    const claimed = await this.db.update(workflowRuns).set({ lockedBy: this.instanceId, lockedUntil: until, wakeAt: until })
       .where(sql`${workflowRuns.id} in (
         select id from workflow_runs
         where status in ('QUEUED','RUNNING','WAITING') and wake_at <= ${now}
-          and (locked_until is null or locked_until < ${now})
         order by wake_at limit ${free} for update skip locked)`)
       .returning();
     for (const run of claimed) {
@@ -141,7 +142,8 @@ export class RunDriver {
 
   private async renew(runId: string, controller: AbortController): Promise<void> {
     try {
-      const rows = await this.db.update(workflowRuns).set({ lockedUntil: new Date(this.now().getTime() + this.options.leaseMs) })
+      const until = new Date(this.now().getTime() + this.options.leaseMs);
+      const rows = await this.db.update(workflowRuns).set({ lockedUntil: until, wakeAt: until })
         .where(and(eq(workflowRuns.id, runId), this.guard())).returning({ id: workflowRuns.id });
       // Canceled (or taken over after a stall): stop the node in flight.
       if (rows.length === 0) controller.abort(new Stop('run no longer held'));
@@ -156,14 +158,15 @@ export class RunDriver {
     this.unsubscribe?.();
     for (const { controller } of this.active.values()) controller.abort(new Stop('shutdown'));
     await Promise.all([...this.active.values()].map((a) => a.done));
-    await this.db.update(workflowRuns).set({ lockedBy: null, lockedUntil: null })
-      .where(eq(workflowRuns.lockedBy, this.instanceId)).catch(() => {});
+    await this.db.update(workflowRuns).set({ lockedBy: null, lockedUntil: null, wakeAt: this.now() })
+      .where(and(eq(workflowRuns.lockedBy, this.instanceId), inArray(workflowRuns.status, [...ACTIVE_STATUSES]))).catch(() => {});
   }
 
   /** Commits pending writes with a run change; false when the run is no longer ours to change. */
   private async flush(state: RunState, pending: Pending, extra?: (tx: Db) => Promise<void>): Promise<boolean> {
     const { run } = state;
-    const set = { lockedUntil: new Date(this.now().getTime() + this.options.leaseMs), ...pending.set };
+    const until = new Date(this.now().getTime() + this.options.leaseMs);
+    const set = { lockedUntil: until, wakeAt: until, ...pending.set };
     return this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
       const row = await this.services.workflowRuns.writer.apply(tx, run, { guard: this.guard(), set, events: pending.events });
@@ -190,7 +193,7 @@ export class RunDriver {
     const now = this.now();
 
     if (claimed.status === 'QUEUED') {
-      pending.set = { status: 'RUNNING', startedAt: now, wakeAt: now };
+      pending.set = { status: 'RUNNING', startedAt: now };
       pending.events.push({ type: 'run.started', workflowId: claimed.workflowId });
       pending.platform.push({
         type: 'workflow.run.started',
@@ -438,7 +441,7 @@ export class RunDriver {
     const waitingId = [...state.latest.values()].find((s) => s.status === 'WAITING')?.nodeId;
     const node = state.def.nodes.find((n) => n.id === waitingId);
     const pending = empty();
-    pending.set = { status: 'RUNNING', wakeAt: this.now() };
+    pending.set = { status: 'RUNNING' };
     if (!node) return pending;
     const step = state.latest.get(node.id)!;
     const type = getNode(node.type)!;
@@ -448,6 +451,13 @@ export class RunDriver {
       if (approval.status === 'PENDING') {
         // Woken early (e.g. by a poll): keep waiting for the decision.
         await this.flush(state, { ...empty(), set: { wakeAt: null, lockedBy: null, lockedUntil: null } });
+        // A decision committed between our read and that write must not be lost: look again.
+        const again = await this.services.approvals.latestFor(run.orgId, run.id, node.id);
+        if (again && again.status !== 'PENDING') {
+          await this.db.update(workflowRuns).set({ wakeAt: this.now() })
+            .where(and(eq(workflowRuns.id, run.id), eq(workflowRuns.status, 'WAITING'), isNull(workflowRuns.lockedBy)));
+          this.wake();
+        }
         return null;
       }
       outcome = { kind: 'approval', decision: approval.decision === 'approved' ? 'approved' : 'rejected', by: approval.by ?? 'system', comment: approval.comment, editedPayload: approval.editedPayload ?? undefined };
