@@ -67,7 +67,7 @@ export const GenerateBody = Type.Object({
   projectId: Type.Optional(Type.String({ maxLength: 64 })),
   platforms: Type.Array(PlatformSchema, { minItems: 1, maxItems: 2 }),
   topic: Type.String({ minLength: 1, maxLength: 1000 }),
-  count: Type.Integer({ minimum: 1, maximum: 10 }),
+  count: Type.Integer({ minimum: 1, maximum: 5, description: 'drafts per platform' }),
   language: Type.String({ minLength: 2, maxLength: 40, description: 'a language name or code, e.g. en, French' }),
   modelId: Type.Optional(Type.String({ maxLength: 120 })),
 }, { additionalProperties: false });
