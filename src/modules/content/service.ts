@@ -10,9 +10,9 @@ import type { Actor } from '../auth/guard.ts';
 import type { EventsService } from '../events/service.ts';
 import type { OrgsService } from '../orgs/service.ts';
 import type { IntegrationsService } from '../integrations/service.ts';
-import { providerOfPlatform } from '../integrations/connectors/index.ts';
+import { connectorFor, providerOfPlatform } from '../integrations/connectors/index.ts';
 import type { MediaService } from '../media/service.ts';
-import { allowed, checkPost, excerpt, MAX_MEDIA, POST_STATUSES, PLATFORMS, type Platform } from './rules.ts';
+import { allowed, checkPost, composeText, excerpt, MAX_MEDIA, POST_STATUSES, PLATFORMS, type Platform } from './rules.ts';
 import { posts } from './tables.ts';
 import { localDate, parseRange, assertTimezone } from '../stats/range.ts';
 
@@ -116,11 +116,13 @@ export class ContentService {
   private readonly orgs: OrgsService;
   private readonly integrations: IntegrationsService;
   private readonly media: MediaService;
+  private readonly config: Deps['config'];
 
   constructor(deps: Deps & { bus: Bus }, events: EventsService, orgs: OrgsService, integrations: IntegrationsService, media: MediaService) {
     this.db = deps.db;
     this.clock = deps.clock;
     this.bus = deps.bus;
+    this.config = deps.config;
     this.events = events;
     this.orgs = orgs;
     this.integrations = integrations;
@@ -374,6 +376,28 @@ export class ContentService {
       await this.wakePublisher(tx);
       return post;
     });
+  }
+
+  /**
+   * What publishing would send, without sending or changing anything (workflow test mode): the
+   * platform request with the credentials left out.
+   */
+  async previewPublish(scope: ContentScope, id: string) {
+    const row = await this.row(scope, id);
+    const integration = row.integrationId ? await this.integrations.row({ orgId: scope.orgId, projectId: row.projectId }, row.integrationId) : undefined;
+    if (!integration) throw unprocessable('INTEGRATION_MISSING', row.integrationId ? `Integration ${row.integrationId} no longer exists` : 'The post has no integration to publish through; set integrationId');
+    const connector = connectorFor(integration.provider)!;
+    const credentials = { ...this.integrations.credentialsOf(integration) };
+    delete credentials.accessToken;
+    const media = await this.media.many(scope.orgId, row.mediaIds);
+    const baseUrl = integration.provider === 'linkedin' ? this.config.linkedinApiUrl : this.config.xApiUrl;
+    const request = connector.preview({ baseUrl, allowPrivate: false, timeoutMs: 0 }, credentials, {
+      text: composeText(row.body, row.hashtags),
+      body: row.body,
+      hashtags: row.hashtags,
+      media: media.map((m) => ({ id: m.id, contentType: m.contentType, size: m.size, read: async () => Buffer.alloc(0) })),
+    });
+    return { postId: row.id, status: row.status, platform: row.platform, integrationId: integration.id, provider: integration.provider, text: composeText(row.body, row.hashtags), request };
   }
 
   /** Drafts written by one agent run (content generation). */

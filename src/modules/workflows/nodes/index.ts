@@ -6,4 +6,5 @@ import './leads.ts';
 import './messaging.ts';
 import './utility.ts';
 import './ai-agent.ts';
+import './content.ts';
 export { allNodes, getNode, registerNode } from './registry.ts';
