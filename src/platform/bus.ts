@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
-import { lt, sql } from 'drizzle-orm';
+import { lt, sql, type SQL } from 'drizzle-orm';
 import type { Database, Db } from './db.ts';
 import { busMessages } from './tables.ts';
 
@@ -82,6 +82,22 @@ export class Bus {
    */
   async publishToOthersInTx(tx: Db, channel: string, messages: unknown[]): Promise<void> {
     if (messages.length && this.database.kind === 'postgres') await this.notify(tx, channel, messages, true);
+  }
+
+  /**
+   * `pg_notify(…)` expressions carrying messages to the other instances, for a caller that runs them
+   * inside its own statement (one round trip with its write) and emits locally right after it.
+   * Empty on PGlite (no other instances); null when a message is too large for one NOTIFY.
+   */
+  notifyOthersSql(channel: string, messages: unknown[]): SQL[] | null {
+    if (this.database.kind !== 'postgres' || messages.length === 0) return [];
+    const out: SQL[] = [];
+    for (const message of messages) {
+      const json = JSON.stringify(message) ?? 'null';
+      if (Buffer.byteLength(json) > MAX_NOTIFY) return null;
+      out.push(sql`pg_notify(${PG_CHANNEL}, ${`{"o":"${this.origin}","c":${JSON.stringify(channel)},"ms":[${json}]}`})`);
+    }
+    return out;
   }
 
   emitLocal(channel: string, message: unknown): void {

@@ -145,7 +145,8 @@ export class AgentEngine {
     const state: State = {
       type: type!,
       messages: [{ role: 'user', content: this.taskPrompt(run.task, run.input, run.projectId) }],
-      nextIndex: await this.e.steps.nextIndex(this.e.deps.db, run.id),
+      // A run executes once, from its start (an interrupted one is ended, not resumed).
+      nextIndex: run.stepCount,
       modelCalls: 0,
       inputTokens: run.inputTokens,
       outputTokens: run.outputTokens,
@@ -283,16 +284,15 @@ export class AgentEngine {
     state.costUsd = Math.round((state.costUsd + costUsd) * 1e9) / 1e9;
     state.maxOutputTokens = Math.max(state.maxOutputTokens, outputTokens);
     if (answer.inputTokens && state.promptEstimate > 0) state.inputRatio = answer.inputTokens / state.promptEstimate;
-    await this.e.deps.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
-      await this.e.usage.record(tx, {
-        orgId: run.orgId, projectId: run.projectId, modelId: model.modelId, agentRunId: run.id, agentType: run.type,
-        workflowId: run.workflowId, workflowRunId: run.workflowRunId, inputTokens, outputTokens, costUsd,
-      });
-      await tx.update(agentRuns).set({
-        inputTokens: state.inputTokens, outputTokens: state.outputTokens, costUsd: state.costUsd, modelCalls: run.modelCalls + state.modelCalls,
-      }).where(eq(agentRuns.id, run.id));
+    // The usage row and the run's totals in one statement.
+    const { db } = this.e.deps;
+    const usageRow = this.e.usage.recordCte(db, {
+      orgId: run.orgId, projectId: run.projectId, modelId: model.modelId, agentRunId: run.id, agentType: run.type,
+      workflowId: run.workflowId, workflowRunId: run.workflowRunId, inputTokens, outputTokens, costUsd,
     });
+    await db.with(usageRow).update(agentRuns).set({
+      inputTokens: state.inputTokens, outputTokens: state.outputTokens, costUsd: state.costUsd, modelCalls: run.modelCalls + state.modelCalls,
+    }).where(eq(agentRuns.id, run.id));
     if (costUsd > 0) await this.e.budgets.afterSpend(run.orgId);
   }
 

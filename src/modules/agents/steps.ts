@@ -68,8 +68,12 @@ export class StepStore {
     this.orgStream = orgStream;
   }
 
+  /**
+   * One round trip on PostgreSQL: the insert and the NOTIFYs for the other instances in one
+   * statement; this instance's subscribers get the messages right after it.
+   */
   async write(run: { id: string; orgId: string; projectId: string | null }, index: number, at: Date, step: NewStep): Promise<AgentStep> {
-    const [row] = await this.db.insert(agentSteps).values({
+    const row = {
       runId: run.id,
       orgId: run.orgId,
       index,
@@ -80,15 +84,30 @@ export class StepStore {
       output: step.output ?? null,
       durationMs: step.durationMs ?? null,
       text: step.text ?? null,
-    }).returning();
-    const stored = publicStep(row!);
-    await Promise.all([
-      this.bus.publish(runChannel(run.id), { kind: 'step', step: stored } satisfies RunMessage),
-      this.orgStream.publish(run.orgId, {
-        kind: 'agent.step',
-        data: { agentRunId: run.id, type: stored.type, index: stored.index, ...(stored.name ? { name: stored.name } : {}), ...(run.projectId ? { projectId: run.projectId } : {}) },
-      }),
-    ]);
+    };
+    const stored = publicStep(row);
+    const runMessage: RunMessage = { kind: 'step', step: stored };
+    const orgMessage = {
+      kind: 'agent.step',
+      data: { agentRunId: run.id, type: stored.type, index: stored.index, ...(stored.name ? { name: stored.name } : {}), ...(run.projectId ? { projectId: run.projectId } : {}) },
+    };
+    const toRun = this.bus.notifyOthersSql(runChannel(run.id), [runMessage]);
+    const toOrg = this.orgStream.notifyOthersSql(run.orgId, [orgMessage]);
+    if (toRun && toOrg) {
+      const notifies = [...toRun, ...toOrg];
+      if (notifies.length === 0) {
+        await this.db.insert(agentSteps).values(row);
+      } else {
+        const inserted = this.db.$with('inserted').as(this.db.insert(agentSteps).values(row).returning({ index: agentSteps.index }));
+        await this.db.with(inserted).select(Object.fromEntries(notifies.map((n, i) => [`n${i}`, n]))).from(inserted);
+      }
+      this.bus.emitLocal(runChannel(run.id), runMessage);
+      this.orgStream.emitLocal(run.orgId, [orgMessage]);
+      return stored;
+    }
+    // A step too large for a NOTIFY travels through the bus's large-message table.
+    await this.db.insert(agentSteps).values(row);
+    await Promise.all([this.bus.publish(runChannel(run.id), runMessage), this.orgStream.publish(run.orgId, orgMessage)]);
     return stored;
   }
 

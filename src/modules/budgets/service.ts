@@ -125,9 +125,11 @@ export class BudgetsService {
 
   /** After spending: the organization's 80 % warning, once per month. */
   async afterSpend(orgId: string): Promise<void> {
-    const status = await this.monthly(orgId);
-    if (status.limitUsd === null) return;
-    await this.warnOnce({ orgId, scope: 'organization', limitUsd: status.limitUsd, usedUsd: status.usedUsd });
+    const limitUsd = await this.limitOf(orgId);
+    if (limitUsd === null) return;
+    const month = monthOf(this.deps.clock.now());
+    const usedUsd = await this.usage.spent(orgId, month.start, month.end);
+    await this.warnOnce({ orgId, scope: 'organization', limitUsd, usedUsd });
   }
 
   /**

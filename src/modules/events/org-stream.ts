@@ -41,6 +41,11 @@ export class OrgStream {
     return this.bus.publishToOthersInTx(tx, channel(orgId), messages);
   }
 
+  /** NOTIFY expressions for the other instances, to run inside the caller's own statement (see Bus.notifyOthersSql). */
+  notifyOthersSql(orgId: string, messages: OrgMessage[]) {
+    return this.bus.notifyOthersSql(channel(orgId), messages);
+  }
+
   emitLocal(orgId: string, messages: OrgMessage[]): void {
     for (const message of messages) this.bus.emitLocal(channel(orgId), message);
   }

@@ -53,8 +53,17 @@ export class UsageService {
   }
 
   async record(tx: Db, input: UsageInput): Promise<void> {
+    await tx.insert(usageRecords).values(this.row(input));
+  }
+
+  /** The insert as a CTE, for a caller that writes its own change in the same statement (one round trip). */
+  recordCte(db: Db, input: UsageInput) {
+    return db.$with('usage_row').as(db.insert(usageRecords).values(this.row(input)).returning({ id: usageRecords.id }));
+  }
+
+  private row(input: UsageInput): typeof usageRecords.$inferInsert {
     const now = this.deps.clock.now();
-    await tx.insert(usageRecords).values({
+    return {
       id: newId('usage', now.getTime()),
       orgId: input.orgId,
       projectId: input.projectId,
@@ -67,7 +76,7 @@ export class UsageService {
       outputTokens: input.outputTokens,
       costUsd: input.costUsd,
       at: now,
-    });
+    };
   }
 
   /** USD spent by an organization in [from, to). */
