@@ -10,6 +10,8 @@ export interface Reply {
   status?: number;
   /** Hold the response open until the client goes away (for cancellation tests). */
   hold?: boolean;
+  /** Answer after this many milliseconds. */
+  delayMs?: number;
 }
 
 export interface ChatRequest {
@@ -70,6 +72,7 @@ export class ModelServer {
       for (const w of this.holdWaiters.splice(0)) w();
       return;
     }
+    if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
     if (reply.status && reply.status >= 400) {
       res.writeHead(reply.status, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { message: `model server error ${reply.status}`, type: 'server_error' } }));

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, asc, eq } from 'drizzle-orm';
-import { buildTestApp, type TestApp } from '../../../../test/harness.ts';
+import { buildApp } from '../../../app.ts';
+import { buildTestApp, testConfig, type TestApp } from '../../../../test/harness.ts';
+import { onPostgres } from '../../../../test/database.ts';
 import { SseClient } from '../../../../test/sse-client.ts';
 import { usageRecords } from '../../usage/tables.ts';
 import { ModelServer, type ChatRequest, type Reply } from './model-server.ts';
@@ -180,6 +182,38 @@ describe('real provider path, streamed (OpenAI-compatible server on loopback)', 
     expect(finished[0]!.payload.status).toBe('canceled');
     // Canceling again: the run already ended.
     expect((await t.call({ method: 'POST', url: `${base}/agent-runs/${started.id}/cancel`, auth: auth() })).statusCode).toBe(409);
+  });
+
+  it.skipIf(!onPostgres)('across app instances: a second instance streams the steps and cancels the call in flight on the first', async () => {
+    const second = await buildApp({ config: testConfig({ OPENAI_COMPATIBLE_BASE_URL: t.config.openaiCompatibleBaseUrl!, MODEL_PRICES: PRICES }), database: t.database, logger: false, workers: false });
+    await second.listen({ port: 0, host: '127.0.0.1' });
+    const url = (id: string) => `http://127.0.0.1:${(second.server.address() as { port: number }).port}${base}/agent-runs/${id}/events`;
+    const headers = { authorization: `Bearer ${t.orgA.token}` };
+    try {
+      // The first answer comes late, so the second instance's stream is open before any step exists.
+      server.script = (request) => ({ ...qualifier(request), ...(ModelServer.toolResults(request).length === 0 ? { delayMs: 300 } : {}) });
+      await seedLead('cross@instance.example');
+      const live = (await t.call({ method: 'POST', url: `${base}/agents/run`, auth: auth(), payload: { type: 'LEAD_QUALIFIER', task: 'Qualify', modelId: MODEL } })).json();
+      const sse = await SseClient.open(url(live.id), headers);
+      await sse.waitForEnd();
+      const run = await waitForRun(t, t.orgA.orgId, live.id, auth());
+      expect(run.steps.length).toBeGreaterThan(4);
+      expect(sse.events('step').map((m) => (m.data as { step: { index: number } }).step.index)).toEqual(run.steps.map((x: { index: number }) => x.index));
+      expect(sse.events('done')[0]!.data).toMatchObject({ run: { id: live.id, status: 'succeeded' } });
+
+      server.script = () => ({ hold: true });
+      const held = (await t.call({ method: 'POST', url: `${base}/agents/run`, auth: auth(), payload: { type: 'REPORT_WRITER', task: 'Hold', modelId: MODEL } })).json();
+      await server.waitForHeld();
+      const heldIndex = server.requests.length - 1;
+      const watcher = await SseClient.open(url(held.id), headers);
+      const canceled = await second.inject({ method: 'POST', url: `${base}/agent-runs/${held.id}/cancel`, headers });
+      expect(canceled.json().status).toBe('canceled');
+      await until(async () => server.aborted.includes(heldIndex), 'the first instance to abort the model call');
+      await watcher.waitForEnd();
+      expect(watcher.events('done')[0]!.data).toMatchObject({ run: { status: 'canceled' } });
+    } finally {
+      await second.close();
+    }
   });
 
   it('refuses unknown and unconfigured models with 422 MODEL_NOT_ALLOWED', async () => {
