@@ -159,6 +159,17 @@ describe('offline model on real data', () => {
     expect(report).toMatchObject({ type: 'CONTENT_PLAN', metrics: { posts: 4, drafts: 4 } });
   });
 
+  it('CONTENT_WRITER asks for an approval through the approvals module when told to', async () => {
+    const run = await runAgent(t, t.orgA.orgId, owner(), { type: 'CONTENT_WRITER', task: 'Posts', input: { topic: 'webinars', requestApproval: true } });
+    expect(run.status).toBe('succeeded');
+    expect(run.output.approvalIds).toHaveLength(1);
+    const approvals = (await t.call({ method: 'GET', url: `${base}/approvals`, auth: owner(), query: { status: 'PENDING' } })).json();
+    const approval = approvals.items.find((a: { id: string }) => a.id === run.output.approvalIds[0]);
+    expect(approval).toMatchObject({ runId: run.id, nodeId: null, title: expect.stringContaining('webinars'), payload: { postIds: run.output.postIds } });
+    const requested = (await eventsOf(t, t.orgA.orgId, 'approval.requested')).find((e) => e.payload.approvalId === approval.id)!;
+    expect(requested.payload.runId).toBe(run.id);
+  });
+
   it('services.agents.runInline runs to completion in-process and returns the result', async () => {
     await lead({ name: 'Inline', email: 'inline@firm.example', company: 'Firm', phone: '+14155550123', website: 'firm.example' });
     const result = await t.app.services.agents.runInline({ orgId: t.orgA.orgId, projectId: t.orgA.projectId, type: 'LEAD_QUALIFIER', task: 'Qualify', input: {} });
