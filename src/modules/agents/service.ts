@@ -2,7 +2,7 @@ import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db.ts';
 import type { Bus } from '../../platform/bus.ts';
-import { badRequest, conflict, notFound, unprocessable } from '../../platform/errors.ts';
+import { badRequest, conflict, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import type { Actor } from '../auth/guard.ts';
@@ -354,11 +354,5 @@ export class AgentsService {
     this.runner.abort(id);
     await publishDone(this.a.bus, row);
     return publicRun(row, await this.steps.list(scope.orgId, id));
-  }
-
-  /** A model id usable on this server (422 MODEL_NOT_ALLOWED otherwise). */
-  checkModel(modelId: string): string {
-    if (!modelId) throw unprocessable('MODEL_NOT_ALLOWED', 'A model id is required');
-    return this.models.check(modelId);
   }
 }
