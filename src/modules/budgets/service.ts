@@ -85,10 +85,13 @@ export class BudgetsService {
 
   /** 429 BUDGET_EXCEEDED while this month's budget is spent; Retry-After points at the next month. */
   async assertCanStart(orgId: string): Promise<void> {
-    const status = await this.monthly(orgId);
-    if (status.limitUsd === null || status.usedUsd < status.limitUsd) return;
+    const limitUsd = await this.limitOf(orgId);
+    if (limitUsd === null) return;
     const now = this.deps.clock.now();
-    const retryAfterS = Math.max(1, Math.ceil((monthOf(now).end.getTime() - now.getTime()) / 1000));
+    const month = monthOf(now);
+    const status = { limitUsd, usedUsd: await this.usage.spent(orgId, month.start, month.end) };
+    if (status.usedUsd < status.limitUsd) return;
+    const retryAfterS = Math.max(1, Math.ceil((month.end.getTime() - now.getTime()) / 1000));
     throw new AppError(429, 'BUDGET_EXCEEDED',
       `The monthly budget of ${status.limitUsd} USD is spent (${status.usedUsd} USD used this month)`,
       undefined, { 'retry-after': String(retryAfterS) });
