@@ -1,7 +1,7 @@
 /**
  * Agent runs: the service's own overhead around the model. A REPORT_WRITER run against a loopback
  * OpenAI-compatible model (its own process, answering at once, streamed) makes two model calls
- * (one `lead_stats` tool call, then the answer) and stores five steps. Prints, on PostgreSQL and on
+ * (one `lead_stats` tool call, then the answer) and stores four steps. Prints, on PostgreSQL and on
  * the embedded store:
  *  - step store + stream p50/p99: storing one step and publishing it on the run's stream and the
  *    organization stream (StepStore.write);
@@ -130,7 +130,7 @@ export async function main(): Promise<void> {
   } finally {
     model.kill();
   }
-  console.log(`\nAgent runs: REPORT_WRITER, 2 model calls (loopback OpenAI-compatible server in its own process, streamed) and 5 steps; ${SEQUENTIAL} sequential runs, then ${RUNS} queued at once\n`);
+  console.log(`\nAgent runs: REPORT_WRITER, 2 model calls (loopback OpenAI-compatible server in its own process, streamed) and 4 steps; ${SEQUENTIAL} sequential runs, then ${RUNS} queued at once\n`);
   printTable(rows);
   console.log('\nGoal: step overhead (store + stream) p50 < 5 ms.');
 }
