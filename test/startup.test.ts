@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 
 /** The service as a user runs it: `node src/main.ts` and `npm run cli -- …`, as child processes on a temporary DATA_DIR. */
 
@@ -12,7 +12,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const dirs: string[] = [];
 const running = new Set<ChildProcess>();
 
-afterEach(async () => {
+afterAll(async () => {
   for (const child of running) {
     if (child.exitCode !== null || child.signalCode !== null) continue;
     const gone = new Promise((r) => child.once('exit', r));
@@ -20,8 +20,6 @@ afterEach(async () => {
     await gone;
   }
   running.clear();
-});
-afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -134,65 +132,66 @@ async function firstOrg(base: string, token: string): Promise<{ id: string; name
 
 const messages = (server: Server) => server.logs.map((l) => l.msg).join('\n');
 
-// Each test starts real processes (module loading, PGlite initdb on a fresh DATA_DIR): a few seconds
-// alone, far more on a loaded machine; the generous limit only matters there.
+// The tests of a describe run in order and share one DATA_DIR: every process start costs module
+// loading and, on a fresh DATA_DIR, PGlite's initdb, so they are spent sparingly. A few seconds
+// each alone; the generous limit only matters on a loaded machine.
 const slow = { timeout: 120_000 };
 
-describe('npm start', slow, () => {
-  it('creates the owner from BOOTSTRAP_* and logs the base URL and /docs', async () => {
-    const dir = dataDir();
-    const server = await startServer(dir, { BOOTSTRAP_EMAIL: 'boss@example.com', BOOTSTRAP_PASSWORD: 'bootstrap password', BOOTSTRAP_ORG: 'Bootstrapped Inc' });
+describe('npm start with BOOTSTRAP_*', slow, () => {
+  const dir = dataDir();
+  const bootstrap = { BOOTSTRAP_EMAIL: 'boss@example.com', BOOTSTRAP_PASSWORD: 'bootstrap password', BOOTSTRAP_ORG: 'Bootstrapped Inc' };
+  let server: Server;
+  let orgId: string;
+  let leadId: string;
+
+  it('creates the owner, its organization and project, and logs the base URL and /docs', async () => {
+    server = await startServer(dir, bootstrap);
     const port = new URL(server.base).port;
     expect(messages(server)).toContain('created owner boss@example.com of "Bootstrapped Inc"');
     expect(messages(server)).toContain(`http://localhost:${port}/api/v1`);
     expect(messages(server)).toContain(`http://localhost:${port}/docs`);
     expect(messages(server)).not.toContain('No user exists yet');
 
-    const token = await login(server.base, 'boss@example.com', 'bootstrap password');
+    const token = await login(server.base, bootstrap.BOOTSTRAP_EMAIL, bootstrap.BOOTSTRAP_PASSWORD);
     const org = await firstOrg(server.base, token);
     expect(org.name).toBe('Bootstrapped Inc');
-    const projects = await fetch(`${server.base}/api/v1/orgs/${org.id}/projects`, { headers: { authorization: `Bearer ${token}` } });
+    orgId = org.id;
+    const projects = await fetch(`${server.base}/api/v1/orgs/${orgId}/projects`, { headers: { authorization: `Bearer ${token}` } });
     expect(JSON.stringify(await projects.json())).toContain('"Default"');
     expect((await fetch(`${server.base}/docs/`)).status).toBe(200);
-    expect(await stop(server)).toBe(0);
-  });
 
-  it('exits 0 on SIGTERM and stops listening', async () => {
-    const server = await startServer(dataDir());
-    expect((await fetch(`${server.base}/readyz`)).status).toBe(200);
-    expect(await stop(server, 'SIGTERM')).toBe(0);
-    expect(messages(server)).toContain('SIGTERM received');
-    await expect(fetch(`${server.base}/healthz`)).rejects.toThrow();
-  });
-
-  it('keeps the embedded data across a restart', async () => {
-    const dir = dataDir();
-    const bootstrap = { BOOTSTRAP_EMAIL: 'keep@example.com', BOOTSTRAP_PASSWORD: 'keep password 1' };
-    const first = await startServer(dir, bootstrap);
-    let token = await login(first.base, bootstrap.BOOTSTRAP_EMAIL, bootstrap.BOOTSTRAP_PASSWORD);
-    const org = await firstOrg(first.base, token);
-    const created = await fetch(`${first.base}/api/v1/orgs/${org.id}/leads`, {
+    const created = await fetch(`${server.base}/api/v1/orgs/${orgId}/leads`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'Durable Dora', email: 'dora@example.com', tags: ['kept'] }),
     });
     expect(created.status).toBe(201);
-    const lead = (await created.json()) as { id: string };
-    expect(await stop(first)).toBe(0);
-
-    // Same DATA_DIR, same BOOTSTRAP_*: the owner is not created twice, the lead is still there.
-    const second = await startServer(dir, bootstrap);
-    expect(messages(second)).not.toContain('created owner');
-    token = await login(second.base, bootstrap.BOOTSTRAP_EMAIL, bootstrap.BOOTSTRAP_PASSWORD);
-    expect((await firstOrg(second.base, token)).id).toBe(org.id);
-    const read = await fetch(`${second.base}/api/v1/orgs/${org.id}/leads/${lead.id}`, { headers: { authorization: `Bearer ${token}` } });
-    expect(read.status).toBe(200);
-    expect(await read.json()).toMatchObject({ id: lead.id, name: 'Durable Dora', email: 'dora@example.com', tags: ['kept'] });
-    expect(await stop(second)).toBe(0);
+    leadId = ((await created.json()) as { id: string }).id;
   });
 
-  it('says how to create the first owner when no user exists (and exits 0 on SIGINT)', async () => {
-    const server = await startServer(dataDir());
+  it('exits 0 on SIGTERM and stops listening', async () => {
+    expect(await stop(server, 'SIGTERM')).toBe(0);
+    expect(messages(server)).toContain('SIGTERM received');
+    await expect(fetch(`${server.base}/healthz`)).rejects.toThrow();
+  });
+
+  it('keeps the embedded data across the restart, and does not create the owner twice', async () => {
+    server = await startServer(dir, bootstrap);
+    expect(messages(server)).not.toContain('created owner');
+    const token = await login(server.base, bootstrap.BOOTSTRAP_EMAIL, bootstrap.BOOTSTRAP_PASSWORD);
+    expect((await firstOrg(server.base, token)).id).toBe(orgId);
+    const read = await fetch(`${server.base}/api/v1/orgs/${orgId}/leads/${leadId}`, { headers: { authorization: `Bearer ${token}` } });
+    expect(read.status).toBe(200);
+    expect(await read.json()).toMatchObject({ id: leadId, name: 'Durable Dora', email: 'dora@example.com', tags: ['kept'] });
+    expect(await stop(server)).toBe(0);
+  });
+});
+
+describe('first owner from the command line', slow, () => {
+  const dir = dataDir();
+
+  it('without any user, the log says how to create one; SIGINT exits 0', async () => {
+    const server = await startServer(dir);
     const warning = server.logs.find((l) => l.msg.includes('No user exists yet'));
     expect(warning).toBeDefined();
     expect(warning!.msg).toContain('BOOTSTRAP_EMAIL');
@@ -200,11 +199,8 @@ describe('npm start', slow, () => {
     expect(await stop(server, 'SIGINT')).toBe(0);
     expect(messages(server)).toContain('SIGINT received');
   });
-});
 
-describe('npm run cli', slow, () => {
   it('create-owner, then create-api-key prints a key once that works against the server with its scopes', async () => {
-    const dir = dataDir();
     const owner = await cli(dir, ['create-owner', '--email', 'cli@example.com', '--password', 'cli password 1', '--org', 'CLI Org']);
     expect(owner.code, owner.stderr).toBe(0);
     expect(owner.stdout).toMatch(/Created owner cli@example\.com \(usr_\w+\) of organization "CLI Org" \(org_\w+\)/);
@@ -216,10 +212,6 @@ describe('npm run cli', slow, () => {
     expect(keys).toHaveLength(1);
     const key = keys[0]!;
     expect(created.stdout).toContain('not shown again');
-
-    const bad = await cli(dir, ['create-api-key', '--org', 'CLI Org', '--name', 'bad', '--scopes', 'leads:fly']);
-    expect(bad.code).not.toBe(0);
-    expect(bad.stderr).toContain('unknown scope');
 
     const server = await startServer(dir);
     expect(messages(server)).not.toContain('No user exists yet');
@@ -236,5 +228,11 @@ describe('npm run cli', slow, () => {
     expect(listed).toContain('"reader"');
     expect(listed).not.toContain(key);
     expect(await stop(server)).toBe(0);
+  });
+
+  it('create-api-key refuses an unknown scope', async () => {
+    const bad = await cli(dir, ['create-api-key', '--org', 'CLI Org', '--name', 'bad', '--scopes', 'leads:fly']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('unknown scope');
   });
 });
