@@ -4,8 +4,16 @@ import { sendSigned } from '../../webhooks/signer.ts';
 import type { NodeContext } from './types.ts';
 
 /** The organization's default signing secret for workflow webhooks (when a node names none). */
+const derived = new Map<string, string>();
 export function orgSigningSecret(appSecret: string, orgId: string): string {
-  return 'whsec_' + deriveKey(appSecret, `workflow-signing:${orgId}`).toString('base64url');
+  const key = `${appSecret.length}:${appSecret}:${orgId}`;
+  let secret = derived.get(key);
+  if (!secret) {
+    secret = 'whsec_' + deriveKey(appSecret, `workflow-signing:${orgId}`).toString('base64url');
+    if (derived.size > 10_000) derived.clear();
+    derived.set(key, secret);
+  }
+  return secret;
 }
 
 /** A platform-event-shaped envelope, as webhook receivers already know it. */
