@@ -382,10 +382,11 @@ export class ContentService {
    * What publishing would send, without sending or changing anything (workflow test mode): the
    * platform request with the credentials left out.
    */
-  async previewPublish(scope: ContentScope, id: string) {
+  async previewPublish(scope: ContentScope, id: string, fallbackIntegrationId?: string) {
     const row = await this.row(scope, id);
-    const integration = row.integrationId ? await this.integrations.row({ orgId: scope.orgId, projectId: row.projectId }, row.integrationId) : undefined;
-    if (!integration) throw unprocessable('INTEGRATION_MISSING', row.integrationId ? `Integration ${row.integrationId} no longer exists` : 'The post has no integration to publish through; set integrationId');
+    const integrationId = row.integrationId ?? fallbackIntegrationId;
+    const integration = integrationId ? await this.integrations.row({ orgId: scope.orgId, projectId: row.projectId }, integrationId) : undefined;
+    if (!integration) throw unprocessable('INTEGRATION_MISSING', integrationId ? `Integration ${integrationId} no longer exists` : 'The post has no integration to publish through; set integrationId');
     const connector = connectorFor(integration.provider)!;
     const credentials = { ...this.integrations.credentialsOf(integration) };
     delete credentials.accessToken;

@@ -41,20 +41,25 @@ registerNode({
 registerNode({
   type: 'content.publish',
   category: 'content',
-  description: 'Publishes a post per item (`postId`, default the item\'s `id`) through its integration; a DRAFT is approved by the workflow first. Emits the post (PUBLISHING; post.published or post.failed follow). In test mode nothing is sent or changed: emits the request that would be sent, with `dryRun: true`.',
+  description: 'Publishes a post per item (`postId`, default the item\'s `id`) through its integration (`integrationId` is used when the post has none); a DRAFT is approved by the workflow first. Emits the post (PUBLISHING; post.published or post.failed follow). In test mode nothing is sent or changed: emits the request that would be sent, with `dryRun: true`.',
   params: Type.Object({
     postId: Type.Optional(Type.String({ maxLength: 64 })),
+    integrationId: Type.Optional(Type.String({ maxLength: 64, description: 'integration to publish through when the post has none' })),
   }, { additionalProperties: false }),
   outputs: ['main'],
   async execute(ctx, exec) {
     const out: Item[] = [];
     for (const item of exec.items) {
-      const { postId } = given(await exec.params(item));
+      const { postId, integrationId } = given(await exec.params(item));
       const id = postId ?? (typeof item.id === 'string' ? item.id : undefined);
       if (!id) throw new Error('content.publish: no postId param and the item has no id');
       if (ctx.testMode) {
-        out.push(plain({ dryRun: true, ...(await ctx.services.content.previewPublish(scopeOf(ctx), id)) }));
+        out.push(plain({ dryRun: true, ...(await ctx.services.content.previewPublish(scopeOf(ctx), id, integrationId)) }));
         continue;
+      }
+      if (integrationId) {
+        const post = await ctx.services.content.get(scopeOf(ctx), id);
+        if (!post.integrationId) await ctx.services.content.update(scopeOf(ctx), id, { integrationId });
       }
       out.push(plain(await ctx.services.content.publishNow(scopeOf(ctx), id, { approveDraft: true })));
     }

@@ -35,14 +35,14 @@ export const TEMPLATES: Template[] = [
   {
     id: 'approve-then-publish-linkedin',
     name: 'Approve, then publish a LinkedIn post',
-    description: 'Drafts a LinkedIn post on the topic given as input, asks a person to approve it (the post text can be edited in the approval), then publishes it.',
+    description: 'A content-writer agent drafts a LinkedIn post on the topic given as input ({ topic, integrationId }); a person reviews the draft (edit it under Content before approving, or reject), then it is published through that LinkedIn integration.',
     category: 'content',
     workflow: {
       nodes: [
-        { id: 'trigger', type: 'trigger.manual', name: 'Start with { topic }' },
-        { id: 'draft', type: 'content.createDraft', name: 'Draft the post', params: { platform: 'LINKEDIN', topic: '{{ topic }}' } },
-        { id: 'approve', type: 'flow.approval', name: 'Approve the post', params: { title: 'Publish this LinkedIn post?', description: 'Edit the text in the payload if needed.', expiresInSeconds: 172800 } },
-        { id: 'publish', type: 'content.publish', name: 'Publish' },
+        { id: 'trigger', type: 'trigger.manual', name: 'Start with { topic, integrationId }' },
+        { id: 'draft', type: 'ai.agent', name: 'Draft the post', params: { type: 'CONTENT_WRITER', task: 'Write one LinkedIn post (platform LINKEDIN) about: {{ topic }}' } },
+        { id: 'approve', type: 'flow.approval', name: 'Approve the post', params: { title: 'Publish this LinkedIn post?', description: '{{ summary }}', expiresInSeconds: 172800 } },
+        { id: 'publish', type: 'content.publish', name: 'Publish', params: { postId: '{{ postIds[0] }}', integrationId: '{{ $input.integrationId }}' } },
       ],
       edges: [
         { from: 'trigger', to: 'draft' },
