@@ -1,6 +1,6 @@
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
-import { openDatabase } from './platform/db.ts';
+import { EmbeddedDatabaseBusy, openDatabase } from './platform/db.ts';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -47,7 +47,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError) {
+  if (error instanceof ConfigError || error instanceof EmbeddedDatabaseBusy) {
     console.error(`Configuration error: ${error.message}`);
   } else {
     console.error(error);

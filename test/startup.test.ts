@@ -227,7 +227,13 @@ describe('first owner from the command line', slow, () => {
     const listed = await (await fetch(`${server.base}/api/v1/orgs/${orgId}/api-keys`, { headers: { authorization: `Bearer ${token}` } })).text();
     expect(listed).toContain('"reader"');
     expect(listed).not.toContain(key);
+    // While the server holds the embedded database, the CLI refuses to open it rather than write into the void.
+    const busy = await cli(dir, ['create-owner', '--email', 'second@example.com', '--password', 'cli password 2']);
+    expect(busy.code).not.toBe(0);
+    expect(busy.stderr).toMatch(/in use by process \d+/);
     expect(await stop(server)).toBe(0);
+    const after = await cli(dir, ['create-owner', '--email', 'second@example.com', '--password', 'cli password 2']);
+    expect(after.code, after.stderr).toBe(0);
   });
 
   it('create-api-key refuses an unknown scope', async () => {

@@ -2,7 +2,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import pino from 'pino';
 import { eq, or } from 'drizzle-orm';
 import { ConfigError, loadConfig } from '../config.ts';
-import { openDatabase } from '../platform/db.ts';
+import { EmbeddedDatabaseBusy, openDatabase } from '../platform/db.ts';
 import { systemClock } from '../platform/clock.ts';
 import { AppError } from '../platform/errors.ts';
 import { createServices } from '../services.ts';
@@ -64,7 +64,7 @@ program.command('create-api-key')
   });
 
 program.parseAsync().catch((error: unknown) => {
-  if (error instanceof AppError || error instanceof ConfigError || error instanceof InvalidArgumentError) {
+  if (error instanceof AppError || error instanceof ConfigError || error instanceof InvalidArgumentError || error instanceof EmbeddedDatabaseBusy) {
     console.error(`Error: ${error.message}`);
   } else {
     console.error(error);

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
@@ -65,10 +65,54 @@ export function openDatabase(options: { databaseUrl?: string; dataDir: string; p
   } else {
     const dir = url ? fileURLToPath(url) : join(options.dataDir, 'pgdata');
     mkdirSync(dir, { recursive: true });
+    const unlock = lockDataDir(dir);
     client = new PGlite(dir);
+    const database = wrapPglite(client);
+    const close = database.close;
+    return { ...database, close: async () => { await close(); unlock(); } };
   }
   return wrapPglite(client);
 }
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * The embedded database belongs to one process at a time: a second one (a CLI command while the
+ * server runs) would write to files the first has cached, and its writes would be lost. A lock file
+ * holds the owner's pid; one left by a process that died is taken over.
+ */
+function lockDataDir(dir: string): () => void {
+  const file = `${dir}.lock`;
+  for (;;) {
+    try {
+      writeFileSync(file, String(process.pid), { flag: 'wx' });
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const owner = Number(readFileSync(file, 'utf8').trim());
+      if (owner && owner !== process.pid && alive(owner)) {
+        throw new EmbeddedDatabaseBusy(`The embedded database in ${dir} is in use by process ${owner}. Stop it first (or run the command through the running server's API), or use PostgreSQL (DATABASE_URL) to share one database between processes.`);
+      }
+      rmSync(file, { force: true });
+    }
+  }
+  return () => {
+    try {
+      if (readFileSync(file, 'utf8').trim() === String(process.pid)) rmSync(file, { force: true });
+    } catch {
+      // already gone
+    }
+  };
+}
+
+export class EmbeddedDatabaseBusy extends Error {}
 
 export function wrapPglite(client: PGlite): Database {
   const db = drizzlePglite(client) as unknown as Db;
