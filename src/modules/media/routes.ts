@@ -1,4 +1,6 @@
 import multipart from '@fastify/multipart';
+import AjvCompiler from '@fastify/ajv-compiler';
+import type { FastifySchemaCompiler } from 'fastify';
 import { Type, Timestamp, Nullable, OrgParams, errors, orgErrors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
 import { AppError, notFound } from '../../platform/errors.ts';
@@ -15,6 +17,25 @@ const MediaSchema = Type.Object({
 }, { $id: 'Media' });
 
 const tags = ['Media'];
+
+/** The upload's form, for the OpenAPI document: one file part named `file`, an optional `projectId` field. */
+const UploadForm = Type.Object({
+  file: Type.String({ format: 'binary', description: 'the image or video' }),
+  projectId: Type.Optional(Type.String({ maxLength: 64, description: 'ignored for an API key bound to a project' })),
+});
+
+/** The binary file, as served: the type is the one sniffed at upload. */
+const FileBody = { schema: Type.String({ format: 'binary' }) };
+
+/**
+ * Validator compiler of the upload route. Its multipart body is streamed to disk by the handler
+ * (never buffered, so MEDIA_MAX_BYTES and not the JSON body limit applies), and the handler checks
+ * the parts itself: the body schema only documents the form and validates nothing. The path
+ * parameters are validated as everywhere else (coerced text, every error reported).
+ */
+const paramsAjv = AjvCompiler()({}, { customOptions: { removeAdditional: false, useDefaults: true, allErrors: true, coerceTypes: 'array' } } as never);
+const uploadValidator: FastifySchemaCompiler<unknown> = (route) =>
+  route.httpPart === 'body' ? () => true : paramsAjv(route as never);
 const Params = Type.Object({ orgId: Type.String(), mediaId: Type.String({ maxLength: 64 }) });
 
 /** Upload and metadata, under /orgs/:orgId. */
@@ -27,11 +48,12 @@ export async function mediaRoutes(org: App): Promise<void> {
     await scope.register(multipart, { limits: { files: 1, fields: 5, fileSize: media.maxBytes, fieldSize: 1024, parts: 10 } });
     scope.post('/media/upload', {
       config: { access: { scope: 'media:write' } },
+      validatorCompiler: uploadValidator,
       schema: {
         tags, summary: 'Upload an image or video (multipart/form-data, one file part named `file`)',
         description: `The type is sniffed from the bytes: only images and videos are kept (415 otherwise). At most MEDIA_MAX_BYTES (default 50 MB; 413 above). Returns \`{ url, id, contentType, size }\`. Optional field \`projectId\`.`,
-        consumes: ['multipart/form-data'],
         params: OrgParams,
+        body: { content: { 'multipart/form-data': { schema: UploadForm } } },
         response: { 201: Type.Ref('Media'), ...orgErrors(413, 415) },
       },
     }, async (request, reply) => {
@@ -93,7 +115,10 @@ export function mediaFileRoutes(api: App): void {
     schema: {
       tags, summary: 'Serve an uploaded file (the `url` returned by the upload)',
       params: Type.Object({ mediaId: Type.String({ maxLength: 64 }), file: Type.String({ maxLength: 80 }) }),
-      response: { ...errors(404) },
+      response: {
+        200: { description: 'the file, as uploaded; `Content-Type` is the type sniffed at upload', content: { 'image/*': FileBody, 'video/*': FileBody } },
+        ...errors(404),
+      },
     },
   }, async (request, reply) => {
     const signature = request.params.file.split('.')[0] ?? '';
@@ -104,6 +129,7 @@ export function mediaFileRoutes(api: App): void {
     reply.header('x-content-type-options', 'nosniff');
     reply.header('content-disposition', 'inline');
     reply.header('cache-control', 'private, max-age=86400');
-    return reply.send(found.stream);
+    // The 200 schema documents the bytes; a stream is piped as is, never serialized.
+    return reply.send(found.stream as never);
   });
 }
