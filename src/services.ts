@@ -35,7 +35,7 @@ export function createServices(deps: Deps) {
   const orgStream = new OrgStream(bus);
   const orgs = new OrgsService(deps);
   const auth = new AuthService(deps, orgs);
-  const apiKeys = new ApiKeysService(deps);
+  const apiKeys = new ApiKeysService(deps, bus);
   const guard = new Guard(auth, apiKeys, orgs, deps.clock);
   const events = new EventsService(deps.clock, bus);
   const notifications = new NotificationsService(deps, orgStream);

@@ -100,6 +100,14 @@ export class Bus {
     return out;
   }
 
+  /**
+   * A `pg_notify(…)` expression to put in the caller's own statement: every instance, this one
+   * included, hears it when the transaction commits. For small messages (wake-ups, ids).
+   */
+  notifySql(channel: string, message: unknown): SQL {
+    return sql`pg_notify(${PG_CHANNEL}, ${`{"o":"","c":${JSON.stringify(channel)},"ms":[${JSON.stringify(message) ?? 'null'}]}`})`;
+  }
+
   emitLocal(channel: string, message: unknown): void {
     this.emitter.emit(channel, message);
   }

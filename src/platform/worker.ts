@@ -7,6 +7,11 @@ export interface LoopOptions {
   /** How long to sleep when there is nothing to do (work due later is found by this poll). */
   idleMs: number;
   log: FastifyBaseLogger;
+  /**
+   * A wake-up while idle waits this long before the round starts, so a burst of commits is handled
+   * in one batch instead of one round each.
+   */
+  coalesceMs?: number;
 }
 
 /**
@@ -19,6 +24,7 @@ export class Loop {
   private running: Promise<void> | null = null;
   private wakeRequested = false;
   private stopped = true;
+  private due = false;
 
   constructor(options: LoopOptions) {
     this.options = options;
@@ -36,8 +42,23 @@ export class Loop {
       this.wakeRequested = true;
       return;
     }
+    const coalesce = this.options.coalesceMs ?? 0;
+    if (coalesce > 0) {
+      // Idle: start soon, not now; further wake-ups until then join this round.
+      if (this.due) return;
+      if (this.timer) clearTimeout(this.timer);
+      this.due = true;
+      this.timer = setTimeout(() => this.runNow(), coalesce);
+      return;
+    }
+    this.runNow();
+  }
+
+  private runNow(): void {
+    this.due = false;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    if (this.stopped || this.running) return;
     this.running = this.cycle().finally(() => {
       this.running = null;
       if (this.stopped) return;

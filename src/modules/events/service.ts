@@ -1,3 +1,4 @@
+import { sql, type SQL } from 'drizzle-orm';
 import type { Bus } from '../../platform/bus.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db.ts';
@@ -52,19 +53,24 @@ export class EventsService {
   async record(tx: Db, list: NewEvent | NewEvent[]): Promise<PlatformEvent[]> {
     const items = Array.isArray(list) ? list : [list];
     if (items.length === 0) return [];
-    const at = this.clock.now();
-    const rows: EventRow[] = items.map((e) => ({
-      id: newId('event', at.getTime()),
-      orgId: e.orgId,
-      projectId: e.projectId ?? null,
-      type: e.type,
-      payload: plain(e.payload),
-      at,
-      dispatchedAt: null,
-    }));
-    await tx.insert(events).values(rows);
-    // Wakes the dispatchers of every instance the moment this transaction commits.
-    await this.bus.publishInTx(tx, DISPATCHER_WAKE, null);
+    const rows = this.rowsFor(items);
+    // The rows and the wake-up of every instance's dispatcher (heard at commit) in one statement.
+    await tx.execute(sql`with ins as (${this.insertSql(rows)} returning 1) select ${this.wakeSql()} from (select 1 from ins limit 1) x`);
     return rows.map(toEnvelope);
+  }
+
+  /** Event rows to write, built in advance so a caller can put them into its own statement. */
+  rowsFor(list: NewEvent[], at: Date = this.clock.now()): EventRow[] {
+    return list.map((e) => ({ id: newId('event', at.getTime()), orgId: e.orgId, projectId: e.projectId ?? null, type: e.type, payload: plain(e.payload), at, dispatchedAt: null }));
+  }
+
+  insertSql(rows: EventRow[]): SQL {
+    const values = rows.map((r) => sql`(${r.id}, ${r.orgId}, ${r.projectId}, ${r.type}, ${JSON.stringify(r.payload)}::jsonb, ${r.at.toISOString()}::timestamptz)`);
+    return sql`insert into events (id, org_id, project_id, type, payload, at) values ${sql.join(values, sql`, `)}`;
+  }
+
+  /** Wakes the dispatchers of every instance when the caller's transaction commits. */
+  wakeSql(): SQL {
+    return this.bus.notifySql(DISPATCHER_WAKE, null);
   }
 }

@@ -109,6 +109,30 @@ describe('create and de-duplication', () => {
     expect(list.json().total).toBe(1);
     if (onPostgres) expect(t.database.kind).toBe('postgres');
   });
+
+  it('concurrent creates sharing only some keys still meet: one lead carrying all of them', async () => {
+    const email = `partial-${Date.now()}@example.com`;
+    const responses = await Promise.all(Array.from({ length: 12 }, (_, i) =>
+      create(i % 3 === 0 ? { email, phone: '+33 6 12 34 56 78' } : i % 3 === 1 ? { email, website: 'partial.example' } : { email, name: `Partial ${i}` })));
+    expect(new Set(responses.map((r) => r.json().id)).size).toBe(1);
+    expect(responses.filter((r) => r.statusCode === 201)).toHaveLength(1);
+    const lead = (await t.call({ method: 'GET', url: `${url}/${responses[0]!.json().id}`, auth: owner() })).json();
+    expect(lead).toMatchObject({ email, phone: '+33612345678', website: 'https://partial.example' });
+  });
+
+  it('a person whose email was changed away, or whose lead was deleted, is new again', async () => {
+    const first = (await create({ name: 'Mover', email: 'old-address@example.com' })).json();
+    await t.call({ method: 'PATCH', url: `${url}/${first.id}`, auth: owner(), payload: { email: 'new-address@example.com' } });
+    const again = await create({ name: 'Someone else', email: 'old-address@example.com' });
+    expect(again.statusCode).toBe(201);
+    expect(again.json().id).not.toBe(first.id);
+    const byNew = await create({ email: 'NEW-address@example.com', company: 'Moved Co' });
+    expect(byNew.statusCode).toBe(200);
+    expect(byNew.json()).toMatchObject({ id: first.id, company: 'Moved Co', deduplicated: { matchedOn: 'email' } });
+    await t.call({ method: 'DELETE', url: `${url}/${again.json().id}`, auth: owner() });
+    const afterDelete = await create({ email: 'old-address@example.com' });
+    expect(afterDelete.statusCode).toBe(201);
+  });
 });
 
 describe('read, change, delete', () => {

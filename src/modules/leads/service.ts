@@ -7,7 +7,7 @@ import { badRequest, conflict, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import type { Actor } from '../auth/guard.ts';
-import type { EventsService, NewEvent } from '../events/service.ts';
+import type { EventRow, EventsService, NewEvent } from '../events/service.ts';
 import type { OrgsService } from '../orgs/service.ts';
 import { normalizeEmail, LEAD_STATUSES, normalizeWebsite, phoneE164, type LeadStatus, type MatchKind } from './normalize.ts';
 import { leads } from './tables.ts';
@@ -155,15 +155,85 @@ export class LeadsService {
     return and(eq(leads.orgId, scope.orgId), scope.projectId ? eq(leads.projectId, scope.projectId) : undefined, ...conditions)!;
   }
 
-  /** Serializes every writer that could create or claim the same person in a project. */
-  private async lockKeys(tx: Db, projectId: string, keys: Keys): Promise<void> {
+  /** The advisory lock ids of a project's keys, in the one order every writer takes them. */
+  private lockIds(projectId: string, keys: Keys): string[] {
     const ids: bigint[] = [];
     if (keys.emailKey) ids.push(lockKey(projectId, 'email', keys.emailKey));
     if (keys.phoneKey) ids.push(lockKey(projectId, 'phone', keys.phoneKey));
     if (keys.websiteKey) ids.push(lockKey(projectId, 'website', keys.websiteKey));
     // One fixed order everywhere, so two writers never wait on each other in a cycle.
-    ids.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    for (const id of ids) await tx.execute(sql`select pg_advisory_xact_lock(${id.toString()}::bigint)`);
+    return ids.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map(String);
+  }
+
+  /** Serializes every writer that could create or claim the same person in a project. */
+  private async lockKeys(tx: Db, projectId: string, keys: Keys): Promise<void> {
+    const ids = this.lockIds(projectId, keys);
+    if (ids.length === 0) return;
+    // One statement; unnest yields the keys in the sorted order given.
+    await tx.execute(sql`select pg_advisory_xact_lock(k) from unnest(${sql.param(ids)}::bigint[]) with ordinality as t(k, n) order by n`);
+  }
+
+  private keyValues(row: { orgId: string; projectId: string; id: string }, keys: Keys): SQL[] {
+    const out: SQL[] = [];
+    for (const kind of ['email', 'phone', 'website'] as const) {
+      const key = keys[`${kind}Key`];
+      if (key) out.push(sql`(${row.projectId}, ${kind}, ${key}, ${row.orgId}, ${row.id})`);
+    }
+    return out;
+  }
+
+  /** Claims the keys for a lead that now carries them (a key claimed before stays with its first lead). */
+  private async claimKeys(tx: Db, row: { orgId: string; projectId: string; id: string }, keys: Keys): Promise<void> {
+    const values = this.keyValues(row, keys);
+    if (values.length) await tx.execute(sql`insert into lead_keys (project_id, kind, key, org_id, lead_id) values ${sql.join(values, sql`, `)} on conflict do nothing`);
+  }
+
+  /**
+   * The common case, a new person, in one autocommitted statement: take the keys' locks, claim the
+   * keys, and — only if every key was free and no lead carries one — insert the lead, its
+   * lead.created event and the dispatcher's wake-up. A concurrent create of the same person
+   * inserting the same claim makes this one wait for it and then find the key taken. False means
+   * "not created here": the caller goes the locked way and merges.
+   */
+  private async createFast(row: LeadRow, keys: Keys, event: EventRow): Promise<boolean> {
+    const ids = this.lockIds(row.projectId, keys);
+    const values = this.keyValues(row, keys);
+    const matches: SQL[] = [];
+    if (keys.emailKey) matches.push(sql`email_key = ${keys.emailKey}`);
+    if (keys.phoneKey) matches.push(sql`phone_key = ${keys.phoneKey}`);
+    if (keys.websiteKey) matches.push(sql`website_key = ${keys.websiteKey}`);
+    const claims = values.length
+      ? sql`insert into lead_keys (project_id, kind, key, org_id, lead_id)
+            select v.* from (values ${sql.join(values, sql`, `)}) v(project_id, kind, key, org_id, lead_id), (select count(*) from l) held
+            on conflict do nothing returning 1`
+      : sql`select 1 where false`;
+    const free = values.length
+      ? sql`(select count(*) from c) = ${values.length} and not exists (select 1 from leads where org_id = ${row.orgId} and project_id = ${row.projectId} and (${sql.join(matches, sql` or `)}))`
+      : sql`true`;
+    try {
+      const result = (await this.db.execute(sql`
+        with l as (select pg_advisory_xact_lock(k) from unnest(${sql.param(ids.length ? ids : ['0'])}::bigint[]) with ordinality as t(k, n) where ${ids.length > 0} order by n),
+        c as (${claims}),
+        ok as (select ${free} as free),
+        ins as (
+          insert into leads (id, org_id, project_id, name, email, phone, company, website, source, status, score, score_reason, tags, custom, email_key, phone_key, website_key, created_at, updated_at)
+          select ${row.id}, ${row.orgId}, ${row.projectId}, ${row.name}, ${row.email}, ${row.phone}, ${row.company}, ${row.website}, ${row.source}, ${row.status}, null, null,
+                 ${sql.param(row.tags)}::text[], ${JSON.stringify(row.custom)}::jsonb, ${row.emailKey}, ${row.phoneKey}, ${row.websiteKey},
+                 ${row.createdAt.toISOString()}::timestamptz, ${row.updatedAt.toISOString()}::timestamptz
+          from ok where ok.free
+          returning id),
+        ev as (
+          insert into events (id, org_id, project_id, type, payload, at)
+          select ${event.id}, ${event.orgId}, ${event.projectId}, ${event.type}, ${JSON.stringify(event.payload)}::jsonb, ${event.at.toISOString()}::timestamptz from ins
+          returning id)
+        select (select count(*) from ins)::int as inserted, (select ${this.events.wakeSql()} from ev limit 1) as woke`)) as unknown as { rows: { inserted: number }[] };
+      return result.rows[0]!.inserted === 1;
+    } catch (error) {
+      // Some keys were claimed but the lead was not inserted: the claims' reference to it fails and
+      // the whole statement is undone. The person exists; merge the locked way.
+      if ((error as { code?: string; cause?: { code?: string } }).code === '23503' || (error as { cause?: { code?: string } }).cause?.code === '23503') return false;
+      throw error;
+    }
   }
 
   private async findMatch(tx: Db, orgId: string, projectId: string, keys: Keys, excludeId?: string): Promise<{ row: LeadRow; matchedOn: MatchKind } | null> {
@@ -232,25 +302,24 @@ export class LeadsService {
     const projectId = await this.resolveProject(scope, input.projectId);
     const contact = this.normalizedContact(input);
     const keys: Keys = { emailKey: contact.emailKey, phoneKey: contact.phoneKey, websiteKey: contact.websiteKey };
+    const now = this.clock.now();
+    const fresh: LeadRow = {
+      id: newId('lead', now.getTime()), orgId: scope.orgId, projectId, name: input.name ?? null, email: null, phone: null,
+      company: input.company ?? null, website: null, source: input.source ?? null, status: 'NEW', score: null, scoreReason: null,
+      tags: uniq(input.tags ?? []), custom: input.custom ?? {}, emailKey: null, phoneKey: null, websiteKey: null, createdAt: now, updatedAt: now,
+      ...contact,
+    };
+    const [event] = this.events.rowsFor([{ orgId: scope.orgId, projectId, type: 'lead.created', payload: { lead: publicLead(fresh), actor: scope.actor } }], now);
+    if (await this.createFast(fresh, keys, event!)) return { lead: publicLead(fresh), created: true };
     return this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
+      // Holding the keys' locks, this sees every lead a concurrent create of the same person committed.
       await this.lockKeys(tx, projectId, keys);
       const match = await this.findMatch(tx, scope.orgId, projectId, keys);
-      const now = this.clock.now();
       if (!match) {
-        const [row] = await tx.insert(leads).values({
-          id: newId('lead', now.getTime()),
-          orgId: scope.orgId,
-          projectId,
-          name: input.name ?? null,
-          company: input.company ?? null,
-          source: input.source ?? null,
-          tags: uniq(input.tags ?? []),
-          custom: input.custom ?? {},
-          ...contact,
-          createdAt: now,
-          updatedAt: now,
-        }).returning();
+        // The claim outlived its lead's value (changed or deleted): a new person after all.
+        const [row] = await tx.insert(leads).values(fresh).returning();
+        await this.claimKeys(tx, row!, keys);
         await this.events.record(tx, { orgId: scope.orgId, projectId, type: 'lead.created', payload: { lead: publicLead(row!), actor: scope.actor } });
         return { lead: publicLead(row!), created: true };
       }
@@ -262,6 +331,7 @@ export class LeadsService {
       const changes = diff(before, next);
       if (Object.keys(changes).length === 0) return { lead: publicLead(before), created: false, matchedOn: match.matchedOn };
       const [after] = await tx.update(leads).set({ ...next, updatedAt: now }).where(eq(leads.id, before.id)).returning();
+      await this.claimKeys(tx, after!, { emailKey: after!.emailKey, phoneKey: after!.phoneKey, websiteKey: after!.websiteKey });
       await this.events.record(tx, this.updatedEvents(scope, before, after!, changes));
       return { lead: publicLead(after!), created: false, matchedOn: match.matchedOn };
     });
@@ -301,6 +371,7 @@ export class LeadsService {
         if (clash) throw conflict(`Another lead in this project has the same ${clash.matchedOn} (${clash.row.id})`);
       }
       const [after] = await tx.update(leads).set({ ...next, updatedAt: this.clock.now() }).where(eq(leads.id, id)).returning();
+      if (changes.email || changes.phone || changes.website || changes.projectId) await this.claimKeys(tx, after!, keys);
       await this.events.record(tx, this.updatedEvents(scope, before, after!, changes));
       return publicLead(after!);
     });

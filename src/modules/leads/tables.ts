@@ -1,4 +1,4 @@
-import { doublePrecision, index, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
+import { doublePrecision, index, jsonb, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 import { createdAt, updatedAt } from '../../platform/columns.ts';
 import { organizations, projects } from '../orgs/tables.ts';
 
@@ -31,3 +31,16 @@ export const leads = pgTable('leads', {
   index('leads_org_status_idx').on(t.orgId, t.status),
   index('leads_tags_idx').using('gin', t.tags),
 ]);
+
+/**
+ * De-duplication keys someone has claimed in a project. Its primary key makes two concurrent creates
+ * of one person meet in the database: the second waits for the first and then finds the key taken.
+ * A claim only gates the fast path; matching itself reads the leads (a claim may outlive the value).
+ */
+export const leadKeys = pgTable('lead_keys', {
+  projectId: text('project_id').notNull(),
+  kind: text('kind').notNull(),
+  key: text('key').notNull(),
+  orgId: text('org_id').notNull(),
+  leadId: text('lead_id').notNull().references(() => leads.id, { onDelete: 'cascade' }),
+}, (t) => [primaryKey({ columns: [t.projectId, t.kind, t.key] }), index('lead_keys_lead_idx').on(t.leadId)]);

@@ -15,6 +15,8 @@ export type Project = typeof projects.$inferSelect;
 /** Organizations, their projects and members. */
 export class OrgsService {
   private readonly db: Db;
+  private readonly defaults = new Map<string, string>();
+  private readonly known = new Set<string>();
 
   constructor(deps: Deps) {
     this.db = deps.db;
@@ -73,17 +75,28 @@ export class OrgsService {
     return project!;
   }
 
-  /** The project a resource goes to when none is named: the organization's first. */
+  /**
+   * The project a resource goes to when none is named: the organization's first. Projects are never
+   * deleted or moved, so the answer, once found, is kept.
+   */
   async defaultProjectId(orgId: string): Promise<string> {
+    const known = this.defaults.get(orgId);
+    if (known) return known;
     const [row] = await this.db.select({ id: projects.id }).from(projects).where(eq(projects.orgId, orgId)).orderBy(asc(projects.id)).limit(1);
     if (!row) throw notFound('Project');
+    if (this.defaults.size >= 10_000) this.defaults.clear();
+    this.defaults.set(orgId, row.id);
     return row.id;
   }
 
-  /** 404 unless the project belongs to the organization. */
+  /** 404 unless the project belongs to the organization (a project never changes organization). */
   async assertProject(orgId: string, projectId: string): Promise<void> {
+    const key = `${orgId}/${projectId}`;
+    if (this.known.has(key)) return;
     const [row] = await this.db.select({ id: projects.id }).from(projects).where(and(eq(projects.orgId, orgId), eq(projects.id, projectId)));
     if (!row) throw notFound('Project');
+    if (this.known.size >= 10_000) this.known.clear();
+    this.known.add(key);
   }
 
   listMembers(orgId: string) {
