@@ -9,6 +9,7 @@ import type { OrgStream } from '../events/org-stream.ts';
 import type { EventsService } from '../events/service.ts';
 import type { ApprovalRow, ApprovalsService } from './approvals.ts';
 import { ACTIVE_STATUSES, FINAL_STATUSES, isFinal, RUN_CANCEL, RunWriter, RUNS_WAKE, type ExecEvent, type RunRef, type RunRow } from './engine/writer.ts';
+import { othersNotifier, type OthersNotifier } from './engine/notifier.ts';
 import { runEvents, runSteps, workflowRuns } from './tables.ts';
 
 export const RUN_STATUSES = [...ACTIVE_STATUSES, ...FINAL_STATUSES] as const;
@@ -59,6 +60,8 @@ interface Scope {
 /** Reading, canceling and costing runs; the driver executes them. */
 export class RunsService {
   readonly writer: RunWriter;
+  /** Tells other instances about committed run changes, batched (see OthersNotifier). */
+  readonly others: OthersNotifier;
   private readonly db: Db;
   private readonly clock: Clock;
   private readonly events: EventsService;
@@ -74,6 +77,7 @@ export class RunsService {
     this.approvals = approvals;
     this.bus = bus;
     this.writer = new RunWriter(deps.clock, bus, orgStream);
+    this.others = othersNotifier(bus, deps.db, deps.database.kind);
   }
 
   addCostGuard(guard: (run: RunRef, totalUsd: number, addedUsd: number) => Promise<void>): void {

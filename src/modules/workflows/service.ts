@@ -11,7 +11,8 @@ import type { OrgStream } from '../events/org-stream.ts';
 import type { EventRow } from '../events/service.ts';
 import type { OrgsService } from '../orgs/service.ts';
 import { validateDefinition, invalid, type Definition, type WorkflowEdge, type WorkflowNode } from './engine/graph.ts';
-import { RUNS_WAKE } from './engine/writer.ts';
+import { othersNotifier, type OthersNotifier } from './engine/notifier.ts';
+import { RUNS_WAKE, runStatusMessage } from './engine/writer.ts';
 import { publicRun } from './runs.ts';
 import type { SchedulesService } from './schedules.ts';
 import { maskNodes, sealNodes } from './secrets.ts';
@@ -83,6 +84,8 @@ export class WorkflowsService {
   private readonly box: SecretBox;
   private readonly publicUrl: string;
 
+  private readonly others: OthersNotifier;
+
   constructor(deps: Deps, bus: Bus, orgStream: OrgStream, orgs: OrgsService, schedules: SchedulesService) {
     this.db = deps.db;
     this.clock = deps.clock;
@@ -92,6 +95,7 @@ export class WorkflowsService {
     this.schedules = schedules;
     this.box = new SecretBox(deps.config.appSecret);
     this.publicUrl = deps.config.publicUrl;
+    this.others = othersNotifier(bus, deps.db, deps.database.kind);
   }
 
   get secretBox(): SecretBox {
@@ -272,14 +276,22 @@ export class WorkflowsService {
       wakeAt: now,
       createdAt: now,
     };
-    const write = async (db: Db) => {
-      const [created] = await db.insert(workflowRuns).values(run).returning();
-      await this.orgStream.publishInTx(db, row.orgId, { kind: 'run.status', data: { runId: run.id, workflowId: row.id, status: 'QUEUED', costUsd: 0, ...(row.projectId ? { projectId: row.projectId } : {}) } });
-      await this.bus.publishInTx(db, RUNS_WAKE, null);
+    const status = runStatusMessage({ id: run.id, orgId: row.orgId, projectId: row.projectId, workflowId: row.id }, 'QUEUED', 0);
+    if (tx) {
+      const [created] = await tx.insert(workflowRuns).values(run).returning();
+      await this.orgStream.publishInTx(tx, row.orgId, status);
+      await this.bus.publishInTx(tx, RUNS_WAKE, null);
       return publicRun(created!);
-    };
-    if (tx) return write(tx);
-    return this.db.transaction((trx) => write(trx as unknown as Db));
+    }
+    // On its own: one statement, no NOTIFY inside it (see OthersNotifier); this instance's driver
+    // and streams hear of it right after the commit, other instances in the next batch.
+    const [created] = await this.db.insert(workflowRuns).values(run).returning();
+    this.orgStream.emitLocal(row.orgId, [status]);
+    this.bus.emitLocal(RUNS_WAKE, null);
+    const toOrg = this.orgStream.notifyOthersSql(row.orgId, [status]);
+    this.others.enqueue({ notify: toOrg, fallback: (db) => this.orgStream.publishToOthersInTx(db, row.orgId, [status]) });
+    this.others.wake(RUNS_WAKE);
+    return publicRun(created!);
   }
 
   /** Public webhook trigger: the token must match (constant time); unknown, inactive or mismatched → 404. */

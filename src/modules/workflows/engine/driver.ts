@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Static, TSchema } from 'typebox';
 import type { Db } from '../../../platform/db.ts';
 import { AppError } from '../../../platform/errors.ts';
@@ -10,7 +10,7 @@ import { unsealParams } from '../secrets.ts';
 import { runSteps, workflowRuns } from '../tables.ts';
 import { checkResolvedParams, compile, ExpressionError, resolveParams, type ExpressionScope } from './expressions.ts';
 import { executionOrder, type Definition, type WorkflowNode } from './graph.ts';
-import { ACTIVE_STATUSES, RUN_CANCEL, type NewExecEvent, type RunRow } from './writer.ts';
+import { ACTIVE_STATUSES, eventData, RUN_CANCEL, runChannel, runStatusMessage, type ExecEvent, type NewExecEvent, type RunRow } from './writer.ts';
 
 type StepRow = typeof runSteps.$inferSelect;
 type StepInsert = typeof runSteps.$inferInsert;
@@ -28,7 +28,8 @@ interface Pending {
   updates: { nodeId: string; attempt: number; set: Partial<StepRow> }[];
   events: NewExecEvent[];
   set: Partial<RunRow>;
-  platform: { type: string; payload: Record<string, unknown> }[];
+  /** A payload may depend on the run's cost after the change. */
+  platform: { type: string; payload: Record<string, unknown> | ((costUsd: number) => Record<string, unknown>) }[];
 }
 
 const empty = (): Pending => ({ inserts: [], updates: [], events: [], set: {}, platform: [] });
@@ -41,6 +42,47 @@ interface RunState {
   order: WorkflowNode[];
   latest: Map<string, StepRow | StepInsert>;
   signal: AbortSignal;
+  /** The run row's event_seq and cost_usd as last written by this driver (the fast path's guard). */
+  seq: number;
+  cost: number;
+}
+
+const RUN_COLUMNS: Record<string, { column: string; kind: 'text' | 'ts' | 'json' }> = {
+  status: { column: 'status', kind: 'text' },
+  startedAt: { column: 'started_at', kind: 'ts' },
+  finishedAt: { column: 'finished_at', kind: 'ts' },
+  error: { column: 'error', kind: 'json' },
+  wakeAt: { column: 'wake_at', kind: 'ts' },
+  lockedBy: { column: 'locked_by', kind: 'text' },
+  lockedUntil: { column: 'locked_until', kind: 'ts' },
+};
+
+/** `col = value, …` of a run change (the columns the driver sets). */
+function runSetSql(set: Partial<RunRow>): SQL {
+  const parts: SQL[] = [];
+  for (const [key, value] of Object.entries(set)) {
+    const col = RUN_COLUMNS[key];
+    if (!col) throw new Error(`run column ${key} is not settable here`);
+    if (value === null || value === undefined) parts.push(sql.raw(`${col.column} = null`));
+    else if (col.kind === 'ts') parts.push(sql`${sql.raw(col.column)} = ${(value as Date).toISOString()}::timestamptz`);
+    else if (col.kind === 'json') parts.push(sql`${sql.raw(col.column)} = ${JSON.stringify(value)}::jsonb`);
+    else parts.push(sql`${sql.raw(col.column)} = ${value as string}`);
+  }
+  return sql.join(parts, sql`, `);
+}
+
+/** The record type of step rows passed as JSON. */
+const STEP_RECORD = sql.raw('s(node_id text, attempt int, status text, outputs jsonb, item_count int, error jsonb, started_at timestamptz, finished_at timestamptz, duration_ms int)');
+
+function stepJson(step: Partial<StepRow>): Record<string, unknown> {
+  const out: Record<string, unknown> = { node_id: step.nodeId, attempt: step.attempt, status: step.status };
+  if (step.outputs != null) out.outputs = step.outputs;
+  if (step.itemCount != null) out.item_count = step.itemCount;
+  if (step.error != null) out.error = step.error;
+  if (step.startedAt != null) out.started_at = step.startedAt;
+  if (step.finishedAt != null) out.finished_at = step.finishedAt;
+  if (step.durationMs != null) out.duration_ms = step.durationMs;
+  return out;
 }
 
 function errorCode(error: unknown): string {
@@ -162,22 +204,113 @@ export class RunDriver {
       .where(and(eq(workflowRuns.lockedBy, this.instanceId), inArray(workflowRuns.status, [...ACTIVE_STATUSES]))).catch(() => {});
   }
 
-  /** Commits pending writes with a run change; false when the run is no longer ours to change. */
+  /**
+   * Commits pending writes with a run change; false when the run is no longer ours to change.
+   *
+   * The usual case is ONE statement (or, with platform events, one statement and the events'
+   * insert in one transaction) and no NOTIFY inside it: the event sequence and cost are known
+   * here, so the events are numbered before the write, and the write only applies when the run
+   * row still has them (and is still ours and active). Listeners of this instance hear of the
+   * change right after the commit; other instances through the batched notifier. Anything
+   * unusual (a node that logged or added cost, an approval, a message too large) takes the
+   * general path: the writer, numbering from the row, inside a transaction.
+   */
   private async flush(state: RunState, pending: Pending, extra?: (tx: Db) => Promise<void>): Promise<boolean> {
-    const { run } = state;
     const until = new Date(this.now().getTime() + this.options.leaseMs);
     const set = { lockedUntil: until, wakeAt: until, ...pending.set };
+    if (!extra) {
+      const done = await this.flushFast(state, pending, set);
+      if (done !== null) return done;
+    }
+    return this.flushGeneral(state, pending, set, extra);
+  }
+
+  private platformRows(state: RunState, pending: Pending, costUsd: number) {
+    const { run } = state;
+    return pending.platform.map((p) => ({
+      orgId: run.orgId, projectId: run.projectId, type: p.type,
+      payload: typeof p.payload === 'function' ? p.payload(costUsd) : p.payload,
+    }));
+  }
+
+  /** True or false as flush; null when the row was not as expected (the general path decides). */
+  private async flushFast(state: RunState, pending: Pending, set: Partial<RunRow>): Promise<boolean | null> {
+    const { run } = state;
+    const { events: eventsService, workflowRuns: runs, bus } = this.services;
+    const at = this.now().toISOString();
+    const stored: ExecEvent[] = pending.events.map((e, i) => ({ seq: state.seq + i + 1, type: e.type, data: eventData(run.id, e, at, state.cost) }));
+    const orgMessage = set.status ? runStatusMessage(run, set.status, state.cost) : null;
+    const runNotify = stored.length ? bus.notifyOthersSql(runChannel(run.id), [stored]) : [];
+    const orgNotify = orgMessage ? this.services.orgStream.notifyOthersSql(run.orgId, [orgMessage]) : [];
+    // A message too large for one NOTIFY goes the general way (the bus parks it in a row).
+    if (runNotify === null || orgNotify === null) return null;
+
+    const n = stored.length;
+    const parts: SQL[] = [sql`with run as (update workflow_runs set ${runSetSql(set)}, event_seq = event_seq + ${n}::int
+      where id = ${run.id} and org_id = ${run.orgId} and status in ('QUEUED','RUNNING','WAITING') and locked_by = ${this.instanceId}
+        and event_seq = ${state.seq}::int and cost_usd = ${state.cost}::float8
+      returning status)`];
+    if (n) {
+      parts.push(sql`, ev as (insert into run_events (run_id, seq, type, data)
+        select ${run.id}, (e.v->>'seq')::int, e.v->>'type', e.v->'data' from run, jsonb_array_elements(${JSON.stringify(stored)}::jsonb) as e(v))`);
+    }
+    if (pending.inserts.length) {
+      parts.push(sql`, ins as (insert into run_steps (run_id, node_id, attempt, org_id, status, outputs, item_count, error, started_at, finished_at, duration_ms)
+        select ${run.id}, s.node_id, s.attempt, ${run.orgId}, s.status, s.outputs, s.item_count, s.error, s.started_at, s.finished_at, s.duration_ms
+        from run, jsonb_to_recordset(${JSON.stringify(pending.inserts.map(stepJson))}::jsonb) as ${STEP_RECORD})`);
+    }
+    if (pending.updates.length) {
+      parts.push(sql`, upd as (update run_steps t set status = s.status, outputs = coalesce(s.outputs, t.outputs), item_count = coalesce(s.item_count, t.item_count),
+          error = coalesce(s.error, t.error), finished_at = coalesce(s.finished_at, t.finished_at), duration_ms = coalesce(s.duration_ms, t.duration_ms)
+        from run, jsonb_to_recordset(${JSON.stringify(pending.updates.map((u) => stepJson({ ...u.set, nodeId: u.nodeId, attempt: u.attempt })))}::jsonb) as ${STEP_RECORD}
+        where t.run_id = ${run.id} and t.node_id = s.node_id and t.attempt = s.attempt)`);
+    }
+    parts.push(sql` select status from run`);
+    const statement = sql.join(parts, sql``);
+
+    let ok: boolean;
+    if (pending.platform.length) {
+      const rows = this.platformRows(state, pending, state.cost);
+      ok = await this.db.transaction(async (trx) => {
+        const tx = trx as unknown as Db;
+        const result = await tx.execute(statement) as unknown as { rows: unknown[] };
+        if (result.rows.length === 0) return false;
+        await eventsService.record(tx, rows);
+        return true;
+      });
+    } else {
+      const result = await this.db.execute(statement) as unknown as { rows: unknown[] };
+      ok = result.rows.length > 0;
+    }
+    if (!ok) return null;
+
+    // Committed: this instance's listeners now, the other instances in the next batch.
+    state.seq += n;
+    const others = runs.others;
+    if (n) {
+      bus.emitLocal(runChannel(run.id), stored);
+      others.enqueue({ notify: runNotify, fallback: async () => {} });
+    }
+    if (orgMessage) {
+      this.services.orgStream.emitLocal(run.orgId, [orgMessage]);
+      others.enqueue({ notify: orgNotify, fallback: async () => {} });
+    }
+    return true;
+  }
+
+  private async flushGeneral(state: RunState, pending: Pending, set: Partial<RunRow>, extra?: (tx: Db) => Promise<void>): Promise<boolean> {
+    const { run } = state;
     return this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
       const row = await this.services.workflowRuns.writer.apply(tx, run, { guard: this.guard(), set, events: pending.events });
       if (!row) return false;
+      state.seq = row.eventSeq;
+      state.cost = row.costUsd;
       if (pending.inserts.length) await tx.insert(runSteps).values(pending.inserts);
       for (const u of pending.updates) {
         await tx.update(runSteps).set(u.set).where(and(eq(runSteps.runId, run.id), eq(runSteps.nodeId, u.nodeId), eq(runSteps.attempt, u.attempt)));
       }
-      if (pending.platform.length) {
-        await this.services.events.record(tx, pending.platform.map((p) => ({ orgId: run.orgId, projectId: run.projectId, type: p.type, payload: p.payload })));
-      }
+      if (pending.platform.length) await this.services.events.record(tx, this.platformRows(state, pending, row.costUsd));
       if (extra) await extra(tx);
       return true;
     });
@@ -185,10 +318,13 @@ export class RunDriver {
 
   private async drive(claimed: RunRow, signal: AbortSignal): Promise<void> {
     const def = claimed.definition as Definition;
-    const steps = await this.db.select().from(runSteps).where(eq(runSteps.runId, claimed.id)).orderBy(asc(runSteps.attempt));
     const latest = new Map<string, StepRow | StepInsert>();
-    for (const step of steps) latest.set(step.nodeId, step);
-    const state: RunState = { run: claimed, def, order: executionOrder(def), latest, signal };
+    // A QUEUED run has no steps: its first step is written with the move to RUNNING.
+    if (claimed.status !== 'QUEUED') {
+      const steps = await this.db.select().from(runSteps).where(eq(runSteps.runId, claimed.id)).orderBy(asc(runSteps.attempt));
+      for (const step of steps) latest.set(step.nodeId, step);
+    }
+    const state: RunState = { run: claimed, def, order: executionOrder(def), latest, signal, seq: claimed.eventSeq, cost: claimed.costUsd };
     let pending = empty();
     const now = this.now();
 
@@ -343,9 +479,13 @@ export class RunDriver {
       signal: state.signal,
       runInput: run.input as Item,
       log: async (level: LogLevel, message: string) => {
-        await this.db.transaction(async (tx) => {
-          await services.workflowRuns.writer.apply(tx as unknown as Db, ref, { guard: this.guard(), events: [{ type: 'log', nodeId: node.id, level, message: String(message).slice(0, 4000) }] });
-        });
+        const row = await this.db.transaction(async (tx) => services.workflowRuns.writer.apply(tx as unknown as Db, ref, {
+          guard: this.guard(), events: [{ type: 'log', nodeId: node.id, level, message: String(message).slice(0, 4000) }],
+        }));
+        if (row && row.eventSeq > state.seq) {
+          state.seq = row.eventSeq;
+          state.cost = row.costUsd;
+        }
       },
       addCost: (usd: number) => services.workflowRuns.addCost(ref, state.def.budgetUsd ?? null, usd),
       remainingBudgetUsd: async () => {
@@ -400,19 +540,11 @@ export class RunDriver {
     const durationMs = finishedAt.getTime() - new Date(started).getTime();
     pending.set = { ...pending.set, status: 'SUCCEEDED', finishedAt, wakeAt: null, lockedBy: null, lockedUntil: null };
     pending.events.push({ type: 'run.finished', status: 'SUCCEEDED' });
-    await this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
-      const row = await this.services.workflowRuns.writer.apply(tx, run, { guard: this.guard(), set: pending.set, events: pending.events });
-      if (!row) return;
-      if (pending.inserts.length) await tx.insert(runSteps).values(pending.inserts);
-      for (const u of pending.updates) {
-        await tx.update(runSteps).set(u.set).where(and(eq(runSteps.runId, run.id), eq(runSteps.nodeId, u.nodeId), eq(runSteps.attempt, u.attempt)));
-      }
-      await this.services.events.record(tx, [
-        ...pending.platform.map((p) => ({ orgId: run.orgId, projectId: run.projectId, type: p.type, payload: p.payload })),
-        { orgId: run.orgId, projectId: run.projectId, type: 'workflow.run.finished', payload: { runId: run.id, workflowId: run.workflowId, status: 'SUCCEEDED', costUsd: row.costUsd, durationMs, itemCount } },
-      ]);
+    pending.platform.push({
+      type: 'workflow.run.finished',
+      payload: (costUsd) => ({ runId: run.id, workflowId: run.workflowId, status: 'SUCCEEDED', costUsd, durationMs, itemCount }),
     });
+    await this.flush(state, pending);
   }
 
   /** Puts the run in WAITING (and creates the approval in the same transaction). */

@@ -37,6 +37,22 @@ export interface RunRef {
 
 type RunSet = Partial<Omit<RunRow, 'id' | 'eventSeq'>>;
 
+/** The stored and streamed data of an execution event (`costUsd` of run.finished: the run's cost after the change). */
+export function eventData(runId: string, event: NewExecEvent, at: string, costUsd: number): Record<string, unknown> {
+  const { type, nodeId, ...rest } = event;
+  const data: Record<string, unknown> = { type, runId };
+  if (nodeId !== undefined) data.nodeId = nodeId;
+  Object.assign(data, rest);
+  if (type === 'run.finished') data.costUsd = costUsd;
+  data.at = at;
+  return data;
+}
+
+/** The run.status summary on the organization stream. */
+export function runStatusMessage(run: RunRef, status: string, costUsd: number) {
+  return { kind: 'run.status', data: { runId: run.id, workflowId: run.workflowId, status, costUsd, ...(run.projectId ? { projectId: run.projectId } : {}) } };
+}
+
 /**
  * Every change of a run goes through here: the run row (guarded, so a canceled run or a lost lease
  * changes nothing), its execution events numbered from the row's counter, the live copy of those
@@ -65,23 +81,12 @@ export class RunWriter {
     if (list.length > 0) {
       const at = this.clock.now().toISOString();
       const first = row.eventSeq - list.length + 1;
-      const stored: ExecEvent[] = list.map((e, i) => {
-        const { type, nodeId, ...rest } = e;
-        const data: Record<string, unknown> = { type, runId: run.id };
-        if (nodeId !== undefined) data.nodeId = nodeId;
-        Object.assign(data, rest);
-        if (type === 'run.finished') data.costUsd = row.costUsd;
-        data.at = at;
-        return { seq: first + i, type, data };
-      });
+      const stored: ExecEvent[] = list.map((e, i) => ({ seq: first + i, type: e.type, data: eventData(run.id, e, at, row.costUsd) }));
       await tx.insert(runEvents).values(stored.map((e) => ({ runId: run.id, seq: e.seq, type: e.type, data: e.data })));
       await this.bus.publishInTx(tx, runChannel(run.id), stored);
     }
     if (change.set?.status) {
-      await this.orgStream.publishInTx(tx, run.orgId, {
-        kind: 'run.status',
-        data: { runId: run.id, workflowId: run.workflowId, status: row.status, costUsd: row.costUsd, ...(run.projectId ? { projectId: run.projectId } : {}) },
-      });
+      await this.orgStream.publishInTx(tx, run.orgId, runStatusMessage(run, row.status, row.costUsd));
     }
     return row;
   }
