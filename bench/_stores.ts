@@ -6,13 +6,13 @@ import { openDatabase, type Database } from '../src/platform/db.ts';
 
 export const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-function withDatabase(url: string, name: string): string {
+export function withDatabase(url: string, name: string): string {
   const u = new URL(url);
   u.pathname = '/' + name;
   return u.toString();
 }
 
-async function admin(sql: string): Promise<void> {
+export async function admin(sql: string): Promise<void> {
   const c = new pg.Client({ connectionString: PG_URL });
   await c.connect();
   try {

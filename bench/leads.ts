@@ -22,8 +22,8 @@ import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase, type Database } from '../src/platform/db.ts';
 import type { LoadJob, LoadResult } from './load.ts';
+import { PG_URL, admin, postgresReachable, withDatabase } from './_stores.ts';
 
-const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const BENCH_DB = 'svc_bench';
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
@@ -33,22 +33,6 @@ const POOL_SIZE = 20;
 interface Row extends LoadResult {
   case: string;
   store: string;
-}
-
-function withDatabase(url: string, name: string): string {
-  const u = new URL(url);
-  u.pathname = '/' + name;
-  return u.toString();
-}
-
-async function admin(sql: string): Promise<void> {
-  const c = new pg.Client({ connectionString: PG_URL });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
 }
 
 const LOAD_SCRIPT = fileURLToPath(new URL('./load.ts', import.meta.url));
@@ -128,15 +112,6 @@ function table(rows: Row[]): string {
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
-}
-
-async function postgresReachable(): Promise<boolean> {
-  try {
-    await admin('select 1');
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 export async function main(): Promise<void> {

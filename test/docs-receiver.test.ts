@@ -1,25 +1,17 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from './harness.ts';
 import { eventually } from './receiver.ts';
+import { freePort } from './processes.ts';
 
 // The receiver printed in docs/webhooks.md, run as written (only its port changed) against real deliveries.
 let t: TestApp;
 let child: ChildProcess;
 let output = '';
 let port = 0;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const p = (server.address() as { port: number }).port;
-  await new Promise((r) => server.close(r));
-  return p;
-}
 
 beforeAll(async () => {
   const doc = readFileSync(new URL('../docs/webhooks.md', import.meta.url), 'utf8');

@@ -3,16 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { openDatabase } from '../src/platform/db.ts';
+import { openDatabase, processAlive } from '../src/platform/db.ts';
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 function withDatabase(url: string, name: string): string {
   const u = new URL(url);
@@ -51,7 +43,7 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   const stale = await admin.query<{ datname: string }>(`select datname from pg_database where datname ~ '^svc_(tpl|t)_[0-9]+_'`);
   for (const { datname } of stale.rows) {
     const pid = Number(datname.split('_')[2]);
-    if (!alive(pid)) await admin.query(`drop database if exists "${datname}" with (force)`);
+    if (!processAlive(pid)) await admin.query(`drop database if exists "${datname}" with (force)`);
   }
   const template = `svc_tpl_${process.pid}_${Date.now().toString(36)}`;
   await admin.query(`create database "${template}"`);

@@ -88,12 +88,4 @@ export async function startSocialStandIn(): Promise<StandIn> {
 }
 
 /** Polls until the check returns a value (tests wait for background work, never assert timings). */
-export async function eventually<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 8000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+export { eventually } from './receiver.ts';

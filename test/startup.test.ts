@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { childEnv, freePort } from './processes.ts';
 
 /** The service as a user runs it: `node src/main.ts` and `npm run cli -- …`, as child processes on a temporary DATA_DIR. */
 
@@ -29,27 +29,7 @@ function dataDir(): string {
   return dir;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** A clean environment: nothing of the caller's DATABASE_URL, TEST_DATABASE_URL or BOOTSTRAP_* leaks in. */
-function env(extra: Record<string, string>): NodeJS.ProcessEnv {
-  return {
-    PATH: dirname(process.execPath) + delimiter + (process.env.PATH ?? ''),
-    HOME: process.env.HOME ?? tmpdir(),
-    NODE_ENV: 'development',
-    LOG_LEVEL: 'info',
-    ...extra,
-  };
-}
+const env = childEnv;
 
 interface LogLine { level: number; msg: string; [key: string]: unknown }
 

@@ -74,7 +74,8 @@ export function openDatabase(options: { databaseUrl?: string; dataDir: string; p
   return wrapPglite(client);
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with this id exists (lock files and test databases name their owner's pid). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -97,7 +98,7 @@ function lockDataDir(dir: string): () => void {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const owner = Number(readFileSync(file, 'utf8').trim());
-      if (owner && owner !== process.pid && alive(owner)) {
+      if (owner && owner !== process.pid && processAlive(owner)) {
         throw new EmbeddedDatabaseBusy(`The embedded database in ${dir} is in use by process ${owner}. Stop it first (or run the command through the running server's API), or use PostgreSQL (DATABASE_URL) to share one database between processes.`);
       }
       rmSync(file, { force: true });

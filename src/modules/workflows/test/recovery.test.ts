@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Receiver, eventually } from '../../../../test/receiver.ts';
+import { childEnv, freePort } from '../../../../test/processes.ts';
 
 /**
  * Durability with real processes: `node src/main.ts` on a temporary DATA_DIR (embedded PGlite on
@@ -22,28 +22,15 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 async function start(port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['src/main.ts'], {
     cwd: ROOT,
-    env: {
-      PATH: dirname(process.execPath) + delimiter + (process.env.PATH ?? ''),
-      HOME: process.env.HOME ?? tmpdir(),
-      NODE_ENV: 'development', LOG_LEVEL: 'warn',
+    env: childEnv({
+      LOG_LEVEL: 'warn',
       PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir,
       BOOTSTRAP_EMAIL: 'owner@recovery.example', BOOTSTRAP_PASSWORD: 'a long enough password',
       WORKFLOW_LEASE_MS: '1500', WORKFLOW_POLL_MS: '100',
-    },
+    }),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   children.add(child);
