@@ -6,6 +6,7 @@ import { AppError } from '../../../platform/errors.ts';
 import type { Services } from '../../../services.ts';
 import { getNode } from '../nodes/registry.ts';
 import type { Item, LogLevel, NodeContext, NodeDefinition, NodeExecution, NodeResult, WaitOutcome, WaitRequest } from '../nodes/types.ts';
+import { DISPATCHER_WAKE } from '../../events/service.ts';
 import { unsealParams } from '../secrets.ts';
 import { runSteps, workflowRuns } from '../tables.ts';
 import { checkResolvedParams, compile, ExpressionError, resolveParams, type ExpressionScope } from './expressions.ts';
@@ -265,24 +266,14 @@ export class RunDriver {
         from run, jsonb_to_recordset(${JSON.stringify(pending.updates.map((u) => stepJson({ ...u.set, nodeId: u.nodeId, attempt: u.attempt })))}::jsonb) as ${STEP_RECORD}
         where t.run_id = ${run.id} and t.node_id = s.node_id and t.attempt = s.attempt)`);
     }
-    parts.push(sql` select status from run`);
-    const statement = sql.join(parts, sql``);
-
-    let ok: boolean;
     if (pending.platform.length) {
-      const rows = this.platformRows(state, pending, state.cost);
-      ok = await this.db.transaction(async (trx) => {
-        const tx = trx as unknown as Db;
-        const result = await tx.execute(statement) as unknown as { rows: unknown[] };
-        if (result.rows.length === 0) return false;
-        await eventsService.record(tx, rows);
-        return true;
-      });
-    } else {
-      const result = await this.db.execute(statement) as unknown as { rows: unknown[] };
-      ok = result.rows.length > 0;
+      // Platform events of the change (EventsService rows), written only when the run update matched.
+      const rows = eventsService.rowsFor(this.platformRows(state, pending, state.cost));
+      parts.push(sql`, pe as (${eventsService.insertSql(rows, sql`exists (select 1 from run)`)})`);
     }
-    if (!ok) return null;
+    parts.push(sql` select status from run`);
+    const result = await this.db.execute(sql.join(parts, sql``)) as unknown as { rows: unknown[] };
+    if (result.rows.length === 0) return null;
 
     // Committed: this instance's listeners now, the other instances in the next batch.
     state.seq += n;
@@ -294,6 +285,11 @@ export class RunDriver {
     if (orgMessage) {
       this.services.orgStream.emitLocal(run.orgId, [orgMessage]);
       others.enqueue({ notify: orgNotify, fallback: async () => {} });
+    }
+    if (pending.platform.length) {
+      // The dispatcher of this instance now; the others' with the next batch (or their poll).
+      bus.emitLocal(DISPATCHER_WAKE, null);
+      others.wake(DISPATCHER_WAKE);
     }
     return true;
   }
