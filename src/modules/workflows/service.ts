@@ -257,7 +257,36 @@ export class WorkflowsService {
 
   /** Same as startRun for a caller holding the workflow row; respects an API key's project. */
   async startForScope(scope: Scope, workflowId: string, options: StartOptions) {
-    return this.startFromRow(await this.row(scope, workflowId), options);
+    // One statement: the run is copied from the workflow row as it is now (404 when out of scope).
+    const now = this.clock.now();
+    const id = newId('run', now.getTime());
+    const testMode = options.testMode ?? false;
+    const input = options.input ?? {};
+    const trigger = options.trigger ?? { type: 'manual' };
+    const at = now.toISOString();
+    const result = await this.db.execute(sql`insert into workflow_runs (id, org_id, project_id, workflow_id, workflow_name, status, test_mode, input, definition, trigger, wake_at, created_at)
+      select ${id}, w.org_id, w.project_id, w.id, w.name, 'QUEUED', ${testMode}, ${JSON.stringify(input)}::jsonb,
+        jsonb_build_object('nodes', w.nodes, 'edges', w.edges, 'budgetUsd', w.budget_usd), ${JSON.stringify(trigger)}::jsonb, ${at}::timestamptz, ${at}::timestamptz
+      from workflows w where w.id = ${workflowId} and w.org_id = ${scope.orgId}${scope.projectId ? sql` and w.project_id = ${scope.projectId}` : sql``}
+      returning project_id, workflow_name`) as unknown as { rows: { project_id: string | null; workflow_name: string }[] };
+    const created = result.rows[0];
+    if (!created) throw notFound('Workflow');
+    const run = {
+      id, orgId: scope.orgId, projectId: created.project_id, workflowId, workflowName: created.workflow_name, status: 'QUEUED', testMode, input,
+      definition: null, trigger, costUsd: 0, error: null, eventSeq: 0, wakeAt: now, lockedBy: null, lockedUntil: null, createdAt: now, startedAt: null, finishedAt: null,
+    };
+    this.announce(run);
+    return publicRun(run);
+  }
+
+  /** A run created on its own (no caller transaction): this instance hears of it now, the others in the next batch. */
+  private announce(run: { id: string; orgId: string; projectId: string | null; workflowId: string }): void {
+    const status = runStatusMessage(run, 'QUEUED', 0);
+    this.orgStream.emitLocal(run.orgId, [status]);
+    this.bus.emitLocal(RUNS_WAKE, null);
+    const toOrg = this.orgStream.notifyOthersSql(run.orgId, [status]);
+    this.others.enqueue({ notify: toOrg, fallback: (db) => this.orgStream.publishToOthersInTx(db, run.orgId, [status]) });
+    this.others.wake(RUNS_WAKE);
   }
 
   async startFromRow(row: WorkflowRow, options: StartOptions, tx?: Db) {
@@ -283,14 +312,9 @@ export class WorkflowsService {
       await this.bus.publishInTx(tx, RUNS_WAKE, null);
       return publicRun(created!);
     }
-    // On its own: one statement, no NOTIFY inside it (see OthersNotifier); this instance's driver
-    // and streams hear of it right after the commit, other instances in the next batch.
+    // On its own: one statement, no NOTIFY inside it (see OthersNotifier).
     const [created] = await this.db.insert(workflowRuns).values(run).returning();
-    this.orgStream.emitLocal(row.orgId, [status]);
-    this.bus.emitLocal(RUNS_WAKE, null);
-    const toOrg = this.orgStream.notifyOthersSql(row.orgId, [status]);
-    this.others.enqueue({ notify: toOrg, fallback: (db) => this.orgStream.publishToOthersInTx(db, row.orgId, [status]) });
-    this.others.wake(RUNS_WAKE);
+    this.announce(created!);
     return publicRun(created!);
   }
 

@@ -48,13 +48,47 @@ export function runStreamRoute(app: App): void {
       if (event.type === 'run.finished') stream.close();
     };
 
-    const unsubscribe = bus.subscribe(runChannel(run.id), (message) => {
-      for (const event of message as ExecEvent[]) {
-        if (replaying) queued.push(event);
-        else deliver(event);
+    // Other instances hear of run events after their commit, in batches: a message lost on the
+    // way (a crash between commit and send, a reconnecting listener) shows as a gap in the
+    // sequence, or as silence; either way the stored events fill in.
+    let catching = false;
+    const catchUp = async (): Promise<void> => {
+      if (catching || replaying || stream.closed) return;
+      catching = true;
+      try {
+        for (;;) {
+          const batch = await workflowRuns.eventsAfter(run.id, last, 500);
+          for (const event of batch) deliver(event);
+          if (batch.length < 500 || stream.closed) break;
+        }
+      } catch {
+        // the next event or poll tries again
+      } finally {
+        catching = false;
       }
+      if (queued.length) drain(true);
+    };
+    const drain = (afterCatchUp = false): void => {
+      queued.sort((a, b) => a.seq - b.seq);
+      while (queued.length && !stream.closed) {
+        const event = queued[0]!;
+        if (event.seq > last + 1) {
+          // Still a gap right after reading the store: leave it to the poll.
+          if (!afterCatchUp) void catchUp();
+          return;
+        }
+        queued.shift();
+        deliver(event);
+      }
+    };
+    const unsubscribe = bus.subscribe(runChannel(run.id), (message) => {
+      queued.push(...(message as ExecEvent[]));
+      if (!replaying && !catching) drain();
     });
+    const poll = setInterval(() => void catchUp(), Math.max(1000, config.ssePingMs));
+    poll.unref();
     stream.onClose(() => {
+      clearInterval(poll);
       unsubscribe();
       streams.delete(stream);
     });
@@ -67,7 +101,7 @@ export function runStreamRoute(app: App): void {
         if (batch.length < 500 || stream.closed) break;
       }
       replaying = false;
-      for (const event of queued.splice(0).sort((a, b) => a.seq - b.seq)) deliver(event);
+      drain();
       // Ended before we looked: everything was in the history (a `since` past run.finished included).
       if (status && isFinal(status)) stream.close();
     } catch (error) {

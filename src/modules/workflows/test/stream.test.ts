@@ -7,6 +7,7 @@ import { registerNode } from '../nodes/registry.ts';
 import { main } from '../nodes/types.ts';
 import type { Db } from '../../../platform/db.ts';
 import { api, manual, type Node } from './helpers.ts';
+import { eventually } from '../../../../test/receiver.ts';
 
 // Fixture: a node that writes many large log events at once (to overflow a slow client).
 registerNode({
@@ -114,6 +115,37 @@ describe('run stream', () => {
     expect(client.ended).toBe(false);
     client.close();
     await t.call({ method: 'POST', url: `${w.base}/runs/${queued.id}/cancel`, auth: w.auth });
+  });
+
+  it('a live message lost on the way (a gap in the sequence, or silence) is filled from the stored events', async () => {
+    const { runEvents, workflowRuns } = await import('../tables.ts');
+    const { eq, sql } = await import('drizzle-orm');
+    const { runChannel } = await import('../engine/writer.ts');
+    const wf = await w.create([manual, { id: 'ask', type: 'flow.approval', params: { title: 'ok?' } }], [{ from: 'start', to: 'ask' }]);
+    const queued = await w.run(wf.id);
+    await w.until(queued.id, ['WAITING']);
+    const client = await SseClient.open(streamUrl(queued.id), bearer());
+    await client.waitForEvent('node.waiting');
+    const before = seqs(client).at(-1)!;
+    // Stored events whose live messages never arrive (as if lost between another instance's commit and its notification).
+    const store = async (seq: number, message: string) => {
+      const event = { seq, type: 'log', data: { type: 'log', runId: queued.id, nodeId: 'ask', level: 'info', message, at: new Date().toISOString() } };
+      await t.database.db.insert(runEvents).values({ runId: queued.id, seq, type: event.type, data: event.data });
+      await t.database.db.update(workflowRuns).set({ eventSeq: sql`${workflowRuns.eventSeq} + 1` }).where(eq(workflowRuns.id, queued.id));
+      return event;
+    };
+    await store(before + 1, 'lost 1');
+    await store(before + 2, 'lost 2');
+    const third = await store(before + 3, 'arrives');
+    t.app.services.bus.emitLocal(runChannel(queued.id), [third]);
+    await client.waitForEvent('log');
+    await eventually(async () => (seqs(client).at(-1) === before + 3 ? true : null), 3000);
+    // Silence: nothing arrives live; the stream's poll finds it.
+    await store(before + 4, 'silent');
+    await eventually(async () => (seqs(client).at(-1) === before + 4 ? true : null), 3000);
+    expect(seqs(client).slice(-4)).toEqual([before + 1, before + 2, before + 3, before + 4]);
+    expect(client.events('log').map((m) => (m.data as { message: string }).message)).toEqual(['lost 1', 'lost 2', 'arrives', 'silent']);
+    client.close();
   });
 
   it('401, 403 and 404 come as JSON before the stream opens', async () => {
