@@ -50,13 +50,26 @@ export class EventsService {
     this.bus = bus;
   }
 
-  async record(tx: Db, list: NewEvent | NewEvent[]): Promise<PlatformEvent[]> {
+  /**
+   * Writes the events in the caller's transaction. By default every instance's dispatcher is woken
+   * when it commits (a NOTIFY in the transaction). With `wake: 'caller'` there is no NOTIFY — a
+   * NOTIFY makes commits queue behind each other across the whole database — and the caller calls
+   * wakeLocal() after its commit; other instances' dispatchers find the events on their next poll,
+   * and any one dispatcher is enough.
+   */
+  async record(tx: Db, list: NewEvent | NewEvent[], options: { wake?: 'commit' | 'caller' } = {}): Promise<PlatformEvent[]> {
     const items = Array.isArray(list) ? list : [list];
     if (items.length === 0) return [];
     const rows = this.rowsFor(items);
+    if (options.wake === 'caller') await tx.execute(this.insertSql(rows));
     // The rows and the wake-up of every instance's dispatcher (heard at commit) in one statement.
-    await tx.execute(sql`with ins as (${this.insertSql(rows)} returning 1) select ${this.wakeSql()} from (select 1 from ins limit 1) x`);
+    else await tx.execute(sql`with ins as (${this.insertSql(rows)} returning 1) select ${this.wakeSql()} from (select 1 from ins limit 1) x`);
     return rows.map(toEnvelope);
+  }
+
+  /** Wakes this instance's dispatcher now: for a caller whose events just committed. */
+  wakeLocal(): void {
+    this.bus.emitLocal(DISPATCHER_WAKE, null);
   }
 
   /** Event rows to write, built in advance so a caller can put them into its own statement. */

@@ -14,6 +14,9 @@ import { leads } from './tables.ts';
 
 type LeadRow = typeof leads.$inferSelect;
 
+/** Lead writes wake the dispatcher after their commit instead of carrying a NOTIFY (see EventsService.record). */
+const CALLER_WAKES = { wake: 'caller' } as const;
+
 export interface LeadInput {
   projectId?: string;
   name?: string;
@@ -190,8 +193,8 @@ export class LeadsService {
 
   /**
    * The common case, a new person, in one autocommitted statement: take the keys' locks, claim the
-   * keys, and — only if every key was free and no lead carries one — insert the lead, its
-   * lead.created event and the dispatcher's wake-up. A concurrent create of the same person
+   * keys, and — only if every key was free and no lead carries one — insert the lead and its
+   * lead.created event (no NOTIFY: this instance's dispatcher is woken after the commit). A concurrent create of the same person
    * inserting the same claim makes this one wait for it and then find the key taken. False means
    * "not created here": the caller goes the locked way and merges.
    */
@@ -226,8 +229,10 @@ export class LeadsService {
           insert into events (id, org_id, project_id, type, payload, at)
           select ${event.id}, ${event.orgId}, ${event.projectId}, ${event.type}, ${JSON.stringify(event.payload)}::jsonb, ${event.at.toISOString()}::timestamptz from ins
           returning id)
-        select (select count(*) from ins)::int as inserted, (select ${this.events.wakeSql()} from ev limit 1) as woke`)) as unknown as { rows: { inserted: number }[] };
-      return result.rows[0]!.inserted === 1;
+        select (select count(*) from ins)::int as inserted`)) as unknown as { rows: { inserted: number }[] };
+      const inserted = result.rows[0]!.inserted === 1;
+      if (inserted) this.events.wakeLocal();
+      return inserted;
     } catch (error) {
       // Some keys were claimed but the lead was not inserted: the claims' reference to it fails and
       // the whole statement is undone. The person exists; merge the locked way.
@@ -311,8 +316,7 @@ export class LeadsService {
     };
     const [event] = this.events.rowsFor([{ orgId: scope.orgId, projectId, type: 'lead.created', payload: { lead: publicLead(fresh), actor: scope.actor } }], now);
     if (await this.createFast(fresh, keys, event!)) return { lead: publicLead(fresh), created: true };
-    return this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    return this.write(async (tx) => {
       // Holding the keys' locks, this sees every lead a concurrent create of the same person committed.
       await this.lockKeys(tx, projectId, keys);
       const match = await this.findMatch(tx, scope.orgId, projectId, keys);
@@ -320,7 +324,7 @@ export class LeadsService {
         // The claim outlived its lead's value (changed or deleted): a new person after all.
         const [row] = await tx.insert(leads).values(fresh).returning();
         await this.claimKeys(tx, row!, keys);
-        await this.events.record(tx, { orgId: scope.orgId, projectId, type: 'lead.created', payload: { lead: publicLead(row!), actor: scope.actor } });
+        await this.events.record(tx, { orgId: scope.orgId, projectId, type: 'lead.created', payload: { lead: publicLead(row!), actor: scope.actor } }, CALLER_WAKES);
         return { lead: publicLead(row!), created: true };
       }
       const before = match.row;
@@ -332,9 +336,16 @@ export class LeadsService {
       if (Object.keys(changes).length === 0) return { lead: publicLead(before), created: false, matchedOn: match.matchedOn };
       const [after] = await tx.update(leads).set({ ...next, updatedAt: now }).where(eq(leads.id, before.id)).returning();
       await this.claimKeys(tx, after!, { emailKey: after!.emailKey, phoneKey: after!.phoneKey, websiteKey: after!.websiteKey });
-      await this.events.record(tx, this.updatedEvents(scope, before, after!, changes));
+      await this.events.record(tx, this.updatedEvents(scope, before, after!, changes), CALLER_WAKES);
       return { lead: publicLead(after!), created: false, matchedOn: match.matchedOn };
     });
+  }
+
+  /** A transaction whose events wake this instance's dispatcher once it has committed. */
+  private async write<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
+    const result = await this.db.transaction((trx) => fn(trx as unknown as Db));
+    this.events.wakeLocal();
+    return result;
   }
 
   async get(scope: LeadScope, id: string): Promise<Lead> {
@@ -346,8 +357,7 @@ export class LeadsService {
   async update(scope: LeadScope, id: string, patch: LeadPatch): Promise<Lead> {
     const contact = this.normalizedContact(patch);
     const targetProject = patch.projectId === undefined ? undefined : await this.resolveProject(scope, patch.projectId);
-    return this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    return this.write(async (tx) => {
       const [before] = await tx.select().from(leads).where(this.where(scope, eq(leads.id, id))).for('update');
       if (!before) throw notFound('Lead');
       const next: Partial<LeadRow> = { ...contact };
@@ -372,7 +382,7 @@ export class LeadsService {
       }
       const [after] = await tx.update(leads).set({ ...next, updatedAt: this.clock.now() }).where(eq(leads.id, id)).returning();
       if (changes.email || changes.phone || changes.website || changes.projectId) await this.claimKeys(tx, after!, keys);
-      await this.events.record(tx, this.updatedEvents(scope, before, after!, changes));
+      await this.events.record(tx, this.updatedEvents(scope, before, after!, changes), CALLER_WAKES);
       return publicLead(after!);
     });
   }
@@ -433,8 +443,7 @@ export class LeadsService {
       }
       status = input.value as LeadStatus;
     }
-    return this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    return this.write(async (tx) => {
       if (action === 'delete') {
         const deleted = await tx.delete(leads).where(this.where(scope, inArray(leads.id, ids))).returning({ id: leads.id });
         return { action, matched: deleted.length, updated: deleted.length };
@@ -454,7 +463,7 @@ export class LeadsService {
         pending.push(...this.updatedEvents(scope, before, after!, changes));
         updated++;
       }
-      await this.events.record(tx, pending);
+      await this.events.record(tx, pending, CALLER_WAKES);
       return { action, matched: rows.length, updated };
     });
   }
