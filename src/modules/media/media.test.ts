@@ -108,6 +108,10 @@ describe('media upload', () => {
     expect((await upload(PNG, { auth: { token: viewer.token } })).statusCode).toBe(403);
     expect((await upload(PNG, { auth: {} })).statusCode).toBe(401);
     const mine = (await upload(PNG)).json();
+    // Reading the metadata is a read: viewers may, but not delete.
+    expect((await t.call({ method: 'GET', url: `${base}/media/${mine.id}`, auth: { token: viewer.token } })).statusCode).toBe(200);
+    expect((await t.call({ method: 'DELETE', url: `${base}/media/${mine.id}`, auth: { token: viewer.token } })).statusCode).toBe(403);
+    expect((await t.call({ method: 'GET', url: `${base}/media/${mine.id}`, auth: { apiKey: reader } })).statusCode).toBe(200);
     expect((await t.call({ method: 'GET', url: `/api/v1/orgs/${t.orgB.orgId}/media/${mine.id}`, auth: { token: t.orgB.token } })).statusCode).toBe(404);
     expect((await t.call({ method: 'DELETE', url: `/api/v1/orgs/${t.orgB.orgId}/media/${mine.id}`, auth: { token: t.orgB.token } })).statusCode).toBe(404);
     expect((await upload(PNG, { auth: { apiKey: t.orgB.apiKey } })).statusCode).toBe(404);

@@ -87,7 +87,7 @@ export async function mediaRoutes(org: App): Promise<void> {
   });
 
   org.get('/media/:mediaId', {
-    config: { access: { scope: ['content:read', 'media:write'] } },
+    config: { access: { scope: ['content:read', 'media:write'], write: false } },
     schema: { tags, summary: 'Media metadata and URL', params: Params, response: { 200: Type.Ref('Media'), ...orgErrors() } },
   }, async (request) => media.publicMedia(await media.get(orgOf(request).orgId, request.params.mediaId)));
 
