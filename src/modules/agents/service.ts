@@ -153,14 +153,9 @@ export class AgentsService {
     if (!AGENT_TYPES[type]) throw badRequest(`Unknown agent type "${type}"; one of ${Object.keys(AGENT_TYPES).join(', ')}`, [{ field: 'body.type', message: 'unknown agent type' }]);
   }
 
-  private async projectFor(scope: RunScope, requested: string | null | undefined, fallback: string | null = null): Promise<string | null> {
-    if (scope.projectId) {
-      if (requested && requested !== scope.projectId) throw notFound('Project');
-      return scope.projectId;
-    }
-    const projectId = requested ?? fallback;
-    if (projectId) await this.a.orgs.assertProject(scope.orgId, projectId);
-    return projectId ?? null;
+  /** The fallback (a saved agent's project) applies only to callers not bound to a project. */
+  private projectFor(scope: RunScope, requested: string | null | undefined, fallback: string | null = null): Promise<string | null> {
+    return this.a.orgs.projectFor(scope, requested ?? (scope.projectId ? null : fallback));
   }
 
   private agentWhere(scope: RunScope, ...conditions: (SQL | undefined)[]): SQL {

@@ -139,15 +139,10 @@ export class ContentService {
     return and(eq(posts.orgId, scope.orgId), restricted, ...conditions)!;
   }
 
+  /** An unrestricted scope's projectId is only a default (e.g. a workflow's project), not a bound. */
   private async resolveProject(scope: ContentScope, projectId: string | undefined): Promise<string> {
-    if (scope.restrictToProject && scope.projectId) {
-      if (projectId && projectId !== scope.projectId) throw notFound('Project');
-      return scope.projectId;
-    }
-    const wanted = projectId ?? scope.projectId ?? undefined;
-    if (!wanted) return this.orgs.defaultProjectId(scope.orgId);
-    await this.orgs.assertProject(scope.orgId, wanted);
-    return wanted;
+    const bound = { orgId: scope.orgId, projectId: scope.restrictToProject ? scope.projectId ?? null : null };
+    return (await this.orgs.projectFor(bound, projectId ?? scope.projectId)) ?? this.orgs.defaultProjectId(scope.orgId);
   }
 
   /** The integration must be this organization's (visible to the project) and publish to the post's platform. */

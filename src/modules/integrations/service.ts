@@ -59,13 +59,7 @@ export class IntegrationsService {
     if (!connector) throw badRequest(`Unknown provider ${input.provider}`, [{ field: 'body.provider', message: 'must be linkedin or x' }]);
     const problem = connector.checkCredentials(input.credentials);
     if (problem) throw badRequest(problem, [{ field: 'body.credentials', message: problem }]);
-    let projectId = input.projectId ?? null;
-    if (scope.projectId) {
-      if (projectId && projectId !== scope.projectId) throw notFound('Project');
-      projectId = scope.projectId;
-    } else if (projectId) {
-      await this.orgs.assertProject(scope.orgId, projectId);
-    }
+    const projectId = await this.orgs.projectFor(scope, input.projectId);
     const credentials: Record<string, string> = {};
     for (const [k, v] of Object.entries(input.credentials)) if (typeof v === 'string') credentials[k] = v;
     const now = this.clock.now();

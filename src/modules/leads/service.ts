@@ -145,13 +145,7 @@ export class LeadsService {
   }
 
   private async resolveProject(scope: LeadScope, projectId: string | undefined): Promise<string> {
-    if (scope.projectId) {
-      if (projectId && projectId !== scope.projectId) throw notFound('Project');
-      return scope.projectId;
-    }
-    if (!projectId) return this.orgs.defaultProjectId(scope.orgId);
-    await this.orgs.assertProject(scope.orgId, projectId);
-    return projectId;
+    return (await this.orgs.projectFor(scope, projectId)) ?? this.orgs.defaultProjectId(scope.orgId);
   }
 
   private where(scope: LeadScope, ...conditions: (SQL | undefined)[]): SQL {

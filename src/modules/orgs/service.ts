@@ -99,6 +99,20 @@ export class OrgsService {
     this.known.add(key);
   }
 
+  /**
+   * The project a request may use: an API key bound to a project always gets that project (naming
+   * another is a 404); otherwise the requested project, which must belong to the organization, or
+   * null when none is named.
+   */
+  async projectFor(scope: { orgId: string; projectId: string | null }, requested: string | null | undefined): Promise<string | null> {
+    if (scope.projectId) {
+      if (requested && requested !== scope.projectId) throw notFound('Project');
+      return scope.projectId;
+    }
+    if (requested) await this.assertProject(scope.orgId, requested);
+    return requested ?? null;
+  }
+
   listMembers(orgId: string) {
     return this.db
       .select({ id: memberships.id, userId: users.id, email: users.email, name: users.name, role: memberships.role, createdAt: memberships.createdAt })

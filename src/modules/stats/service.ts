@@ -2,7 +2,7 @@ import { eq, sql, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db.ts';
 import { rows } from '../../platform/db.ts';
-import { badRequest, notFound } from '../../platform/errors.ts';
+import { badRequest } from '../../platform/errors.ts';
 import type { OrgsService } from '../orgs/service.ts';
 import type { EventRow } from '../events/service.ts';
 import { assertTimezone, offsetMs, parseRange } from './range.ts';
@@ -136,13 +136,7 @@ export class StatsService {
     const g = input.granularity;
     const points = (range.to.getTime() - range.from.getTime()) / 1000 / APPROX_SECONDS[g];
     if (points > MAX_POINTS) throw badRequest(`That is about ${Math.ceil(points)} ${g} buckets; at most ${MAX_POINTS} per query — use a coarser granularity`, [{ field: 'body.granularity', message: 'too many buckets for the range' }]);
-    let projectId = input.projectId ?? null;
-    if (scope.projectId) {
-      if (projectId && projectId !== scope.projectId) throw notFound('Project');
-      projectId = scope.projectId;
-    } else if (projectId) {
-      await this.orgs.assertProject(scope.orgId, projectId);
-    }
+    const projectId = await this.orgs.projectFor(scope, input.projectId);
 
     const from = range.from.toISOString();
     const to = range.to.toISOString();

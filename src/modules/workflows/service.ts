@@ -141,13 +141,8 @@ export class WorkflowsService {
     return trigger;
   }
 
-  private async resolveProject(scope: Scope, projectId: string | null | undefined): Promise<string | null> {
-    if (scope.projectId) {
-      if (projectId && projectId !== scope.projectId) throw notFound('Project');
-      return scope.projectId;
-    }
-    if (projectId) await this.orgs.assertProject(scope.orgId, projectId);
-    return projectId ?? null;
+  private resolveProject(scope: Scope, projectId: string | null | undefined): Promise<string | null> {
+    return this.orgs.projectFor(scope, projectId);
   }
 
   async create(scope: Scope, input: WorkflowInput, options: { templateId?: string; unavailableHint?: string } = {}) {
