@@ -131,6 +131,23 @@ interface Keys {
   websiteKey?: string | null;
 }
 
+/** The keys present, in match priority: email, then phone, then website. */
+function presentKeys(keys: Keys): { kind: MatchKind; key: string }[] {
+  const out: { kind: MatchKind; key: string }[] = [];
+  for (const kind of ['email', 'phone', 'website'] as const) {
+    const key = keys[`${kind}Key`];
+    if (key) out.push({ kind, key });
+  }
+  return out;
+}
+
+const KEY_COLUMNS = { email: leads.emailKey, phone: leads.phoneKey, website: leads.websiteKey };
+
+/** A lead carrying any of the keys (callers check that at least one is present). */
+function matchesAny(keys: Keys): SQL {
+  return or(...presentKeys(keys).map(({ kind, key }) => eq(KEY_COLUMNS[kind], key)))!;
+}
+
 export class LeadsService {
   private readonly db: Db;
   private readonly clock: Clock;
@@ -154,10 +171,7 @@ export class LeadsService {
 
   /** The advisory lock ids of a project's keys, in the one order every writer takes them. */
   private lockIds(projectId: string, keys: Keys): string[] {
-    const ids: bigint[] = [];
-    if (keys.emailKey) ids.push(lockKey(projectId, 'email', keys.emailKey));
-    if (keys.phoneKey) ids.push(lockKey(projectId, 'phone', keys.phoneKey));
-    if (keys.websiteKey) ids.push(lockKey(projectId, 'website', keys.websiteKey));
+    const ids = presentKeys(keys).map(({ kind, key }) => lockKey(projectId, kind, key));
     // One fixed order everywhere, so two writers never wait on each other in a cycle.
     return ids.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map(String);
   }
@@ -171,12 +185,7 @@ export class LeadsService {
   }
 
   private keyValues(row: { orgId: string; projectId: string; id: string }, keys: Keys): SQL[] {
-    const out: SQL[] = [];
-    for (const kind of ['email', 'phone', 'website'] as const) {
-      const key = keys[`${kind}Key`];
-      if (key) out.push(sql`(${row.projectId}, ${kind}, ${key}, ${row.orgId}, ${row.id})`);
-    }
-    return out;
+    return presentKeys(keys).map(({ kind, key }) => sql`(${row.projectId}, ${kind}, ${key}, ${row.orgId}, ${row.id})`);
   }
 
   /** Claims the keys for a lead that now carries them (a key claimed before stays with its first lead). */
@@ -195,17 +204,13 @@ export class LeadsService {
   private async createFast(row: LeadRow, keys: Keys, event: EventRow): Promise<boolean> {
     const ids = this.lockIds(row.projectId, keys);
     const values = this.keyValues(row, keys);
-    const matches: SQL[] = [];
-    if (keys.emailKey) matches.push(sql`email_key = ${keys.emailKey}`);
-    if (keys.phoneKey) matches.push(sql`phone_key = ${keys.phoneKey}`);
-    if (keys.websiteKey) matches.push(sql`website_key = ${keys.websiteKey}`);
     const claims = values.length
       ? sql`insert into lead_keys (project_id, kind, key, org_id, lead_id)
             select v.* from (values ${sql.join(values, sql`, `)}) v(project_id, kind, key, org_id, lead_id), (select count(*) from l) held
             on conflict do nothing returning 1`
       : sql`select 1 where false`;
     const free = values.length
-      ? sql`(select count(*) from c) = ${values.length} and not exists (select 1 from leads where org_id = ${row.orgId} and project_id = ${row.projectId} and (${sql.join(matches, sql` or `)}))`
+      ? sql`(select count(*) from c) = ${values.length} and not exists (select 1 from leads where org_id = ${row.orgId} and project_id = ${row.projectId} and ${matchesAny(keys)})`
       : sql`true`;
     try {
       const result = (await this.db.execute(sql`
@@ -236,20 +241,16 @@ export class LeadsService {
   }
 
   private async findMatch(tx: Db, orgId: string, projectId: string, keys: Keys, excludeId?: string): Promise<{ row: LeadRow; matchedOn: MatchKind } | null> {
-    const conditions: SQL[] = [];
-    if (keys.emailKey) conditions.push(eq(leads.emailKey, keys.emailKey));
-    if (keys.phoneKey) conditions.push(eq(leads.phoneKey, keys.phoneKey));
-    if (keys.websiteKey) conditions.push(eq(leads.websiteKey, keys.websiteKey));
-    if (conditions.length === 0) return null;
+    const present = presentKeys(keys);
+    if (present.length === 0) return null;
     const found = await tx
       .select()
       .from(leads)
-      .where(and(eq(leads.orgId, orgId), eq(leads.projectId, projectId), or(...conditions), excludeId ? sql`${leads.id} <> ${excludeId}` : undefined))
+      .where(and(eq(leads.orgId, orgId), eq(leads.projectId, projectId), matchesAny(keys), excludeId ? sql`${leads.id} <> ${excludeId}` : undefined))
       .orderBy(leads.id)
       .limit(20);
-    for (const kind of ['email', 'phone', 'website'] as const) {
-      const key = keys[`${kind}Key`];
-      const row = key ? found.find((r) => r[`${kind}Key`] === key) : undefined;
+    for (const { kind, key } of present) {
+      const row = found.find((r) => r[`${kind}Key`] === key);
       if (row) return { row, matchedOn: kind };
     }
     return null;
