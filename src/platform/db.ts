@@ -139,7 +139,11 @@ export async function rows<T>(db: Db, query: ReturnType<typeof sql>): Promise<T[
   return result.rows;
 }
 
-export function isUniqueViolation(error: unknown): boolean {
-  const e = error as { code?: string; cause?: { code?: string } };
-  return e?.code === '23505' || e?.cause?.code === '23505';
+/** Whether a database error carries this SQLSTATE, thrown by the driver or wrapped by Drizzle. */
+function hasSqlState(error: unknown, state: string): boolean {
+  const e = error as { code?: string; cause?: { code?: string } } | undefined;
+  return e?.code === state || e?.cause?.code === state;
 }
+
+export const isUniqueViolation = (error: unknown): boolean => hasSqlState(error, '23505');
+export const isForeignKeyViolation = (error: unknown): boolean => hasSqlState(error, '23503');

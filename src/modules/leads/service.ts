@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { and, eq, gte, inArray, or, sql, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
-import type { Db } from '../../platform/db.ts';
+import { isForeignKeyViolation, type Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { badRequest, conflict, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
@@ -235,7 +235,7 @@ export class LeadsService {
     } catch (error) {
       // Some keys were claimed but the lead was not inserted: the claims' reference to it fails and
       // the whole statement is undone. The person exists; merge the locked way.
-      if ((error as { code?: string; cause?: { code?: string } }).code === '23503' || (error as { cause?: { code?: string } }).cause?.code === '23503') return false;
+      if (isForeignKeyViolation(error)) return false;
       throw error;
     }
   }
