@@ -25,6 +25,12 @@ export interface Database {
   /** The pool when on PostgreSQL. */
   pool?: pg.Pool;
   url?: string;
+  /**
+   * A hot-path statement of fixed text. On PostgreSQL it is prepared once per pooled connection under
+   * `name` (parsed and planned once, then only executed: for the big single-statement writes that is
+   * most of the server's work); on PGlite it runs as is. Give each text its own name.
+   */
+  prepared<T>(name: string, text: string, values: unknown[]): Promise<T[]>;
   migrate(): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -46,6 +52,7 @@ export function openDatabase(options: { databaseUrl?: string; dataDir: string; p
       kind: 'postgres',
       pool,
       url,
+      prepared: async <T>(name: string, text: string, values: unknown[]) => (await pool.query({ name, text, values })).rows as T[],
       migrate: async () => {
         await migratePg(db as never, { migrationsFolder: MIGRATIONS_DIR });
       },
@@ -121,6 +128,7 @@ export function wrapPglite(client: PGlite): Database {
     db,
     kind: 'pglite',
     pglite: client,
+    prepared: async <T>(_name: string, text: string, values: unknown[]) => (await client.query<T>(text, values)).rows,
     migrate: async () => {
       await migratePglite(db as never, { migrationsFolder: MIGRATIONS_DIR });
     },

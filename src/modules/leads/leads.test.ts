@@ -133,6 +133,24 @@ describe('create and de-duplication', () => {
     const afterDelete = await create({ email: 'old-address@example.com' });
     expect(afterDelete.statusCode).toBe(201);
   });
+
+  it('a key two leads came to share still matches the one left after the other is deleted (single and bulk delete)', async () => {
+    for (const [n, remove] of [
+      [1, (id: string) => t.call({ method: 'DELETE', url: `${url}/${id}`, auth: owner() })],
+      [2, (id: string) => t.call({ method: 'POST', url: `${url}/bulk`, auth: owner(), payload: { ids: [id], action: 'delete' } })],
+    ] as const) {
+      const phone = `+1 415 555 01${n}0`;
+      const keeper = (await create({ email: `keeper-${n}@example.com` })).json();
+      const other = (await create({ phone, name: `Phone owner ${n}` })).json();
+      // Matched on email, the keeper takes the phone too: two leads now carry it.
+      const merged = await create({ email: `keeper-${n}@example.com`, phone });
+      expect(merged.json()).toMatchObject({ id: keeper.id, deduplicated: { matchedOn: 'email' } });
+      expect((await remove(other.id)).statusCode).toBeLessThan(300);
+      const byPhone = await create({ phone, company: 'Still known' });
+      expect(byPhone.statusCode).toBe(200);
+      expect(byPhone.json()).toMatchObject({ id: keeper.id, deduplicated: { matchedOn: 'phone' } });
+    }
+  });
 });
 
 describe('read, change, delete', () => {

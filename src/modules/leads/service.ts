@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { and, eq, gte, inArray, or, sql, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
-import { isForeignKeyViolation, type Db } from '../../platform/db.ts';
+import { isForeignKeyViolation, type Database, type Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { badRequest, conflict, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
@@ -148,14 +148,42 @@ function matchesAny(keys: Keys): SQL {
   return or(...presentKeys(keys).map(({ kind, key }) => eq(KEY_COLUMNS[kind], key)))!;
 }
 
+/**
+ * The common case, a new person, in one autocommitted statement of fixed text (prepared once per
+ * connection): take the keys' advisory locks ($1, sorted), claim the keys ($2 kinds, $3 values) and —
+ * only if every key was free — insert the lead and its lead.created event (no NOTIFY: this instance's
+ * dispatcher is woken after the commit). Every key a lead carries has a claim (see lead_keys), so a
+ * free claim means no lead carries the key; reading the claims' primary key rather than the leads
+ * keeps the one generic plan cheap whatever the statistics say. A concurrent create of the same
+ * person inserting the same claim makes this one wait for it and then find the key taken.
+ */
+const CREATE_FAST = `
+  with l as (select pg_advisory_xact_lock(k) from unnest($1::bigint[]) with ordinality as t(k, n) order by n),
+  c as (
+    insert into lead_keys (project_id, kind, key, org_id, lead_id)
+    select $6::text, v.kind, v.key, $5::text, $4::text from unnest($2::text[], $3::text[]) as v(kind, key), (select count(*) from l) held
+    on conflict do nothing returning 1),
+  ok as (select (select count(*) from c) = cardinality($2::text[]) as free),
+  ins as (
+    insert into leads (id, org_id, project_id, name, email, phone, company, website, source, status, tags, custom, email_key, phone_key, website_key, created_at, updated_at)
+    select $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::text[], $15::jsonb, $16, $17, $18, $19::timestamptz, $19::timestamptz from ok where ok.free
+    returning id),
+  ev as (
+    insert into events (id, org_id, project_id, type, payload, at)
+    select $20, $5, $6, $21, $22::jsonb, $23::timestamptz from ins
+    returning id)
+  select (select count(*) from ins)::int as inserted`;
+
 export class LeadsService {
   private readonly db: Db;
+  private readonly database: Database;
   private readonly clock: Clock;
   private readonly events: EventsService;
   private readonly orgs: OrgsService;
 
   constructor(deps: Deps, events: EventsService, orgs: OrgsService) {
     this.db = deps.db;
+    this.database = deps.database;
     this.clock = deps.clock;
     this.events = events;
     this.orgs = orgs;
@@ -194,42 +222,17 @@ export class LeadsService {
     if (values.length) await tx.execute(sql`insert into lead_keys (project_id, kind, key, org_id, lead_id) values ${sql.join(values, sql`, `)} on conflict do nothing`);
   }
 
-  /**
-   * The common case, a new person, in one autocommitted statement: take the keys' locks, claim the
-   * keys, and — only if every key was free and no lead carries one — insert the lead and its
-   * lead.created event (no NOTIFY: this instance's dispatcher is woken after the commit). A concurrent create of the same person
-   * inserting the same claim makes this one wait for it and then find the key taken. False means
-   * "not created here": the caller goes the locked way and merges.
-   */
+  /** Creates a new person in one statement (CREATE_FAST). False means "not created here": the caller goes the locked way and merges. */
   private async createFast(row: LeadRow, keys: Keys, event: EventRow): Promise<boolean> {
-    const ids = this.lockIds(row.projectId, keys);
-    const values = this.keyValues(row, keys);
-    const claims = values.length
-      ? sql`insert into lead_keys (project_id, kind, key, org_id, lead_id)
-            select v.* from (values ${sql.join(values, sql`, `)}) v(project_id, kind, key, org_id, lead_id), (select count(*) from l) held
-            on conflict do nothing returning 1`
-      : sql`select 1 where false`;
-    const free = values.length
-      ? sql`(select count(*) from c) = ${values.length} and not exists (select 1 from leads where org_id = ${row.orgId} and project_id = ${row.projectId} and ${matchesAny(keys)})`
-      : sql`true`;
+    const present = presentKeys(keys);
     try {
-      const result = (await this.db.execute(sql`
-        with l as (select pg_advisory_xact_lock(k) from unnest(${sql.param(ids.length ? ids : ['0'])}::bigint[]) with ordinality as t(k, n) where ${ids.length > 0} order by n),
-        c as (${claims}),
-        ok as (select ${free} as free),
-        ins as (
-          insert into leads (id, org_id, project_id, name, email, phone, company, website, source, status, score, score_reason, tags, custom, email_key, phone_key, website_key, created_at, updated_at)
-          select ${row.id}, ${row.orgId}, ${row.projectId}, ${row.name}, ${row.email}, ${row.phone}, ${row.company}, ${row.website}, ${row.source}, ${row.status}, null, null,
-                 ${sql.param(row.tags)}::text[], ${JSON.stringify(row.custom)}::jsonb, ${row.emailKey}, ${row.phoneKey}, ${row.websiteKey},
-                 ${row.createdAt.toISOString()}::timestamptz, ${row.updatedAt.toISOString()}::timestamptz
-          from ok where ok.free
-          returning id),
-        ev as (
-          insert into events (id, org_id, project_id, type, payload, at)
-          select ${event.id}, ${event.orgId}, ${event.projectId}, ${event.type}, ${JSON.stringify(event.payload)}::jsonb, ${event.at.toISOString()}::timestamptz from ins
-          returning id)
-        select (select count(*) from ins)::int as inserted`)) as unknown as { rows: { inserted: number }[] };
-      const inserted = result.rows[0]!.inserted === 1;
+      const [result] = await this.database.prepared<{ inserted: number }>('lead_create_fast', CREATE_FAST, [
+        this.lockIds(row.projectId, keys), present.map((k) => k.kind), present.map((k) => k.key),
+        row.id, row.orgId, row.projectId, row.name, row.email, row.phone, row.company, row.website, row.source, row.status,
+        row.tags, JSON.stringify(row.custom), row.emailKey, row.phoneKey, row.websiteKey, row.createdAt.toISOString(),
+        event.id, event.type, JSON.stringify(event.payload), event.at.toISOString(),
+      ]);
+      const inserted = result!.inserted === 1;
       if (inserted) this.events.wakeLocal();
       return inserted;
     } catch (error) {
@@ -383,8 +386,28 @@ export class LeadsService {
   }
 
   async delete(scope: LeadScope, id: string): Promise<void> {
-    const deleted = await this.db.delete(leads).where(this.where(scope, eq(leads.id, id))).returning({ id: leads.id });
-    if (deleted.length === 0) throw notFound('Lead');
+    const deleted = await this.db.transaction((tx) => this.deleteLeads(tx as unknown as Db, this.where(scope, eq(leads.id, id))));
+    if (deleted === 0) throw notFound('Lead');
+  }
+
+  /**
+   * Deletes leads, and hands each of their claims (dropped with them) to another lead of the project
+   * that carries the same key — a merge can leave two leads with one phone or website — so that every
+   * carried key keeps a claim. Returns how many leads were deleted.
+   */
+  private async deleteLeads(tx: Db, where: SQL): Promise<number> {
+    const gone = await tx.delete(leads).where(where).returning({ projectId: leads.projectId, emailKey: leads.emailKey, phoneKey: leads.phoneKey, websiteKey: leads.websiteKey });
+    const keys = gone.flatMap((row) => presentKeys(row).map(({ kind, key }) => ({ projectId: row.projectId, kind, key })));
+    if (keys.length) {
+      const list = (kind: MatchKind) => keys.filter((k) => k.kind === kind);
+      const carriers = (['email', 'phone', 'website'] as const).filter((kind) => list(kind).length).map((kind) => sql`(
+        select distinct on (l.project_id, l.${sql.raw(`${kind}_key`)}) l.project_id, ${kind}::text, l.${sql.raw(`${kind}_key`)}, l.org_id, l.id
+        from leads l join unnest(${sql.param(list(kind).map((k) => k.projectId))}::text[], ${sql.param(list(kind).map((k) => k.key))}::text[]) as k(project_id, key)
+          on l.project_id = k.project_id and l.${sql.raw(`${kind}_key`)} = k.key
+        order by l.project_id, l.${sql.raw(`${kind}_key`)}, l.id)`);
+      await tx.execute(sql`insert into lead_keys (project_id, kind, key, org_id, lead_id) ${sql.join(carriers, sql` union all `)} on conflict do nothing`);
+    }
+    return gone.length;
   }
 
   async list(scope: LeadScope, query: LeadListQuery) {
@@ -440,8 +463,8 @@ export class LeadsService {
     }
     return this.write(async (tx) => {
       if (action === 'delete') {
-        const deleted = await tx.delete(leads).where(this.where(scope, inArray(leads.id, ids))).returning({ id: leads.id });
-        return { action, matched: deleted.length, updated: deleted.length };
+        const deleted = await this.deleteLeads(tx, this.where(scope, inArray(leads.id, ids)));
+        return { action, matched: deleted, updated: deleted };
       }
       const rows = await tx.select().from(leads).where(this.where(scope, inArray(leads.id, ids))).orderBy(leads.id).for('update');
       const now = this.clock.now();

@@ -35,7 +35,9 @@ export const leads = pgTable('leads', {
 /**
  * De-duplication keys someone has claimed in a project. Its primary key makes two concurrent creates
  * of one person meet in the database: the second waits for the first and then finds the key taken.
- * A claim only gates the fast path; matching itself reads the leads (a claim may outlive the value).
+ * Every key a lead carries has a claim (each write claims its lead's keys; a delete hands its claims
+ * to another lead carrying the key), so a free claim means a new person. A claim may outlive the
+ * value it was made for: it only gates the fast path; matching itself reads the leads.
  */
 export const leadKeys = pgTable('lead_keys', {
   projectId: text('project_id').notNull(),
