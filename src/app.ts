@@ -33,7 +33,7 @@ import { usageRoutes } from './modules/usage/routes.ts';
 import { budgetRoutes } from './modules/budgets/routes.ts';
 import { startWorkers, type Workers } from './workers.ts';
 
-const ajvOptions = { removeAdditional: false, useDefaults: true, allErrors: true } as const;
+const ajvOptions = { removeAdditional: false, useDefaults: true, allErrors: true, allowUnionTypes: true } as const;
 const strictBodies = AjvCompiler();
 const coercingQueries = AjvCompiler();
 

@@ -1,4 +1,4 @@
-import { Type, type TSchema } from 'typebox';
+import { Type, type Static, type TSchema, type TUnsafe } from 'typebox';
 
 export { Type };
 
@@ -37,7 +37,16 @@ export function orgErrors(...codes: number[]): Record<number, unknown> {
 }
 
 export const Timestamp = Type.Unsafe<Date | string>({ type: 'string', format: 'date-time', description: 'ISO 8601; output in UTC with milliseconds' });
-export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const PRIMITIVE = new Set(['string', 'number', 'integer', 'boolean']);
+/**
+ * The schema or null. A primitive becomes `type: [t, 'null']`, which the response serializer writes
+ * directly; an `anyOf` would make it validate the value against each branch on every response.
+ */
+export const Nullable = <T extends TSchema>(schema: T): TUnsafe<Static<T> | null> => {
+  const plain = JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
+  if (typeof plain.type === 'string' && PRIMITIVE.has(plain.type)) return Type.Unsafe<Static<T> | null>({ ...plain, type: [plain.type, 'null'] });
+  return Type.Union([schema, Type.Null()]) as unknown as TUnsafe<Static<T> | null>;
+};
 export const FreeObject = (description?: string, extra: Record<string, unknown> = {}) =>
   Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true, ...(description ? { description } : {}), ...extra });
 export const Id = (prefix: string) => Type.String({ minLength: 1, maxLength: 64, description: `id with prefix \`${prefix}_\`` });
