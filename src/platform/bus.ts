@@ -19,6 +19,7 @@ interface Wire { o: string; c: string; ms?: unknown[]; r?: string }
 export class Bus {
   private readonly emitter = new EventEmitter();
   private readonly origin = randomBytes(6).toString('hex');
+  private readonly ownPrefix = `{"o":"${this.origin}"`;
   private readonly database: Database;
   private listener: pg.Client | null = null;
   private unlisten: (() => Promise<void>) | null = null;
@@ -139,6 +140,8 @@ export class Bus {
   }
 
   private async receive(payload: string): Promise<void> {
+    // Our own messages for the others come back too: recognise them without parsing them.
+    if (payload.startsWith(this.ownPrefix)) return;
     let wire: Wire;
     try {
       wire = JSON.parse(payload) as Wire;

@@ -55,6 +55,18 @@ function encode(ms: number, rand: Uint8Array): string {
   return out;
 }
 
+// Random bytes are drawn from the system generator 4 KB at a time rather than 10 bytes per id.
+let pool = Buffer.alloc(0);
+let poolAt = 0;
+function random10(): Uint8Array {
+  if (poolAt + 10 > pool.length) {
+    pool = randomBytes(4096);
+    poolAt = 0;
+  }
+  poolAt += 10;
+  return pool.subarray(poolAt - 10, poolAt);
+}
+
 /** ULID-style: 48-bit millisecond time then 80 random bits, monotonic within one millisecond. */
 export function newId(kind: IdKind, now: number = Date.now()): string {
   let rand: Uint8Array;
@@ -66,7 +78,7 @@ export function newId(kind: IdKind, now: number = Date.now()): string {
     }
     now = lastMs;
   } else {
-    rand = randomBytes(10);
+    rand = random10();
   }
   lastMs = now;
   lastRandom = rand;
