@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { doublePrecision, index, jsonb, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 import { createdAt, updatedAt } from '../../platform/columns.ts';
 import { organizations, projects } from '../orgs/tables.ts';
@@ -25,9 +26,10 @@ export const leads = pgTable('leads', {
   updatedAt: updatedAt(),
 }, (t) => [
   index('leads_org_created_idx').on(t.orgId, t.createdAt),
-  index('leads_project_email_idx').on(t.projectId, t.emailKey),
-  index('leads_project_phone_idx').on(t.projectId, t.phoneKey),
-  index('leads_project_website_idx').on(t.projectId, t.websiteKey),
+  // Only leads carrying the key are indexed: many have no phone or website, and a match always names a value.
+  index('leads_project_email_idx').on(t.projectId, t.emailKey).where(sql`${t.emailKey} is not null`),
+  index('leads_project_phone_idx').on(t.projectId, t.phoneKey).where(sql`${t.phoneKey} is not null`),
+  index('leads_project_website_idx').on(t.projectId, t.websiteKey).where(sql`${t.websiteKey} is not null`),
   index('leads_org_status_idx').on(t.orgId, t.status),
   index('leads_tags_idx').using('gin', t.tags),
 ]);
