@@ -8,7 +8,9 @@
  *
  * Environment: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres; a throwaway
  * database `svc_bench` is created there and dropped after), BENCH_CONNECTIONS (20),
- * BENCH_SECONDS (6 per case), BENCH_STORES (`postgres,pglite`: which stores to run).
+ * BENCH_SECONDS (6 per case), BENCH_WARMUP_SECONDS (2, unrecorded, before each case),
+ * BENCH_ROUNDS (3: create and floor alternate this many times on PostgreSQL; medians are shown),
+ * BENCH_STORES (`postgres,pglite`: which stores to run).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -27,6 +29,8 @@ import { PG_URL, admin, postgresReachable, withDatabase } from './_stores.ts';
 const BENCH_DB = 'svc_bench';
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
+const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const STORES = (process.env.BENCH_STORES ?? 'postgres,pglite').split(',').map((s) => s.trim());
 const POOL_SIZE = 20;
 
@@ -49,11 +53,21 @@ function load(job: LoadJob): Promise<LoadResult> {
 
 /** One short unrecorded round first, so the JIT and the pools are warm, then the measured one. */
 async function measure(job: Omit<LoadJob, 'connections' | 'seconds'>): Promise<LoadResult> {
-  await load({ ...job, connections: CONNECTIONS, seconds: 1 });
+  await load({ ...job, connections: CONNECTIONS, seconds: WARMUP });
   return load({ ...job, connections: CONNECTIONS, seconds: SECONDS });
 }
 
-async function benchService(store: string, database: Database, dataDir: string): Promise<Row[]> {
+/** The round with the median throughput. */
+function median(results: LoadResult[]): LoadResult {
+  return [...results].sort((a, b) => a.rps - b.rps)[Math.floor(results.length / 2)]!;
+}
+
+interface Target {
+  job: Omit<LoadJob, 'connections' | 'seconds'>;
+  close(): Promise<void>;
+}
+
+async function startService(database: Database, dataDir: string): Promise<Target & { list: string; headers: Record<string, string>; total(): Promise<number> }> {
   await database.migrate();
   const config = loadConfig({
     NODE_ENV: 'development',
@@ -64,25 +78,22 @@ async function benchService(store: string, database: Database, dataDir: string):
     AUTH_RATE_LIMIT_MAX: '100000000',
   });
   const app = await buildApp({ config, database });
-  try {
-    const { organization } = await app.services.auth.createUserWithOrg({ email: 'bench@example.com', password: 'bench password', organizationName: 'Bench' });
-    const { key } = await app.services.apiKeys.create(organization.id, { name: 'bench', scopes: ['leads:read', 'leads:write'] });
-    const address = await app.listen({ port: 0, host: '127.0.0.1' });
-    const leads = `${address}/api/v1/orgs/${organization.id}/leads`;
-    const headers = { 'x-api-key': key };
-    const rows: Row[] = [];
-    rows.push({ case: 'lead create (new people)', store, ...(await measure({ url: leads, kind: 'create-new', headers })) });
-    rows.push({ case: 'lead create (duplicates)', store, ...(await measure({ url: leads, kind: 'create-duplicate', headers })) });
-    const total = (await app.inject({ url: `/api/v1/orgs/${organization.id}/leads?pageSize=1`, headers })).json<{ total: number }>().total;
-    rows.push({ case: `filtered list (${total} leads)`, store, ...(await measure({ url: `${leads}?status=NEW&tags=x&q=acme`, kind: 'list', headers })) });
-    return rows;
-  } finally {
-    await app.close();
-  }
+  const { organization } = await app.services.auth.createUserWithOrg({ email: 'bench@example.com', password: 'bench password', organizationName: 'Bench' });
+  const { key } = await app.services.apiKeys.create(organization.id, { name: 'bench', scopes: ['leads:read', 'leads:write'] });
+  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  const url = `${address}/api/v1/orgs/${organization.id}/leads`;
+  const headers = { 'x-api-key': key };
+  return {
+    job: { url, kind: 'create-new', headers },
+    list: `${url}?status=NEW&tags=x&q=acme`,
+    headers,
+    total: async () => (await app.inject({ url: `/api/v1/orgs/${organization.id}/leads?pageSize=1`, headers })).json<{ total: number }>().total,
+    close: () => app.close(),
+  };
 }
 
 /** The floor: what Fastify and pg do for one INSERT of the same body, with nothing of ours in between. */
-async function benchBare(url: string): Promise<Row> {
+async function startBare(url: string): Promise<Target> {
   const pool = new pg.Pool({ connectionString: url, max: POOL_SIZE });
   // The throwaway database is dropped with force at the end; an idle client's death is expected then.
   pool.on('error', () => {});
@@ -99,12 +110,56 @@ async function benchBare(url: string): Promise<Row> {
     reply.code(201);
     return rows[0];
   });
+  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  return {
+    job: { url: `${address}/leads`, kind: 'create-new', headers: {} },
+    close: async () => {
+      await app.close();
+      await pool.end();
+    },
+  };
+}
+
+/**
+ * Lead create and the floor, measured in alternation (create, floor, create, floor, …) so that a
+ * drift in the machine's speed during the run (seen here: ±40 % between identical runs) touches
+ * both alike; the median round of each is reported. Then the duplicates and the list, once each.
+ */
+async function benchPostgres(store: string, database: Database, dataDir: string, url: string): Promise<Row[]> {
+  const service = await startService(database, dataDir);
+  const bare = await startBare(url);
   try {
-    const address = await app.listen({ port: 0, host: '127.0.0.1' });
-    return { case: 'bare Fastify + pg INSERT (floor)', store: 'PostgreSQL', ...(await measure({ url: `${address}/leads`, kind: 'create-new', headers: {} })) };
+    const creates: LoadResult[] = [];
+    const floors: LoadResult[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      creates.push(await measure(service.job));
+      floors.push(await measure(bare.job));
+    }
+    const rows: Row[] = [
+      { case: `lead create (new people), median of ${ROUNDS}`, store, ...median(creates) },
+      { case: 'lead create (duplicates)', store, ...(await measure({ ...service.job, kind: 'create-duplicate' })) },
+    ];
+    rows.push({ case: `filtered list (${await service.total()} leads)`, store, ...(await measure({ url: service.list, kind: 'list', headers: service.headers })) });
+    rows.push({ case: `bare Fastify + pg INSERT (floor), median of ${ROUNDS}`, store: 'PostgreSQL', ...median(floors) });
+    console.log(`rounds, create / floor req/s: ${creates.map((c, i) => `${c.rps.toFixed(0)} / ${floors[i]!.rps.toFixed(0)}`).join(', ')}\n`);
+    return rows;
   } finally {
-    await app.close();
-    await pool.end();
+    await bare.close();
+    await service.close();
+  }
+}
+
+async function benchEmbedded(store: string, database: Database, dataDir: string): Promise<Row[]> {
+  const service = await startService(database, dataDir);
+  try {
+    const rows: Row[] = [
+      { case: 'lead create (new people)', store, ...(await measure(service.job)) },
+      { case: 'lead create (duplicates)', store, ...(await measure({ ...service.job, kind: 'create-duplicate' })) },
+    ];
+    rows.push({ case: `filtered list (${await service.total()} leads)`, store, ...(await measure({ url: service.list, kind: 'list', headers: service.headers })) });
+    return rows;
+  } finally {
+    await service.close();
   }
 }
 
@@ -117,7 +172,7 @@ function table(rows: Row[]): string {
 }
 
 export async function main(): Promise<void> {
-  console.log(`leads benchmark: ${CONNECTIONS} connections, ${SECONDS} s per case (after a 1 s warm-up), Node ${process.version}\n`);
+  console.log(`leads benchmark: ${CONNECTIONS} connections, ${SECONDS} s per case (after a ${WARMUP} s warm-up), Node ${process.version}\n`);
   const rows: Row[] = [];
 
   if (!STORES.includes('postgres')) {
@@ -130,11 +185,10 @@ export async function main(): Promise<void> {
     try {
       const database = openDatabase({ databaseUrl: url, dataDir, poolSize: POOL_SIZE });
       try {
-        rows.push(...(await benchService('PostgreSQL', database, dataDir)));
+        rows.push(...(await benchPostgres('PostgreSQL', database, dataDir, url)));
       } finally {
         await database.close();
       }
-      rows.push(await benchBare(url));
     } finally {
       await admin(`drop database if exists "${BENCH_DB}" with (force)`);
       rmSync(dataDir, { recursive: true, force: true });
@@ -149,7 +203,7 @@ export async function main(): Promise<void> {
       // The default store: PGlite on disk in DATA_DIR.
       const database = openDatabase({ dataDir });
       try {
-        rows.push(...(await benchService('PGlite (embedded)', database, dataDir)));
+        rows.push(...(await benchEmbedded('PGlite (embedded)', database, dataDir)));
       } finally {
         await database.close();
       }
@@ -159,7 +213,7 @@ export async function main(): Promise<void> {
   }
 
   console.log(table(rows));
-  const create = rows.find((r) => r.store === 'PostgreSQL' && r.case === 'lead create (new people)');
+  const create = rows.find((r) => r.store === 'PostgreSQL' && r.case.startsWith('lead create (new people)'));
   const bare = rows.find((r) => r.case.startsWith('bare'));
   if (create && bare) {
     const ratio = create.rps / bare.rps;
