@@ -77,7 +77,7 @@ async function startService(database: Database, dataDir: string): Promise<Target
     RATE_LIMIT_MAX: '100000000',
     AUTH_RATE_LIMIT_MAX: '100000000',
   });
-  const app = await buildApp({ config, database });
+  const app = await buildApp({ config, database, workers: !process.env.NO_WORKERS });
   const { organization } = await app.services.auth.createUserWithOrg({ email: 'bench@example.com', password: 'bench password', organizationName: 'Bench' });
   const { key } = await app.services.apiKeys.create(organization.id, { name: 'bench', scopes: ['leads:read', 'leads:write'] });
   const address = await app.listen({ port: 0, host: '127.0.0.1' });

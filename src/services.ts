@@ -32,7 +32,7 @@ import { withPeers, type Peers } from './modules/agents/peers.ts';
 /** Every service, built once from the deps and shared by the routes, the workers and the CLI. */
 export function createServices(deps: Deps) {
   const bus = new Bus(deps.database);
-  const orgStream = new OrgStream(bus);
+  const orgStream = new OrgStream(bus, deps.db);
   const orgs = new OrgsService(deps);
   const auth = new AuthService(deps, orgs);
   const apiKeys = new ApiKeysService(deps, bus);

@@ -136,7 +136,8 @@ export class Bus {
       size += json.length + 1;
     }
     flush();
-    for (const payload of payloads) await db.execute(sql`select pg_notify(${PG_CHANNEL}, ${payload})`);
+    if (payloads.length === 1) await db.execute(sql`select pg_notify(${PG_CHANNEL}, ${payloads[0]})`);
+    else if (payloads.length > 1) await db.execute(sql`select pg_notify(${PG_CHANNEL}, p) from unnest(${sql.param(payloads)}::text[]) with ordinality as t(p, n) order by n`);
   }
 
   private async receive(payload: string): Promise<void> {

@@ -47,8 +47,12 @@ export class Dispatcher {
       const batch = await tx.select().from(events).where(isNull(events.dispatchedAt)).orderBy(asc(events.id)).limit(BATCH).for('update', { skipLocked: true });
       if (batch.length === 0) return 0;
       for (const { fn } of this.subscribers) await fn(tx, batch);
-      for (const row of batch) byOrg.set(row.orgId, [...(byOrg.get(row.orgId) ?? []), { kind: row.type, data: toEnvelope(row) }]);
-      for (const [orgId, messages] of byOrg) await this.stream.publishToOthersInTx(tx, orgId, messages);
+      const ids = new Map<string, string[]>();
+      for (const row of batch) {
+        byOrg.set(row.orgId, [...(byOrg.get(row.orgId) ?? []), { kind: row.type, data: toEnvelope(row) }]);
+        ids.set(row.orgId, [...(ids.get(row.orgId) ?? []), row.id]);
+      }
+      await this.stream.announceDispatchedInTx(tx, ids);
       await tx.update(events).set({ dispatchedAt: this.clock.now() }).where(inArray(events.id, batch.map((e) => e.id)));
       return batch.length;
     });

@@ -1,5 +1,8 @@
+import { asc, inArray } from 'drizzle-orm';
 import type { Bus } from '../../platform/bus.ts';
 import type { Db } from '../../platform/db.ts';
+import { toEnvelope } from './service.ts';
+import { events } from './tables.ts';
 
 /** One message of the organization stream: `event:` is `kind`, `data:` is `data`. */
 export interface OrgMessage {
@@ -10,6 +13,9 @@ export interface OrgMessage {
 }
 
 const channel = (orgId: string) => `org:${orgId}`;
+/** Which platform events another instance has just dispatched: ids only, the rows are in `events`. */
+const DISPATCHED = 'org-events:dispatched';
+interface Dispatched { orgId: string; ids: string[] }
 
 /**
  * The live organization stream (no replay): notifications, approval requests, run and agent
@@ -17,9 +23,27 @@ const channel = (orgId: string) => `org:${orgId}`;
  */
 export class OrgStream {
   private readonly bus: Bus;
+  private readonly db: Db;
 
-  constructor(bus: Bus) {
+  constructor(bus: Bus, db: Db) {
     this.bus = bus;
+    this.db = db;
+    bus.subscribe(DISPATCHED, (message) => void this.relay(message as Dispatched).catch(() => {}));
+  }
+
+  /**
+   * Tells the other instances which platform events this one dispatched (when the caller's
+   * transaction commits). Only ids travel: an instance with a listener in the organization reads
+   * the events themselves, and one without pays nothing — most events have no listener anywhere.
+   */
+  announceDispatchedInTx(tx: Db, byOrg: Map<string, string[]>): Promise<void> {
+    return this.bus.publishToOthersInTx(tx, DISPATCHED, [...byOrg].map(([orgId, ids]): Dispatched => ({ orgId, ids })));
+  }
+
+  private async relay({ orgId, ids }: Dispatched): Promise<void> {
+    if (this.bus.listenerCount(channel(orgId)) === 0) return;
+    const rows = await this.db.select().from(events).where(inArray(events.id, ids)).orderBy(asc(events.id));
+    this.emitLocal(orgId, rows.filter((row) => row.orgId === orgId).map((row) => ({ kind: row.type, data: toEnvelope(row) })));
   }
 
   publish(orgId: string, message: OrgMessage): Promise<void> {
