@@ -1,12 +1,12 @@
 import { sql } from 'drizzle-orm';
-import { doublePrecision, index, jsonb, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
+import { doublePrecision, foreignKey, index, jsonb, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 import { createdAt, updatedAt } from '../../platform/columns.ts';
-import { organizations, projects } from '../orgs/tables.ts';
+import { projects } from '../orgs/tables.ts';
 
 export const leads = pgTable('leads', {
   id: text('id').primaryKey(),
-  orgId: text('org_id').notNull().references(() => organizations.id, { onDelete: 'cascade' }),
-  projectId: text('project_id').notNull().references(() => projects.id, { onDelete: 'cascade' }),
+  orgId: text('org_id').notNull(),
+  projectId: text('project_id').notNull(),
   name: text('name'),
   email: text('email'),
   phone: text('phone'),
@@ -25,6 +25,9 @@ export const leads = pgTable('leads', {
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 }, (t) => [
+  // One key for both: the project exists and belongs to the lead's organization (whose deletion
+  // removes its projects and so its leads). One check per insert, not two on the same hot rows.
+  foreignKey({ name: 'leads_project_fk', columns: [t.orgId, t.projectId], foreignColumns: [projects.orgId, projects.id] }).onDelete('cascade'),
   index('leads_org_created_idx').on(t.orgId, t.createdAt),
   // Only leads carrying the key are indexed: many have no phone or website, and a match always names a value.
   index('leads_project_email_idx').on(t.projectId, t.emailKey).where(sql`${t.emailKey} is not null`),

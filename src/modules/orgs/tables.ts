@@ -15,7 +15,8 @@ export const projects = pgTable('projects', {
   name: text('name').notNull(),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
-}, (t) => [index('projects_org_idx').on(t.orgId, t.id)]);
+  // Unique so that rows of an organization's project can reference (org_id, id) in one foreign key.
+}, (t) => [uniqueIndex('projects_org_id_uq').on(t.orgId, t.id)]);
 
 export const memberships = pgTable('memberships', {
   id: text('id').primaryKey(),
