@@ -77,12 +77,9 @@ export class EventsService {
     return list.map((e) => ({ id: newId('event', at.getTime()), orgId: e.orgId, projectId: e.projectId ?? null, type: e.type, payload: plain(e.payload), at, dispatchedAt: null }));
   }
 
-  /** With `onlyIf`, the rows are written only when that condition holds (e.g. the caller's own guarded update in the same statement matched). */
-  insertSql(rows: EventRow[], onlyIf?: SQL): SQL {
+  /** The insert of event rows, for a caller that runs it in its own statement. */
+  insertSql(rows: EventRow[]): SQL {
     const values = rows.map((r) => sql`(${r.id}, ${r.orgId}, ${r.projectId}, ${r.type}, ${JSON.stringify(r.payload)}::jsonb, ${r.at.toISOString()}::timestamptz)`);
-    if (onlyIf) {
-      return sql`insert into events (id, org_id, project_id, type, payload, at) select * from (values ${sql.join(values, sql`, `)}) as v(id, org_id, project_id, type, payload, at) where ${onlyIf}`;
-    }
     return sql`insert into events (id, org_id, project_id, type, payload, at) values ${sql.join(values, sql`, `)}`;
   }
 

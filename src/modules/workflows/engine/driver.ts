@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { and, asc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Static, TSchema } from 'typebox';
 import type { Db } from '../../../platform/db.ts';
 import { AppError } from '../../../platform/errors.ts';
@@ -58,22 +58,46 @@ const RUN_COLUMNS: Record<string, { column: string; kind: 'text' | 'ts' | 'json'
   lockedUntil: { column: 'locked_until', kind: 'ts' },
 };
 
-/** `col = value, …` of a run change (the columns the driver sets). */
-function runSetSql(set: Partial<RunRow>): SQL {
-  const parts: SQL[] = [];
-  for (const [key, value] of Object.entries(set)) {
-    const col = RUN_COLUMNS[key];
-    if (!col) throw new Error(`run column ${key} is not settable here`);
-    if (value === null || value === undefined) parts.push(sql.raw(`${col.column} = null`));
-    else if (col.kind === 'ts') parts.push(sql`${sql.raw(col.column)} = ${(value as Date).toISOString()}::timestamptz`);
-    else if (col.kind === 'json') parts.push(sql`${sql.raw(col.column)} = ${JSON.stringify(value)}::jsonb`);
-    else parts.push(sql`${sql.raw(col.column)} = ${value as string}`);
-  }
-  return sql.join(parts, sql`, `);
-}
+/** `col = <the value in $7 if it names the column, else unchanged>` for each column the driver sets. */
+const RUN_SET = Object.entries(RUN_COLUMNS).map(([key, { column, kind }]) => {
+  const value = kind === 'ts' ? `($7::jsonb->>'${key}')::timestamptz` : kind === 'json' ? `nullif($7::jsonb->'${key}', 'null'::jsonb)` : `$7::jsonb->>'${key}'`;
+  return `${column} = case when $7::jsonb ? '${key}' then ${value} else ${column} end`;
+}).join(',\n      ');
 
-/** The record type of step rows passed as JSON. */
-const STEP_RECORD = sql.raw('s(node_id text, attempt int, status text, outputs jsonb, item_count int, error jsonb, started_at timestamptz, finished_at timestamptz, duration_ms int)');
+const STEP_COLUMNS = 's(node_id text, attempt int, status text, outputs jsonb, item_count int, error jsonb, started_at timestamptz, finished_at timestamptz, duration_ms int)';
+
+/**
+ * A run change in one statement of fixed text, prepared once per connection: the run row update
+ * ($7: the columns to set, as JSON) applies only while the run is still active, held by this
+ * instance ($3) and at the event sequence ($4) and cost ($5) this driver last wrote; its execution
+ * events ($8), step inserts ($9), step updates ($10) and platform events ($11) are written only
+ * when it matched. No row back means the run was not as expected.
+ */
+const RUN_FLUSH = `
+  with run as (
+    update workflow_runs set
+      ${RUN_SET},
+      event_seq = event_seq + $6::int
+    where id = $1 and org_id = $2 and status in ('QUEUED','RUNNING','WAITING') and locked_by = $3
+      and event_seq = $4::int and cost_usd = $5::float8
+    returning status),
+  ev as (
+    insert into run_events (run_id, seq, type, data)
+    select $1, (e.v->>'seq')::int, e.v->>'type', e.v->'data' from run, jsonb_array_elements($8::jsonb) as e(v)),
+  ins as (
+    insert into run_steps (run_id, node_id, attempt, org_id, status, outputs, item_count, error, started_at, finished_at, duration_ms)
+    select $1, s.node_id, s.attempt, $2, s.status, s.outputs, s.item_count, s.error, s.started_at, s.finished_at, s.duration_ms
+    from run, jsonb_to_recordset($9::jsonb) as ${STEP_COLUMNS}),
+  upd as (
+    update run_steps t set status = s.status, outputs = coalesce(s.outputs, t.outputs), item_count = coalesce(s.item_count, t.item_count),
+      error = coalesce(s.error, t.error), finished_at = coalesce(s.finished_at, t.finished_at), duration_ms = coalesce(s.duration_ms, t.duration_ms)
+    from run, jsonb_to_recordset($10::jsonb) as ${STEP_COLUMNS}
+    where t.run_id = $1 and t.node_id = s.node_id and t.attempt = s.attempt),
+  pe as (
+    insert into events (id, org_id, project_id, type, payload, at)
+    select p.id, p.org_id, p.project_id, p.type, p.payload, p.at
+    from run, jsonb_to_recordset($11::jsonb) as p(id text, org_id text, project_id text, type text, payload jsonb, at timestamptz))
+  select status from run`;
 
 function stepJson(step: Partial<StepRow>): Record<string, unknown> {
   const out: Record<string, unknown> = { node_id: step.nodeId, attempt: step.attempt, status: step.status };
@@ -247,33 +271,15 @@ export class RunDriver {
     if (runNotify === null || orgNotify === null) return null;
 
     const n = stored.length;
-    const parts: SQL[] = [sql`with run as (update workflow_runs set ${runSetSql(set)}, event_seq = event_seq + ${n}::int
-      where id = ${run.id} and org_id = ${run.orgId} and status in ('QUEUED','RUNNING','WAITING') and locked_by = ${this.instanceId}
-        and event_seq = ${state.seq}::int and cost_usd = ${state.cost}::float8
-      returning status)`];
-    if (n) {
-      parts.push(sql`, ev as (insert into run_events (run_id, seq, type, data)
-        select ${run.id}, (e.v->>'seq')::int, e.v->>'type', e.v->'data' from run, jsonb_array_elements(${JSON.stringify(stored)}::jsonb) as e(v))`);
-    }
-    if (pending.inserts.length) {
-      parts.push(sql`, ins as (insert into run_steps (run_id, node_id, attempt, org_id, status, outputs, item_count, error, started_at, finished_at, duration_ms)
-        select ${run.id}, s.node_id, s.attempt, ${run.orgId}, s.status, s.outputs, s.item_count, s.error, s.started_at, s.finished_at, s.duration_ms
-        from run, jsonb_to_recordset(${JSON.stringify(pending.inserts.map(stepJson))}::jsonb) as ${STEP_RECORD})`);
-    }
-    if (pending.updates.length) {
-      parts.push(sql`, upd as (update run_steps t set status = s.status, outputs = coalesce(s.outputs, t.outputs), item_count = coalesce(s.item_count, t.item_count),
-          error = coalesce(s.error, t.error), finished_at = coalesce(s.finished_at, t.finished_at), duration_ms = coalesce(s.duration_ms, t.duration_ms)
-        from run, jsonb_to_recordset(${JSON.stringify(pending.updates.map((u) => stepJson({ ...u.set, nodeId: u.nodeId, attempt: u.attempt })))}::jsonb) as ${STEP_RECORD}
-        where t.run_id = ${run.id} and t.node_id = s.node_id and t.attempt = s.attempt)`);
-    }
-    if (pending.platform.length) {
-      // Platform events of the change (EventsService rows), written only when the run update matched.
-      const rows = eventsService.rowsFor(this.platformRows(state, pending, state.cost));
-      parts.push(sql`, pe as (${eventsService.insertSql(rows, sql`exists (select 1 from run)`)})`);
-    }
-    parts.push(sql` select status from run`);
-    const result = await this.db.execute(sql.join(parts, sql``)) as unknown as { rows: unknown[] };
-    if (result.rows.length === 0) return null;
+    // Platform events of the change (EventsService rows), written only when the run update matched.
+    const platform = pending.platform.length ? eventsService.rowsFor(this.platformRows(state, pending, state.cost)) : [];
+    const rows = await this.services.database.prepared<{ status: string }>('run_flush', RUN_FLUSH, [
+      run.id, run.orgId, this.instanceId, state.seq, state.cost, n, JSON.stringify(set), JSON.stringify(stored),
+      JSON.stringify(pending.inserts.map(stepJson)),
+      JSON.stringify(pending.updates.map((u) => stepJson({ ...u.set, nodeId: u.nodeId, attempt: u.attempt }))),
+      JSON.stringify(platform.map((e) => ({ id: e.id, org_id: e.orgId, project_id: e.projectId, type: e.type, payload: e.payload, at: e.at }))),
+    ]);
+    if (rows.length === 0) return null;
 
     // Committed: this instance's listeners now, the other instances in the next batch.
     state.seq += n;
@@ -286,7 +292,7 @@ export class RunDriver {
       this.services.orgStream.emitLocal(run.orgId, [orgMessage]);
       others.enqueue({ notify: orgNotify, fallback: async () => {} });
     }
-    if (pending.platform.length) {
+    if (platform.length) {
       // The dispatcher of this instance now; the others' with the next batch (or their poll).
       bus.emitLocal(DISPATCHER_WAKE, null);
       others.wake(DISPATCHER_WAKE);
