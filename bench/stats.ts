@@ -42,16 +42,16 @@ export async function main(): Promise<void> {
     let t0 = performance.now();
     // Events spread evenly over 2025, types round-robin, payloads of a realistic size.
     await db.execute(sql`
-      insert into events (id, org_id, project_id, type, payload, at, dispatched_at)
+      insert into events (id, org_id, project_id, type, payload, at)
       select 'evt_bench' || lpad(g::text, 10, '0'), ${organization.id}, ${projectId},
         (${sql.param(TYPES)}::text[])[1 + (g % ${TYPES.length})],
         jsonb_build_object('lead', jsonb_build_object('id', 'lead_' || md5(g::text), 'name', 'Person ' || g, 'email', 'p' || g || '@example.com', 'status', 'NEW', 'score', g % 100, 'tags', jsonb_build_array('bench', 'x')), 'actor', jsonb_build_object('type', 'system', 'id', 'bench')),
-        ${start}::timestamptz + (g * ${spreadS}::float8 * interval '1 second'), now()
+        ${start}::timestamptz + (g * ${spreadS}::float8 * interval '1 second')
       from generate_series(1, ${EVENTS}) g`);
     await db.execute(sql`
-      insert into events (id, org_id, project_id, type, payload, at, dispatched_at)
+      insert into events (id, org_id, project_id, type, payload, at)
       select 'evt_other' || lpad(g::text, 10, '0'), ${other.organization.id}, null, (${sql.param(TYPES)}::text[])[1 + (g % ${TYPES.length})], '{}'::jsonb,
-        ${start}::timestamptz + (g * ${spreadS * 10}::float8 * interval '1 second'), now()
+        ${start}::timestamptz + (g * ${spreadS * 10}::float8 * interval '1 second')
       from generate_series(1, ${Math.round(EVENTS / 10)}) g`);
     await db.execute(sql`
       insert into usage_records (id, org_id, project_id, model_id, input_tokens, output_tokens, cost_usd, at)

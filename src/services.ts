@@ -42,7 +42,7 @@ export function createServices(deps: Deps) {
   const leads = new LeadsService(deps, events, orgs);
   const webhooks = new WebhooksService(deps, orgs);
   const deliverer = new WebhookDeliverer(deps, webhooks, notifications, orgs);
-  const dispatcher = new Dispatcher(deps.database, deps.clock, orgStream);
+  const dispatcher = new Dispatcher(deps.database, orgStream);
   dispatcher.subscribe('webhooks', (tx, batch) => webhooks.fanOut(tx, batch));
   const integrations = new IntegrationsService(deps, events, orgs);
   const media = new MediaService(deps);

@@ -1,7 +1,6 @@
-import { asc, inArray, isNull, sql } from 'drizzle-orm';
-import type { Clock } from '../../platform/clock.ts';
-import type { Database, Db } from '../../platform/db.ts';
-import { events } from './tables.ts';
+import { sql } from 'drizzle-orm';
+import { rows, type Database, type Db } from '../../platform/db.ts';
+import { eventOutbox } from './tables.ts';
 import { toEnvelope, type EventRow } from './service.ts';
 import type { OrgMessage, OrgStream } from './org-stream.ts';
 
@@ -18,14 +17,12 @@ const BATCH = 200;
  */
 export class Dispatcher {
   private readonly database: Database;
-  private readonly clock: Clock;
   private readonly stream: OrgStream;
   private readonly subscribers: { name: string; fn: EventSubscriber }[] = [];
   private readonly afterCommit: (() => void)[] = [];
 
-  constructor(database: Database, clock: Clock, stream: OrgStream) {
+  constructor(database: Database, stream: OrgStream) {
     this.database = database;
-    this.clock = clock;
     this.stream = stream;
   }
 
@@ -44,8 +41,12 @@ export class Dispatcher {
     const count = await this.database.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
       byOrg.clear();
-      const batch = await tx.select().from(events).where(isNull(events.dispatchedAt)).orderBy(asc(events.id)).limit(BATCH).for('update', { skipLocked: true });
-      if (batch.length === 0) return 0;
+      // Taking events out of the outbox is what marks them dispatched (at commit, with all below).
+      const taken = await rows<{ id: string; org_id: string; project_id: string | null; type: string; payload: Record<string, unknown>; at: Date | string }>(tx, sql`
+        with d as (delete from event_outbox where id in (select id from event_outbox order by id limit ${BATCH} for update skip locked) returning id)
+        select e.id, e.org_id, e.project_id, e.type, e.payload, e.at from events e join d on d.id = e.id order by e.id`);
+      if (taken.length === 0) return 0;
+      const batch: EventRow[] = taken.map((r) => ({ id: r.id, orgId: r.org_id, projectId: r.project_id, type: r.type, payload: r.payload, at: new Date(r.at) }));
       for (const { fn } of this.subscribers) await fn(tx, batch);
       const ids = new Map<string, string[]>();
       for (const row of batch) {
@@ -53,7 +54,6 @@ export class Dispatcher {
         ids.set(row.orgId, [...(ids.get(row.orgId) ?? []), row.id]);
       }
       await this.stream.announceDispatchedInTx(tx, ids);
-      await tx.update(events).set({ dispatchedAt: this.clock.now() }).where(inArray(events.id, batch.map((e) => e.id)));
       return batch.length;
     });
     if (count === 0) return false;
@@ -63,7 +63,7 @@ export class Dispatcher {
   }
 
   async pending(): Promise<number> {
-    const [row] = await this.database.db.select({ n: sql<number>`count(*)::int` }).from(events).where(isNull(events.dispatchedAt));
+    const [row] = await this.database.db.select({ n: sql<number>`count(*)::int` }).from(eventOutbox);
     return row?.n ?? 0;
   }
 }

@@ -1,4 +1,4 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Bus } from '../../platform/bus.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db.ts';
@@ -61,9 +61,12 @@ export class EventsService {
     const items = Array.isArray(list) ? list : [list];
     if (items.length === 0) return [];
     const rows = this.rowsFor(items);
-    if (options.wake === 'caller') await tx.execute(this.insertSql(rows));
+    const values = rows.map((r) => sql`(${r.id}, ${r.orgId}, ${r.projectId}, ${r.type}, ${JSON.stringify(r.payload)}::jsonb, ${r.at.toISOString()}::timestamptz)`);
+    const insert = sql`e as (insert into events (id, org_id, project_id, type, payload, at) values ${sql.join(values, sql`, `)} returning id),
+      o as (insert into event_outbox (id) select id from e returning 1)`;
+    if (options.wake === 'caller') await tx.execute(sql`with ${insert} select count(*) from o`);
     // The rows and the wake-up of every instance's dispatcher (heard at commit) in one statement.
-    else await tx.execute(sql`with ins as (${this.insertSql(rows)} returning 1) select ${this.wakeSql()} from (select 1 from ins limit 1) x`);
+    else await tx.execute(sql`with ${insert} select ${this.bus.notifySql(DISPATCHER_WAKE, null)} from (select 1 from o limit 1) x`);
     return rows.map(toEnvelope);
   }
 
@@ -74,17 +77,6 @@ export class EventsService {
 
   /** Event rows to write, built in advance so a caller can put them into its own statement. */
   rowsFor(list: NewEvent[], at: Date = this.clock.now()): EventRow[] {
-    return list.map((e) => ({ id: newId('event', at.getTime()), orgId: e.orgId, projectId: e.projectId ?? null, type: e.type, payload: plain(e.payload), at, dispatchedAt: null }));
-  }
-
-  /** The insert of event rows, for a caller that runs it in its own statement. */
-  insertSql(rows: EventRow[]): SQL {
-    const values = rows.map((r) => sql`(${r.id}, ${r.orgId}, ${r.projectId}, ${r.type}, ${JSON.stringify(r.payload)}::jsonb, ${r.at.toISOString()}::timestamptz)`);
-    return sql`insert into events (id, org_id, project_id, type, payload, at) values ${sql.join(values, sql`, `)}`;
-  }
-
-  /** Wakes the dispatchers of every instance when the caller's transaction commits. */
-  wakeSql(): SQL {
-    return this.bus.notifySql(DISPATCHER_WAKE, null);
+    return list.map((e) => ({ id: newId('event', at.getTime()), orgId: e.orgId, projectId: e.projectId ?? null, type: e.type, payload: plain(e.payload), at }));
   }
 }

@@ -1,10 +1,9 @@
-import { sql } from 'drizzle-orm';
 import { index, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
 import { ts } from '../../platform/columns.ts';
 
 /**
- * The transactional outbox: a platform event is written in the same transaction as the change it
- * describes, in the SPEC envelope shape, and fanned out by the dispatcher after commit.
+ * Platform events: each is written in the same transaction as the change it describes, in the SPEC
+ * envelope shape, and never changed afterwards.
  */
 export const events = pgTable('events', {
   id: text('id').primaryKey(),
@@ -13,8 +12,13 @@ export const events = pgTable('events', {
   type: text('type').notNull(),
   payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
   at: ts('at').notNull(),
-  dispatchedAt: ts('dispatched_at'),
-}, (t) => [
-  index('events_org_type_at_idx').on(t.orgId, t.type, t.at),
-  index('events_undispatched_idx').on(t.id).where(sql`dispatched_at is null`),
-]);
+}, (t) => [index('events_org_type_at_idx').on(t.orgId, t.type, t.at)]);
+
+/**
+ * The transactional outbox: the ids of events not yet dispatched, written with each event and
+ * deleted by the dispatcher in the transaction that fans the event out. Marking the event row
+ * instead rewrote every event (payload and all) and two of its index entries once more.
+ */
+export const eventOutbox = pgTable('event_outbox', {
+  id: text('id').primaryKey(),
+});

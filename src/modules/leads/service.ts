@@ -171,7 +171,8 @@ const CREATE_FAST = `
   ev as (
     insert into events (id, org_id, project_id, type, payload, at)
     select $20, $5, $6, $21, $22::jsonb, $23::timestamptz from ins
-    returning id)
+    returning id),
+  ob as (insert into event_outbox (id) select id from ev)
   select (select count(*) from ins)::int as inserted`;
 
 export class LeadsService {

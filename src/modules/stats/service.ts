@@ -114,7 +114,7 @@ export class StatsService {
         with inserted as (
           insert into stats_hourly (org_id, project_id, type, hour, n)
           select org_id, coalesce(project_id, ''), type, date_trunc('hour', at, 'UTC'), count(*)
-          from events where org_id = ${orgId} and dispatched_at is not null
+          from events where org_id = ${orgId} and id not in (select id from event_outbox)
           group by 1, 2, 3, 4
           on conflict (org_id, type, hour, project_id) do update set n = excluded.n
           returning 1)
@@ -172,7 +172,7 @@ export class StatsService {
       const dispatched = (lo: string, hi: string) => sql`
         select type, at, 1 as n from events
         where org_id = ${scope.orgId} and type in (${typeList}) and at >= ${lo}::timestamptz and at < ${hi}::timestamptz
-          and dispatched_at is not null ${project(sql`project_id`)}`;
+          and id not in (select id from event_outbox) ${project(sql`project_id`)}`;
       const branches: SQL[] = middle
         ? [
           sql`select type, hour as at, n from stats_hourly
@@ -183,7 +183,7 @@ export class StatsService {
         : [dispatched(from, to)];
       branches.push(sql`
         select type, at, 1 as n from events
-        where dispatched_at is null and org_id = ${scope.orgId} and type in (${typeList})
+        where id in (select id from event_outbox) and org_id = ${scope.orgId} and type in (${typeList})
           and at >= ${from}::timestamptz and at < ${to}::timestamptz ${project(sql`project_id`)}`);
       const counted = sql.join(branches, sql` union all `);
       work.push(rows<{ type: string; i: number; v: number }>(this.db, sql`

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/harness.ts';
-import { events } from '../events/tables.ts';
+import { eventOutbox, events } from '../events/tables.ts';
 import { usageRecords } from '../usage/tables.ts';
 import { newId } from '../../platform/ids.ts';
 import { parseRange } from './range.ts';
@@ -14,9 +14,14 @@ const owner = () => ({ token: t.orgA.token });
 const query = (payload: Record<string, unknown>, auth: { token?: string; apiKey?: string } = owner(), orgId = t.orgA.orgId) =>
   t.call({ method: 'POST', url: `/api/v1/orgs/${orgId}/stats/query`, auth, payload });
 
-/** An event in the outbox at a chosen time; the running dispatcher counts it into stats_hourly. */
-async function event(type: string, at: string, orgId = t.orgA.orgId, projectId: string | null = t.orgA.projectId, dispatchedAt: Date | null = null) {
-  await t.database.db.insert(events).values({ id: newId('event'), orgId, projectId, type, payload: {}, at: new Date(at), dispatchedAt });
+/**
+ * An event at a chosen time: in the outbox, so the running dispatcher counts it into stats_hourly;
+ * or, `dispatched`, as one dispatched before the hourly counts existed (counted only by a rebuild).
+ */
+async function event(type: string, at: string, orgId = t.orgA.orgId, projectId: string | null = t.orgA.projectId, dispatched = false) {
+  const id = newId('event');
+  await t.database.db.insert(events).values({ id, orgId, projectId, type, payload: {}, at: new Date(at) });
+  if (!dispatched) await t.database.db.insert(eventOutbox).values({ id });
 }
 
 const drained = () => eventually(async () => (await t.app.services.dispatcher.pending()) === 0);
@@ -189,8 +194,8 @@ describe('hourly counts', () => {
   });
 
   it('rebuild recounts events dispatched before the counts existed', async () => {
-    await event('approval.requested', '2032-04-01T10:00:00Z', t.orgA.orgId, t.orgA.projectId, new Date());
-    await event('approval.requested', '2032-04-01T11:00:00Z', t.orgA.orgId, null, new Date());
+    await event('approval.requested', '2032-04-01T10:00:00Z', t.orgA.orgId, t.orgA.projectId, true);
+    await event('approval.requested', '2032-04-01T11:00:00Z', t.orgA.orgId, null, true);
     const body = { metrics: ['approvals.requested'], from: '2032-04-01', to: '2032-04-01', granularity: 'day' };
     expect(seriesOf((await query(body)).json(), 'approvals.requested').total).toBe(0);
     await t.app.services.stats.rebuild(t.orgA.orgId);

@@ -86,7 +86,7 @@ export class WebhookDeliverer {
       }
       let body = bodies.get(c.ev_id);
       if (body === undefined) {
-        body = envelopeBody(toEnvelope({ id: c.ev_id, orgId: c.ev_org_id!, projectId: c.ev_project_id, type: c.ev_type!, payload: c.ev_payload!, at: new Date(c.ev_at!), dispatchedAt: null }));
+        body = envelopeBody(toEnvelope({ id: c.ev_id, orgId: c.ev_org_id!, projectId: c.ev_project_id, type: c.ev_type!, payload: c.ev_payload!, at: new Date(c.ev_at!) }));
         bodies.set(c.ev_id, body);
       }
       const result = await sendSigned({

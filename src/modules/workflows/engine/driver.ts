@@ -70,7 +70,8 @@ const STEP_COLUMNS = 's(node_id text, attempt int, status text, outputs jsonb, i
  * A run change in one statement of fixed text, prepared once per connection: the run row update
  * ($7: the columns to set, as JSON) applies only while the run is still active, held by this
  * instance ($3) and at the event sequence ($4) and cost ($5) this driver last wrote; its execution
- * events ($8), step inserts ($9), step updates ($10) and platform events ($11) are written only
+ * events ($8), step inserts ($9), step updates ($10) and platform events ($11, with their outbox
+ * entries) are written only
  * when it matched. No row back means the run was not as expected.
  */
 const RUN_FLUSH = `
@@ -96,7 +97,9 @@ const RUN_FLUSH = `
   pe as (
     insert into events (id, org_id, project_id, type, payload, at)
     select p.id, p.org_id, p.project_id, p.type, p.payload, p.at
-    from run, jsonb_to_recordset($11::jsonb) as p(id text, org_id text, project_id text, type text, payload jsonb, at timestamptz))
+    from run, jsonb_to_recordset($11::jsonb) as p(id text, org_id text, project_id text, type text, payload jsonb, at timestamptz)
+    returning id),
+  ob as (insert into event_outbox (id) select id from pe)
   select status from run`;
 
 function stepJson(step: Partial<StepRow>): Record<string, unknown> {
