@@ -9,6 +9,19 @@ export type EventSubscriber = (tx: Db, batch: EventRow[]) => Promise<void>;
 
 const BATCH = 200;
 
+interface TakenRow { id: string; org_id: string; project_id: string | null; type: string; payload: string; at: Date | string }
+
+/** An event of the batch whose payload is parsed only if someone reads it (most subscribers need only the type). */
+function eventRow(r: TakenRow): EventRow {
+  let payload: Record<string, unknown> | undefined;
+  return {
+    id: r.id, orgId: r.org_id, projectId: r.project_id, type: r.type, at: new Date(r.at),
+    get payload() {
+      return (payload ??= JSON.parse(r.payload) as Record<string, unknown>);
+    },
+  };
+}
+
 /**
  * Reads committed platform events from the outbox and fans each out: to the subscribers (webhook
  * deliveries, event-triggered workflows) in the same transaction that marks it dispatched, and to
@@ -42,15 +55,15 @@ export class Dispatcher {
       const tx = trx as unknown as Db;
       byOrg.clear();
       // Taking events out of the outbox is what marks them dispatched (at commit, with all below).
-      const taken = await rows<{ id: string; org_id: string; project_id: string | null; type: string; payload: Record<string, unknown>; at: Date | string }>(tx, sql`
+      const taken = await rows<TakenRow>(tx, sql`
         with d as (delete from event_outbox where id in (select id from event_outbox order by id limit ${BATCH} for update skip locked) returning id)
-        select e.id, e.org_id, e.project_id, e.type, e.payload, e.at from events e join d on d.id = e.id order by e.id`);
+        select e.id, e.org_id, e.project_id, e.type, e.payload::text as payload, e.at from events e join d on d.id = e.id order by e.id`);
       if (taken.length === 0) return 0;
-      const batch: EventRow[] = taken.map((r) => ({ id: r.id, orgId: r.org_id, projectId: r.project_id, type: r.type, payload: r.payload, at: new Date(r.at) }));
+      const batch = taken.map(eventRow);
       for (const { fn } of this.subscribers) await fn(tx, batch);
       const ids = new Map<string, string[]>();
       for (const row of batch) {
-        byOrg.set(row.orgId, [...(byOrg.get(row.orgId) ?? []), { kind: row.type, data: toEnvelope(row) }]);
+        if (this.stream.listenedHere(row.orgId)) byOrg.set(row.orgId, [...(byOrg.get(row.orgId) ?? []), { kind: row.type, data: toEnvelope(row) }]);
         ids.set(row.orgId, [...(ids.get(row.orgId) ?? []), row.id]);
       }
       await this.stream.announceDispatchedInTx(tx, ids);

@@ -41,7 +41,7 @@ export class OrgStream {
   }
 
   private async relay({ orgId, ids }: Dispatched): Promise<void> {
-    if (this.bus.listenerCount(channel(orgId)) === 0) return;
+    if (!this.listenedHere(orgId)) return;
     const rows = await this.db.select().from(events).where(inArray(events.id, ids)).orderBy(asc(events.id));
     this.emitLocal(orgId, rows.filter((row) => row.orgId === orgId).map((row) => ({ kind: row.type, data: toEnvelope(row) })));
   }
@@ -68,6 +68,11 @@ export class OrgStream {
   /** NOTIFY expressions for the other instances, to run inside the caller's own statement (see Bus.notifyOthersSql). */
   notifyOthersSql(orgId: string, messages: OrgMessage[]) {
     return this.bus.notifyOthersSql(channel(orgId), messages);
+  }
+
+  /** Whether a connection of this instance listens to the organization's stream. */
+  listenedHere(orgId: string): boolean {
+    return this.bus.listenerCount(channel(orgId)) > 0;
   }
 
   emitLocal(orgId: string, messages: OrgMessage[]): void {

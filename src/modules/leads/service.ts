@@ -7,7 +7,7 @@ import { badRequest, conflict, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import type { Actor } from '../auth/guard.ts';
-import type { EventRow, EventsService, NewEvent } from '../events/service.ts';
+import type { EventsService, NewEvent } from '../events/service.ts';
 import type { OrgsService } from '../orgs/service.ts';
 import { normalizeEmail, LEAD_STATUSES, normalizeWebsite, phoneE164, type LeadStatus, type MatchKind } from './normalize.ts';
 import { leads } from './tables.ts';
@@ -170,7 +170,7 @@ const CREATE_FAST = `
     returning id),
   ev as (
     insert into events (id, org_id, project_id, type, payload, at)
-    select $20, $5, $6, $21, $22::jsonb, $23::timestamptz from ins
+    select $20, $5, $6, $21, $22::jsonb, $19::timestamptz from ins
     returning id),
   ob as (insert into event_outbox (id) select id from ev)
   select (select count(*) from ins)::int as inserted`;
@@ -224,14 +224,14 @@ export class LeadsService {
   }
 
   /** Creates a new person in one statement (CREATE_FAST). False means "not created here": the caller goes the locked way and merges. */
-  private async createFast(row: LeadRow, keys: Keys, event: EventRow): Promise<boolean> {
+  private async createFast(row: LeadRow, keys: Keys, event: { id: string; payload: string }): Promise<boolean> {
     const present = presentKeys(keys);
     try {
       const [result] = await this.database.prepared<{ inserted: number }>('lead_create_fast', CREATE_FAST, [
         this.lockIds(row.projectId, keys), present.map((k) => k.kind), present.map((k) => k.key),
         row.id, row.orgId, row.projectId, row.name, row.email, row.phone, row.company, row.website, row.source, row.status,
         row.tags, JSON.stringify(row.custom), row.emailKey, row.phoneKey, row.websiteKey, row.createdAt.toISOString(),
-        event.id, event.type, JSON.stringify(event.payload), event.at.toISOString(),
+        event.id, 'lead.created', event.payload,
       ]);
       const inserted = result!.inserted === 1;
       if (inserted) this.events.wakeLocal();
@@ -313,8 +313,9 @@ export class LeadsService {
       tags: uniq(input.tags ?? []), custom: input.custom ?? {}, emailKey: null, phoneKey: null, websiteKey: null, createdAt: now, updatedAt: now,
       ...contact,
     };
-    const [event] = this.events.rowsFor([{ orgId: scope.orgId, projectId, type: 'lead.created', payload: { lead: publicLead(fresh), actor: scope.actor } }], now);
-    if (await this.createFast(fresh, keys, event!)) return { lead: publicLead(fresh), created: true };
+    // The lead.created payload goes straight to JSON (dates as ISO strings, as everywhere).
+    const created = { id: newId('event', now.getTime()), payload: JSON.stringify({ lead: publicLead(fresh), actor: scope.actor }) };
+    if (await this.createFast(fresh, keys, created)) return { lead: publicLead(fresh), created: true };
     return this.write(async (tx) => {
       // Holding the keys' locks, this sees every lead a concurrent create of the same person committed.
       await this.lockKeys(tx, projectId, keys);
