@@ -158,22 +158,23 @@ function matchesAny(keys: Keys): SQL {
  * person inserting the same claim makes this one wait for it and then find the key taken.
  */
 const CREATE_FAST = `
-  with l as (select pg_advisory_xact_lock(k) from unnest($1::bigint[]) with ordinality as t(k, n) order by n),
-  c as (
+  with c as (
     insert into lead_keys (project_id, kind, key, org_id, lead_id)
-    select $6::text, v.kind, v.key, $5::text, $4::text from unnest($2::text[], $3::text[]) as v(kind, key), (select count(*) from l) held
+    select $6::text, v.kind, v.key, $5::text, $4::text from unnest($2::text[], $3::text[]) as v(kind, key)
+    -- evaluated once, before the first claim: the locks, in the array's (sorted) order
+    where (select count(pg_advisory_xact_lock(k)) from unnest($1::bigint[]) as k) >= 0
     on conflict do nothing returning 1),
-  ok as (select (select count(*) from c) = cardinality($2::text[]) as free),
   ins as (
     insert into leads (id, org_id, project_id, name, email, phone, company, website, source, status, tags, custom, email_key, phone_key, website_key, created_at, updated_at)
-    select $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::text[], $15::jsonb, $16, $17, $18, $19::timestamptz, $19::timestamptz from ok where ok.free
+    select $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::text[], $15::jsonb, $16, $17, $18, $19::timestamptz, $19::timestamptz
+    where (select count(*) from c) = cardinality($2::text[])
     returning id),
   ev as (
     insert into events (id, org_id, project_id, type, payload, at)
     select $20, $5, $6, $21, $22::jsonb, $19::timestamptz from ins
     returning id),
   ob as (insert into event_outbox (id) select id from ev)
-  select (select count(*) from ins)::int as inserted`;
+  select count(*)::int as inserted from ins`;
 
 export class LeadsService {
   private readonly db: Db;
