@@ -20,7 +20,7 @@ export function startWorkers(services: Services): Workers {
   const { log, bus, dispatcher, deliverer } = services;
   const loops: Record<string, Loop> = {
     // A short coalescing window lets one round dispatch a burst of commits together.
-    dispatcher: new Loop({ name: 'dispatcher', log, idleMs: 1000, coalesceMs: 10, maxCoalesceMs: 50, run: () => dispatcher.round() }),
+    dispatcher: new Loop({ name: 'dispatcher', log, idleMs: 1000, coalesceMs: () => dispatcher.coalesceMs(), run: () => dispatcher.round() }),
     webhooks: new Loop({ name: 'webhooks', log, idleMs: 1000, run: () => deliverer.round() }),
     publisher: new Loop({ name: 'publisher', log, idleMs: services.config.publisherPollMs, run: () => services.publisher.round() }),
     runs: new Loop({ name: 'runs', log, idleMs: services.config.workflowPollMs, run: () => services.runDriver.round() }),

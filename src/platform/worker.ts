@@ -9,15 +9,9 @@ export interface LoopOptions {
   log: FastifyBaseLogger;
   /**
    * A wake-up while idle waits this long before the round starts, so a burst of commits is handled
-   * in one batch instead of one round each.
+   * in one batch instead of one round each (a function is asked at each wake-up).
    */
-  coalesceMs?: number;
-  /**
-   * Under sustained load (wake-ups arriving while a round runs) the wait doubles per round up to
-   * this, so a steady stream of commits is taken in fewer, larger batches; it drops back to
-   * `coalesceMs` as soon as a round ends with nothing new. Default: `coalesceMs`.
-   */
-  maxCoalesceMs?: number;
+  coalesceMs?: number | (() => number);
 }
 
 /**
@@ -31,11 +25,9 @@ export class Loop {
   private wakeRequested = false;
   private stopped = true;
   private due = false;
-  private coalesce: number;
 
   constructor(options: LoopOptions) {
     this.options = options;
-    this.coalesce = options.coalesceMs ?? 0;
   }
 
   start(): void {
@@ -50,7 +42,8 @@ export class Loop {
       this.wakeRequested = true;
       return;
     }
-    const coalesce = this.coalesce;
+    const option = this.options.coalesceMs ?? 0;
+    const coalesce = typeof option === 'function' ? option() : option;
     if (coalesce > 0) {
       // Idle: start soon, not now; further wake-ups until then join this round.
       if (this.due) return;
@@ -70,14 +63,9 @@ export class Loop {
     this.running = this.cycle().finally(() => {
       this.running = null;
       if (this.stopped) return;
-      const base = this.options.coalesceMs ?? 0;
       if (this.wakeRequested) {
-        // More work arrived while this round ran: the load is sustained, batch more per round.
-        this.coalesce = Math.min(Math.max(base, this.coalesce * 2), this.options.maxCoalesceMs ?? base);
         this.wakeRequested = false;
         this.wake();
-      } else {
-        this.coalesce = base;
       }
     });
   }

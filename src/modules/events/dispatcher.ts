@@ -33,6 +33,7 @@ export class Dispatcher {
   private readonly stream: OrgStream;
   private readonly subscribers: { name: string; fn: EventSubscriber }[] = [];
   private readonly afterCommit: (() => void)[] = [];
+  private lastBatch = 0;
 
   constructor(database: Database, stream: OrgStream) {
     this.database = database;
@@ -41,6 +42,17 @@ export class Dispatcher {
 
   subscribe(name: string, fn: EventSubscriber): void {
     this.subscribers.push({ name, fn });
+  }
+
+  /**
+   * How long a wake-up waits before the next round, so commits arriving meanwhile join it: 10 ms
+   * when the last batch was small; under a steady stream, longer as the batches grow (a
+   * millisecond per event of the last batch, at most 50 ms: from about 1,000 events/s on), so each
+   * round takes more events and the rounds' fixed cost is paid less often. Light load keeps its
+   * low latency.
+   */
+  coalesceMs(): number {
+    return Math.min(50, Math.max(10, this.lastBatch));
   }
 
   /** Called after each committed batch (e.g. to wake the webhook sender). */
@@ -69,6 +81,7 @@ export class Dispatcher {
       await this.stream.announceDispatchedInTx(tx, ids);
       return batch.length;
     });
+    this.lastBatch = count;
     if (count === 0) return false;
     for (const [orgId, messages] of byOrg) this.stream.emitLocal(orgId, messages);
     for (const fn of this.afterCommit) fn();
