@@ -9,6 +9,12 @@ export type EventSubscriber = (tx: Db, batch: EventRow[]) => Promise<void>;
 
 const BATCH = 200;
 
+function append<T>(map: Map<string, T[]>, key: string, value: T): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
 interface TakenRow { id: string; org_id: string; project_id: string | null; type: string; payload: string; at: Date | string }
 
 /** An event of the batch whose payload is parsed only if someone reads it (most subscribers need only the type). */
@@ -75,8 +81,8 @@ export class Dispatcher {
       for (const { fn } of this.subscribers) await fn(tx, batch);
       const ids = new Map<string, string[]>();
       for (const row of batch) {
-        if (this.stream.listenedHere(row.orgId)) byOrg.set(row.orgId, [...(byOrg.get(row.orgId) ?? []), { kind: row.type, data: toEnvelope(row) }]);
-        ids.set(row.orgId, [...(ids.get(row.orgId) ?? []), row.id]);
+        if (this.stream.listenedHere(row.orgId)) append(byOrg, row.orgId, { kind: row.type, data: toEnvelope(row) });
+        append(ids, row.orgId, row.id);
       }
       await this.stream.announceDispatchedInTx(tx, ids);
       return batch.length;
