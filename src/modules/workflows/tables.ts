@@ -47,6 +47,8 @@ export const workflowRuns = pgTable('workflow_runs', {
   wakeAt: ts('wake_at'),
   lockedBy: text('locked_by'),
   lockedUntil: ts('locked_until'),
+  /** Claims taken over from an instance whose lease ran out (it crashed or hung): a run that keeps killing its driver is failed, not retried forever. */
+  recoveries: integer('recoveries').notNull().default(0),
   createdAt: createdAt(),
   startedAt: ts('started_at'),
   finishedAt: ts('finished_at'),
@@ -111,3 +113,13 @@ export const workflowSchedules = pgTable('workflow_schedules', {
   nextAt: ts('next_at').notNull(),
   updatedAt: updatedAt(),
 }, (t) => [index('workflow_schedules_next_idx').on(t.nextAt)]);
+
+/** An organization's named secrets for workflows (`{{ $secrets.NAME }}`): values sealed with SecretBox, never returned. */
+export const orgSecrets = pgTable('org_secrets', {
+  orgId: text('org_id').notNull(),
+  name: text('name').notNull(),
+  /** SecretBox-sealed value. */
+  value: text('value').notNull(),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+}, (t) => [primaryKey({ columns: [t.orgId, t.name] })]);
