@@ -268,7 +268,7 @@ export class WorkflowsService {
     if (!created) throw notFound('Workflow');
     const run = {
       id, orgId: scope.orgId, projectId: created.project_id, workflowId, workflowName: created.workflow_name, status: 'QUEUED', testMode, input,
-      definition: null, trigger, costUsd: 0, error: null, eventSeq: 0, wakeAt: now, lockedBy: null, lockedUntil: null, createdAt: now, startedAt: null, finishedAt: null,
+      definition: null, trigger, costUsd: 0, error: null, eventSeq: 0, wakeAt: now, lockedBy: null, lockedUntil: null, recoveries: 0, createdAt: now, startedAt: null, finishedAt: null,
     };
     this.announce(run);
     return publicRun(run);
