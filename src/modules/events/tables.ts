@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { index, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
 import { ts } from '../../platform/columns.ts';
 
@@ -12,7 +13,12 @@ export const events = pgTable('events', {
   type: text('type').notNull(),
   payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
   at: ts('at').notNull(),
-}, (t) => [index('events_org_type_at_idx').on(t.orgId, t.type, t.at)]);
+}, (t) => [
+  index('events_org_type_at_idx').on(t.orgId, t.type, t.at),
+  // A lead's history (GET …/leads/:id/events): events that carry the lead, or name it by leadId.
+  index('events_lead_idx').on(sql`(coalesce(${t.payload}->'lead'->>'id', ${t.payload}->>'leadId'))`, t.id)
+    .where(sql`(${t.payload} ? 'lead' or ${t.payload} ? 'leadId')`),
+]);
 
 /**
  * The transactional outbox: the ids of events not yet dispatched, written with each event and

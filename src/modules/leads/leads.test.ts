@@ -28,7 +28,7 @@ describe('create and de-duplication', () => {
     const lead = res.json();
     expect(lead).toMatchObject({
       projectId: t.orgA.projectId, name: 'Ada Lovelace', email: 'Ada@Example.COM', phone: '+442079460958', company: 'Engines',
-      website: 'https://www.analytical.example/about', source: 'form', status: 'NEW', score: null, tags: ['vip', 'uk'], custom: { plan: 'pro' },
+      website: 'https://www.analytical.example/about', source: 'form', status: 'NEW', score: 0, tags: ['vip', 'uk'], custom: { plan: 'pro' },
     });
     expect(lead.id).toMatch(/^lead_/);
     expect(lead.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -172,7 +172,7 @@ describe('read, change, delete', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ status: 'QUALIFIED', score: 87, company: 'Q Inc' });
     const [updated] = await eventsOf('lead.updated', lead.id);
-    expect((updated!.payload as { changes: object }).changes).toMatchObject({ status: { from: 'NEW', to: 'QUALIFIED' }, score: { from: null, to: 87 } });
+    expect((updated!.payload as { changes: object }).changes).toMatchObject({ status: { from: 'NEW', to: 'QUALIFIED' }, score: { from: 0, to: 87 } });
     const qualified = await eventsOf('lead.qualified', lead.id);
     expect(qualified).toHaveLength(1);
     expect(qualified[0]!.payload).toMatchObject({ score: 87, scoreReason: 'Budget and need' });
@@ -265,7 +265,7 @@ describe('list', () => {
       total: 4,
       byStatus: { NEW: 2, CONTACTED: 1, ENGAGED: 0, QUALIFIED: 1, UNQUALIFIED: 0, CUSTOMER: 0, LOST: 0 },
       bySource: { form: 2, ads: 1, unknown: 1 },
-      averageScore: 50,
+      averageScore: 37.5, // (90 + 50 + 10 + 0) / 4: an unscored lead counts as 0
       createdLast7Days: 4,
       createdLast30Days: 4,
     });

@@ -16,7 +16,7 @@ export const LeadSchema = Type.Object({
   website: Nullable(Type.String()),
   source: Nullable(Type.String()),
   status: LeadStatusSchema,
-  score: Nullable(Type.Number()),
+  score: Type.Number({ description: '0 to 100; 0 until something scores the lead' }),
   scoreReason: Nullable(Type.String()),
   tags: Type.Array(Type.String()),
   custom: FreeObject(),
@@ -48,7 +48,7 @@ export const LeadPatchBody = Type.Object({
   tags: Type.Optional(Tags),
   custom: Type.Optional(Custom),
   status: Type.Optional(LeadStatusSchema),
-  score: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 100 }))),
+  score: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
   scoreReason: Type.Optional(Nullable(Text(2000))),
 }, { additionalProperties: false, minProperties: 1 });
 
@@ -73,7 +73,7 @@ export const LeadStats = Type.Object({
   total: Type.Integer(),
   byStatus: Type.Record(Type.String(), Type.Integer()),
   bySource: Type.Record(Type.String(), Type.Integer()),
-  averageScore: Nullable(Type.Number()),
+  averageScore: Type.Number({ description: '0 when there are no leads' }),
   createdLast7Days: Type.Integer(),
   createdLast30Days: Type.Integer(),
 });

@@ -40,7 +40,7 @@ export interface LeadPatch {
   tags?: string[];
   custom?: Record<string, unknown>;
   status?: LeadStatus;
-  score?: number | null;
+  score?: number;
   scoreReason?: string | null;
 }
 
@@ -310,7 +310,7 @@ export class LeadsService {
     const now = this.clock.now();
     const fresh: LeadRow = {
       id: newId('lead', now.getTime()), orgId: scope.orgId, projectId, name: input.name ?? null, email: null, phone: null,
-      company: input.company ?? null, website: null, source: input.source ?? null, status: 'NEW', score: null, scoreReason: null,
+      company: input.company ?? null, website: null, source: input.source ?? null, status: 'NEW', score: 0, scoreReason: null,
       tags: uniq(input.tags ?? []), custom: input.custom ?? {}, emailKey: null, phoneKey: null, websiteKey: null, createdAt: now, updatedAt: now,
       ...contact,
     };
@@ -496,7 +496,7 @@ export class LeadsService {
     const [totals, statuses, sources] = await Promise.all([
       this.db.select({
         total: sql<number>`count(*)::int`,
-        averageScore: sql<number | null>`avg(${leads.score})::float8`,
+        averageScore: sql<number>`coalesce(avg(${leads.score}), 0)::float8`,
         last7: sql<number>`count(*) filter (where ${leads.createdAt} >= ${new Date(now - 7 * day).toISOString()}::timestamptz)::int`,
         last30: sql<number>`count(*) filter (where ${leads.createdAt} >= ${new Date(now - 30 * day).toISOString()}::timestamptz)::int`,
       }).from(leads).where(where),
@@ -512,7 +512,7 @@ export class LeadsService {
       total: t.total,
       byStatus,
       bySource,
-      averageScore: t.averageScore === null ? null : Math.round(t.averageScore * 100) / 100,
+      averageScore: Math.round(t.averageScore * 100) / 100,
       createdLast7Days: t.last7,
       createdLast30Days: t.last30,
     };

@@ -14,7 +14,8 @@ export const leads = pgTable('leads', {
   website: text('website'),
   source: text('source'),
   status: text('status').notNull().default('NEW'),
-  score: doublePrecision('score'),
+  /** 0 until something scores the lead (CONTRACT §3). */
+  score: doublePrecision('score').notNull().default(0),
   scoreReason: text('score_reason'),
   tags: text('tags').array().notNull().default([]),
   custom: jsonb('custom').$type<Record<string, unknown>>().notNull().default({}),

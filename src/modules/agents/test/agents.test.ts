@@ -102,7 +102,7 @@ describe('offline model on real data', () => {
     expect(results.find((r: { error?: string }) => r.error)?.error).toContain('not found');
     const b = (await t.call({ method: 'GET', url: `/api/v1/orgs/${t.orgB.orgId}/leads/${theirs.id}`, auth: { token: t.orgB.token } })).json();
     expect(b.status).toBe('NEW');
-    expect(b.score).toBeNull();
+    expect(b.score).toBe(0);
   });
 
   it('MARKET_ANALYST reads the pipeline and a web page (text only), then hands off to REPORT_WRITER in the same run', async () => {
