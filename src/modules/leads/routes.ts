@@ -1,12 +1,34 @@
-import { Type, ListEnvelope, OrgParams, orgErrors } from '../../platform/http/schemas.ts';
+import { Type, FreeObject, ListEnvelope, ListQueryProps, OrgParams, Timestamp, orgErrors } from '../../platform/http/schemas.ts';
+import { badRequest } from '../../platform/errors.ts';
 import type { App } from '../../platform/http/types.ts';
 import { orgOf } from '../auth/guard.ts';
+import { csvRows, IMPORT_MAX_ROWS } from './import.ts';
 import { BulkBody, BulkResult, LeadCreateBody, LeadListQuery, LeadPatchBody, LeadSchema, LeadStats } from './schemas.ts';
 
 const tags = ['Leads'];
 const LeadParams = Type.Object({ orgId: Type.String(), id: Type.String({ maxLength: 64 }) });
 const read = { scope: 'leads:read' };
 const write = { scope: 'leads:write' };
+
+/** An import may be large: 10,000 rows of CSV or JSON fit in this. */
+const IMPORT_BODY_LIMIT = 16 * 1024 * 1024;
+
+const ImportBody = Type.Object({
+  rows: Type.Array(Type.Unknown({ description: 'a lead, as the body of POST /leads; null (a blank CSV line) is skipped' }), {
+    minItems: 1, maxItems: IMPORT_MAX_ROWS, description: 'each row is validated and de-duplicated on its own; invalid rows are listed in `rejected`',
+  }),
+  dryRun: Type.Optional(Type.Boolean({ description: 'count what would be created and merged, change nothing' })),
+}, { additionalProperties: false });
+
+const ImportResult = Type.Object({
+  created: Type.Integer(),
+  merged: Type.Integer(),
+  rejected: Type.Array(Type.Object({ row: Type.Integer({ description: '1 is the first row (under the CSV header)' }), error: Type.String() })),
+});
+
+const LeadEvent = Type.Object({
+  id: Type.String(), type: Type.String(), organizationId: Type.String(), projectId: Type.Optional(Type.String()), at: Timestamp, payload: FreeObject(),
+});
 
 export function leadRoutes(app: App): void {
   const { leads } = app.services;
@@ -48,6 +70,41 @@ export function leadRoutes(app: App): void {
       response: { 200: BulkResult, ...orgErrors() },
     },
   }, async (request) => leads.bulk(orgOf(request), request.body));
+
+  // A CSV body becomes { rows } here, so both forms meet the same schema and code.
+  app.register(async (scoped: App) => {
+    scoped.addContentTypeParser('text/csv', { parseAs: 'string', bodyLimit: IMPORT_BODY_LIMIT }, (_request, body, done) => {
+      try {
+        done(null, { rows: csvRows(body as string) });
+      } catch (error) {
+        done(error as Error, undefined);
+      }
+    });
+    scoped.post('/leads/import', {
+      config: { access: write },
+      bodyLimit: IMPORT_BODY_LIMIT,
+      schema: {
+        tags, summary: 'Import up to 10,000 leads (JSON rows, or text/csv with a header row), each de-duplicated as a single create',
+        description: 'CSV columns: name, email, phone, company, website, source, tags (split on `;`, `,` or `|`), projectId; `custom.<key>` and any other column go to `custom`. With CSV, `dryRun` is a query parameter.',
+        consumes: ['application/json', 'text/csv'],
+        params: OrgParams, body: ImportBody,
+        querystring: Type.Object({ dryRun: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+        response: { 200: ImportResult, ...orgErrors(413, 415) },
+      },
+    }, async (request) => {
+      if (request.body.dryRun !== undefined && request.query.dryRun !== undefined) throw badRequest('Give dryRun in the body or in the query, not both');
+      return leads.import(orgOf(request), request.body.rows, request.body.dryRun ?? request.query.dryRun ?? false);
+    });
+  });
+
+  app.get('/leads/:id/events', {
+    config: { access: read },
+    schema: {
+      tags, summary: "A lead's history: the platform events about it, newest first", params: LeadParams,
+      querystring: Type.Object({ page: ListQueryProps.page, pageSize: ListQueryProps.pageSize }, { additionalProperties: false }),
+      response: { 200: ListEnvelope(LeadEvent), ...orgErrors() },
+    },
+  }, async (request) => leads.history(orgOf(request), request.params.id, request.query));
 
   app.get('/leads/:id', {
     config: { access: read },

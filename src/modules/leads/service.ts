@@ -11,6 +11,9 @@ import type { EventsService, NewEvent } from '../events/service.ts';
 import type { OrgsService } from '../orgs/service.ts';
 import { normalizeEmail, LEAD_STATUSES, normalizeWebsite, phoneE164, type LeadStatus, type MatchKind } from './normalize.ts';
 import { leads } from './tables.ts';
+import { events } from '../events/tables.ts';
+import { toEnvelope } from '../events/service.ts';
+import { LeadImporter, type ImportResult } from './import.ts';
 
 type LeadRow = typeof leads.$inferSelect;
 
@@ -182,6 +185,7 @@ export class LeadsService {
   private readonly clock: Clock;
   private readonly events: EventsService;
   private readonly orgs: OrgsService;
+  private readonly importer: LeadImporter;
 
   constructor(deps: Deps, events: EventsService, orgs: OrgsService) {
     this.db = deps.db;
@@ -189,6 +193,28 @@ export class LeadsService {
     this.clock = deps.clock;
     this.events = events;
     this.orgs = orgs;
+    this.importer = new LeadImporter(deps.db, this, orgs);
+  }
+
+  /** Up to 10,000 rows, each de-duplicated as a single create; `dryRun` only counts. */
+  import(scope: LeadScope, rows: unknown[], dryRun: boolean): Promise<ImportResult> {
+    return this.importer.import(scope, rows, dryRun);
+  }
+
+  /**
+   * A lead's history: the platform events that carry it (`lead`) or name it (`leadId`), newest
+   * first. Read through events_lead_idx, whose expression and predicate this repeats exactly.
+   */
+  async history(scope: LeadScope, id: string, query: ListQuery) {
+    await this.get(scope, id);
+    const page = pageOf(query);
+    const about = sql`${events.orgId} = ${scope.orgId} and (${events.payload} ? 'lead' or ${events.payload} ? 'leadId')
+      and coalesce(${events.payload}->'lead'->>'id', ${events.payload}->>'leadId') = ${id}`;
+    const [rows, [count]] = await Promise.all([
+      this.db.select().from(events).where(about).orderBy(sql`${events.id} desc`).limit(page.limit).offset(page.offset),
+      this.db.select({ n: sql<number>`count(*)::int` }).from(events).where(about),
+    ]);
+    return envelope(rows.map(toEnvelope), count!.n, page);
   }
 
   private async resolveProject(scope: LeadScope, projectId: string | undefined): Promise<string> {

@@ -1,0 +1,221 @@
+import { and, eq, inArray, or } from 'drizzle-orm';
+import { Value } from 'typebox/value';
+import { parse } from 'csv-parse/sync';
+import type { Db } from '../../platform/db.ts';
+import { AppError, badRequest } from '../../platform/errors.ts';
+import type { OrgsService } from '../orgs/service.ts';
+import { normalizeEmail, normalizeWebsite, phoneE164, type MatchKind } from './normalize.ts';
+import { LeadCreateBody } from './schemas.ts';
+import type { LeadInput, LeadScope, LeadsService } from './service.ts';
+import { leads } from './tables.ts';
+
+export const IMPORT_MAX_ROWS = 10_000;
+/** Groups of rows that share no person are imported side by side, this many at a time. */
+const CONCURRENCY = 8;
+
+export interface ImportResult {
+  created: number;
+  merged: number;
+  /** `row` counts from 1: the first element of `rows`, or the first line under a CSV's header. */
+  rejected: { row: number; error: string }[];
+}
+
+const KNOWN_COLUMNS = new Set(['projectid', 'name', 'email', 'phone', 'company', 'website', 'source', 'tags']);
+const COLUMN_NAMES: Record<string, keyof LeadInput> = { projectid: 'projectId' };
+
+/**
+ * A CSV with a header row → lead objects. Known columns (any case) become lead fields, `tags` is
+ * split on `;`, `,` or `|`, a `custom.x` column or any other column goes to `custom`. Empty cells
+ * are left out, so a row never clears a field of the lead it merges into. A row of empty cells (a
+ * spreadsheet's trailing `,,,`) is null: skipped, and still counted so row numbers match the file.
+ */
+export function csvRows(text: string): (Record<string, unknown> | null)[] {
+  let records: string[][];
+  try {
+    records = parse(text, { bom: true, skip_empty_lines: true, relax_column_count: true, trim: true, to_line: IMPORT_MAX_ROWS + 2 }) as string[][];
+  } catch (error) {
+    throw badRequest(`The CSV could not be read: ${(error as Error).message}`, [{ field: 'body', message: 'must be CSV with a header row' }]);
+  }
+  const [header, ...lines] = records;
+  if (!header || header.every((h) => h === '')) throw badRequest('The CSV needs a header row naming its columns (name, email, phone, company, website, source, tags, custom.<key>)');
+  if (lines.length > IMPORT_MAX_ROWS) throw badRequest(`An import holds at most ${IMPORT_MAX_ROWS} rows`, [{ field: 'body', message: `must have at most ${IMPORT_MAX_ROWS} rows` }]);
+  const columns = header.map((h) => h.trim());
+  return lines.map((cells) => {
+    if (cells.every((cell) => cell === '')) return null;
+    const row: Record<string, unknown> = {};
+    const custom: Record<string, string> = {};
+    columns.forEach((column, i) => {
+      const value = cells[i];
+      if (value === undefined || value === '' || column === '') return;
+      const lower = column.toLowerCase();
+      if (lower === 'tags') row.tags = value.split(/[;,|]/).map((t) => t.trim()).filter(Boolean);
+      else if (KNOWN_COLUMNS.has(lower)) row[COLUMN_NAMES[lower] ?? lower] = value;
+      else custom[lower.startsWith('custom.') ? column.slice('custom.'.length) : column] = value;
+    });
+    if (Object.keys(custom).length) row.custom = custom;
+    return row;
+  });
+}
+
+/** The first reason a row is not a valid lead body, in the words of the API's own validation. */
+function rowError(row: unknown): string | null {
+  if (Value.Check(LeadCreateBody, row)) return null;
+  const errors = [...Value.Errors(LeadCreateBody, row)];
+  const extra = errors.find((e) => e.keyword === 'additionalProperties')?.params as { additionalProperties?: string[] } | undefined;
+  if (extra?.additionalProperties?.length) return `unknown property '${extra.additionalProperties[0]}'`;
+  const first = errors.find((e) => e.keyword !== 'boolean');
+  if (!first) return 'must be a lead object';
+  const path = first.instancePath.slice(1).replaceAll('/', '.');
+  return path ? `${path} ${first.message}` : first.message;
+}
+
+/** The matching keys of a row, as create computes them (throws the same 400 for a malformed e-mail, phone or website). */
+function rowKeys(input: LeadInput): { kind: MatchKind; key: string }[] {
+  const keys: { kind: MatchKind; key: string }[] = [];
+  if (input.email) keys.push({ kind: 'email', key: normalizeEmail(input.email).key });
+  if (input.phone) keys.push({ kind: 'phone', key: phoneE164(input.phone) });
+  if (input.website) keys.push({ kind: 'website', key: normalizeWebsite(input.website).host });
+  return keys;
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof AppError) return error.message;
+  throw error;
+}
+
+/** Union-find over row indexes: rows that share a key (in one project) end in one group. */
+function groupsOf(count: number, keysOf: (i: number) => string[]): number[][] {
+  const parent = Array.from({ length: count }, (_, i) => i);
+  const find = (i: number): number => {
+    while (parent[i] !== i) i = parent[i] = parent[parent[i]!]!;
+    return i;
+  };
+  const owner = new Map<string, number>();
+  for (let i = 0; i < count; i++) {
+    for (const key of keysOf(i)) {
+      const first = owner.get(key);
+      if (first === undefined) owner.set(key, i);
+      else parent[find(i)] = find(first);
+    }
+  }
+  const groups = new Map<number, number[]>();
+  for (let i = 0; i < count; i++) {
+    const root = find(i);
+    const group = groups.get(root);
+    if (group) group.push(i);
+    else groups.set(root, [i]);
+  }
+  return [...groups.values()];
+}
+
+/**
+ * Imports rows as single creates, so each one is de-duplicated exactly as `POST /leads` would do
+ * it. Rows that could be the same person (a shared e-mail, phone or website in one project) run
+ * one after another in their order; unrelated rows run side by side.
+ */
+export class LeadImporter {
+  private readonly db: Db;
+  private readonly leads: LeadsService;
+  private readonly orgs: OrgsService;
+
+  constructor(db: Db, leads: LeadsService, orgs: OrgsService) {
+    this.db = db;
+    this.leads = leads;
+    this.orgs = orgs;
+  }
+
+  async import(scope: LeadScope, rows: unknown[], dryRun: boolean): Promise<ImportResult> {
+    if (rows.length > IMPORT_MAX_ROWS) throw badRequest(`An import holds at most ${IMPORT_MAX_ROWS} rows`);
+    const rejected = new Map<number, string>();
+    const valid: { index: number; input: LeadInput; project: string; keys: string[] }[] = [];
+    const projects = new Map<string, Promise<string>>();
+    const projectOf = (requested: string | undefined) => {
+      const id = requested ?? '';
+      if (!projects.has(id)) {
+        const resolved = this.orgs.projectFor(scope, requested).then((p) => p ?? this.orgs.defaultProjectId(scope.orgId));
+        resolved.catch(() => {});
+        projects.set(id, resolved);
+      }
+      return projects.get(id)!;
+    };
+    for (const [index, row] of rows.entries()) {
+      if (row === null) continue;
+      const invalid = rowError(row);
+      if (invalid) {
+        rejected.set(index, invalid);
+        continue;
+      }
+      const input = row as LeadInput;
+      if (![input.name, input.email, input.phone, input.website].some((v) => typeof v === 'string' && v.trim() !== '')) {
+        rejected.set(index, 'A lead needs at least one of name, email, phone or website');
+        continue;
+      }
+      try {
+        const project = await projectOf(input.projectId);
+        valid.push({ index, input, project, keys: rowKeys(input).map((k) => `${project}\u0000${k.kind}\u0000${k.key}`) });
+      } catch (error) {
+        rejected.set(index, errorText(error));
+      }
+    }
+    const counts = dryRun ? await this.preview(scope, valid) : await this.run(scope, valid, rejected);
+    const list = [...rejected.entries()].sort((a, b) => a[0] - b[0]).map(([index, error]) => ({ row: index + 1, error }));
+    return { ...counts, rejected: list };
+  }
+
+  private async run(scope: LeadScope, valid: { index: number; input: LeadInput; keys: string[] }[], rejected: Map<number, string>) {
+    const counts = { created: 0, merged: 0 };
+    const groups = groupsOf(valid.length, (i) => valid[i]!.keys);
+    let next = 0;
+    const worker = async () => {
+      while (next < groups.length) {
+        const group = groups[next++]!;
+        for (const i of group) {
+          const { index, input } = valid[i]!;
+          try {
+            const result = await this.leads.create(scope, input);
+            counts[result.created ? 'created' : 'merged']++;
+          } catch (error) {
+            rejected.set(index, errorText(error));
+          }
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, groups.length) }, worker));
+    return counts;
+  }
+
+  /** What the import would do: a row merges when a lead or an earlier row already carries one of its keys. */
+  private async preview(scope: LeadScope, valid: { input: LeadInput; project: string; keys: string[] }[]) {
+    const seen = new Set<string>();
+    const byProject = new Map<string, Record<MatchKind, string[]>>();
+    for (const { project, keys } of valid) {
+      const wanted = byProject.get(project) ?? { email: [], phone: [], website: [] };
+      byProject.set(project, wanted);
+      for (const key of keys) {
+        const [, kind, value] = key.split('\u0000') as [string, MatchKind, string];
+        wanted[kind].push(value);
+      }
+    }
+    for (const [project, wanted] of byProject) {
+      const matches = [
+        wanted.email.length ? inArray(leads.emailKey, wanted.email) : undefined,
+        wanted.phone.length ? inArray(leads.phoneKey, wanted.phone) : undefined,
+        wanted.website.length ? inArray(leads.websiteKey, wanted.website) : undefined,
+      ].filter((m) => m !== undefined);
+      if (!matches.length) continue;
+      const existing = await this.db
+        .select({ email: leads.emailKey, phone: leads.phoneKey, website: leads.websiteKey })
+        .from(leads)
+        .where(and(eq(leads.orgId, scope.orgId), eq(leads.projectId, project), or(...matches)));
+      for (const row of existing) {
+        for (const kind of ['email', 'phone', 'website'] as const) if (row[kind]) seen.add(`${project}\u0000${kind}\u0000${row[kind]}`);
+      }
+    }
+    const counts = { created: 0, merged: 0 };
+    for (const { keys } of valid) {
+      counts[keys.some((k) => seen.has(k)) ? 'merged' : 'created']++;
+      for (const key of keys) seen.add(key);
+    }
+    return counts;
+  }
+}
