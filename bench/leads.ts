@@ -10,7 +10,9 @@
  * database `svc_bench` is created there and dropped after), BENCH_CONNECTIONS (20),
  * BENCH_SECONDS (6 per case), BENCH_WARMUP_SECONDS (2, unrecorded, before each case),
  * BENCH_ROUNDS (3: create and floor alternate this many times on PostgreSQL; medians are shown),
- * BENCH_STORES (`postgres,pglite`: which stores to run).
+ * BENCH_STORES (`postgres,pglite`: which stores to run), BENCH_SCALE (1000000: leads seeded on
+ * PostgreSQL for the search-at-scale cases; 0 skips them), BENCH_LIST_CONNECTIONS (4: concurrency of
+ * those cases, a few users searching at once).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -33,6 +35,8 @@ const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const STORES = (process.env.BENCH_STORES ?? 'postgres,pglite').split(',').map((s) => s.trim());
 const POOL_SIZE = 20;
+const SCALE = Number(process.env.BENCH_SCALE ?? 1_000_000);
+const LIST_CONNECTIONS = Number(process.env.BENCH_LIST_CONNECTIONS ?? 4);
 
 interface Row extends LoadResult {
   case: string;
@@ -67,7 +71,15 @@ interface Target {
   close(): Promise<void>;
 }
 
-async function startService(database: Database, dataDir: string): Promise<Target & { list: string; headers: Record<string, string>; total(): Promise<number> }> {
+interface Service extends Target {
+  list: string;
+  leadsUrl: string;
+  orgId: string;
+  headers: Record<string, string>;
+  total(): Promise<number>;
+}
+
+async function startService(database: Database, dataDir: string): Promise<Service> {
   await database.migrate();
   const config = loadConfig({
     NODE_ENV: 'development',
@@ -86,10 +98,73 @@ async function startService(database: Database, dataDir: string): Promise<Target
   return {
     job: { url, kind: 'create-new', headers },
     list: `${url}?status=NEW&tags=x&q=acme`,
+    leadsUrl: url,
+    orgId: organization.id,
     headers,
     total: async () => (await app.inject({ url: `/api/v1/orgs/${organization.id}/leads?pageSize=1`, headers })).json<{ total: number }>().total,
     close: () => app.close(),
   };
+}
+
+/**
+ * Adds `count` leads to the organization's first project in a few statements: 5,000 companies, 1,000
+ * e-mail domains, 20 sources of which `trade-fair` is 0.5 %, statuses spread evenly, 50 tags, two
+ * per lead. Their matching keys are set as create would set them (the claims are not needed here).
+ */
+async function seedLeads(url: string, orgId: string, count: number): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ id: string }>('select id from projects where org_id = $1 order by created_at limit 1', [orgId]);
+    const batch = 100_000;
+    for (let from = 1; from <= count; from += batch) {
+      await client.query(`
+        insert into leads (id, org_id, project_id, name, email, email_key, phone, phone_key, company, website, website_key, source, status, score, tags, custom, created_at, updated_at)
+        select 'lead_seed' || lpad(i::text, 8, '0'), $1, $2, 'Person ' || i, 'p' || i || '@domain' || (i % 1000) || '.example', 'p' || i || '@domain' || (i % 1000) || '.example',
+          case when i % 3 = 0 then '+1415' || lpad((i % 10000000)::text, 7, '0') end, case when i % 3 = 0 then '+1415' || lpad((i % 10000000)::text, 7, '0') end,
+          'Company ' || (i % 5000), 'https://www' || (i % 1000) || '.domain.example', 'www' || (i % 1000) || '.domain.example',
+          case when i % 200 = 0 then 'trade-fair' else 'source-' || (i % 19) end,
+          (array['NEW','CONTACTED','ENGAGED','QUALIFIED','UNQUALIFIED','CUSTOMER','LOST'])[1 + i % 7], (i::bigint * 7919) % 101,
+          array['t' || (i % 50), 't' || ((i / 50) % 50)], '{}'::jsonb,
+          now() - (i || ' seconds')::interval, now() - (i || ' seconds')::interval
+        from generate_series($3::int, $4::int) as i`, [orgId, rows[0]!.id, from, Math.min(count, from + batch - 1)]);
+    }
+    await client.query('analyze leads');
+  } finally {
+    await client.end();
+  }
+}
+
+/** Searches and filters at scale: selective ones (under 1 % of leads) and broad ones. */
+function scaleCases(service: Service): { name: string; query: string }[] {
+  return [
+    ['q: a company (0.02 %)', 'q=Company%204321'],
+    ['q: an e-mail domain (0.1 %)', 'q=domain77.example'],
+    ['q: a phone number (1 lead)', 'q=%2B14150003'],
+    ['filter: source (0.5 %)', 'source=trade-fair'],
+    ['filter: minScore=100 (1 %)', 'minScore=100'],
+    ['filter: status + tag (0.3 %)', 'status=QUALIFIED&tags=t7'],
+    ['q + filter (0.02 %)', 'q=Company%20123&status=NEW'],
+    ['broad q: "example" (all)', 'q=example'],
+    ['broad q: "person 1" (11 %)', 'q=person%201'],
+    ['broad filter: status=NEW (14 %)', 'status=NEW'],
+    ['broad: no filter, sort by name', 'sort=name'],
+  ].map(([name, query]) => ({ name: name!, query: `${service.leadsUrl}?${query}` }));
+}
+
+async function benchScale(store: string, service: Service, url: string): Promise<Row[]> {
+  const started = Date.now();
+  await seedLeads(url, service.orgId, SCALE);
+  const total = await service.total();
+  console.log(`seeded ${SCALE} leads in ${((Date.now() - started) / 1000).toFixed(0)} s (${total} in the organization)\n`);
+  const rows: Row[] = [];
+  for (const { name, query } of scaleCases(service)) {
+    const job = { url: query, kind: 'list' as const, headers: service.headers };
+    await load({ ...job, connections: LIST_CONNECTIONS, seconds: WARMUP });
+    const result = await load({ ...job, connections: LIST_CONNECTIONS, seconds: SECONDS });
+    rows.push({ case: `${name}, ${total} leads, ${LIST_CONNECTIONS} conn.`, store, ...result });
+  }
+  return rows;
 }
 
 /** The floor: what Fastify and pg do for one INSERT of the same body, with nothing of ours in between. */
@@ -142,6 +217,7 @@ async function benchPostgres(store: string, database: Database, dataDir: string,
     rows.push({ case: `filtered list (${await service.total()} leads)`, store, ...(await measure({ url: service.list, kind: 'list', headers: service.headers })) });
     rows.push({ case: `bare Fastify + pg INSERT (floor), median of ${ROUNDS}`, store: 'PostgreSQL', ...median(floors) });
     console.log(`rounds, create / floor req/s: ${creates.map((c, i) => `${c.rps.toFixed(0)} / ${floors[i]!.rps.toFixed(0)}`).join(', ')}\n`);
+    if (SCALE > 0) rows.push(...(await benchScale(store, service, url)));
     return rows;
   } finally {
     await bare.close();

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { readFileSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { inject } from 'vitest';
-import { openDatabase, wrapPglite, type Database } from '../src/platform/db.ts';
+import { openDatabase, PGLITE_OPTIONS, wrapPglite, type Database } from '../src/platform/db.ts';
 
 export const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
 
@@ -36,7 +36,7 @@ export async function freshDatabase(): Promise<Database & { dropUrl?: string }> 
       await database.migrate();
       return database;
     }
-    const database = wrapPglite(new PGlite({ loadDataDir: new Blob([readFileSync(template)]) }));
+    const database = wrapPglite(new PGlite({ ...PGLITE_OPTIONS, loadDataDir: new Blob([readFileSync(template)]) }));
     // A no-op when the template is current; applies anything newer otherwise.
     await database.migrate();
     return database;

@@ -1,7 +1,8 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { sql } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
@@ -13,6 +14,9 @@ import pg from 'pg';
 export type Db = PgDatabase<PgQueryResultHKT>;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Tx = PgTransaction<any, any, any>;
+
+/** What every embedded database loads: pg_trgm backs lead search (a migration creates the extension). */
+export const PGLITE_OPTIONS: PGliteOptions = { extensions: { pg_trgm } };
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations', import.meta.url));
 
@@ -31,7 +35,8 @@ export interface Database {
    * most of the server's work); on PGlite it runs as is. Give each text its own name.
    */
   prepared<T>(name: string, text: string, values: unknown[]): Promise<T[]>;
-  migrate(): Promise<void>;
+  /** Applies the migrations not applied yet; says how many that was, of how many there are. */
+  migrate(): Promise<MigrationResult>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -53,9 +58,7 @@ export function openDatabase(options: { databaseUrl?: string; dataDir: string; p
       pool,
       url,
       prepared: async <T>(name: string, text: string, values: unknown[]) => (await pool.query({ name, text, values })).rows as T[],
-      migrate: async () => {
-        await migratePg(db as never, { migrationsFolder: MIGRATIONS_DIR });
-      },
+      migrate: () => counted(db, () => migratePg(db as never, { migrationsFolder: MIGRATIONS_DIR })),
       ping: async () => {
         await db.execute(sql`select 1`);
       },
@@ -66,14 +69,14 @@ export function openDatabase(options: { databaseUrl?: string; dataDir: string; p
   }
   let client: PGlite;
   if (url === 'memory://') {
-    client = new PGlite();
+    client = new PGlite(PGLITE_OPTIONS);
   } else if (url && !url.startsWith('file://')) {
     throw new Error(`DATABASE_URL must be postgres://…, memory:// or unset; got "${url.split(':')[0]}:…"`);
   } else {
     const dir = url ? fileURLToPath(url) : join(options.dataDir, 'pgdata');
     mkdirSync(dir, { recursive: true });
     const unlock = lockDataDir(dir);
-    client = new PGlite(dir);
+    client = new PGlite(dir, PGLITE_OPTIONS);
     const database = wrapPglite(client);
     const close = database.close;
     return { ...database, close: async () => { await close(); unlock(); } };
@@ -106,7 +109,7 @@ function lockDataDir(dir: string): () => void {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const owner = Number(readFileSync(file, 'utf8').trim());
       if (owner && owner !== process.pid && processAlive(owner)) {
-        throw new EmbeddedDatabaseBusy(`The embedded database in ${dir} is in use by process ${owner}. Stop it first (or run the command through the running server's API), or use PostgreSQL (DATABASE_URL) to share one database between processes.`);
+        throw new EmbeddedDatabaseBusy(`The embedded database in ${dir} is in use by process ${owner}. Stop it first (or run the command through the running server's API), or use PostgreSQL (DATABASE_URL) to share one database between processes.`, owner);
       }
       rmSync(file, { force: true });
     }
@@ -120,7 +123,39 @@ function lockDataDir(dir: string): () => void {
   };
 }
 
-export class EmbeddedDatabaseBusy extends Error {}
+export class EmbeddedDatabaseBusy extends Error {
+  /** The process that holds the database. */
+  readonly owner: number;
+
+  constructor(message: string, owner: number) {
+    super(message);
+    this.owner = owner;
+  }
+}
+
+export interface MigrationResult {
+  /** Migrations this call applied. */
+  applied: number;
+  /** Migrations recorded in the database afterwards. */
+  total: number;
+  ms: number;
+}
+
+/** Drizzle's migrators say nothing: count its bookkeeping rows before and after, for the start-up log. */
+async function counted(db: Db, run: () => Promise<unknown>): Promise<MigrationResult> {
+  const recorded = async () => {
+    // The table is planned even in an untaken CASE branch, so ask whether it exists first.
+    const [table] = await rows<{ t: string | null }>(db, sql`select to_regclass('drizzle.__drizzle_migrations')::text as t`);
+    if (!table?.t) return 0;
+    const [row] = await rows<{ n: number }>(db, sql`select count(*)::int as n from drizzle.__drizzle_migrations`);
+    return Number(row?.n ?? 0);
+  };
+  const started = performance.now();
+  const before = await recorded();
+  await run();
+  const total = await recorded();
+  return { applied: total - before, total, ms: Math.round(performance.now() - started) };
+}
 
 export function wrapPglite(client: PGlite): Database {
   const db = drizzlePglite(client) as unknown as Db;
@@ -129,9 +164,7 @@ export function wrapPglite(client: PGlite): Database {
     kind: 'pglite',
     pglite: client,
     prepared: async <T>(_name: string, text: string, values: unknown[]) => (await client.query<T>(text, values)).rows,
-    migrate: async () => {
-      await migratePglite(db as never, { migrationsFolder: MIGRATIONS_DIR });
-    },
+    migrate: () => counted(db, () => migratePglite(db as never, { migrationsFolder: MIGRATIONS_DIR })),
     ping: async () => {
       await db.execute(sql`select 1`);
     },

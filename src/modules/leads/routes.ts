@@ -50,7 +50,13 @@ export function leadRoutes(app: App): void {
     config: { access: read },
     schema: {
       tags, summary: 'List leads', params: OrgParams, querystring: LeadListQuery,
-      response: { 200: ListEnvelope(Type.Ref('Lead')), ...orgErrors() },
+      response: {
+        200: Type.Object({
+          ...ListEnvelope(Type.Ref('Lead')).properties,
+          totalIsEstimate: Type.Optional(Type.Boolean({ description: 'present (true) when more than 10,000 leads match and `total` is an estimate' })),
+        }),
+        ...orgErrors(),
+      },
     },
   }, async (request) => leads.list(orgOf(request), request.query));
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { and, eq, gte, inArray, or, sql, type SQL } from 'drizzle-orm';
+import { and, eq, getTableColumns, gte, inArray, or, sql, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
 import { isForeignKeyViolation, type Database, type Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
@@ -10,7 +10,12 @@ import type { Actor } from '../auth/guard.ts';
 import type { EventsService, NewEvent } from '../events/service.ts';
 import type { OrgsService } from '../orgs/service.ts';
 import { normalizeEmail, LEAD_STATUSES, normalizeWebsite, phoneE164, type LeadStatus, type MatchKind } from './normalize.ts';
-import { leads } from './tables.ts';
+import { leads, searchText } from './tables.ts';
+
+/** Lists count their matches exactly up to this many; above it `total` is an estimate (CONTRACT §3). */
+const EXACT_TOTAL = 10_000;
+/** Above this estimate a list is counted as a broad one (see list). */
+const BROAD = 30_000;
 import { events } from '../events/tables.ts';
 import { toEnvelope } from '../events/service.ts';
 import { LeadImporter, type ImportResult } from './import.ts';
@@ -87,15 +92,10 @@ export function publicLead(row: LeadRow) {
 }
 export type Lead = ReturnType<typeof publicLead>;
 
-const SORTABLE = {
-  createdAt: leads.createdAt,
-  updatedAt: leads.updatedAt,
-  name: leads.name,
-  email: leads.email,
-  company: leads.company,
-  score: leads.score,
-  status: leads.status,
-};
+function sortableOf(t: typeof leads._.columns) {
+  return { createdAt: t.createdAt, updatedAt: t.updatedAt, name: t.name, email: t.email, company: t.company, score: t.score, status: t.status };
+}
+const SORTABLE = sortableOf(leads);
 
 const FIELDS = ['name', 'email', 'phone', 'company', 'website', 'source', 'status', 'score', 'scoreReason', 'tags', 'custom', 'projectId'] as const;
 type Field = (typeof FIELDS)[number];
@@ -457,21 +457,54 @@ export class LeadsService {
     if (query.source) conditions.push(eq(leads.source, query.source));
     if (query.q && query.q.trim()) {
       const like = `%${escapeLike(query.q.trim())}%`;
-      conditions.push(or(
-        sql`${leads.name} ilike ${like}`,
-        sql`${leads.email} ilike ${like}`,
-        sql`${leads.company} ilike ${like}`,
-        sql`${leads.website} ilike ${like}`,
-        sql`${leads.phone} ilike ${like}`,
-      ));
+      conditions.push(sql`${searchText(leads)} ilike ${like}`);
     }
     const where = this.where(scope, ...conditions);
+    // Validated first: a bad sort is a 400 before any query runs.
     const order = orderBy(query.sort, SORTABLE, '-createdAt', leads.id);
+    const estimated = await this.estimate(where);
+    if (estimated <= BROAD) {
+      // Likely selective: one read of the matches gives the page and the exact count (a search's
+      // index is read once, not once per query).
+      const matches = this.db.select().from(leads).where(where).limit(EXACT_TOTAL + 1).as('m');
+      const fields = Object.fromEntries(Object.keys(getTableColumns(leads)).map((k) => [k, matches[k as keyof LeadRow]])) as unknown as typeof leads._.columns;
+      const rows = await this.db.select({ lead: fields, matched: sql<number>`(count(*) over ())::int` }).from(matches)
+        .orderBy(...orderBy(query.sort, sortableOf(fields), '-createdAt', fields.id)).limit(page.limit).offset(page.offset);
+      const matched = rows[0]?.matched ?? (page.offset === 0 ? 0 : await this.cappedCount(where));
+      if (matched <= EXACT_TOTAL) return envelope(rows.map((r) => publicLead(r.lead as LeadRow)), matched, page);
+    }
+    // Broad: the page comes from the matches in order (an index on the sort column usually stops
+    // after a page), the count stops at EXACT_TOTAL + 1, and above that the total is the planner's
+    // estimate: an exact count would read every match on every page (CONTRACT §3).
     const [items, counted] = await Promise.all([
       this.db.select().from(leads).where(where).orderBy(...order).limit(page.limit).offset(page.offset),
-      this.db.select({ n: sql<number>`count(*)::int` }).from(leads).where(where),
+      this.cappedCount(where, { broad: true }),
     ]);
-    return envelope(items.map(publicLead), counted[0]?.n ?? 0, page);
+    if (counted <= EXACT_TOTAL) return envelope(items.map(publicLead), counted, page);
+    return { ...envelope(items.map(publicLead), Math.max(EXACT_TOTAL + 1, estimated), page), totalIsEstimate: true };
+  }
+
+  /**
+   * How many leads match, counted up to EXACT_TOTAL + 1. For a broad search a scan that stops at
+   * the cap beats a bitmap of every match (which the planner picks for a trigram search: half a
+   * million rows to count ten thousand), so bitmap scans are off for that count.
+   */
+  private async cappedCount(where: SQL, options: { broad?: boolean } = {}): Promise<number> {
+    const capped = (db: Db) => db.select({ n: sql<number>`count(*)::int` }).from(db.select({ one: sql`1` }).from(leads).where(where).limit(EXACT_TOTAL + 1).as('capped'));
+    if (!options.broad) return (await capped(this.db))[0]!.n;
+    return this.db.transaction(async (tx) => {
+      await tx.execute(sql`set local enable_bitmapscan = off`);
+      return (await capped(tx as unknown as Db))[0]!.n;
+    });
+  }
+
+  /** The planner's estimate of the matches (a plan, no execution). */
+  private async estimate(where: SQL): Promise<number> {
+    const matches = this.db.select({ one: sql`1` }).from(leads).where(where);
+    const plan = await this.db.execute(sql`explain (format json) ${matches}`) as unknown as { rows: { 'QUERY PLAN': unknown }[] };
+    const output = plan.rows[0]!['QUERY PLAN'];
+    const [top] = (typeof output === 'string' ? JSON.parse(output) : output) as { Plan: { 'Plan Rows': number } }[];
+    return Math.round(top!.Plan['Plan Rows']);
   }
 
   async bulk(scope: LeadScope, input: { ids: string[]; action: BulkAction; value?: unknown }) {

@@ -1,7 +1,17 @@
-import { sql } from 'drizzle-orm';
-import { doublePrecision, foreignKey, index, jsonb, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
+import { sql, type SQL } from 'drizzle-orm';
+import { doublePrecision, foreignKey, index, jsonb, pgTable, primaryKey, text, type AnyPgColumn } from 'drizzle-orm/pg-core';
 import { createdAt, updatedAt } from '../../platform/columns.ts';
 import { projects } from '../orgs/tables.ts';
+
+/**
+ * The text `q` searches (name, e-mail, company, website, phone), one expression so that one trigram
+ * index serves a case-insensitive substring match over all five. The list query repeats it exactly
+ * (PostgreSQL uses an expression index only for the same expression); a newline separates the
+ * fields so a match does not run from one into the next.
+ */
+export function searchText(t: { name: AnyPgColumn; email: AnyPgColumn; company: AnyPgColumn; website: AnyPgColumn; phone: AnyPgColumn }): SQL {
+  return sql`(coalesce(${t.name}, '') || E'\\n' || coalesce(${t.email}, '') || E'\\n' || coalesce(${t.company}, '') || E'\\n' || coalesce(${t.website}, '') || E'\\n' || coalesce(${t.phone}, ''))`;
+}
 
 export const leads = pgTable('leads', {
   id: text('id').primaryKey(),
@@ -36,6 +46,10 @@ export const leads = pgTable('leads', {
   index('leads_project_website_idx').on(t.projectId, t.websiteKey).where(sql`${t.websiteKey} is not null`),
   index('leads_org_status_idx').on(t.orgId, t.status),
   index('leads_tags_idx').using('gin', t.tags),
+  // Search and the filters that can be selective, so a list at a million leads reads only its matches.
+  index('leads_search_idx').using('gin', sql`${searchText(t)} gin_trgm_ops`),
+  index('leads_org_source_idx').on(t.orgId, t.source),
+  index('leads_org_score_idx').on(t.orgId, t.score),
 ]);
 
 /**
