@@ -1,19 +1,21 @@
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import AjvCompiler from '@fastify/ajv-compiler';
+import type { Ajv } from 'ajv';
 import swagger from '@fastify/swagger';
-import rateLimit from '@fastify/rate-limit';
 import scalar from '@scalar/fastify-api-reference';
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
-import { sha256Hex } from './platform/crypto.ts';
 import type { Database } from './platform/db.ts';
-import { rateLimited } from './platform/errors.ts';
+import { serializeError } from './platform/log.ts';
 import { registerErrorHandling } from './platform/http/error-handler.ts';
+import { registerInputChecks } from './platform/http/input.ts';
+import { dateTimeFormat } from './platform/dates.ts';
 import { ErrorBody } from './platform/http/schemas.ts';
 import type { App } from './platform/http/types.ts';
 import { createServices } from './services.ts';
 import { authRoutes } from './modules/auth/routes.ts';
+import { registerRateLimits } from './modules/auth/rate-limit.ts';
 import { OrganizationSchema, TokensSchema, UserSchema } from './modules/auth/schemas.ts';
 import { orgListRoutes, orgRoutes } from './modules/orgs/routes.ts';
 import { apiKeyRoutes } from './modules/api-keys/routes.ts';
@@ -32,6 +34,7 @@ import { reportRoutes } from './modules/reports/routes.ts';
 import { usageRoutes } from './modules/usage/routes.ts';
 import { budgetRoutes } from './modules/budgets/routes.ts';
 import { startWorkers, type Workers } from './workers.ts';
+import { assertNamedProject } from './modules/auth/guard.ts';
 
 const ajvOptions = { removeAdditional: false, useDefaults: true, allErrors: true, allowUnionTypes: true } as const;
 const strictBodies = AjvCompiler();
@@ -42,15 +45,22 @@ const coercingQueries = AjvCompiler();
  * which are always text, are coerced to their schema's types.
  */
 function validatorFactory(externalSchemas: unknown, options: unknown) {
-  const opts = options as { customOptions?: object };
-  const body = strictBodies(externalSchemas as never, { ...opts, customOptions: { ...opts?.customOptions, ...ajvOptions, coerceTypes: false } } as never);
-  const other = coercingQueries(externalSchemas as never, { ...opts, customOptions: { ...opts?.customOptions, ...ajvOptions, coerceTypes: 'array' } } as never);
+  const opts = options as { customOptions?: object; onCreate?: (ajv: Ajv) => void };
+  // `date-time` also means an instant the store can hold (no year 0000).
+  const onCreate = (ajv: Ajv) => {
+    opts?.onCreate?.(ajv);
+    ajv.addFormat('date-time', dateTimeFormat);
+  };
+  const body = strictBodies(externalSchemas as never, { ...opts, onCreate, customOptions: { ...opts?.customOptions, ...ajvOptions, coerceTypes: false } } as never);
+  const other = coercingQueries(externalSchemas as never, { ...opts, onCreate, customOptions: { ...opts?.customOptions, ...ajvOptions, coerceTypes: 'array' } } as never);
   return (route: { httpPart?: string }) => (route.httpPart === 'body' ? body(route as never) : other(route as never));
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     workers: Workers | null;
+    /** Starts the background workers if they are not running (buildApp with `workers: 'deferred'`). */
+    startWorkers(): Workers;
   }
 }
 
@@ -59,14 +69,24 @@ export interface BuildOptions {
   database: Database;
   clock?: Clock;
   logger?: FastifyServerOptions['logger'];
-  /** Start the background workers (dispatcher, webhook sender, …). Default true. */
-  workers?: boolean;
+  /**
+   * Start the background workers (dispatcher, webhook sender, run driver, …). Default true.
+   * `'deferred'`: not yet; `app.startWorkers()` starts them (main.ts does once the server listens,
+   * so that stored work resumed at start cannot keep the server from answering).
+   */
+  workers?: boolean | 'deferred';
 }
 
-/** Paths without their query strings: `access_token` and other secrets never reach the logs. */
-function maskUrl(url: string): string {
+/**
+ * Paths without their query strings (`access_token`) and without the secrets some paths carry:
+ * the workflow trigger token (/hooks/:workflowId/:token) and a media file's signature.
+ */
+export function maskUrl(url: string): string {
   const q = url.indexOf('?');
-  return q === -1 ? url : `${url.slice(0, q)}?[masked]`;
+  const path = (q === -1 ? url : url.slice(0, q))
+    .replace(/^(\/api\/v1\/hooks\/[^/]+\/)[^/]+/, '$1[masked]')
+    .replace(/^(\/api\/v1\/media\/[^/]+\/)[^/]+$/, '$1[masked]');
+  return q === -1 ? path : `${path}?[masked]`;
 }
 
 export function loggerOptions(level: string): FastifyServerOptions['logger'] {
@@ -75,19 +95,10 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
     redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'], censor: '[redacted]' },
     serializers: {
       req: (req: { method: string; url: string; ip?: string }) => ({ method: req.method, url: maskUrl(req.url), ip: req.ip }),
+      // Failed queries are logged by statement, never with their parameters.
+      err: serializeError,
     },
   };
-}
-
-/** The credential a request presents, hashed: rate limits count per API key or session token, else per address. */
-function credentialKey(request: { headers: Record<string, unknown>; ip: string; query?: unknown }): string {
-  const key = request.headers['x-api-key'];
-  if (typeof key === 'string' && key) return 'k:' + sha256Hex(key).slice(0, 24);
-  const auth = request.headers.authorization;
-  if (typeof auth === 'string' && auth) return 't:' + sha256Hex(auth).slice(0, 24);
-  const token = (request.query as Record<string, unknown> | undefined)?.access_token;
-  if (typeof token === 'string' && token) return 't:' + sha256Hex('Bearer ' + token).slice(0, 24);
-  return 'ip:' + request.ip;
 }
 
 export async function buildApp(options: BuildOptions): Promise<App> {
@@ -96,22 +107,38 @@ export async function buildApp(options: BuildOptions): Promise<App> {
   const app = Fastify({
     logger: options.logger ?? loggerOptions(config.logLevel),
     bodyLimit: config.bodyLimitBytes,
-    trustProxy: config.production,
+    // Forwarded headers only from the configured proxies; otherwise anyone could pick their address.
+    trustProxy: config.trustProxy,
+    // A whole request (headers and body) must arrive in time, or 408 and the connection closes.
+    // The clock stops once the request is received, so long responses (SSE streams) are not cut.
+    // Node takes it from the server's creation options (setting it later has no effect), and checks
+    // every connectionsCheckingInterval: often enough for the limit to mean what it says.
+    requestTimeout: config.requestTimeoutMs,
+    http: {
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: Math.min(60_000, config.requestTimeoutMs),
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(config.requestTimeoutMs / 4))),
+    },
     schemaController: { compilersFactory: { buildValidator: validatorFactory as never } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   const services = createServices({ config, database, db: database.db, clock, log: app.log });
   app.decorate('services', services);
   registerErrorHandling(app);
+  registerInputChecks(app);
   await services.bus.start();
-  const workers = options.workers === false ? null : startWorkers(services);
-  app.decorate('workers', workers);
+  app.decorate('workers', null);
+  app.decorate('startWorkers', () => {
+    app.workers ??= startWorkers(services);
+    return app.workers;
+  });
+  if (options.workers !== false && options.workers !== 'deferred') app.startWorkers();
   // Streams never end on their own: close them so shutdown can finish the other requests.
   app.addHook('preClose', async () => {
     for (const stream of services.streams) stream.close();
   });
   app.addHook('onClose', async () => {
-    await workers?.stop();
+    await app.workers?.stop();
     await services.bus.close();
   });
   for (const schema of [ErrorBody, UserSchema, TokensSchema, OrganizationSchema]) app.addSchema(schema);
@@ -136,13 +163,7 @@ export async function buildApp(options: BuildOptions): Promise<App> {
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
 
-  await app.register(rateLimit, {
-    global: true,
-    max: config.rateLimit.max,
-    timeWindow: config.rateLimit.windowMs,
-    keyGenerator: credentialKey,
-    errorResponseBuilder: (_request, context) => rateLimited(context.ttl / 1000, 'RATE_LIMIT', `Rate limit of ${context.max} requests exceeded; retry in ${Math.ceil(context.ttl / 1000)} s`),
-  });
+  await registerRateLimits(app);
 
   const health = { rateLimit: false as const };
   app.get('/healthz', { config: health, schema: { hide: true } }, async () => ({ status: 'ok' }));
@@ -167,6 +188,8 @@ export async function buildApp(options: BuildOptions): Promise<App> {
         const orgId = (request.params as { orgId: string }).orgId;
         request.org = await services.guard.authorizeOrg(principal, orgId, request.routeOptions.config.access ?? {});
       });
+      // After validation: a project-bound key naming another project is refused on every route.
+      org.addHook('preHandler', async (request) => assertNamedProject(request));
       orgRoutes(org);
       apiKeyRoutes(org);
       leadRoutes(org);
@@ -186,6 +209,26 @@ export async function buildApp(options: BuildOptions): Promise<App> {
     api.get('/openapi.json', { config: health, schema: { hide: true } }, async () => app.swagger());
   }, { prefix: '/api/v1' });
 
-  await app.register(scalar, { routePrefix: '/docs', configuration: { url: '/api/v1/openapi.json', title: 'Automation Service API' } });
+  // The reference is for our users: no vendor toolbar ("Deploy Fastify"), no "Ask AI" agent or MCP
+  // offer, no telemetry, no web fonts; its script is served from here (/docs/js/scalar.js), so the
+  // page makes no request outside this server.
+  await app.register(scalar, {
+    routePrefix: '/docs',
+    logLevel: 'warn',
+    configuration: {
+      url: '/api/v1/openapi.json',
+      title: 'Automation Service API',
+      pageTitle: 'Automation Service API reference',
+      servers: [{ url: config.publicUrl, description: 'This server (PUBLIC_URL)' }],
+      baseServerURL: config.publicUrl,
+      _integration: null,
+      showDeveloperTools: 'never',
+      agent: { disabled: true },
+      mcp: { disabled: true },
+      telemetry: false,
+      withDefaultFonts: false,
+      documentDownloadType: 'json',
+    },
+  });
   return app;
 }

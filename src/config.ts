@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 
 /** Every environment variable the service reads, parsed once. Nothing else reads process.env. */
@@ -20,6 +21,8 @@ export interface Config {
   webhookRetryDelaysS: number[];
   webhookAllowPrivate: boolean;
   webhookTimeoutMs: number;
+  /** How long SIGTERM waits for in-flight requests and work before the process exits anyway (the work is then left to its lease). */
+  shutdownGraceMs: number;
   openaiApiKey: string | undefined;
   anthropicApiKey: string | undefined;
   openaiCompatibleBaseUrl: string | undefined;
@@ -37,8 +40,17 @@ export interface Config {
   workflowConcurrency: number;
   workflowLeaseMs: number;
   workflowPollMs: number;
+  /** Limits of one evaluation of a workflow expression (JSONata): time, nesting, size of what it builds. */
+  expressionLimits: { timeoutMs: number; maxDepth: number; maxSize: number };
   runStreamBufferBytes: number;
   rateLimit: { max: number; windowMs: number; authMax: number };
+  /** Addresses/CIDRs of the proxies whose X-Forwarded-For is believed; false: none (the socket's address counts). */
+  trustProxy: string[] | false;
+  /** Open SSE streams allowed per credential and per organization (per instance). */
+  sseMaxPerCredential: number;
+  sseMaxPerOrg: number;
+  /** Time allowed to receive a whole request (headers and body); responses such as SSE streams are not limited. */
+  requestTimeoutMs: number;
   logLevel: string;
   bodyLimitBytes: number;
   /** Social connectors: API base URLs (stand-ins in tests), publishing retries and the publisher poll. */
@@ -91,6 +103,27 @@ function parseSeconds(name: string, text: string): number[] {
     throw new ConfigError(`${name} must be a comma-separated list of seconds, got "${text}"`);
   }
   return values;
+}
+
+const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** TRUST_PROXY: unset, or addresses/CIDRs (and proxy-addr's names) of the proxies in front of the service. */
+function parseTrustProxy(raw: string | undefined): string[] | false {
+  if (raw === undefined) return false;
+  const entries = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const bad = entries.filter((entry) => {
+    if (PROXY_NAMES.includes(entry)) return false;
+    const [address, prefix, ...rest] = entry.split('/');
+    const family = isIP(address ?? '');
+    if (family === 0 || rest.length > 0) return true;
+    if (prefix === undefined) return false;
+    const bits = Number(prefix);
+    return !/^\d{1,3}$/.test(prefix) || bits > (family === 4 ? 32 : 128);
+  });
+  if (entries.length === 0 || bad.length > 0) {
+    throw new ConfigError(`TRUST_PROXY must be a comma-separated list of proxy addresses or CIDRs (or loopback, linklocal, uniquelocal), got "${raw}"`);
+  }
+  return entries;
 }
 
 function parsePrices(raw: string | undefined): Config['modelPrices'] {
@@ -158,6 +191,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetryDelaysS: parseDelays(str(env, 'WEBHOOK_RETRY_DELAYS_S')),
     webhookAllowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', !production),
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100),
+    shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0),
     openaiApiKey: str(env, 'OPENAI_API_KEY'),
     anthropicApiKey: str(env, 'ANTHROPIC_API_KEY'),
     openaiCompatibleBaseUrl: str(env, 'OPENAI_COMPATIBLE_BASE_URL'),
@@ -172,12 +206,21 @@ export function loadConfig(env: Env = process.env): Config {
     workflowConcurrency: int(env, 'WORKFLOW_CONCURRENCY', 32, 1),
     workflowLeaseMs: int(env, 'WORKFLOW_LEASE_MS', 30_000, 100),
     workflowPollMs: int(env, 'WORKFLOW_POLL_MS', 1000, 10),
+    expressionLimits: {
+      timeoutMs: int(env, 'EXPRESSION_TIMEOUT_MS', 1000, 10),
+      maxDepth: int(env, 'EXPRESSION_MAX_DEPTH', 500, 10),
+      maxSize: int(env, 'EXPRESSION_MAX_SIZE', 1_000_000, 1000),
+    },
     runStreamBufferBytes: int(env, 'RUN_STREAM_BUFFER_BYTES', 1024 * 1024, 1),
     rateLimit: {
-      max: int(env, 'RATE_LIMIT_MAX', 600, 1),
+      max: int(env, 'RATE_LIMIT_MAX', 6000, 1),
       windowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 60000, 1),
       authMax: int(env, 'AUTH_RATE_LIMIT_MAX', 20, 1),
     },
+    trustProxy: parseTrustProxy(str(env, 'TRUST_PROXY')),
+    sseMaxPerCredential: int(env, 'SSE_MAX_PER_CREDENTIAL', 20, 1),
+    sseMaxPerOrg: int(env, 'SSE_MAX_PER_ORG', 1000, 1),
+    requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 60_000, 100),
     logLevel: str(env, 'LOG_LEVEL') ?? (production ? 'info' : 'info'),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     linkedinApiUrl: (str(env, 'LINKEDIN_API_URL') ?? 'https://api.linkedin.com').replace(/\/+$/, ''),

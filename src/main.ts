@@ -1,15 +1,49 @@
-import { buildApp } from './app.ts';
+import pino from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
+import { passwordProblem } from './modules/auth/passwords.ts';
 import { EmbeddedDatabaseBusy, openDatabase } from './platform/db.ts';
+
+const msSince = (t: number) => Math.round(performance.now() - t);
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  // Fastify's logger exists only once the app is built, seconds from now: the steps before it log
+  // through pino directly, as the same JSON lines on stdout.
+  const early = pino({ level: config.logLevel }, pino.destination({ dest: 1, sync: true }));
+  const embeddedOnDisk = !config.databaseUrl || config.databaseUrl.startsWith('file://');
+  const store = config.databaseUrl?.startsWith('postgres')
+    ? 'PostgreSQL'
+    : config.databaseUrl === 'memory://' ? 'embedded PGlite (in memory)' : `embedded PGlite in ${config.dataDir}`;
+
+  early.info(`starting: opening the database (${store})`);
+  let t = performance.now();
   const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  await database.migrate();
-  const app = await buildApp({ config, database });
+  await database.ping();
+  early.info({ ms: msSince(t) }, `database opened in ${msSince(t)} ms`);
+  const migrations = await database.migrate();
+  early.info({ migrations }, migrations.applied > 0
+    ? `migrations applied: ${migrations.applied} (of ${migrations.total}) in ${migrations.ms} ms`
+    : `migrations: all ${migrations.total} already applied (checked in ${migrations.ms} ms)`);
+
+  t = performance.now();
+  // Loaded only now, so that the lines above come out before the second or two this takes.
+  const [{ buildApp }, admin, { adminRoutes }] = await Promise.all([
+    import('./app.ts'), import('./modules/admin/channel.ts'), import('./modules/admin/routes.ts'),
+  ]);
+  early.info({ ms: msSince(t) }, `service modules loaded in ${msSince(t)} ms`);
+  t = performance.now();
+  // Workers start once the server listens: /healthz answers however long resumed work takes.
+  const app = await buildApp({ config, database, workers: 'deferred' });
   const { services } = app;
+  const adminToken = embeddedOnDisk ? admin.newAdminToken() : null;
+  // While this process holds the embedded database the CLI cannot open it: it asks us instead.
+  if (adminToken) adminRoutes(app, adminToken);
+  await app.ready();
+  app.log.info({ ms: msSince(t) }, `API built in ${msSince(t)} ms`);
 
   if (config.bootstrap && !(await services.auth.findByEmail(config.bootstrap.email))) {
+    const problem = passwordProblem(config.bootstrap.password);
+    if (problem) throw new ConfigError(`BOOTSTRAP_PASSWORD ${problem}`);
     const { user, organization } = await services.auth.createUserWithOrg({
       email: config.bootstrap.email,
       password: config.bootstrap.password,
@@ -18,11 +52,19 @@ async function main(): Promise<void> {
     app.log.info({ userId: user.id, organizationId: organization.id }, `created owner ${user.email} of "${organization.name}"`);
   }
 
+  let removeChannel = () => {};
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
-    app.log.info(`${signal} received: finishing in-flight requests`);
+    app.log.info(`${signal} received: finishing in-flight requests (at most ${config.shutdownGraceMs} ms)`);
+    // A hung call or a long node must not keep the process alive: after the grace period it exits,
+    // and work still in flight is taken over by a new claim once its lease expires.
+    setTimeout(() => {
+      app.log.warn(`shutdown did not finish within SHUTDOWN_GRACE_MS (${config.shutdownGraceMs} ms): exiting; unfinished work is left to its lease`);
+      process.exit(1);
+    }, config.shutdownGraceMs).unref();
+    removeChannel();
     try {
       await app.close();
       await database.close();
@@ -36,12 +78,26 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
   await app.listen({ port: config.port, host: config.host });
-  const store = database.kind === 'postgres' ? 'PostgreSQL' : config.databaseUrl === 'memory://' ? 'embedded PGlite (in memory)' : `embedded PGlite in ${config.dataDir}`;
-  app.log.info(`listening on ${config.publicUrl}/api/v1 (store: ${store}); API reference at ${config.publicUrl}/docs`);
+  if (adminToken) {
+    removeChannel = admin.writeChannel(config.dataDir, { pid: process.pid, url: admin.localUrl(app.server.address()), token: adminToken });
+    process.on('exit', () => removeChannel());
+  }
+  app.log.info(
+    { startupMs: Math.round(process.uptime() * 1000) },
+    `listening on ${config.publicUrl}/api/v1 (store: ${store}); API reference at ${config.publicUrl}/docs; started in ${process.uptime().toFixed(1)} s`,
+  );
+  if (!closing) {
+    const workers = app.startWorkers();
+    app.log.info(`workers started: ${Object.keys(workers.loops).join(', ')}`);
+  }
   if ((await services.orgs.countUsers()) === 0) {
+    const register = config.allowSignup
+      ? `, or sign up over the API: POST ${config.publicUrl}/api/v1/auth/register with {"email","password","organizationName"} (ALLOW_SIGNUP is on)`
+      : '';
     app.log.warn(
-      'No user exists yet. Create the first owner with BOOTSTRAP_EMAIL / BOOTSTRAP_PASSWORD (and BOOTSTRAP_ORG) at start, ' +
-      'or: npm run cli -- create-owner --email you@example.com --password "a long password" --org "My organization"',
+      'No user exists yet. Create the first owner (works while this server runs): ' +
+      'npm run cli -- create-owner --email you@example.com --password "a long password" --org "My organization"' +
+      `${register}; or set BOOTSTRAP_EMAIL / BOOTSTRAP_PASSWORD (and BOOTSTRAP_ORG) at start.`,
     );
   }
 }

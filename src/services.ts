@@ -1,6 +1,6 @@
 import type { Deps } from './platform/deps.ts';
 import { Bus } from './platform/bus.ts';
-import type { SseStream } from './platform/sse.ts';
+import { SseStreams } from './platform/sse.ts';
 import { ApiKeysService } from './modules/api-keys/service.ts';
 import { Guard } from './modules/auth/guard.ts';
 import { AuthService } from './modules/auth/service.ts';
@@ -19,6 +19,7 @@ import { Publisher } from './modules/content/publisher.ts';
 import { StatsService } from './modules/stats/service.ts';
 import { ApprovalsService } from './modules/workflows/approvals.ts';
 import { RunDriver } from './modules/workflows/engine/driver.ts';
+import { setExpressionLimits } from './modules/workflows/engine/limits.ts';
 import { RunsService } from './modules/workflows/runs.ts';
 import { SchedulesService } from './modules/workflows/schedules.ts';
 import { WorkflowsService } from './modules/workflows/service.ts';
@@ -55,11 +56,13 @@ export function createServices(deps: Deps) {
   const schedules = new SchedulesService(deps);
   const workflows = new WorkflowsService(deps, bus, orgStream, orgs, schedules);
   schedules.attach(workflows);
+  // Process-wide: every workflow expression is evaluated under these limits.
+  setExpressionLimits(deps.config.expressionLimits);
   const runDriver = new RunDriver({ concurrency: deps.config.workflowConcurrency, leaseMs: deps.config.workflowLeaseMs });
   dispatcher.subscribe('workflows', (tx, batch) => workflows.onEvents(tx, batch));
   approvals.onResolved((tx, approval) => workflowRuns.onApprovalResolved(tx, approval));
-  /** Open SSE connections, closed when the server shuts down. */
-  const streams = new Set<SseStream>();
+  /** Open SSE connections, capped per credential and organization, closed when the server shuts down. */
+  const streams = new SseStreams({ perCredential: deps.config.sseMaxPerCredential, perOrg: deps.config.sseMaxPerOrg });
   // Agents and reports reach modules built later (content, workflows, approvals) through `peers`.
   const peers: Peers = {};
   const usage = new UsageService(deps);

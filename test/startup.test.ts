@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -207,18 +207,113 @@ describe('first owner from the command line', slow, () => {
     const listed = await (await fetch(`${server.base}/api/v1/orgs/${orgId}/api-keys`, { headers: { authorization: `Bearer ${token}` } })).text();
     expect(listed).toContain('"reader"');
     expect(listed).not.toContain(key);
-    // While the server holds the embedded database, the CLI refuses to open it rather than write into the void.
-    const busy = await cli(dir, ['create-owner', '--email', 'second@example.com', '--password', 'cli password 2']);
-    expect(busy.code).not.toBe(0);
-    expect(busy.stderr).toMatch(/in use by process \d+/);
+    // While the server holds the embedded database, the CLI does not open it (its writes would be
+    // lost): the server runs the command for it.
+    const through = await cli(dir, ['create-owner', '--email', 'second@example.com', '--password', 'cli password 2']);
+    expect(through.code, through.stderr).toBe(0);
+    expect(through.stderr).toContain(`process ${server.child.pid}, holds the embedded database: done through it`);
+    await login(server.base, 'second@example.com', 'cli password 2');
     expect(await stop(server)).toBe(0);
-    const after = await cli(dir, ['create-owner', '--email', 'second@example.com', '--password', 'cli password 2']);
+    const after = await cli(dir, ['create-owner', '--email', 'third@example.com', '--password', 'cli password 3']);
     expect(after.code, after.stderr).toBe(0);
+    expect(after.stderr).not.toContain('done through it');
   });
 
   it('create-api-key refuses an unknown scope', async () => {
     const bad = await cli(dir, ['create-api-key', '--org', 'CLI Org', '--name', 'bad', '--scopes', 'leads:fly']);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('unknown scope');
+  });
+});
+
+describe('npm start logs its steps; the first owner while it runs', slow, () => {
+  const dir = dataDir();
+  const migrationCount = (JSON.parse(readFileSync(join(ROOT, 'migrations/meta/_journal.json'), 'utf8')) as { entries: unknown[] }).entries.length;
+  let server: Server;
+
+  it('logs opening the database, the migrations applied with their count and time, the modules, listening, then the workers', async () => {
+    server = await startServer(dir);
+    const steps = server.logs.map((l) => l.msg);
+    const at = (pattern: RegExp) => steps.findIndex((m) => pattern.test(m));
+    const order = [
+      at(/^starting: opening the database \(embedded PGlite in /),
+      at(/^database opened in \d+ ms$/),
+      at(new RegExp(`^migrations applied: ${migrationCount} \\(of ${migrationCount}\\) in \\d+ ms$`)),
+      at(/^service modules loaded in \d+ ms$/),
+      at(/^API built in \d+ ms$/),
+      at(/^listening on http:\/\/localhost:\d+\/api\/v1 .*; started in \d+\.\d s$/),
+      // Stored work resumes only once the server answers.
+      at(/^workers started: dispatcher, webhooks, .*runs/),
+    ];
+    expect(order.every((i) => i >= 0), steps.join('\n')).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    const migrated = server.logs.find((l) => l.msg.startsWith('migrations applied'))!;
+    expect(migrated.migrations).toMatchObject({ applied: migrationCount, total: migrationCount, ms: expect.any(Number) });
+    // In development the warning also points at sign-up over the API.
+    const warning = server.logs.find((l) => l.msg.includes('No user exists yet'))!;
+    expect(warning.msg).toContain(`POST http://localhost:${new URL(server.base).port}/api/v1/auth/register`);
+    expect(warning.msg).toContain('works while this server runs');
+  });
+
+  it('create-owner and create-api-key work while the server holds the embedded database; the owner logs in over HTTP', async () => {
+    const owner = await cli(dir, ['create-owner', '--email', 'live@example.com', '--password', 'live password 1', '--org', 'Live Org']);
+    expect(owner.code, owner.stderr).toBe(0);
+    expect(owner.stdout).toMatch(/Created owner live@example\.com \(usr_\w+\) of organization "Live Org" \(org_\w+\)/);
+    const token = await login(server.base, 'live@example.com', 'live password 1');
+    const org = await firstOrg(server.base, token);
+    expect(org.name).toBe('Live Org');
+
+    const created = await cli(dir, ['create-api-key', '--org', 'Live Org', '--name', 'writer', '--scopes', 'leads:read,leads:write']);
+    expect(created.code, created.stderr).toBe(0);
+    const key = /svc_[\w-]+/.exec(created.stdout)![0];
+    const lead = await fetch(`${server.base}/api/v1/orgs/${org.id}/leads`, {
+      method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Live Lead' }),
+    });
+    expect(lead.status).toBe(201);
+
+    // The same errors as on the database itself.
+    const twice = await cli(dir, ['create-owner', '--email', 'live@example.com', '--password', 'live password 1']);
+    expect(twice.code).not.toBe(0);
+    expect(twice.stderr).toContain('Error: An account with this email already exists');
+    const unknownOrg = await cli(dir, ['create-api-key', '--org', 'No Such Org', '--name', 'x', '--scopes', 'leads:read']);
+    expect(unknownOrg.code).not.toBe(0);
+    expect(unknownOrg.stderr).toContain('Error: No organization with id or name "No Such Org"');
+  });
+
+  it('the admin channel is a 0600 file in DATA_DIR; its routes refuse any other token and are not in the OpenAPI document', async () => {
+    const file = join(dir, 'admin.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const channel = JSON.parse(readFileSync(file, 'utf8')) as { pid: number; url: string; token: string };
+    expect(channel.pid).toBe(server.child.pid);
+    expect(channel.token.length).toBeGreaterThanOrEqual(43);
+    const body = JSON.stringify({ email: 'intruder@example.com', password: 'intruder password', organizationName: 'X' });
+    for (const authorization of [undefined, 'Bearer wrong', `Bearer ${channel.token}x`]) {
+      const res = await fetch(`${server.base}/_admin/owners`, {
+        method: 'POST', headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) }, body,
+      });
+      expect(res.status).toBe(401);
+      expect(await res.json()).toMatchObject({ code: 'UNAUTHORIZED' });
+    }
+    const spec = await (await fetch(`${server.base}/api/v1/openapi.json`)).text();
+    expect(spec).not.toContain('_admin');
+  });
+
+  it('a second server on the same data directory is refused; after a stop the channel is gone and the restart applies no migration', async () => {
+    const port = await freePort();
+    const second = spawn(process.execPath, ['src/main.ts'], { cwd: ROOT, env: env({ PORT: String(port), DATA_DIR: dir }), stdio: ['ignore', 'pipe', 'pipe'] });
+    running.add(second);
+    let stderr = '';
+    second.stderr!.on('data', (c: Buffer) => { stderr += c.toString(); });
+    const code = await new Promise<number | null>((resolve) => second.once('close', resolve));
+    running.delete(second);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(new RegExp(`in use by process ${server.child.pid}`));
+
+    expect(await stop(server)).toBe(0);
+    expect(existsSync(join(dir, 'admin.json'))).toBe(false);
+    server = await startServer(dir);
+    expect(messages(server)).toContain(`migrations: all ${migrationCount} already applied`);
+    expect(messages(server)).not.toContain('No user exists yet');
+    expect(await stop(server)).toBe(0);
   });
 });

@@ -1,24 +1,55 @@
 import { Command, InvalidArgumentError } from 'commander';
 import pino from 'pino';
-import { eq, or } from 'drizzle-orm';
 import { ConfigError, loadConfig } from '../config.ts';
 import { EmbeddedDatabaseBusy, openDatabase } from '../platform/db.ts';
 import { systemClock } from '../platform/clock.ts';
 import { AppError } from '../platform/errors.ts';
-import { createServices } from '../services.ts';
+import { createServices, type Services } from '../services.ts';
 import { SCOPES } from '../modules/api-keys/service.ts';
-import { organizations } from '../modules/orgs/tables.ts';
+import { passwordProblem } from '../modules/auth/passwords.ts';
+import { readChannel, type AdminChannel } from '../modules/admin/channel.ts';
+import { createApiKey, createOwner } from '../modules/admin/operations.ts';
 
-async function withServices<T>(fn: (services: ReturnType<typeof createServices>) => Promise<T>): Promise<T> {
+/**
+ * Runs a command on the database itself; when a running server holds the embedded database, asks
+ * that server to run it (through its admin routes and the token it left in DATA_DIR/admin.json).
+ */
+async function run<T>(local: (services: Services) => Promise<T>, remote: (server: AdminChannel) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
-  await database.migrate();
+  let database;
   try {
-    return await fn(createServices({ config, database, db: database.db, clock: systemClock, log: pino({ level: 'silent' }) }));
+    database = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+  } catch (error) {
+    const server = error instanceof EmbeddedDatabaseBusy ? readChannel(config.dataDir, error.owner) : null;
+    if (!server) throw error;
+    return remote(server);
+  }
+  try {
+    await database.migrate();
+    return await local(createServices({ config, database, db: database.db, clock: systemClock, log: pino({ level: 'silent' }) }));
   } finally {
     await database.close();
   }
 }
+
+/** One admin request to the running server; its error body becomes the CLI's error. */
+async function ask<T>(server: AdminChannel, path: string, body: unknown): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(`${server.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  } catch (error) {
+    throw new AppError(503, 'UNAVAILABLE', `The server (process ${server.pid}) holds the embedded database but does not answer at ${server.url}: ${(error as Error).message}`);
+  }
+  const json = (await res.json().catch(() => ({}))) as { message?: string; code?: string };
+  if (!res.ok) throw new AppError(res.status, json.code ?? 'ERROR', json.message ?? `the server answered ${res.status}`);
+  return json as T;
+}
+
+const via = (server: AdminChannel) => console.error(`(the server, process ${server.pid}, holds the embedded database: done through it)`);
 
 function scopesOf(value: string): string[] {
   const scopes = value.split(',').map((s) => s.trim()).filter(Boolean);
@@ -27,20 +58,23 @@ function scopesOf(value: string): string[] {
   return scopes;
 }
 
-const program = new Command('cli').description('Administration commands for the automation service (uses the same DATABASE_URL / DATA_DIR as the server)');
+const program = new Command('cli').description('Administration commands for the automation service (uses the same DATABASE_URL / DATA_DIR as the server; while the server runs on the embedded database, they go through it)');
 
 program.command('create-owner')
   .description('Create a user, an organization owned by them, and its "Default" project')
   .requiredOption('--email <email>', 'the owner\'s e-mail address')
-  .requiredOption('--password <password>', 'at least 8 characters')
+  .requiredOption('--password <password>', 'at least 8 characters, not all blank, not a common password')
   .option('--org <name>', 'organization name', 'My organization')
   .option('--name <name>', 'the owner\'s display name')
   .action(async (opts: { email: string; password: string; org: string; name?: string }) => {
-    if (opts.password.length < 8) throw new InvalidArgumentError('--password must be at least 8 characters');
-    await withServices(async ({ auth }) => {
-      const { user, organization } = await auth.createUserWithOrg({ email: opts.email, password: opts.password, name: opts.name, organizationName: opts.org });
-      console.log(`Created owner ${user.email} (${user.id}) of organization "${organization.name}" (${organization.id}).`);
-    });
+    const problem = passwordProblem(opts.password);
+    if (problem) throw new InvalidArgumentError(`--password ${problem}`);
+    const input = { email: opts.email, password: opts.password, name: opts.name, organizationName: opts.org };
+    const { user, organization } = await run(
+      (services) => createOwner(services, input),
+      (server) => { via(server); return ask<Awaited<ReturnType<typeof createOwner>>>(server, '/_admin/owners', input); },
+    );
+    console.log(`Created owner ${user.email} (${user.id}) of organization "${organization.name}" (${organization.id}).`);
   });
 
 program.command('create-api-key')
@@ -50,17 +84,14 @@ program.command('create-api-key')
   .requiredOption('--scopes <scopes>', `comma-separated: ${SCOPES.join(', ')}`, scopesOf)
   .option('--project <projectId>', 'limit the key to one project')
   .action(async (opts: { org: string; name: string; scopes: string[]; project?: string }) => {
-    await withServices(async ({ apiKeys, orgs, db }) => {
-      const found = await db.select().from(organizations).where(or(eq(organizations.id, opts.org), eq(organizations.name, opts.org)));
-      if (found.length === 0) throw new AppError(404, 'NOT_FOUND', `No organization with id or name "${opts.org}"`);
-      if (found.length > 1) throw new AppError(409, 'CONFLICT', `Several organizations are named "${opts.org}"; pass the id`);
-      const org = found[0]!;
-      if (opts.project) await orgs.assertProject(org.id, opts.project);
-      const key = await apiKeys.create(org.id, { name: opts.name, scopes: opts.scopes, projectId: opts.project });
-      console.log(`API key ${key.id} for "${org.name}" with scopes ${key.scopes.join(', ')}:`);
-      console.log(key.key);
-      console.log('Store it now: it is not shown again.');
-    });
+    const input = { org: opts.org, name: opts.name, scopes: opts.scopes, projectId: opts.project };
+    const key = await run(
+      (services) => createApiKey(services, input),
+      (server) => { via(server); return ask<Awaited<ReturnType<typeof createApiKey>>>(server, '/_admin/api-keys', input); },
+    );
+    console.log(`API key ${key.id} for "${key.organization.name}" with scopes ${key.scopes.join(', ')}:`);
+    console.log(key.key);
+    console.log('Store it now: it is not shown again.');
   });
 
 program.parseAsync().catch((error: unknown) => {

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'; // Crockford base32, lower case
 
@@ -32,15 +32,18 @@ let lastMs = 0;
 let lastRandom: Uint8Array = new Uint8Array(10);
 
 function encode(ms: number, rand: Uint8Array): string {
-  let out = '';
   let t = ms;
   const time: string[] = [];
   for (let i = 0; i < 10; i++) {
     time.push(ALPHABET[t % 32]!);
     t = Math.floor(t / 32);
   }
-  out = time.reverse().join('');
-  // 80 random bits -> 16 base32 characters
+  return time.reverse().join('') + encodeBits(rand);
+}
+
+/** 80 bits -> 16 base32 characters. */
+function encodeBits(rand: Uint8Array): string {
+  let out = '';
   let bits = 0;
   let value = 0;
   for (const byte of rand) {
@@ -83,6 +86,19 @@ export function newId(kind: IdKind, now: number = Date.now()): string {
   lastMs = now;
   lastRandom = rand;
   return `${ID_PREFIXES[kind]}_${encode(now, rand)}`;
+}
+
+const SHAPE = new RegExp(`^[a-z]+_[${ALPHABET}]{26}$`);
+
+/**
+ * An id of the same shape that is the same every time it is derived from the same parts, so a send
+ * repeated after a retry or a crash carries the id of the first try: the time part of `anchor` (an
+ * id of this scheme, e.g. the run's), then 80 bits of SHA-256 over the parts.
+ */
+export function derivedId(kind: IdKind, anchor: string, parts: string[]): string {
+  const digest = createHash('sha256').update([anchor, ...parts].join('\u0000')).digest();
+  const time = SHAPE.test(anchor) ? anchor.slice(anchor.indexOf('_') + 1, anchor.indexOf('_') + 11) : '0'.repeat(10);
+  return `${ID_PREFIXES[kind]}_${time}${encodeBits(digest.subarray(0, 10))}`;
 }
 
 export function hasPrefix(id: string, kind: IdKind): boolean {

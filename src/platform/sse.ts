@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { rateLimited } from './errors.ts';
 
 export interface SseOptions {
   pingMs: number;
@@ -35,6 +36,8 @@ export class SseStream {
     reply.hijack();
     const raw = reply.raw;
     raw.writeHead(200, {
+      // Headers set before the stream took over (the rate-limit ones) still go out.
+      ...(reply.getHeaders() as Record<string, string | number | string[]>),
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
       connection: 'keep-alive',
@@ -92,4 +95,68 @@ export class SseStream {
     if (this.ended) return;
     this.reply.raw.write(chunk);
   }
+}
+
+export interface SseLimits {
+  perCredential: number;
+  perOrg: number;
+  /** Retry-After of a refused stream, seconds. */
+  retryAfterS?: number;
+}
+
+/** Who holds a stream: the credential (see principalKey) and its organization. */
+export interface SseOwner {
+  credential: string;
+  orgId: string;
+}
+
+/**
+ * Every open stream of this instance, counted per credential and per organization: a stream
+ * holds a socket and subscriptions for as long as the client likes, so their number is capped
+ * (CONTRACT §12). Iterating gives the open streams (closed on shutdown).
+ */
+export class SseStreams implements Iterable<SseStream> {
+  private readonly open_ = new Set<SseStream>();
+  private readonly perCredential = new Map<string, number>();
+  private readonly perOrg = new Map<string, number>();
+  private readonly limits: SseLimits;
+
+  constructor(limits: SseLimits) {
+    this.limits = limits;
+  }
+
+  get size(): number {
+    return this.open_.size;
+  }
+
+  [Symbol.iterator](): Iterator<SseStream> {
+    return [...this.open_][Symbol.iterator]();
+  }
+
+  /** Opens a stream, or throws 429 RATE_LIMIT (with Retry-After) when the owner's credential or organization is at its cap. */
+  open(request: FastifyRequest, reply: FastifyReply, owner: SseOwner, options: SseOptions): SseStream {
+    const retry = this.limits.retryAfterS ?? 30;
+    if ((this.perCredential.get(owner.credential) ?? 0) >= this.limits.perCredential) {
+      throw rateLimited(retry, 'RATE_LIMIT', `At most ${this.limits.perCredential} event streams may be open per credential; close one first`);
+    }
+    if ((this.perOrg.get(owner.orgId) ?? 0) >= this.limits.perOrg) {
+      throw rateLimited(retry, 'RATE_LIMIT', `At most ${this.limits.perOrg} event streams may be open per organization`);
+    }
+    const stream = new SseStream(request, reply, options);
+    bump(this.perCredential, owner.credential, 1);
+    bump(this.perOrg, owner.orgId, 1);
+    this.open_.add(stream);
+    stream.onClose(() => {
+      this.open_.delete(stream);
+      bump(this.perCredential, owner.credential, -1);
+      bump(this.perOrg, owner.orgId, -1);
+    });
+    return stream;
+  }
+}
+
+function bump(counts: Map<string, number>, key: string, by: number): void {
+  const next = (counts.get(key) ?? 0) + by;
+  if (next <= 0) counts.delete(key);
+  else counts.set(key, next);
 }

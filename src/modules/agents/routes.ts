@@ -1,6 +1,7 @@
 import { Type, ListEnvelope, OrgParams, orgErrors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
-import { SseStream } from '../../platform/sse.ts';
+import type { SseStream } from '../../platform/sse.ts';
+import { principalKey } from '../auth/rate-limit.ts';
 import { orgOf } from '../auth/guard.ts';
 import { FINAL_STATUSES, runUsage } from './engine.ts';
 import { AgentCreateBody, AgentListQuery, AgentPatchBody, AgentRunSchema, AgentSchema, AgentStepSchema, AgentTypeSchema, RunBody, RunListQuery, SavedRunBody } from './schemas.ts';
@@ -9,7 +10,7 @@ import { runChannel, shortenStep, type AgentStep, type RunMessage } from './step
 const tags = ['Agents'];
 const read = { scope: 'agents:read' };
 const write = { scope: 'agents:write' };
-const IdParams = Type.Object({ orgId: Type.String(), id: Type.String({ maxLength: 64 }) });
+const IdParams = Type.Object({ orgId: Type.String({ maxLength: 64 }), id: Type.String({ maxLength: 64 }) });
 
 export function agentRoutes(app: App): void {
   const { agents, bus, config, streams } = app.services;
@@ -88,14 +89,14 @@ export function agentRoutes(app: App): void {
   }, async (request) => agents.cancel(orgOf(request), request.params.id));
 
   app.get('/agent-runs/:id/events', {
-    config: { access: { scope: ['workflows:read', 'agents:read'], write: false }, sse: true },
+    config: { access: { scope: 'workflows:read', write: false }, sse: true },
     schema: {
       tags: ['Streams'],
       summary: 'Agent run stream (SSE): replays the stored steps, then live `step` events (long values shortened), one `done` with the run summary and usage, then closes. `since=<index>` replays only later steps.',
       params: IdParams,
       querystring: Type.Object({
         since: Type.Optional(Type.Integer({ minimum: -1, maximum: 1_000_000 })),
-        access_token: Type.Optional(Type.String({ description: 'access token for clients that cannot set headers' })),
+        access_token: Type.Optional(Type.String({ maxLength: 4096, description: 'access token for clients that cannot set headers' })),
       }),
       produces: ['text/event-stream'],
       response: { 200: Type.String({ description: 'text/event-stream' }), ...orgErrors() },
@@ -117,12 +118,14 @@ export function agentRoutes(app: App): void {
       unsubscribe();
       throw error;
     }
-    const stream = new SseStream(request, reply, { pingMs: config.ssePingMs });
-    streams.add(stream);
-    stream.onClose(() => {
+    let stream: SseStream;
+    try {
+      stream = streams.open(request, reply, { credential: principalKey(scope.principal), orgId: scope.orgId }, { pingMs: config.ssePingMs });
+    } catch (error) {
       unsubscribe();
-      streams.delete(stream);
-    });
+      throw error;
+    }
+    stream.onClose(unsubscribe);
     let last = request.query.since ?? -1;
     const sendStep = (step: AgentStep) => {
       if (step.index <= last || stream.closed) return;

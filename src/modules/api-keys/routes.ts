@@ -15,12 +15,12 @@ export function apiKeyRoutes(app: App): void {
   app.addSchema(ApiKeySchema);
 
   app.get('/api-keys', {
-    config: { access: { admin: true } },
+    config: { access: { admin: true, orgLevel: true } },
     schema: { tags, summary: 'API keys (never their secrets)', params: OrgParams, response: { 200: Type.Array(Type.Ref('ApiKey')), ...orgErrors() } },
   }, async (request) => apiKeys.list(orgOf(request).orgId));
 
   app.post('/api-keys', {
-    config: { access: { admin: true } },
+    config: { access: { admin: true, orgLevel: true } },
     schema: {
       tags, summary: 'Create an API key; the key is shown only in this response', params: OrgParams,
       body: Type.Object({
@@ -44,10 +44,10 @@ export function apiKeyRoutes(app: App): void {
   });
 
   app.delete('/api-keys/:id', {
-    config: { access: { admin: true } },
+    config: { access: { admin: true, orgLevel: true } },
     schema: {
       tags, summary: 'Revoke an API key; it stops working at once',
-      params: Type.Object({ orgId: Type.String(), id: Type.String({ maxLength: 64 }) }),
+      params: Type.Object({ orgId: Type.String({ maxLength: 64 }), id: Type.String({ maxLength: 64 }) }),
       response: { 204: Type.Null(), ...orgErrors() },
     },
   }, async (request, reply) => {

@@ -25,10 +25,10 @@ export class AccessTokens {
       .sign(this.key);
   }
 
-  /** The user id, or null for anything invalid or expired. */
+  /** The user id, or null for anything invalid or expired; a token without `exp` would never expire, so it is invalid too. */
   async verify(token: string, now: Date): Promise<string | null> {
     try {
-      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], currentDate: now });
+      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], currentDate: now, requiredClaims: ['exp', 'sub'] });
       if (payload.typ !== 'access' || typeof payload.sub !== 'string') return null;
       return payload.sub;
     } catch {

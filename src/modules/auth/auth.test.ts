@@ -10,7 +10,7 @@ afterAll(async () => { await t.close(); });
 
 describe('register', () => {
   it('creates the user, an organization with a Default project, and tokens', async () => {
-    const res = await t.call({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 'New@Example.com', password: 'password123', name: 'New', organizationName: 'Acme' } });
+    const res = await t.call({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 'New@Example.com', password: 'plenty of words 123', name: 'New', organizationName: 'Acme' } });
     expect(res.statusCode).toBe(201);
     const body = res.json();
     expect(body.user).toMatchObject({ email: 'new@example.com', name: 'New' });
@@ -25,11 +25,11 @@ describe('register', () => {
   it('stores passwords as argon2id hashes only', async () => {
     const [row] = await t.database.db.select().from(users).where(eq(users.email, 'new@example.com'));
     expect(row!.passwordHash).toMatch(/^\$argon2id\$/);
-    expect(row!.passwordHash).not.toContain('password123');
+    expect(row!.passwordHash).not.toContain('plenty of words 123');
   });
 
   it('gives 409 CONFLICT for a taken email, whatever its case', async () => {
-    const res = await t.call({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 'NEW@example.com', password: 'password123' } });
+    const res = await t.call({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 'NEW@example.com', password: 'plenty of words 123' } });
     expect(res.statusCode).toBe(409);
     expect(res.json()).toMatchObject({ statusCode: 409, error: 'Conflict', code: 'CONFLICT' });
   });
@@ -45,7 +45,7 @@ describe('register', () => {
   it('is refused with 403 when sign-up is off', async () => {
     const closed = await buildTestApp({ env: { ALLOW_SIGNUP: 'false' } });
     try {
-      const res = await closed.call({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 'x@example.com', password: 'password123' } });
+      const res = await closed.call({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 'x@example.com', password: 'plenty of words 123' } });
       expect(res.statusCode).toBe(403);
       expect(res.json().code).toBe('FORBIDDEN');
     } finally {

@@ -19,6 +19,8 @@ export interface Access {
   /** Sessions must be owner or admin; API keys are governed by `scope` as usual. */
   manage?: boolean;
   write?: boolean;
+  /** Organization-level (members, keys, invitations, budget): refused to an API key bound to a project (CONTRACT §2). */
+  orgLevel?: boolean;
 }
 
 export interface Actor {
@@ -83,6 +85,7 @@ export class Guard {
     if (principal.kind === 'apiKey') {
       if (principal.orgId !== orgId) throw notFound('Organization');
       if (access.admin || access.sessionOnly) throw forbidden('This operation needs a user session of an owner or admin');
+      if (access.orgLevel && principal.projectId) throw forbidden('An API key bound to a project cannot use organization-level resources');
       const wanted = access.scope === undefined ? [] : Array.isArray(access.scope) ? access.scope : [access.scope];
       if (wanted.length > 0 && !principal.scopes.includes('*') && !wanted.some((s) => principal.scopes.includes(s))) {
         throw insufficientScope(wanted.join('" or "'));
@@ -95,6 +98,22 @@ export class Guard {
     if ((access.admin || access.manage) && role !== 'owner' && role !== 'admin') throw forbidden('Only an owner or admin can do this');
     if (writes && role === 'viewer') throw forbidden('Viewers have read-only access');
     return { orgId, principal, role, projectId: null, actor: { type: 'user', id: principal.userId } };
+  }
+}
+
+/**
+ * A key bound to a project that names another one, as `projectId` in the query or the JSON body,
+ * gets 403 on every route (CONTRACT §2), before any handler runs; services still confine the key to
+ * its project (OrgsService.projectFor and the modules' filters), this only makes the answer the same
+ * everywhere instead of an empty list here and a 404 there.
+ */
+export function assertNamedProject(request: FastifyRequest): void {
+  const bound = request.org?.projectId;
+  if (!bound) return;
+  for (const source of [request.query, request.body]) {
+    if (source === null || typeof source !== 'object' || Array.isArray(source)) continue;
+    const named = (source as { projectId?: unknown }).projectId;
+    if (typeof named === 'string' && named !== '' && named !== bound) throw forbidden('This API key is bound to another project');
   }
 }
 

@@ -7,12 +7,13 @@ import { LoginBody, RefreshBody, RegisterBody } from './schemas.ts';
 const tags = ['Authentication'];
 
 export function authRoutes(app: App): void {
-  const { auth, guard, orgs, config } = app.services;
-  // /auth/* is limited per client address as well, against password guessing.
-  const rateLimit = { max: config.rateLimit.authMax, timeWindow: config.rateLimit.windowMs, keyGenerator: (req: { ip: string }) => `ip:${req.ip}` };
+  const { auth, guard, orgs } = app.services;
+  // Routes that take a password (or send one) share a small per-address budget against guessing
+  // (CONTRACT §12); refresh, logout and me have the general limit.
+  const passwordRoute = { passwordLimit: true };
 
   app.post('/auth/register', {
-    config: { rateLimit },
+    config: passwordRoute,
     schema: {
       tags, summary: 'Create an account and its organization', body: RegisterBody, security: [],
       response: { 201: Type.Object({ user: Type.Ref('User'), organization: Type.Ref('Organization'), tokens: Type.Ref('Tokens') }), ...errors(403, 409) },
@@ -23,7 +24,7 @@ export function authRoutes(app: App): void {
   });
 
   app.post('/auth/login', {
-    config: { rateLimit },
+    config: passwordRoute,
     schema: {
       tags, summary: 'Log in with email and password', body: LoginBody, security: [],
       response: { 200: Type.Object({ user: Type.Ref('User'), tokens: Type.Ref('Tokens') }), ...errors() },
@@ -31,7 +32,6 @@ export function authRoutes(app: App): void {
   }, async (request) => auth.login(request.body.email, request.body.password));
 
   app.post('/auth/refresh', {
-    config: { rateLimit },
     schema: {
       tags, summary: 'Exchange a refresh token for new tokens (single use; reuse revokes the session)', body: RefreshBody, security: [],
       response: { 200: Type.Object({ tokens: Type.Ref('Tokens') }), ...errors() },
@@ -39,7 +39,6 @@ export function authRoutes(app: App): void {
   }, async (request) => ({ tokens: await auth.refresh(request.body.refreshToken) }));
 
   app.post('/auth/logout', {
-    config: { rateLimit },
     schema: { tags, summary: 'Revoke a refresh token and its session', body: RefreshBody, security: [], response: { 204: Type.Null(), ...errors() } },
   }, async (request, reply) => {
     await auth.logout(request.body.refreshToken);
@@ -47,7 +46,6 @@ export function authRoutes(app: App): void {
   });
 
   app.get('/auth/me', {
-    config: { rateLimit },
     schema: {
       tags, summary: 'The signed-in user and their memberships',
       response: {

@@ -8,7 +8,7 @@ import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../config.ts';
 import type { OrgsService } from '../orgs/service.ts';
 import { AccessTokens } from './access-tokens.ts';
-import { hashPassword, verifyNothing, verifyPassword } from './passwords.ts';
+import { assertAcceptablePassword, hashPassword, verifyNothing, verifyPassword } from './passwords.ts';
 import { refreshTokens, users } from './tables.ts';
 
 export type User = typeof users.$inferSelect;
@@ -43,6 +43,7 @@ export class AuthService {
 
   /** A user with their own organization (the first owner, the CLI, signup). */
   async createUserWithOrg(input: { email: string; password: string; name?: string; organizationName?: string }) {
+    assertAcceptablePassword(input.password);
     const email = normalizeEmail(input.email);
     const passwordHash = await hashPassword(input.password);
     return this.db.transaction(async (tx) => {

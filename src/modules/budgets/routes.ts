@@ -14,13 +14,14 @@ export function budgetRoutes(app: App): void {
   const { budgets } = app.services;
 
   app.get('/budget', {
-    config: { access: { scope: 'usage:read' } },
+    // The budget is the organization's: refused to a key bound to a project (CONTRACT §2).
+    config: { access: { scope: 'usage:read', orgLevel: true } },
     schema: { tags: ['Usage'], summary: 'The organization\'s monthly budget and this month\'s spend', params: OrgParams, response: { 200: BudgetSchema, ...orgErrors() } },
   }, async (request) => budgets.get(orgOf(request).orgId));
 
   app.put('/budget', {
-    // Owners and admins (sessions), or API keys with every scope.
-    config: { access: { scope: '*', manage: true, write: true } },
+    // Owners and admins (sessions), or API keys with every scope that are not bound to a project.
+    config: { access: { scope: '*', manage: true, write: true, orgLevel: true } },
     schema: {
       tags: ['Usage'],
       summary: 'Set the monthly budget (USD; null removes it). New runs get 429 BUDGET_EXCEEDED while it is spent; budget.warning at 80 %',

@@ -117,6 +117,7 @@ export class BudgetsService {
       await this.events.record(tx, { orgId: input.orgId, projectId: input.scope === 'organization' ? null : input.projectId ?? null, type: 'budget.warning', payload });
       await this.notifications.notify({
         orgId: input.orgId,
+        projectId: input.scope === 'organization' ? null : input.projectId ?? null,
         kind: 'budget.warning',
         title: `${input.scope === 'organization' ? 'Monthly' : 'Workflow'} budget at ${Math.floor(pct)} %`,
         body: `${roundUsd(input.usedUsd)} USD of ${input.limitUsd} USD used${input.scope === 'organization' ? ' this month' : ''}.`,
@@ -157,6 +158,7 @@ export class BudgetsService {
       const label = input.scope === 'organization' ? 'Monthly budget' : input.scope === 'workflow' ? 'Workflow budget' : 'Agent run budget';
       await this.notifications.notify({
         orgId: input.orgId,
+        projectId: input.scope === 'organization' ? null : input.projectId ?? null,
         kind: 'budget.exceeded',
         title: `${label} exceeded`,
         body: `${label} of ${input.limitUsd} USD reached (${roundUsd(input.usedUsd)} USD)${input.runId ? `; run ${input.runId} was stopped` : ''}.`,

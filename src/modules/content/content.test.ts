@@ -62,6 +62,10 @@ describe('drafts', () => {
     expect((await create({ platform: 'X', body: 'b'.repeat(256) + ' https://example.com/' + 'p'.repeat(180) })).statusCode).toBe(201);
     expect((await create({ platform: 'X', body: '😀'.repeat(140) })).statusCode).toBe(201);
     expect((await create({ platform: 'X', body: '😀'.repeat(141) })).statusCode).toBe(400);
+    // A ZWJ family (7 code points) and a flag are one emoji each; a bare domain is a link: 2 * 2 + 23 + 253 = 280.
+    const family = '\u{1F468}\u200D\u{1F469}\u200D\u{1F467}\u200D\u{1F466}';
+    expect((await create({ platform: 'X', body: `${family}\u{1F1EB}\u{1F1F7}example.org/launch-notes ${'d'.repeat(252)}` })).statusCode).toBe(201);
+    expect((await create({ platform: 'X', body: `${family}\u{1F1EB}\u{1F1F7}example.org/launch-notes ${'d'.repeat(253)}` })).statusCode).toBe(400);
     // Hashtags are published with the body: 270 + "\n\n" + "#abcdefghi" (10) = 282.
     expect((await create({ platform: 'X', body: 'c'.repeat(270), hashtags: ['#abcdefghi'] })).statusCode).toBe(400);
   });
@@ -295,7 +299,8 @@ describe('access', () => {
     const bound = await t.key(t.orgA.orgId, ['content:read', 'content:write'], other.id);
     const mine = await create({ platform: 'X', body: 'bound post' }, { apiKey: bound });
     expect(mine.json().projectId).toBe(other.id);
-    expect((await create({ platform: 'X', body: 'elsewhere', projectId: t.orgA.projectId }, { apiKey: bound })).statusCode).toBe(404);
+    // Naming another project is refused (CONTRACT §2).
+    expect((await create({ platform: 'X', body: 'elsewhere', projectId: t.orgA.projectId }, { apiKey: bound })).statusCode).toBe(403);
     const outside = (await create({ platform: 'X', body: 'outside' })).json();
     expect((await t.call({ method: 'GET', url: `${base}/content/${outside.id}`, auth: { apiKey: bound } })).statusCode).toBe(404);
     const list = (await t.call({ method: 'GET', url: `${base}/content`, auth: { apiKey: bound } })).json();

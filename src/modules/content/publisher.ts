@@ -97,7 +97,7 @@ export class Publisher {
     if (!integration || !connector) {
       outcome = { ok: false, code: 'INTEGRATION_MISSING', retryable: false, message: post.integrationId ? `Integration ${post.integrationId} no longer exists` : 'The post has no integration to publish through' };
     } else {
-      const mediaRows = await this.media.many(post.orgId, post.mediaIds);
+      const mediaRows = await this.media.many({ orgId: post.orgId, projectId: null }, post.mediaIds);
       const request: PublishRequest = {
         text: composeText(post.body, post.hashtags),
         body: post.body,
@@ -181,14 +181,14 @@ export class Publisher {
     if (outcome.auth && integration) {
       await this.integrations.markError(tx, integration, { code: outcome.code, message: outcome.message });
       await this.notifications.notify({
-        orgId: row.orgId, kind: 'integration.error', link,
+        orgId: row.orgId, projectId: row.projectId, kind: 'integration.error', link,
         title: `Reconnect ${integration.name}: ${integration.provider === 'x' ? 'X' : 'LinkedIn'} refused its credentials`,
         body: `Post ${row.id} was not published. ${outcome.message}`,
       }, tx);
       return;
     }
     await this.notifications.notify({
-      orgId: row.orgId, kind: 'post.failed', link,
+      orgId: row.orgId, projectId: row.projectId, kind: 'post.failed', link,
       title: `A ${row.platform === 'X' ? 'X' : 'LinkedIn'} post failed to publish`,
       body: `Post ${row.id}: ${outcome.message}`,
     }, tx);

@@ -7,7 +7,7 @@ import { ContentService } from './service.ts';
 import { ApproveBody, CalendarQuery, CalendarSchema, GenerateBody, GenerateResult, PostCreateBody, PostListQuery, PostPatchBody, PostSchema } from './schemas.ts';
 
 const tags = ['Content'];
-const Params = Type.Object({ orgId: Type.String(), postId: Type.String({ maxLength: 64 }) });
+const Params = Type.Object({ orgId: Type.String({ maxLength: 64 }), postId: Type.String({ maxLength: 64 }) });
 const read = { scope: 'content:read' };
 const write = { scope: 'content:write' };
 

@@ -1,5 +1,5 @@
-import twitter from 'twitter-text';
 import { badRequest } from '../../platform/errors.ts';
+import { xLength } from '../../shared/x-length.ts';
 
 export const PLATFORMS = ['LINKEDIN', 'X'] as const;
 export type Platform = (typeof PLATFORMS)[number];
@@ -34,9 +34,9 @@ export function composeText(body: string, hashtags: string[]): string {
   return missing.length ? `${body.trimEnd()}\n\n${missing.join(' ')}` : body;
 }
 
-/** Length as the platform counts it: X weighs URLs as 23 and emoji/CJK as 2 (twitter-text); LinkedIn counts characters. */
+/** Length as the platform counts it: X weighs URLs as 23 and emoji/CJK as 2 (twitter-text v3 rules); LinkedIn counts characters. */
 export function platformLength(platform: Platform, text: string): number {
-  if (platform === 'X') return twitter.parseTweet(text).weightedLength;
+  if (platform === 'X') return xLength(text).weightedLength;
   return [...text].length;
 }
 

@@ -5,6 +5,7 @@ import type { Clock } from '../../platform/clock.ts';
 import type { Bus } from '../../platform/bus.ts';
 import { AppError, badRequest, conflict, notFound, unprocessable } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
+import { isStorableTime } from '../../platform/dates.ts';
 import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import type { Actor } from '../auth/guard.ts';
 import type { EventsService } from '../events/service.ts';
@@ -100,7 +101,7 @@ const SORTABLE = {
 function toDate(value: string | Date | null | undefined, field: string): Date | null | undefined {
   if (value === undefined || value === null) return value;
   const d = value instanceof Date ? value : new Date(value);
-  if (Number.isNaN(d.getTime())) throw badRequest(`${field} is not a valid timestamp`, [{ field, message: 'must be ISO 8601 with an offset' }]);
+  if (!isStorableTime(d.getTime())) throw badRequest(`${field} is not a valid timestamp (years 0001 to 9999)`, [{ field, message: 'must be ISO 8601 with an offset' }]);
   return d;
 }
 
@@ -155,10 +156,11 @@ export class ContentService {
     }
   }
 
-  private async checkMedia(orgId: string, platform: Platform, mediaIds: string[], db: Db = this.db): Promise<void> {
+  /** A key bound to a project attaches only media it can see (its project's and organization-wide uploads). */
+  private async checkMedia(scope: ContentScope, platform: Platform, mediaIds: string[], db: Db = this.db): Promise<void> {
     if (mediaIds.length === 0) return;
     if (mediaIds.length > MAX_MEDIA[platform]) throw badRequest(`${platform} posts carry at most ${MAX_MEDIA[platform]} media`, [{ field: 'body.mediaIds', message: `at most ${MAX_MEDIA[platform]}` }]);
-    const rows = await this.media.many(orgId, mediaIds, db);
+    const rows = await this.media.many({ orgId: scope.orgId, projectId: scope.restrictToProject ? scope.projectId ?? null : null }, mediaIds, db);
     const missing = mediaIds.filter((id) => !rows.some((r) => r.id === id));
     if (missing.length) throw badRequest(`Unknown media: ${missing.join(', ')}`, [{ field: 'body.mediaIds', message: 'must be ids returned by POST …/media/upload' }]);
     const video = rows.find((r) => !r.contentType.startsWith('image/'));
@@ -182,7 +184,7 @@ export class ContentService {
     checkPost(input.platform, input.body, hashtags);
     const projectId = await this.resolveProject(scope, input.projectId);
     await this.checkIntegration(scope, projectId, input.platform, input.integrationId);
-    await this.checkMedia(scope.orgId, input.platform, mediaIds);
+    await this.checkMedia(scope, input.platform, mediaIds);
     const scheduledAt = toDate(input.scheduledAt, 'body.scheduledAt') ?? null;
     const now = this.clock.now();
     const agentRunId = scope.agentRunId ?? (scope.actor.type === 'agent' ? scope.actor.id : null);
@@ -268,7 +270,7 @@ export class ContentService {
       checkPost(platform, body, hashtags);
       // Inside the transaction: on the embedded database a query outside it would wait for it forever.
       if (patch.integrationId !== undefined || patch.platform !== undefined || targetProject) await this.checkIntegration(scope, projectId, platform, integrationId, tx);
-      if (patch.mediaIds || patch.platform) await this.checkMedia(scope.orgId, platform, mediaIds, tx);
+      if (patch.mediaIds || patch.platform) await this.checkMedia(scope, platform, mediaIds, tx);
 
       const contentChanged = body !== before.body || platform !== before.platform
         || JSON.stringify(hashtags) !== JSON.stringify(before.hashtags) || JSON.stringify(mediaIds) !== JSON.stringify(before.mediaIds);
@@ -385,7 +387,7 @@ export class ContentService {
     const connector = connectorFor(integration.provider)!;
     const credentials = { ...this.integrations.credentialsOf(integration) };
     delete credentials.accessToken;
-    const media = await this.media.many(scope.orgId, row.mediaIds);
+    const media = await this.media.many({ orgId: scope.orgId, projectId: null }, row.mediaIds);
     const baseUrl = integration.provider === 'linkedin' ? this.config.linkedinApiUrl : this.config.xApiUrl;
     const request = connector.preview({ baseUrl, allowPrivate: false, timeoutMs: 0 }, credentials, {
       text: composeText(row.body, row.hashtags),

@@ -13,7 +13,7 @@ const IntegrationSchema = Type.Object({
   updatedAt: Timestamp,
 }, { $id: 'Integration' });
 
-const Params = Type.Object({ orgId: Type.String(), id: Type.String({ maxLength: 64 }) });
+const Params = Type.Object({ orgId: Type.String({ maxLength: 64 }), id: Type.String({ maxLength: 64 }) });
 const read = { scope: 'content:read' };
 const write = { scope: 'content:write', manage: true };
 const tags = ['Integrations'];

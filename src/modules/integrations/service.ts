@@ -9,6 +9,7 @@ import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination
 import type { Actor } from '../auth/guard.ts';
 import type { EventsService } from '../events/service.ts';
 import type { OrgsService } from '../orgs/service.ts';
+import { assertCanChange, assertMayMakeOrgWide, visibleTo } from '../orgs/project-scope.ts';
 import { connectorFor, type Provider } from './connectors/index.ts';
 import { integrations } from './tables.ts';
 
@@ -51,7 +52,7 @@ export class IntegrationsService {
   }
 
   private visible(scope: { orgId: string; projectId: string | null }) {
-    return and(eq(integrations.orgId, scope.orgId), scope.projectId ? sql`(${integrations.projectId} is null or ${integrations.projectId} = ${scope.projectId})` : undefined);
+    return and(eq(integrations.orgId, scope.orgId), visibleTo(scope, integrations.projectId, { orgWide: true }));
   }
 
   async connect(scope: IntegrationScope, input: { provider: Provider; name: string; projectId?: string | null; credentials: Record<string, unknown> }): Promise<Integration> {
@@ -59,6 +60,7 @@ export class IntegrationsService {
     if (!connector) throw badRequest(`Unknown provider ${input.provider}`, [{ field: 'body.provider', message: 'must be linkedin or x' }]);
     const problem = connector.checkCredentials(input.credentials);
     if (problem) throw badRequest(problem, [{ field: 'body.credentials', message: problem }]);
+    assertMayMakeOrgWide(scope, input.projectId, 'integration');
     const projectId = await this.orgs.projectFor(scope, input.projectId);
     const credentials: Record<string, string> = {};
     for (const [k, v] of Object.entries(input.credentials)) if (typeof v === 'string') credentials[k] = v;
@@ -105,7 +107,11 @@ export class IntegrationsService {
     return publicIntegration(row);
   }
 
+  /** Organization-wide integrations are read-only for a key bound to a project (403). */
   async delete(scope: IntegrationScope, id: string): Promise<void> {
+    const row = await this.row(scope, id);
+    if (!row) throw notFound('Integration');
+    assertCanChange(scope, row.projectId, 'This integration');
     const deleted = await this.db.delete(integrations).where(and(this.visible(scope), eq(integrations.id, id))).returning({ id: integrations.id });
     if (deleted.length === 0) throw notFound('Integration');
   }

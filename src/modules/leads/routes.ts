@@ -6,7 +6,7 @@ import { csvRows, IMPORT_MAX_ROWS } from './import.ts';
 import { BulkBody, BulkResult, LeadCreateBody, LeadListQuery, LeadPatchBody, LeadSchema, LeadStats } from './schemas.ts';
 
 const tags = ['Leads'];
-const LeadParams = Type.Object({ orgId: Type.String(), id: Type.String({ maxLength: 64 }) });
+const LeadParams = Type.Object({ orgId: Type.String({ maxLength: 64 }), id: Type.String({ maxLength: 64 }) });
 const read = { scope: 'leads:read' };
 const write = { scope: 'leads:write' };
 

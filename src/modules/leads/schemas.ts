@@ -55,7 +55,7 @@ export const LeadPatchBody = Type.Object({
 export const LeadListQuery = Type.Object({
   ...ListQueryProps,
   status: Type.Optional(Type.String({ maxLength: 200, description: 'one status or several, comma-separated' })),
-  minScore: Type.Optional(Type.Number()),
+  minScore: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
   tags: Type.Optional(Type.String({ maxLength: 2000, description: 'comma-separated; a lead must have all' })),
   projectId: Type.Optional(Type.String({ maxLength: 64 })),
   source: Type.Optional(Type.String({ maxLength: 100 })),

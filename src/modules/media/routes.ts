@@ -21,7 +21,7 @@ const tags = ['Media'];
 /** The upload's form, for the OpenAPI document: one file part named `file`, an optional `projectId` field. */
 const UploadForm = Type.Object({
   file: Type.String({ format: 'binary', description: 'the image or video' }),
-  projectId: Type.Optional(Type.String({ maxLength: 64, description: 'ignored for an API key bound to a project' })),
+  projectId: Type.Optional(Type.String({ maxLength: 64, description: 'defaults to the project of an API key bound to one (naming another project is 403); otherwise the upload is organization-wide' })),
 });
 
 /** The binary file, as served: the type is the one sniffed at upload. */
@@ -36,7 +36,7 @@ const FileBody = { schema: Type.String({ format: 'binary' }) };
 const paramsAjv = AjvCompiler()({}, { customOptions: { removeAdditional: false, useDefaults: true, allErrors: true, coerceTypes: 'array' } } as never);
 const uploadValidator: FastifySchemaCompiler<unknown> = (route) =>
   route.httpPart === 'body' ? () => true : paramsAjv(route as never);
-const Params = Type.Object({ orgId: Type.String(), mediaId: Type.String({ maxLength: 64 }) });
+const Params = Type.Object({ orgId: Type.String({ maxLength: 64 }), mediaId: Type.String({ maxLength: 64 }) });
 
 /** Upload and metadata, under /orgs/:orgId. */
 export async function mediaRoutes(org: App): Promise<void> {
@@ -53,7 +53,8 @@ export async function mediaRoutes(org: App): Promise<void> {
         tags, summary: 'Upload an image or video (multipart/form-data, one file part named `file`)',
         description: `The type is sniffed from the bytes: only images and videos are kept (415 otherwise). At most MEDIA_MAX_BYTES (default 50 MB; 413 above). Returns \`{ url, id, contentType, size }\`. Optional field \`projectId\`.`,
         params: OrgParams,
-        body: { content: { 'multipart/form-data': { schema: UploadForm } } },
+        // The file's maxLength is its size limit in bytes (MEDIA_MAX_BYTES).
+        body: { content: { 'multipart/form-data': { schema: { ...UploadForm, properties: { ...UploadForm.properties, file: { ...UploadForm.properties.file, maxLength: media.maxBytes } } } } } },
         response: { 201: Type.Ref('Media'), ...orgErrors(413, 415) },
       },
     }, async (request, reply) => {
@@ -70,11 +71,14 @@ export async function mediaRoutes(org: App): Promise<void> {
         part.file.resume();
         throw new AppError(400, 'VALIDATION_ERROR', `The file part must be named "file", got "${part.fieldname}"`, [{ field: 'file', message: 'is required' }]);
       }
-      let projectId = ctx.projectId;
+      // A form field, which the named-project check of every route (query and JSON body) cannot see: the same rule, applied here.
       const field = part.fields.projectId as { value?: unknown } | undefined;
-      if (!projectId && field && typeof field.value === 'string' && field.value) {
-        await org.services.orgs.assertProject(ctx.orgId, field.value);
-        projectId = field.value;
+      let projectId: string | null;
+      try {
+        projectId = await org.services.orgs.projectFor(ctx, typeof field?.value === 'string' && field.value ? field.value : null);
+      } catch (error) {
+        part.file.resume();
+        throw error;
       }
       try {
         const stored = await media.store({ orgId: ctx.orgId, projectId, actor: ctx.actor }, { stream: part.file, filename: part.filename, truncated: () => part.file.truncated });
@@ -89,13 +93,13 @@ export async function mediaRoutes(org: App): Promise<void> {
   org.get('/media/:mediaId', {
     config: { access: { scope: ['content:read', 'media:write'], write: false } },
     schema: { tags, summary: 'Media metadata and URL', params: Params, response: { 200: Type.Ref('Media'), ...orgErrors() } },
-  }, async (request) => media.publicMedia(await media.get(orgOf(request).orgId, request.params.mediaId)));
+  }, async (request) => media.publicMedia(await media.get(orgOf(request), request.params.mediaId)));
 
   org.delete('/media/:mediaId', {
     config: { access: { scope: 'media:write' } },
     schema: { tags, summary: 'Delete an upload', params: Params, response: { 204: Type.Null(), ...orgErrors() } },
   }, async (request, reply) => {
-    await media.delete(orgOf(request).orgId, request.params.mediaId);
+    await media.delete(orgOf(request), request.params.mediaId);
     reply.code(204).send(null);
   });
 }

@@ -15,6 +15,7 @@ import { createHmac } from 'node:crypto';
 import { AppError, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Actor } from '../auth/guard.ts';
+import { assertCanChange, visibleTo, type ProjectScope } from '../orgs/project-scope.ts';
 import { media } from './tables.ts';
 
 export type MediaRow = typeof media.$inferSelect;
@@ -103,20 +104,26 @@ export class MediaService {
     }
   }
 
-  async get(orgId: string, id: string): Promise<MediaRow> {
-    const [row] = await this.db.select().from(media).where(and(eq(media.orgId, orgId), eq(media.id, id)));
+  /**
+   * Uploads without a project are the organization's: a key bound to a project sees those and its
+   * project's, and may delete only its project's (CONTRACT §2).
+   */
+  async get(scope: ProjectScope, id: string): Promise<MediaRow> {
+    const [row] = await this.db.select().from(media).where(and(eq(media.orgId, scope.orgId), visibleTo(scope, media.projectId, { orgWide: true }), eq(media.id, id)));
     if (!row) throw notFound('Media');
     return row;
   }
 
-  /** The org's media among these ids (the missing ones are simply absent). */
-  async many(orgId: string, ids: string[], db: Db = this.db): Promise<MediaRow[]> {
+  /** The media among these ids that the scope can see (the others are simply absent). */
+  async many(scope: ProjectScope, ids: string[], db: Db = this.db): Promise<MediaRow[]> {
     if (ids.length === 0) return [];
-    return db.select().from(media).where(and(eq(media.orgId, orgId), inArray(media.id, ids)));
+    return db.select().from(media).where(and(eq(media.orgId, scope.orgId), visibleTo(scope, media.projectId, { orgWide: true }), inArray(media.id, ids)));
   }
 
-  async delete(orgId: string, id: string): Promise<void> {
-    const [row] = await this.db.delete(media).where(and(eq(media.orgId, orgId), eq(media.id, id))).returning();
+  async delete(scope: ProjectScope, id: string): Promise<void> {
+    const found = await this.get(scope, id);
+    assertCanChange(scope, found.projectId, 'This upload');
+    const [row] = await this.db.delete(media).where(and(eq(media.orgId, scope.orgId), eq(media.id, id))).returning();
     if (!row) throw notFound('Media');
     await rm(this.pathOf(row), { force: true });
   }

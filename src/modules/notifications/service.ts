@@ -5,10 +5,13 @@ import { notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import type { OrgStream } from '../events/org-stream.ts';
-import { notifications } from './tables.ts';
+import { visibleTo } from '../orgs/project-scope.ts';
+import { notificationReads, notifications } from './tables.ts';
 
 export interface NewNotification {
   orgId: string;
+  /** The project it is about (a report's, an approval's run, a post's…); null for organization-level ones (budget). */
+  projectId?: string | null;
   userId?: string | null;
   /** What it is about: webhook.disabled, approval.requested, report.created, budget.warning … */
   kind: string;
@@ -17,10 +20,26 @@ export interface NewNotification {
   link?: string | null;
 }
 
+/**
+ * Who reads: the organization, the project an API key is bound to, the user (null for API keys,
+ * which see every member's notifications), and the reader whose read state is kept (a user id or
+ * an API key id).
+ */
+export interface ReaderScope {
+  orgId: string;
+  projectId: string | null;
+  userId: string | null;
+  readerId: string;
+}
+
 type Row = typeof notifications.$inferSelect;
 
-export function publicNotification(row: Row) {
-  return { id: row.id, kind: row.kind, title: row.title, body: row.body, link: row.link, userId: row.userId, read: row.readAt !== null, readAt: row.readAt, createdAt: row.createdAt };
+/** `readAt` is the reader's own; a notification stays unread for everyone else. */
+export function publicNotification(row: Row, readAt: Date | null = null) {
+  return {
+    id: row.id, kind: row.kind, title: row.title, body: row.body, link: row.link, userId: row.userId, projectId: row.projectId,
+    read: readAt !== null, readAt, createdAt: row.createdAt,
+  };
 }
 
 /** The one way every module tells people something: stored, and pushed on the organization stream. */
@@ -39,6 +58,7 @@ export class NotificationsService {
     const [row] = await db.insert(notifications).values({
       id: newId('notification'),
       orgId: input.orgId,
+      projectId: input.projectId ?? null,
       userId: input.userId ?? null,
       kind: input.kind,
       title: input.title.slice(0, 300),
@@ -46,35 +66,52 @@ export class NotificationsService {
       link: input.link ?? null,
     }).returning();
     const out = publicNotification(row!);
+    // `data.projectId` lets the stream keep a project-bound key to its project's notifications.
     const message = { kind: 'notification', data: JSON.parse(JSON.stringify(out)), userId: out.userId };
     if (tx) await this.stream.publishInTx(tx, input.orgId, message);
     else await this.stream.publish(input.orgId, message);
     return out;
   }
 
-  private visible(orgId: string, userId: string | null): SQL {
-    return and(eq(notifications.orgId, orgId), userId ? or(isNull(notifications.userId), eq(notifications.userId, userId)) : undefined)!;
+  /** A user sees the organization's and their own; a key bound to a project sees only that project's (CONTRACT §2). */
+  private visible(scope: ReaderScope): SQL {
+    return and(
+      eq(notifications.orgId, scope.orgId),
+      scope.userId ? or(isNull(notifications.userId), eq(notifications.userId, scope.userId)) : undefined,
+      visibleTo(scope, notifications.projectId, { orgWide: false }),
+    )!;
   }
 
-  async list(orgId: string, userId: string | null, query: ListQuery & { unread?: boolean; kind?: string }) {
+  /**
+   * The reader's read time. `notifications.read_at` was shared by every reader before read state
+   * was per reader; a notification read then stays read, and it is never set any more.
+   */
+  private readAt() {
+    return sql<Date | null>`coalesce(${notificationReads.readAt}, ${notifications.readAt})`.mapWith(notifications.readAt);
+  }
+
+  async list(scope: ReaderScope, query: ListQuery & { unread?: boolean; kind?: string }) {
     const page = pageOf(query);
+    const mine = and(eq(notificationReads.notificationId, notifications.id), eq(notificationReads.readerId, scope.readerId));
     const where = and(
-      this.visible(orgId, userId),
-      query.unread ? isNull(notifications.readAt) : undefined,
+      this.visible(scope),
+      query.unread ? and(isNull(notificationReads.readAt), isNull(notifications.readAt)) : undefined,
       query.kind ? eq(notifications.kind, query.kind) : undefined,
     );
     const [items, counted] = await Promise.all([
-      this.db.select().from(notifications).where(where).orderBy(desc(notifications.id)).limit(page.limit).offset(page.offset),
-      this.db.select({ n: sql<number>`count(*)::int` }).from(notifications).where(where),
+      this.db.select({ row: notifications, readAt: this.readAt() }).from(notifications).leftJoin(notificationReads, mine)
+        .where(where).orderBy(desc(notifications.id)).limit(page.limit).offset(page.offset),
+      this.db.select({ n: sql<number>`count(*)::int` }).from(notifications).leftJoin(notificationReads, mine).where(where),
     ]);
-    return envelope(items.map(publicNotification), counted[0]?.n ?? 0, page);
+    return envelope(items.map((i) => publicNotification(i.row, i.readAt)), counted[0]?.n ?? 0, page);
   }
 
-  async markRead(orgId: string, userId: string | null, id: string, at: Date): Promise<void> {
-    const updated = await this.db.update(notifications)
-      .set({ readAt: sql`coalesce(${notifications.readAt}, ${at.toISOString()}::timestamptz)` })
-      .where(and(this.visible(orgId, userId), eq(notifications.id, id)))
-      .returning({ id: notifications.id });
-    if (updated.length === 0) throw notFound('Notification');
+  /** Marks it read for this reader only; marking twice keeps the first time. */
+  async markRead(scope: ReaderScope, id: string, at: Date): Promise<void> {
+    const [row] = await this.db.select({ id: notifications.id }).from(notifications).where(and(this.visible(scope), eq(notifications.id, id)));
+    if (!row) throw notFound('Notification');
+    await this.db.insert(notificationReads)
+      .values({ notificationId: row.id, readerId: scope.readerId, orgId: scope.orgId, readAt: at })
+      .onConflictDoNothing();
   }
 }

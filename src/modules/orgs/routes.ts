@@ -73,12 +73,12 @@ export function orgRoutes(app: App): void {
   });
 
   app.get('/members', {
-    config: { access: { sessionOnly: true } },
+    config: { access: { sessionOnly: true, orgLevel: true } },
     schema: { tags: ['Members'], summary: 'Members and their roles', params: OrgParams, response: { 200: Type.Array(Type.Ref('Member')), ...orgErrors() } },
   }, async (request) => orgs.listMembers(orgOf(request).orgId));
 
   app.post('/members', {
-    config: { access: { admin: true } },
+    config: { access: { admin: true, orgLevel: true } },
     schema: {
       tags: ['Members'], summary: 'Add an existing user as a member (owner or admin)', params: OrgParams,
       body: Type.Object({ email: Type.String({ format: 'email', maxLength: 254 }), role: Type.Union(ROLES.map((r) => Type.Literal(r))) }, { additionalProperties: false }),

@@ -1,7 +1,7 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db.ts';
-import { conflict, notFound } from '../../platform/errors.ts';
+import { conflict, forbidden, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { users } from '../auth/tables.ts';
 import { memberships, organizations, projects } from './tables.ts';
@@ -101,12 +101,12 @@ export class OrgsService {
 
   /**
    * The project a request may use: an API key bound to a project always gets that project (naming
-   * another is a 404); otherwise the requested project, which must belong to the organization, or
-   * null when none is named.
+   * another is a 403, CONTRACT §2, whether or not that project exists); otherwise the requested
+   * project, which must belong to the organization (else 404), or null when none is named.
    */
   async projectFor(scope: { orgId: string; projectId: string | null }, requested: string | null | undefined): Promise<string | null> {
     if (scope.projectId) {
-      if (requested && requested !== scope.projectId) throw notFound('Project');
+      if (requested && requested !== scope.projectId) throw forbidden('This API key is bound to another project');
       return scope.projectId;
     }
     if (requested) await this.assertProject(scope.orgId, requested);

@@ -4,6 +4,7 @@ import { badRequest, unprocessable } from '../../platform/errors.ts';
 import { LEAD_STATUSES } from '../leads/normalize.ts';
 import type { LeadScope, LeadsService } from '../leads/service.ts';
 import { peerWith, type Peers } from '../agents/peers.ts';
+import { findTemplate } from '../workflows/templates/index.ts';
 
 const LeadIds = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 1000 });
 const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 20 });
@@ -29,6 +30,11 @@ export const ACTION_PARAMS = {
     task: Type.String({ minLength: 1, maxLength: 4000 }),
     input: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   }, { additionalProperties: false }),
+  use_template: Type.Object({
+    templateId: Type.String({ minLength: 1, maxLength: 100 }),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    projectId: Type.Optional(Type.String({ maxLength: 64 })),
+  }, { additionalProperties: false }),
 } satisfies Record<string, TSchema>;
 
 export type ActionType = keyof typeof ACTION_PARAMS;
@@ -41,10 +47,14 @@ export const ACTION_DESCRIPTIONS: Record<ActionType, string> = {
   create_draft: 'Create a social content draft: { platform, body, hashtags?, scheduledAt?, projectId? }',
   start_workflow: 'Start a workflow run: { workflowId, input? }',
   run_agent: 'Start an agent run: { type, task, input? }',
+  use_template: 'Create a workflow from a built-in template (GET /templates): { templateId, name?, projectId? }',
 };
 
 interface ContentPeer {
   createDraft(scope: LeadScope, input: Record<string, unknown>): Promise<unknown>;
+}
+interface TemplatesPeer {
+  useTemplate(scope: { orgId: string; projectId: string | null }, templateId: string, input: { name: string; projectId?: string | null }): Promise<unknown>;
 }
 interface WorkflowsPeer {
   startForScope(scope: { orgId: string; projectId: string | null }, workflowId: string, options: { input?: Record<string, unknown>; trigger?: Record<string, unknown> & { type: string } }): Promise<unknown>;
@@ -64,6 +74,7 @@ export function availableActions(deps: { peers: Peers }): ActionType[] {
   return ACTION_TYPES.filter((t) => {
     if (t === 'create_draft') return Boolean(peerWith<ContentPeer>(deps.peers, 'content', 'createDraft'));
     if (t === 'start_workflow') return Boolean(peerWith<WorkflowsPeer>(deps.peers, 'workflows', 'startForScope'));
+    if (t === 'use_template') return Boolean(peerWith<TemplatesPeer>(deps.peers, 'workflows', 'useTemplate'));
     return true;
   });
 }
@@ -79,6 +90,9 @@ export function checkAction(deps: { peers: Peers }, action: { type: string; para
   if (!Value.Check(schema, params)) {
     const first = [...Value.Errors(schema, params)][0];
     throw badRequest(`Action ${type}: params${first?.instancePath ?? ''} ${first?.message ?? 'are invalid'}`);
+  }
+  if (type === 'use_template' && !findTemplate((params as { templateId: string }).templateId)) {
+    throw badRequest(`Action use_template: no template "${(params as { templateId: string }).templateId}" (see GET /templates)`);
   }
   return { type, params: params as Record<string, unknown> };
 }
@@ -110,6 +124,12 @@ export async function executeAction(deps: ActionDeps, scope: LeadScope, action: 
     case 'run_agent': {
       const p = params as Static<typeof ACTION_PARAMS.run_agent>;
       return deps.agents().startRun(scope, { type: p.type, task: p.task, input: p.input ?? {} });
+    }
+    case 'use_template': {
+      const workflows = peerWith<TemplatesPeer>(deps.peers, 'workflows', 'useTemplate');
+      if (!workflows) throw unprocessable('ACTION_UNAVAILABLE', 'Workflows are not available');
+      const p = params as Static<typeof ACTION_PARAMS.use_template>;
+      return workflows.useTemplate(scope, p.templateId, { name: p.name ?? findTemplate(p.templateId)!.name, projectId: p.projectId });
     }
   }
 }

@@ -52,7 +52,7 @@ export function reportRoutes(app: App): void {
   app.get('/reports/:id', {
     config: { access: read },
     schema: {
-      tags, summary: 'A report with its recommendations', params: Type.Object({ orgId: Type.String(), id: Type.String({ maxLength: 64 }) }),
+      tags, summary: 'A report with its recommendations', params: Type.Object({ orgId: Type.String({ maxLength: 64 }), id: Type.String({ maxLength: 64 }) }),
       response: { 200: Type.Ref('Report'), ...orgErrors() },
     },
   }, async (request) => reports.get(orgOf(request), request.params.id));
@@ -60,8 +60,8 @@ export function reportRoutes(app: App): void {
   app.post('/reports/:id/apply-recommendation', {
     config: { access: write },
     schema: {
-      tags, summary: 'Apply a recommendation: executes its action for real (tag or re-status leads, create a draft, start a workflow or an agent). 404 for an index out of range, 409 when applied before',
-      params: Type.Object({ orgId: Type.String(), id: Type.String({ maxLength: 64 }) }),
+      tags, summary: 'Apply a recommendation: executes its action for real (tag or re-status leads, create a draft, start a workflow or an agent, create a workflow from a template). 404 for an index out of range, 409 when applied before',
+      params: Type.Object({ orgId: Type.String({ maxLength: 64 }), id: Type.String({ maxLength: 64 }) }),
       body: Type.Object({ index: Type.Integer({ minimum: 0, maximum: 1000 }) }, { additionalProperties: false }),
       response: { 200: Type.Object({ report: Type.Ref('Report'), recommendation: Type.Ref('Recommendation'), result: Type.Unknown() }), ...orgErrors(409, 422) },
     },

@@ -9,6 +9,7 @@ import type { LeadScope, LeadsService } from '../leads/service.ts';
 import type { NotificationsService } from '../notifications/service.ts';
 import type { Peers } from '../agents/peers.ts';
 import { checkAction, executeAction, type AgentStarter } from './actions.ts';
+import { starterRecommendations } from './starters.ts';
 import { reports, type StoredRecommendation } from './tables.ts';
 
 export const REPORT_TYPES = [
@@ -104,9 +105,14 @@ export class ReportsService {
     return and(eq(reports.orgId, scope.orgId), scope.projectId ? eq(reports.projectId, scope.projectId) : undefined, ...conditions)!;
   }
 
-  /** Saves a report: `agent.report.created` and a notification commit with it. Actions are checked first. */
+  /**
+   * Saves a report: `agent.report.created` and a notification commit with it. Actions are checked
+   * first. A report without recommendations gets the first steps for its organization, so there is
+   * always one to apply.
+   */
   async create(input: NewReport): Promise<Report> {
-    const recommendations: StoredRecommendation[] = (input.recommendations ?? []).map((r, index) => ({
+    const given = input.recommendations?.length ? input.recommendations : await starterRecommendations(this.db, this.peers, input);
+    const recommendations: StoredRecommendation[] = given.map((r, index) => ({
       index,
       title: r.title,
       description: r.description ?? '',
@@ -139,6 +145,7 @@ export class ReportsService {
       });
       await this.notifications.notify({
         orgId: input.orgId,
+        projectId: input.projectId,
         kind: 'report.created',
         title: `New report: ${report.title}`,
         body: report.summary,
@@ -199,7 +206,9 @@ export class ReportsService {
       throw error;
     }
     const plain = result === undefined ? null : JSON.parse(JSON.stringify(result));
-    const row = await this.patchRecommendation(scope.orgId, id, index, (r) => ({ ...r, result: plain }));
+    // A workflow made from a webhook template answers with its secret URL once: to the caller, not into the report.
+    const kept = plain && typeof plain === 'object' && !Array.isArray(plain) ? (({ webhookUrl: _u, webhookToken: _t, ...rest }) => rest)(plain) : plain;
+    const row = await this.patchRecommendation(scope.orgId, id, index, (r) => ({ ...r, result: kept }));
     const report = publicReport(row);
     return { report, recommendation: report.recommendations[index]!, result: plain };
   }

@@ -1,3 +1,4 @@
+import { isStorableTime } from '../../platform/dates.ts';
 import { badRequest } from '../../platform/errors.ts';
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -54,13 +55,13 @@ function bound(value: string, which: 'from' | 'to', tz: string): Date {
   if (d) {
     const [y, m, day] = [Number(d[1]), Number(d[2]), Number(d[3])];
     const check = new Date(Date.UTC(y, m - 1, day));
-    if (check.getUTCMonth() !== m - 1 || check.getUTCDate() !== day) throw badRequest(`${which}: ${value} is not a calendar date`, [{ field: which, message: 'is not a valid date' }]);
+    if (check.getUTCMonth() !== m - 1 || check.getUTCDate() !== day || !isStorableTime(check.getTime())) throw badRequest(`${which}: ${value} is not a calendar date`, [{ field: which, message: 'is not a valid date' }]);
     // A date is that whole day: `from` starts it, `to` includes it (the range ends where the next day starts).
     return which === 'from' ? startOfDay(y, m, day, tz) : startOfDay(y, m, day + 1, tz);
   }
   if (TIMESTAMP.test(value)) {
     const ms = Date.parse(value);
-    if (!Number.isNaN(ms)) return new Date(ms);
+    if (isStorableTime(ms)) return new Date(ms);
   }
   throw badRequest(`${which} must be a date (2026-11-01) or an ISO 8601 timestamp with an offset (2026-11-01T09:00:00+02:00)`, [{ field: which, message: 'must be a date or an ISO 8601 timestamp with offset' }]);
 }

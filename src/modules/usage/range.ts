@@ -1,3 +1,4 @@
+import { isStorableTime } from '../../platform/dates.ts';
 import { badRequest } from '../../platform/errors.ts';
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -16,14 +17,14 @@ export function parseRange(from: string | undefined, to: string | undefined, def
 function parseBound(value: string, field: 'from' | 'to', endOfDay: boolean): Date {
   if (DATE.test(value)) {
     const d = new Date(`${value}T00:00:00.000Z`);
-    if (Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== value) throw invalid(field, value);
+    if (!isStorableTime(d.getTime()) || d.toISOString().slice(0, 10) !== value) throw invalid(field, value);
     return endOfDay ? new Date(d.getTime() + 86_400_000) : d;
   }
   // A timestamp needs a time part; an offset is accepted (no offset means UTC).
   if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(value)) throw invalid(field, value);
   const hasZone = /(Z|[+-]\d{2}:?\d{2})$/i.test(value);
   const d = new Date(hasZone ? value : value + 'Z');
-  if (Number.isNaN(d.getTime())) throw invalid(field, value);
+  if (!isStorableTime(d.getTime())) throw invalid(field, value);
   return d;
 }
 

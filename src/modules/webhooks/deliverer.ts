@@ -125,7 +125,7 @@ export class WebhookDeliverer {
 
   private async finish(delivery: DeliveryRow, result: SendResult, counts: boolean): Promise<void> {
     const now = this.clock.now();
-    let disabled: { orgId: string; endpointId: string; url: string; reason: string } | null = null;
+    let disabled: { orgId: string; projectId: string | null; endpointId: string; url: string; reason: string } | null = null;
     await this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
       await tx.update(webhookDeliveries).set({
@@ -152,7 +152,7 @@ export class WebhookDeliverer {
         const reason = gone ? 'receiver answered 410 Gone' : `${ep.consecutiveFailures} consecutive failed deliveries`;
         await tx.update(webhookEndpoints).set({ active: false, disabledReason: reason, updatedAt: now }).where(eq(webhookEndpoints.id, ep.id));
         await this.webhooks.cancelPending(tx, ep.id, 'endpoint deactivated');
-        disabled = { orgId: ep.orgId, endpointId: ep.id, url: ep.url, reason };
+        disabled = { orgId: ep.orgId, projectId: ep.projectId, endpointId: ep.id, url: ep.url, reason };
         return;
       }
       if (ep.active && delivery.attempt < MAX_ATTEMPTS) {
@@ -167,10 +167,11 @@ export class WebhookDeliverer {
     if (disabled) await this.notifyDisabled(disabled);
   }
 
-  private async notifyDisabled(d: { orgId: string; endpointId: string; url: string; reason: string }): Promise<void> {
+  private async notifyDisabled(d: { orgId: string; projectId: string | null; endpointId: string; url: string; reason: string }): Promise<void> {
     for (const userId of await this.orgs.ownerIds(d.orgId)) {
       await this.notifications.notify({
         orgId: d.orgId,
+        projectId: d.projectId,
         userId,
         kind: 'webhook.disabled',
         title: 'Webhook endpoint deactivated',

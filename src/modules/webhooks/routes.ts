@@ -2,6 +2,7 @@ import { Type, Timestamp, Nullable, ListEnvelope, ListQueryProps, orgErrors } fr
 import type { App } from '../../platform/http/types.ts';
 import { orgOf } from '../auth/guard.ts';
 import { DELIVERIES_WAKE, publicEndpoint } from './service.ts';
+import { PLATFORM_EVENT_NAMES } from '../events/names.ts';
 
 const EndpointSchema = Type.Object({
   id: Type.String(), url: Type.String(), events: Type.Array(Type.String()), projectId: Nullable(Type.String()), active: Type.Boolean(),
@@ -17,7 +18,7 @@ const DeliverySchema = Type.Object({
 
 const EventName = Type.String({ minLength: 1, maxLength: 100, pattern: '^(\\*|[a-z]+(\\.[a-z_]+)+)$' });
 const Url = Type.String({ minLength: 1, maxLength: 2048 });
-const Params = Type.Object({ orgId: Type.String(), id: Type.String({ maxLength: 64 }) });
+const Params = Type.Object({ orgId: Type.String({ maxLength: 64 }), id: Type.String({ maxLength: 64 }) });
 const read = { scope: 'webhooks:read' };
 const write = { scope: 'webhooks:write', manage: true };
 const tags = ['Webhook endpoints'];
@@ -31,11 +32,11 @@ export function webhookRoutes(app: App): void {
     config: { access: write },
     schema: {
       tags, summary: 'Create a webhook endpoint; the signing secret is shown only here and on rotation',
-      params: Type.Object({ orgId: Type.String() }),
+      params: Type.Object({ orgId: Type.String({ maxLength: 64 }) }),
       body: Type.Object({
         url: Url,
         secret: Type.Optional(Type.String({ maxLength: 200, description: 'generated when empty' })),
-        events: Type.Array(EventName, { minItems: 1, maxItems: 50, description: 'event names, or ["*"] for all' }),
+        events: Type.Array(EventName, { minItems: 1, maxItems: 50, description: `platform event names (${PLATFORM_EVENT_NAMES.join(', ')}), or ["*"] for all; an unknown name is 400` }),
         projectId: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
         active: Type.Optional(Type.Boolean()),
         description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
@@ -44,18 +45,18 @@ export function webhookRoutes(app: App): void {
     },
   }, async (request, reply) => {
     reply.code(201);
-    return webhooks.create(orgOf(request).orgId, request.body);
+    return webhooks.create(orgOf(request), request.body);
   });
 
   app.get('/webhook-endpoints', {
     config: { access: read },
-    schema: { tags, summary: 'List webhook endpoints', params: Type.Object({ orgId: Type.String() }), querystring: Type.Object({ page: ListQueryProps.page, pageSize: ListQueryProps.pageSize }), response: { 200: ListEnvelope(Type.Ref('WebhookEndpoint')), ...orgErrors() } },
-  }, async (request) => webhooks.list(orgOf(request).orgId, request.query));
+    schema: { tags, summary: 'List webhook endpoints', params: Type.Object({ orgId: Type.String({ maxLength: 64 }) }), querystring: Type.Object({ page: ListQueryProps.page, pageSize: ListQueryProps.pageSize }), response: { 200: ListEnvelope(Type.Ref('WebhookEndpoint')), ...orgErrors() } },
+  }, async (request) => webhooks.list(orgOf(request), request.query));
 
   app.get('/webhook-endpoints/:id', {
     config: { access: read },
     schema: { tags, summary: 'Get a webhook endpoint', params: Params, response: { 200: Type.Ref('WebhookEndpoint'), ...orgErrors() } },
-  }, async (request) => publicEndpoint(await webhooks.row(orgOf(request).orgId, request.params.id)));
+  }, async (request) => publicEndpoint(await webhooks.row(orgOf(request), request.params.id)));
 
   app.patch('/webhook-endpoints/:id', {
     config: { access: write },
@@ -70,20 +71,20 @@ export function webhookRoutes(app: App): void {
       }, { additionalProperties: false, minProperties: 1 }),
       response: { 200: Type.Ref('WebhookEndpoint'), ...orgErrors() },
     },
-  }, async (request) => webhooks.update(orgOf(request).orgId, request.params.id, request.body));
+  }, async (request) => webhooks.update(orgOf(request), request.params.id, request.body));
 
   app.delete('/webhook-endpoints/:id', {
     config: { access: write },
     schema: { tags, summary: 'Delete a webhook endpoint and its history', params: Params, response: { 204: Type.Null(), ...orgErrors() } },
   }, async (request, reply) => {
-    await webhooks.delete(orgOf(request).orgId, request.params.id);
+    await webhooks.delete(orgOf(request), request.params.id);
     reply.code(204).send(null);
   });
 
   app.post('/webhook-endpoints/:id/rotate-secret', {
     config: { access: write },
     schema: { tags, summary: 'Replace the signing secret; the new one is shown once', params: Params, response: { 200: Type.Object({ secret: Type.String() }), ...orgErrors() } },
-  }, async (request) => webhooks.rotateSecret(orgOf(request).orgId, request.params.id));
+  }, async (request) => webhooks.rotateSecret(orgOf(request), request.params.id));
 
   app.post('/webhook-endpoints/:id/test', {
     config: { access: write },
@@ -95,7 +96,7 @@ export function webhookRoutes(app: App): void {
       },
     },
   }, async (request) => {
-    const { ok, statusCode, durationMs, responseBodyPreview, error } = await webhooks.test(orgOf(request).orgId, request.params.id);
+    const { ok, statusCode, durationMs, responseBodyPreview, error } = await webhooks.test(orgOf(request), request.params.id);
     return { ok, statusCode, durationMs, responseBodyPreview, error };
   });
 
@@ -106,17 +107,17 @@ export function webhookRoutes(app: App): void {
       querystring: Type.Object({ page: ListQueryProps.page, pageSize: ListQueryProps.pageSize, status: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')])) }, { additionalProperties: false }),
       response: { 200: ListEnvelope(Type.Ref('WebhookDelivery')), ...orgErrors() },
     },
-  }, async (request) => webhooks.deliveries(orgOf(request).orgId, request.params.id, request.query));
+  }, async (request) => webhooks.deliveries(orgOf(request), request.params.id, request.query));
 
   app.post('/webhook-endpoints/:id/deliveries/:deliveryId/resend', {
     config: { access: write },
     schema: {
       tags, summary: 'Deliver the same envelope again (same envelope id, new delivery)',
-      params: Type.Object({ orgId: Type.String(), id: Type.String({ maxLength: 64 }), deliveryId: Type.String({ maxLength: 64 }) }),
+      params: Type.Object({ orgId: Type.String({ maxLength: 64 }), id: Type.String({ maxLength: 64 }), deliveryId: Type.String({ maxLength: 64 }) }),
       response: { 202: Type.Ref('WebhookDelivery'), ...orgErrors() },
     },
   }, async (request, reply) => {
-    const delivery = await webhooks.resend(orgOf(request).orgId, request.params.id, request.params.deliveryId);
+    const delivery = await webhooks.resend(orgOf(request), request.params.id, request.params.deliveryId);
     app.services.bus.publish(DELIVERIES_WAKE, null).catch(() => {});
     reply.code(202);
     return delivery;

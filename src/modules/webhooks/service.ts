@@ -4,12 +4,14 @@ import type { Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../config.ts';
 import { SecretBox, randomToken } from '../../platform/crypto.ts';
-import { notFound } from '../../platform/errors.ts';
+import { badRequest, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { assertOutboundUrl } from '../../platform/http-client.ts';
 import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import type { EventRow } from '../events/service.ts';
+import { isPlatformEventName } from '../events/names.ts';
 import type { OrgsService } from '../orgs/service.ts';
+import { assertCanChange, assertMayMakeOrgWide, visibleTo, type ProjectScope } from '../orgs/project-scope.ts';
 import { sendSigned, type SendResult } from './signer.ts';
 import { webhookDeliveries, webhookEndpoints } from './tables.ts';
 
@@ -43,6 +45,16 @@ export interface EndpointInput {
 }
 
 const newSecret = () => 'whsec_' + randomToken(32);
+
+/** An endpoint subscribes to platform event names or `*`; an unknown name would never fire, so it is refused. */
+function checkEvents(events: string[]): void {
+  const unknown = [...new Set(events.filter((name) => name !== '*' && !isPlatformEventName(name)))];
+  if (unknown.length === 0) return;
+  const list = unknown.map((name) => `'${name}'`).join(', ');
+  throw badRequest(`Unknown event name${unknown.length > 1 ? 's' : ''} ${list}: use the platform event names (such as 'lead.created') or '*'`, unknown.map((name) => ({
+    field: `body.events[${events.indexOf(name)}]`, message: `unknown event name '${name}'`,
+  })));
+}
 
 /** Webhook endpoints: management, and the fan-out of dispatched platform events into deliveries. */
 export class WebhooksService {
@@ -80,14 +92,20 @@ export class WebhooksService {
     return assertOutboundUrl(url, 'body.url', { allowPrivate: this.config.webhookAllowPrivate, requireHttps: true });
   }
 
-  async create(orgId: string, input: EndpointInput) {
+  /**
+   * A key bound to a project makes endpoints of its project only: an explicit `projectId: null`
+   * (organization-wide, so every project's events) or another project is 403.
+   */
+  async create(scope: ProjectScope, input: EndpointInput) {
+    checkEvents(input.events);
     await this.checkUrl(input.url);
-    if (input.projectId) await this.orgs.assertProject(orgId, input.projectId);
+    assertMayMakeOrgWide(scope, input.projectId, 'webhook endpoint');
+    const projectId = await this.orgs.projectFor(scope, input.projectId);
     const secret = input.secret || newSecret();
     const [row] = await this.db.insert(webhookEndpoints).values({
       id: newId('webhookEndpoint'),
-      orgId,
-      projectId: input.projectId ?? null,
+      orgId: scope.orgId,
+      projectId,
       url: input.url,
       description: input.description ?? null,
       events: [...new Set(input.events)],
@@ -97,15 +115,24 @@ export class WebhooksService {
     return { ...publicEndpoint(row!), secret };
   }
 
-  async row(orgId: string, id: string): Promise<EndpointRow> {
-    const [row] = await this.db.select().from(webhookEndpoints).where(and(eq(webhookEndpoints.orgId, orgId), eq(webhookEndpoints.id, id)));
+  /** An endpoint the scope can see: its project's, or organization-wide ones (read-only for a bound key). */
+  async row(scope: ProjectScope, id: string): Promise<EndpointRow> {
+    const [row] = await this.db.select().from(webhookEndpoints)
+      .where(and(eq(webhookEndpoints.orgId, scope.orgId), visibleTo(scope, webhookEndpoints.projectId, { orgWide: true }), eq(webhookEndpoints.id, id)));
     if (!row) throw notFound('Webhook endpoint');
     return row;
   }
 
-  async list(orgId: string, query: ListQuery) {
+  /** An endpoint the scope may change: an organization-wide one is 403 for a bound key. */
+  private async ownRow(scope: ProjectScope, id: string): Promise<EndpointRow> {
+    const row = await this.row(scope, id);
+    assertCanChange(scope, row.projectId, 'This webhook endpoint');
+    return row;
+  }
+
+  async list(scope: ProjectScope, query: ListQuery) {
     const page = pageOf(query);
-    const where = eq(webhookEndpoints.orgId, orgId);
+    const where = and(eq(webhookEndpoints.orgId, scope.orgId), visibleTo(scope, webhookEndpoints.projectId, { orgWide: true }));
     const [items, counted] = await Promise.all([
       this.db.select().from(webhookEndpoints).where(where).orderBy(desc(webhookEndpoints.id)).limit(page.limit).offset(page.offset),
       this.db.select({ n: sql<number>`count(*)::int` }).from(webhookEndpoints).where(where),
@@ -113,10 +140,12 @@ export class WebhooksService {
     return envelope(items.map(publicEndpoint), counted[0]?.n ?? 0, page);
   }
 
-  async update(orgId: string, id: string, patch: Partial<Omit<EndpointInput, 'secret'>>) {
-    const before = await this.row(orgId, id);
+  async update(scope: ProjectScope, id: string, patch: Partial<Omit<EndpointInput, 'secret'>>) {
+    if (patch.events !== undefined) checkEvents(patch.events);
+    const before = await this.ownRow(scope, id);
     if (patch.url !== undefined) await this.checkUrl(patch.url);
-    if (patch.projectId) await this.orgs.assertProject(orgId, patch.projectId);
+    assertMayMakeOrgWide(scope, patch.projectId, 'webhook endpoint');
+    if (patch.projectId) await this.orgs.projectFor(scope, patch.projectId);
     const set: Partial<EndpointRow> = { updatedAt: this.clock.now() };
     if (patch.url !== undefined) set.url = patch.url;
     if (patch.events !== undefined) set.events = [...new Set(patch.events)];
@@ -130,38 +159,48 @@ export class WebhooksService {
         set.disabledReason = null;
       }
     }
-    const [row] = await this.db.update(webhookEndpoints).set(set).where(eq(webhookEndpoints.id, id)).returning();
+    const [row] = await this.db.update(webhookEndpoints).set(set).where(and(eq(webhookEndpoints.orgId, scope.orgId), eq(webhookEndpoints.id, id))).returning();
     if (patch.active === false) await this.cancelPending(this.db, id, 'endpoint deactivated');
     return publicEndpoint(row!);
   }
 
-  async delete(orgId: string, id: string): Promise<void> {
-    await this.row(orgId, id);
-    await this.db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, id));
+  async delete(scope: ProjectScope, id: string): Promise<void> {
+    await this.ownRow(scope, id);
+    await this.db.delete(webhookEndpoints).where(and(eq(webhookEndpoints.orgId, scope.orgId), eq(webhookEndpoints.id, id)));
   }
 
-  async rotateSecret(orgId: string, id: string) {
-    await this.row(orgId, id);
+  async rotateSecret(scope: ProjectScope, id: string) {
+    await this.ownRow(scope, id);
     const secret = newSecret();
     await this.db.update(webhookEndpoints).set({ secretSealed: this.box.seal(secret), updatedAt: this.clock.now() }).where(eq(webhookEndpoints.id, id));
     return { secret };
   }
 
   /** Sends a `ping` envelope now and reports what the receiver said. */
-  async test(orgId: string, id: string): Promise<SendResult & { ok: boolean }> {
-    const row = await this.row(orgId, id);
+  async test(scope: ProjectScope, id: string): Promise<SendResult & { ok: boolean }> {
+    const row = await this.ownRow(scope, id);
     const at = this.clock.now();
-    const ping = { id: newId('event', at.getTime()), type: 'ping', organizationId: orgId, ...(row.projectId ? { projectId: row.projectId } : {}), at: at.toISOString(), payload: { endpointId: row.id } };
+    const ping = { id: newId('event', at.getTime()), type: 'ping', organizationId: scope.orgId, ...(row.projectId ? { projectId: row.projectId } : {}), at: at.toISOString(), payload: { endpointId: row.id } };
     return sendSigned({
       url: row.url, secret: this.secretOf(row), body: JSON.stringify(ping), eventType: 'ping',
       deliveryId: newId('delivery'), allowPrivate: this.config.webhookAllowPrivate, previewBytes: 1024, timeoutMs: this.config.webhookTimeoutMs,
     });
   }
 
-  async deliveries(orgId: string, id: string, query: ListQuery & { status?: string }) {
-    await this.row(orgId, id);
+  /**
+   * An organization-wide endpoint receives every project's events, so its deliveries are not a
+   * bound key's to see: they are not found (404), like another project's.
+   */
+  private async deliveringRow(scope: ProjectScope, id: string): Promise<EndpointRow> {
+    const row = await this.row(scope, id);
+    if (scope.projectId && row.projectId !== scope.projectId) throw notFound('Webhook endpoint');
+    return row;
+  }
+
+  async deliveries(scope: ProjectScope, id: string, query: ListQuery & { status?: string }) {
+    await this.deliveringRow(scope, id);
     const page = pageOf(query);
-    const where = and(eq(webhookDeliveries.orgId, orgId), eq(webhookDeliveries.endpointId, id), query.status ? eq(webhookDeliveries.status, query.status) : undefined);
+    const where = and(eq(webhookDeliveries.orgId, scope.orgId), eq(webhookDeliveries.endpointId, id), query.status ? eq(webhookDeliveries.status, query.status) : undefined);
     const [items, counted] = await Promise.all([
       this.db.select().from(webhookDeliveries).where(where).orderBy(desc(webhookDeliveries.id)).limit(page.limit).offset(page.offset),
       this.db.select({ n: sql<number>`count(*)::int` }).from(webhookDeliveries).where(where),
@@ -170,8 +209,9 @@ export class WebhooksService {
   }
 
   /** A new delivery (attempt 1) of the same envelope, same envelope id. */
-  async resend(orgId: string, endpointId: string, deliveryId: string) {
-    await this.row(orgId, endpointId);
+  async resend(scope: ProjectScope, endpointId: string, deliveryId: string) {
+    const orgId = scope.orgId;
+    await this.ownRow(scope, endpointId);
     const [old] = await this.db.select().from(webhookDeliveries)
       .where(and(eq(webhookDeliveries.orgId, orgId), eq(webhookDeliveries.endpointId, endpointId), eq(webhookDeliveries.id, deliveryId)));
     if (!old) throw notFound('Delivery');

@@ -83,6 +83,36 @@ describe('endpoint management', () => {
     expect(otherProject.statusCode).toBe(404);
   });
 
+  it('accepts only the platform event names or *, naming the unknown one on create and update', async () => {
+    const create = (events: string[]) => t.call({ method: 'POST', url: `${base}/webhook-endpoints`, auth: owner(), payload: { url: rx.url(), events } });
+    const nope = await create(['lead.created', 'lead.nope']);
+    expect(nope.statusCode).toBe(400);
+    expect(nope.json()).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'body.events[1]', message: "unknown event name 'lead.nope'" }] });
+    expect(nope.json().message).toContain("'lead.nope'");
+    // Names of other webhook paths (CRM sync, webhookOut) are not platform events either.
+    expect((await create(['lead.synced'])).json().message).toContain("'lead.synced'");
+    expect((await t.call({ method: 'GET', url: `${base}/webhook-endpoints`, auth: owner() })).json().total).toBe(0);
+
+    const all = ['lead.created', 'lead.updated', 'lead.qualified', 'lead.replied', 'message.received', 'message.sent', 'conversation.opened',
+      'conversation.handoff', 'conversation.closed', 'post.created', 'post.approved', 'post.published', 'post.failed', 'campaign.started',
+      'campaign.finished', 'workflow.run.started', 'workflow.run.finished', 'workflow.run.failed', 'agent.run.finished', 'agent.report.created',
+      'analytics.synced', 'analytics.threshold', 'integration.connected', 'integration.error', 'approval.requested', 'approval.resolved',
+      'budget.warning', 'budget.exceeded'];
+    const created = await create(all);
+    expect(created.statusCode, created.body).toBe(201);
+    expect(created.json().events).toEqual(all);
+
+    const patch = (events: string[]) => t.call({ method: 'PATCH', url: `${base}/webhook-endpoints/${created.json().id}`, auth: owner(), payload: { events } });
+    const bad = await patch(['*', 'post.deleted', 'lead.nope']);
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().message).toMatch(/'post\.deleted', 'lead\.nope'/);
+    expect(bad.json().details.map((d: { field: string }) => d.field)).toEqual(['body.events[1]', 'body.events[2]']);
+    expect((await t.call({ method: 'GET', url: `${base}/webhook-endpoints/${created.json().id}`, auth: owner() })).json().events).toEqual(all);
+    const star = await patch(['*']);
+    expect(star.statusCode).toBe(200);
+    expect(star.json().events).toEqual(['*']);
+  });
+
   it('guards every route: cross-organization 404, scope and role 403', async () => {
     const created = await endpoint({});
     const routes = [

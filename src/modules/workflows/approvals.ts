@@ -108,7 +108,7 @@ export class ApprovalsService {
       data: { approvalId: approval.id, title: approval.title, runId: approval.runId, nodeId: approval.nodeId, expiresAt: approval.expiresAt?.toISOString() ?? null, projectId: approval.projectId ?? undefined },
     });
     await this.notifications.notify({
-      orgId: input.orgId, kind: 'approval.requested', title: `Approval needed: ${approval.title}`,
+      orgId: input.orgId, projectId: input.projectId ?? null, kind: 'approval.requested', title: `Approval needed: ${approval.title}`,
       body: approval.description ?? 'A step is waiting for your decision.', link: `/approvals/${approval.id}`,
     }, tx);
     if (input.expiresAt) this.wakeAt(input.expiresAt);

@@ -6,13 +6,14 @@ import {
   ApprovalListQuery, ApprovalSchema, ApproveBody, NodeTypeSchema, RejectBody, RunBody, RunListQuery, RunSchema, RunSummarySchema,
   TemplateSchema, WorkflowCreateBody, WorkflowPatchBody, WorkflowSchema,
 } from './schemas.ts';
+import { secretRoutes } from './secrets-routes.ts';
 import { runStreamRoute } from './stream.ts';
 import { TEMPLATES } from './templates/index.ts';
 
 const read = { scope: 'workflows:read' };
 const write = { scope: 'workflows:write' };
-const IdParams = Type.Object({ orgId: Type.String(), id: Type.String({ maxLength: 64 }) });
-const RunParams = Type.Object({ orgId: Type.String(), runId: Type.String({ maxLength: 64 }) });
+const IdParams = Type.Object({ orgId: Type.String({ maxLength: 64 }), id: Type.String({ maxLength: 64 }) });
+const RunParams = Type.Object({ orgId: Type.String({ maxLength: 64 }), runId: Type.String({ maxLength: 64 }) });
 
 export function workflowRoutes(app: App): void {
   const { workflows, workflowRuns, approvals } = app.services;
@@ -92,6 +93,7 @@ export function workflowRoutes(app: App): void {
   }, async (request) => workflowRuns.cancel(orgOf(request), request.params.runId));
 
   runStreamRoute(app);
+  secretRoutes(app);
 
   const approvalTags = ['Approvals'];
   app.get('/approvals', {

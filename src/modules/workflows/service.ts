@@ -15,6 +15,7 @@ import { othersNotifier, type OthersNotifier } from './engine/notifier.ts';
 import { RUNS_WAKE, runStatusMessage } from './engine/writer.ts';
 import { publicRun } from './runs.ts';
 import type { SchedulesService } from './schedules.ts';
+import { OrgSecretsService } from './org-secrets.ts';
 import { maskNodes, sealNodes } from './secrets.ts';
 import { workflowRuns, workflows } from './tables.ts';
 import { findTemplate } from './templates/index.ts';
@@ -83,6 +84,8 @@ export class WorkflowsService {
   private readonly schedules: SchedulesService;
   private readonly box: SecretBox;
   private readonly publicUrl: string;
+  /** The organization's named secrets (`{{ $secrets.NAME }}`), sealed with the same box. */
+  readonly secrets: OrgSecretsService;
 
   private readonly others: OthersNotifier;
 
@@ -94,6 +97,7 @@ export class WorkflowsService {
     this.orgs = orgs;
     this.schedules = schedules;
     this.box = new SecretBox(deps.config.appSecret);
+    this.secrets = new OrgSecretsService(deps.db, deps.clock, this.box);
     this.publicUrl = deps.config.publicUrl;
     this.others = othersNotifier(bus, deps.db, deps.database.kind);
   }

@@ -1,6 +1,6 @@
 import { Type, orgErrors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
-import { SseStream } from '../../platform/sse.ts';
+import { principalKey } from '../auth/rate-limit.ts';
 import { orgOf } from '../auth/guard.ts';
 import { isFinal, runChannel, type ExecEvent } from './engine/writer.ts';
 
@@ -18,10 +18,10 @@ export function runStreamRoute(app: App): void {
     schema: {
       tags: ['Streams'],
       summary: 'Execution events of a run (SSE): history, then live; closes after run.finished. `since=<id>` skips the history up to that id.',
-      params: Type.Object({ orgId: Type.String(), runId: Type.String({ maxLength: 64 }) }),
+      params: Type.Object({ orgId: Type.String({ maxLength: 64 }), runId: Type.String({ maxLength: 64 }) }),
       querystring: Type.Object({
-        since: Type.Optional(Type.Integer({ minimum: 0, description: 'replay only events with a higher id' })),
-        access_token: Type.Optional(Type.String({ description: 'access token for clients that cannot set headers' })),
+        since: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'replay only events with a higher id' })),
+        access_token: Type.Optional(Type.String({ maxLength: 4096, description: 'access token for clients that cannot set headers' })),
       }),
       produces: ['text/event-stream'],
       response: { 200: Type.String({ description: 'text/event-stream' }), ...orgErrors() },
@@ -30,8 +30,7 @@ export function runStreamRoute(app: App): void {
     const ctx = orgOf(request);
     // 404 as JSON before the stream opens.
     const run = await workflowRuns.row(ctx, request.params.runId);
-    const stream = new SseStream(request, reply, { pingMs: config.ssePingMs, maxBufferBytes: config.runStreamBufferBytes });
-    streams.add(stream);
+    const stream = streams.open(request, reply, { credential: principalKey(ctx.principal), orgId: ctx.orgId }, { pingMs: config.ssePingMs, maxBufferBytes: config.runStreamBufferBytes });
     let last = request.query.since ?? 0;
     let replaying = true;
     const queued: ExecEvent[] = [];
@@ -90,7 +89,6 @@ export function runStreamRoute(app: App): void {
     stream.onClose(() => {
       clearInterval(poll);
       unsubscribe();
-      streams.delete(stream);
     });
 
     try {

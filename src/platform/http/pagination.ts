@@ -29,7 +29,8 @@ export function orderBy(sort: string | undefined, allowed: Record<string, AnyCol
   const spec = sort && sort.length > 0 ? sort : fallback;
   const descending = spec.startsWith('-');
   const field = descending ? spec.slice(1) : spec;
-  const column = allowed[field];
+  // Own keys only: `__proto__`, `constructor` or `toString` must not find Object.prototype's members.
+  const column = Object.hasOwn(allowed, field) ? allowed[field] : undefined;
   if (!column) {
     throw badRequest(`Cannot sort by "${field}"; allowed: ${Object.keys(allowed).join(', ')}`, [
       { field: 'querystring.sort', message: `must be one of ${Object.keys(allowed).join(', ')} (optionally prefixed with -)` },

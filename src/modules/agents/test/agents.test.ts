@@ -300,7 +300,7 @@ describe('saved agents and runs through the API', () => {
     expect(listed.items.every((r: { projectId: string }) => r.projectId === other.id)).toBe(true);
     const foreign = (await t.call({ method: 'GET', url: `${base}/agent-runs`, auth: owner(), query: { type: 'LEAD_QUALIFIER', pageSize: '1' } })).json().items[0];
     expect((await t.call({ method: 'GET', url: `${base}/agent-runs/${foreign.id}`, auth: { apiKey: key } })).statusCode).toBe(404);
-    expect((await t.call({ method: 'POST', url: `${base}/agents/run`, auth: { apiKey: key }, payload: { type: 'REPORT_WRITER', task: 'x', projectId: t.orgA.projectId } })).statusCode).toBe(404);
+    expect((await t.call({ method: 'POST', url: `${base}/agents/run`, auth: { apiKey: key }, payload: { type: 'REPORT_WRITER', task: 'x', projectId: t.orgA.projectId } })).statusCode).toBe(403);
   });
 });
 

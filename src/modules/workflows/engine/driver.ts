@@ -9,7 +9,7 @@ import type { Item, LogLevel, NodeContext, NodeDefinition, NodeExecution, NodeRe
 import { DISPATCHER_WAKE } from '../../events/service.ts';
 import { unsealParams } from '../secrets.ts';
 import { runSteps, workflowRuns } from '../tables.ts';
-import { checkResolvedParams, compile, ExpressionError, resolveParams, type ExpressionScope } from './expressions.ts';
+import { checkResolvedParams, compile, evaluationError, ExpressionError, resolveParams, type ExpressionScope } from './expressions.ts';
 import { executionOrder, type Definition, type WorkflowNode } from './graph.ts';
 import { ACTIVE_STATUSES, eventData, RUN_CANCEL, runChannel, runStatusMessage, type ExecEvent, type NewExecEvent, type RunRow } from './writer.ts';
 
@@ -36,6 +36,13 @@ interface Pending {
 const empty = (): Pending => ({ inserts: [], updates: [], events: [], set: {}, platform: [] });
 
 class Stop extends Error {}
+
+/**
+ * Claims of one run taken over after its holder stopped (crashed, or hung past its lease) before
+ * the run is failed with RUN_CRASHED instead of resumed: a run that kills its process every time
+ * must not take every restart down with it.
+ */
+export const MAX_RECOVERIES = 3;
 
 interface RunState {
   run: RunRow;
@@ -115,7 +122,7 @@ function stepJson(step: Partial<StepRow>): Record<string, unknown> {
 
 function errorCode(error: unknown): string {
   if (error instanceof AppError) return error.code;
-  if (error instanceof ExpressionError) return 'EXPRESSION_ERROR';
+  if (error instanceof ExpressionError) return error.code;
   const code = (error as { code?: unknown })?.code;
   return typeof code === 'string' && /^[A-Z_]+$/.test(code) ? code : 'NODE_FAILED';
 }
@@ -182,7 +189,9 @@ export class RunDriver {
     const until = new Date(now.getTime() + this.options.leaseMs);
     // A held run's wake_at is its lease end: due runs are exactly the unheld ones (and those whose
     // holder died), found by one index range scan however many runs are in flight.
-    const claimed = await this.db.update(workflowRuns).set({ lockedBy: this.instanceId, lockedUntil: until, wakeAt: until })
+    // Taking over a RUNNING run from another holder (not our own lapsed lease) is a recovery.
+    const recovery = sql`case when ${workflowRuns.status} = 'RUNNING' and ${workflowRuns.lockedBy} is not null and ${workflowRuns.lockedBy} <> ${this.instanceId} then 1 else 0 end`;
+    const claimed = await this.db.update(workflowRuns).set({ lockedBy: this.instanceId, lockedUntil: until, wakeAt: until, recoveries: sql`${workflowRuns.recoveries} + ${recovery}` })
       .where(sql`${workflowRuns.id} in (
         select id from workflow_runs
         where status in ('QUEUED','RUNNING','WAITING') and wake_at <= ${now}
@@ -333,6 +342,10 @@ export class RunDriver {
     let pending = empty();
     const now = this.now();
 
+    if (claimed.status === 'RUNNING' && claimed.recoveries >= MAX_RECOVERIES) {
+      await this.failCrashed(state);
+      return;
+    }
     if (claimed.status === 'QUEUED') {
       pending.set = { status: 'RUNNING', startedAt: now };
       pending.events.push({ type: 'run.started', workflowId: claimed.workflowId });
@@ -444,8 +457,10 @@ export class RunDriver {
     state: RunState, node: WorkflowNode, type: NodeDefinition, items: Item[], attempt: number,
     call: (ctx: NodeContext, exec: NodeExecution<Static<TSchema>>) => Promise<NodeResult>,
   ): Promise<NodeResult> {
-    const scope = this.scope(state);
     const raw = unsealParams(node.params, this.services.workflows.secretBox) as Static<TSchema>;
+    // `$secrets` reach the node's params only: what it reports (its items, its error) has them masked.
+    const secrets = this.services.workflows.secrets.forExecution(state.run.orgId);
+    const scope: ExpressionScope = { ...this.scope(state), secrets: secrets.load };
     const exec: NodeExecution<Static<TSchema>> = {
       items,
       rawParams: raw,
@@ -460,11 +475,15 @@ export class RunDriver {
           const out = await compile(expression).evaluate(item, { input: scope.input, run: scope.run, node: scope.node });
           return out === undefined ? undefined : JSON.parse(JSON.stringify(out));
         } catch (error) {
-          throw new ExpressionError(`expression "${expression}" failed: ${(error as Error).message}`);
+          throw evaluationError(expression, error);
         }
       },
     };
-    return call(this.context(state, node, attempt), exec);
+    try {
+      return secrets.redact(await call(this.context(state, node, attempt), exec));
+    } catch (error) {
+      throw secrets.redactError(error);
+    }
   }
 
   private context(state: RunState, node: WorkflowNode, attempt: number): NodeContext {
@@ -531,6 +550,28 @@ export class RunDriver {
     });
     await this.flush(state, pending);
     return 'stop';
+  }
+
+  /** Ends a run whose executions keep stopping their process: FAILED with RUN_CRASHED, like any failed run. */
+  private async failCrashed(state: RunState): Promise<void> {
+    const { run } = state;
+    const finishedAt = this.now();
+    const pending = empty();
+    const step = [...state.latest.values()].find((s) => s.status === 'RUNNING');
+    const node = step ? state.def.nodes.find((n) => n.id === step.nodeId) : undefined;
+    const where = node ? ` while executing node "${node.name ?? node.id}"` : '';
+    const message = `run recovered ${run.recoveries} times after the process executing it stopped${where} (a crash, or a hang past its lease): failed instead of resumed again`;
+    if (step && node) {
+      pending.updates.push({ nodeId: node.id, attempt: step.attempt, set: { status: 'FAILED', error: { code: 'RUN_CRASHED', message, willRetry: false }, finishedAt } });
+      pending.events.push({ type: 'node.failed', nodeId: node.id, error: message, willRetry: false });
+    }
+    pending.set = { status: 'FAILED', finishedAt, error: { code: 'RUN_CRASHED', message, nodeId: node?.id ?? null, nodeName: node?.name ?? null }, wakeAt: null, lockedBy: null, lockedUntil: null };
+    pending.events.push({ type: 'run.finished', status: 'FAILED' });
+    pending.platform.push({
+      type: 'workflow.run.failed',
+      payload: { runId: run.id, workflowId: run.workflowId, error: message, errorCode: 'RUN_CRASHED', failedNodeId: node?.id ?? null, failedNodeName: node ? node.name ?? node.id : null },
+    });
+    if (await this.flush(state, pending)) this.services.log.warn({ runId: run.id, recoveries: run.recoveries }, 'run failed: its process stopped too many times');
   }
 
   private async succeed(state: RunState, pending: Pending): Promise<void> {

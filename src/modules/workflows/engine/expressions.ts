@@ -2,6 +2,7 @@ import jsonata from 'jsonata';
 import type { TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import type { Item } from '../nodes/types.ts';
+import { arm, jsonataOptions, limitMessage } from './limits.ts';
 
 /** `{{ … }}` spans inside a param string. */
 const SPAN = /\{\{([\s\S]+?)\}\}/g;
@@ -18,7 +19,8 @@ export function compile(text: string): jsonata.Expression {
   let expr = cache.get(text);
   if (!expr) {
     try {
-      expr = jsonata(text);
+      // Every evaluation runs under the limits of limits.ts (time, depth, size, linear-time regexes).
+      expr = arm(jsonata(text, jsonataOptions));
     } catch (error) {
       throw new ExpressionError(`invalid expression "${text.trim()}": ${(error as Error).message}`);
     }
@@ -28,27 +30,64 @@ export function compile(text: string): jsonata.Expression {
   return expr;
 }
 
-export class ExpressionError extends Error {}
+export class ExpressionError extends Error {
+  /** The run step's error code. */
+  readonly code: string = 'EXPRESSION_ERROR';
+}
+
+/** An evaluation stopped by one of its limits (time, depth, size). */
+export class ExpressionLimitError extends ExpressionError {
+  override readonly code = 'EXPRESSION_LIMIT';
+}
+
+/** The error of a failed evaluation of `text`: a limit hit, or the expression's own failure. */
+export function evaluationError(text: string, error: unknown): ExpressionError {
+  const limit = limitMessage(error);
+  const shown = text.trim().length > 200 ? `${text.trim().slice(0, 200)}…` : text.trim();
+  if (limit) return new ExpressionLimitError(`expression "${shown}" stopped: it ${limit}`);
+  return new ExpressionError(`expression "${shown}" failed: ${(error as Error)?.message ?? String(error)}`);
+}
 
 /** What expressions can see besides the item (`$`). */
 export interface ExpressionScope {
   input: Item;
   run: { id: string; workflowId: string; testMode: boolean; startedAt: string | null };
   node(id: string): Item[] | undefined;
+  /** The organization's secrets (`$secrets.NAME`), loaded only when an expression names `$secrets`. */
+  secrets?: () => Promise<Record<string, string>>;
+}
+
+/** A `$secrets.NAME` whose secret the organization does not have: the node fails saying which. */
+export class MissingSecretError extends ExpressionError {
+  override readonly code = 'SECRET_MISSING';
+}
+
+const SECRET_REF = /\$secrets\.([A-Za-z_][A-Za-z0-9_]*)/g;
+
+/** `$secrets` for an expression that names it; a named secret that does not exist is an error, not an empty string. */
+async function secretsFor(text: string, scope: ExpressionScope): Promise<Record<string, string> | undefined> {
+  if (!scope.secrets || !text.includes('$secrets')) return undefined;
+  const secrets = await scope.secrets();
+  for (const [, name] of text.matchAll(SECRET_REF)) {
+    if (!Object.hasOwn(secrets, name!)) throw new MissingSecretError(`secret "${name}" is not set in this organization (PUT …/secrets/${name})`);
+  }
+  return secrets;
 }
 
 async function evaluate(text: string, item: Item, scope: ExpressionScope): Promise<unknown> {
   const expr = compile(text);
+  const secrets = await secretsFor(text, scope);
   try {
     const out = await expr.evaluate(item, {
       input: scope.input,
       run: scope.run,
       node: (id: string) => scope.node(id),
+      ...(secrets ? { secrets } : {}),
     });
     // JSONata sequences are arrays with extra markers; hand back plain JSON.
     return out === undefined ? undefined : JSON.parse(JSON.stringify(out));
   } catch (error) {
-    throw new ExpressionError(`expression "${text.trim()}" failed: ${(error as Error).message}`);
+    throw evaluationError(text, error);
   }
 }
 

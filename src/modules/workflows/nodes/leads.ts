@@ -80,12 +80,12 @@ registerNode({
   outputs: ['main'],
   async execute(ctx, exec) {
     const out: Item[] = [];
-    for (const item of exec.items) {
+    for (const [index, item] of exec.items.entries()) {
       const params = await exec.params(item);
       const id = params.leadId || (typeof item.id === 'string' ? item.id : undefined);
       if (!id) throw new Error('leads.crmSync: no leadId param and the item has no id');
       const lead = JSON.parse(JSON.stringify(await ctx.services.leads.get(scopeOf(ctx), id))) as Item;
-      const body = envelope(ctx, 'lead.synced', { lead, runId: ctx.runId, workflowId: ctx.workflowId });
+      const body = envelope(ctx, 'lead.synced', { lead, runId: ctx.runId, workflowId: ctx.workflowId }, index);
       if (ctx.testMode) {
         out.push({ dryRun: true, url: params.url, event: 'lead.synced', body });
         continue;

@@ -19,10 +19,10 @@ registerNode({
   outputs: ['main'],
   async execute(ctx, exec) {
     const out: Item[] = [];
-    for (const item of exec.items) {
+    for (const [index, item] of exec.items.entries()) {
       const params = await exec.params(item);
       const message = { channel: params.channel, to: params.to, text: params.text };
-      const body = envelope(ctx, 'message.send', { ...message, runId: ctx.runId, workflowId: ctx.workflowId, nodeId: ctx.nodeId });
+      const body = envelope(ctx, 'message.send', { ...message, runId: ctx.runId, workflowId: ctx.workflowId, nodeId: ctx.nodeId }, index);
       if (ctx.testMode) {
         out.push({ dryRun: true, ...message, url: params.url, event: 'message.send', body });
         continue;

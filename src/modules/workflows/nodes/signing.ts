@@ -1,5 +1,5 @@
 import { deriveKey } from '../../../platform/crypto.ts';
-import { newId } from '../../../platform/ids.ts';
+import { derivedId, newId } from '../../../platform/ids.ts';
 import { sendSigned } from '../../webhooks/signer.ts';
 import type { NodeContext } from './types.ts';
 
@@ -16,10 +16,14 @@ export function orgSigningSecret(appSecret: string, orgId: string): string {
   return secret;
 }
 
-/** A platform-event-shaped envelope, as webhook receivers already know it. */
-export function envelope(ctx: NodeContext, type: string, payload: Record<string, unknown>) {
+/**
+ * A platform-event-shaped envelope, as webhook receivers already know it. Its id is derived from
+ * (run, node, item): every attempt of the step — a retry, or a re-execution after a crash — sends
+ * the same id, so receivers de-duplicate by it (delivery is at least once).
+ */
+export function envelope(ctx: NodeContext, type: string, payload: Record<string, unknown>, itemIndex = 0) {
   const at = ctx.services.clock.now();
-  const out: Record<string, unknown> = { id: newId('event', at.getTime()), type, organizationId: ctx.orgId };
+  const out: Record<string, unknown> = { id: derivedId('event', ctx.runId, [ctx.nodeId, String(itemIndex)]), type, organizationId: ctx.orgId };
   if (ctx.projectId) out.projectId = ctx.projectId;
   out.at = at.toISOString();
   out.payload = payload;

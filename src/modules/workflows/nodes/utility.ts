@@ -53,7 +53,7 @@ registerNode({
 registerNode({
   type: 'utility.webhookOut',
   category: 'utility',
-  description: 'POSTs the step\'s items in one signed envelope (event `event`, default `workflow.output`; payload { runId, workflowId, nodeId, items }). Signed with `secret` or the organization\'s workflow signing secret. In test mode nothing is sent (`dryRun: true`).',
+  description: 'POSTs the step\'s items in one signed envelope (event `event`, default `workflow.output`; payload { runId, workflowId, nodeId, items }). Signed with `secret` or the organization\'s workflow signing secret. The envelope id is the same on every attempt of the step (de-duplicate by it). In test mode nothing is sent (`dryRun: true`).',
   params: Type.Object({
     url: Type.String({ minLength: 1, maxLength: 2048 }),
     secret: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),

@@ -1,0 +1,70 @@
+/**
+ * The documentation of every environment variable src/config.ts reads: the README's configuration
+ * table is generated from this list (`npm run docs:config`), and test/readme.test.ts fails when the
+ * two differ or when config.ts reads a variable missing here. Pure data, no imports.
+ */
+export interface ConfigVariable {
+  /** One variable, or several documented together (set together). */
+  names: string[];
+  /** As shown in the table (Markdown). */
+  default: string;
+  meaning: string;
+}
+
+export const CONFIG_VARIABLES: ConfigVariable[] = [
+  { names: ['PORT'], default: '`3000`', meaning: 'listen port' },
+  { names: ['HOST'], default: '`127.0.0.1`', meaning: 'listen address (`0.0.0.0` in containers)' },
+  { names: ['DATABASE_URL'], default: 'unset', meaning: 'unset: embedded PGlite in `DATA_DIR`; `memory://`: embedded, in memory; `postgres://…`: PostgreSQL server' },
+  { names: ['DATA_DIR'], default: '`./data`', meaning: 'embedded database, media files, generated secret' },
+  { names: ['PUBLIC_URL'], default: '`http://localhost:$PORT`', meaning: 'absolute links (media URLs, docs, logged base URL)' },
+  { names: ['NODE_ENV'], default: '`development`', meaning: '`production` turns on the strict rules: `APP_SECRET` required, sign-up off, webhooks only to public HTTPS addresses' },
+  { names: ['APP_SECRET'], default: 'generated into `DATA_DIR/app-secret` in development; required in production', meaning: 'at least 16 characters; signs access tokens, encrypts stored secrets' },
+  { names: ['BOOTSTRAP_EMAIL', 'BOOTSTRAP_PASSWORD'], default: 'unset', meaning: 'set together: at start, if no user has that e-mail, create the user, an organization and its project "Default"' },
+  { names: ['BOOTSTRAP_ORG'], default: '`My organization`', meaning: 'name of that organization' },
+  { names: ['ALLOW_SIGNUP'], default: '`true` in development, `false` in production', meaning: 'enables `POST /api/v1/auth/register`' },
+  { names: ['ACCESS_TOKEN_TTL_S'], default: '`900`', meaning: 'access token lifetime, seconds' },
+  { names: ['REFRESH_TOKEN_TTL_S'], default: '`2592000` (30 days)', meaning: 'refresh token lifetime, seconds' },
+  { names: ['SSE_PING_MS'], default: '`25000`', meaning: 'interval of the `: ping` keep-alive comment on event streams' },
+  { names: ['WEBHOOK_RETRY_DELAYS_S'], default: '`60,300,900,1800`', meaning: 'waits between the delivery attempts of a webhook' },
+  { names: ['WEBHOOK_ALLOW_PRIVATE'], default: '`true` in development, `false` in production', meaning: 'allow loopback/private webhook targets and plain `http`' },
+  { names: ['WEBHOOK_TIMEOUT_MS'], default: '`10000`', meaning: 'total deadline of one webhook delivery and of workflow HTTP calls (DNS, connect, TLS, answer)' },
+  { names: ['SHUTDOWN_GRACE_MS'], default: '`10000`', meaning: 'on SIGTERM/SIGINT, how long in-flight requests and work may take to finish; after it the process exits and unfinished work is taken over by another instance (or this one after a restart) once its lease expires' },
+  { names: ['OPENAI_API_KEY'], default: 'unset', meaning: 'enables models `openai:*`' },
+  { names: ['ANTHROPIC_API_KEY'], default: 'unset', meaning: 'enables models `anthropic:*`' },
+  { names: ['OPENAI_COMPATIBLE_BASE_URL', 'OPENAI_COMPATIBLE_API_KEY'], default: 'unset', meaning: 'enable models `openai-compatible:*` (Chat Completions API: Ollama, vLLM, llama.cpp, LiteLLM…)' },
+  { names: ['DEFAULT_MODEL'], default: '`offline`', meaning: 'model used when a request names none, e.g. `openai:gpt-4.1-mini` once its key is set; `offline` needs no network' },
+  { names: ['MODEL_PRICES'], default: 'built-in table', meaning: 'JSON `{ "<modelId>": { "inputPerMTok": n, "outputPerMTok": n } }` (USD per million tokens) merged over the built-in prices' },
+  { names: ['MODEL_STREAMING'], default: '`true`', meaning: 'agents call models streamed (SSE) or with one plain request per step' },
+  { names: ['AGENT_MAX_STEPS'], default: '`12`', meaning: 'default limit of model calls per agent run (a saved agent\'s `maxSteps` overrides it); a run that reaches it ends `max_steps`' },
+  { names: ['AGENT_CONCURRENCY'], default: '`4`', meaning: 'agent runs executed at once per instance' },
+  { names: ['AGENT_LEASE_MS'], default: '`60000`', meaning: 'lease of a running agent run; a run whose instance died is ended `failed` once it expires' },
+  { names: ['AGENT_WEB_ALLOW_PRIVATE'], default: '`false`', meaning: 'let the agents\' `fetch_web_page` tool reach private and loopback addresses (ignored in production); see [docs/agents.md](docs/agents.md)' },
+  { names: ['WORKFLOW_CONCURRENCY'], default: '`32`', meaning: 'workflow runs executed at once by one instance' },
+  { names: ['WORKFLOW_LEASE_MS'], default: '`30000`', meaning: 'how long an instance holds a claimed workflow run before another may take it over' },
+  { names: ['WORKFLOW_POLL_MS'], default: '`1000`', meaning: 'how often the run driver looks for runs to execute' },
+  { names: ['EXPRESSION_TIMEOUT_MS'], default: '`1000`', meaning: 'longest evaluation of one workflow expression (`{{ … }}`, conditions); past it the node fails with `EXPRESSION_LIMIT`' },
+  { names: ['EXPRESSION_MAX_DEPTH'], default: '`500`', meaning: 'deepest nesting of one evaluation (recursion) and of the values it builds; past it `EXPRESSION_LIMIT`' },
+  { names: ['EXPRESSION_MAX_SIZE'], default: '`1000000`', meaning: 'longest string, longest sequence and largest value (items plus characters) one evaluation may build; past it `EXPRESSION_LIMIT`' },
+  { names: ['RUN_STREAM_BUFFER_BYTES'], default: '`1048576` (1 MB)', meaning: 'buffered output allowed per run-stream client' },
+  { names: ['LINKEDIN_API_URL'], default: '`https://api.linkedin.com`', meaning: 'LinkedIn API base URL' },
+  { names: ['X_API_URL'], default: '`https://api.x.com`', meaning: 'X API base URL' },
+  { names: ['PUBLISH_RETRY_DELAYS_S'], default: '`30,120,300`', meaning: 'waits between attempts to publish a post' },
+  { names: ['PUBLISH_RETRY_WINDOW_S'], default: '`900`', meaning: 'no publishing retry later than this many seconds (at most 900) after the first attempt' },
+  { names: ['PUBLISHER_POLL_MS'], default: '`1000`', meaning: 'how often scheduled posts are looked for' },
+  { names: ['MEDIA_MAX_BYTES'], default: '`52428800` (50 MB)', meaning: 'largest media upload' },
+  { names: ['RATE_LIMIT_MAX'], default: '`6000`', meaning: 'requests per window per credential (an API key, or a user\'s sessions); requests without a valid credential (none, an unknown key, a bad token) count per client address; then 429 `RATE_LIMIT` with `Retry-After`' },
+  { names: ['RATE_LIMIT_WINDOW_MS'], default: '`60000`', meaning: 'rate-limit window, milliseconds' },
+  { names: ['AUTH_RATE_LIMIT_MAX'], default: '`20`', meaning: 'requests per window per client address on the password routes (`POST /api/v1/auth/login`, `/auth/register`, `/auth/password-reset`); not refresh, logout or me' },
+  { names: ['TRUST_PROXY'], default: 'unset', meaning: 'comma-separated addresses or CIDRs (or `loopback`, `linklocal`, `uniquelocal`) of the reverse proxies in front of the service, whose `X-Forwarded-For` gives the client address; unset: forwarded headers are ignored and the connecting address counts' },
+  { names: ['SSE_MAX_PER_CREDENTIAL'], default: '`20`', meaning: 'open event streams per credential (API key, or a user\'s sessions); one more gives 429 `RATE_LIMIT` with `Retry-After`' },
+  { names: ['SSE_MAX_PER_ORG'], default: '`1000`', meaning: 'open event streams per organization; one more gives 429 `RATE_LIMIT` with `Retry-After`' },
+  { names: ['REQUEST_TIMEOUT_MS'], default: '`60000`', meaning: 'time allowed to receive a whole request, headers and body; a slower client gets 408 and the connection is closed (responses, such as event streams, are not limited)' },
+  { names: ['LOG_LEVEL'], default: '`info`', meaning: '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`; logs are JSON lines on stdout, with credentials redacted, query strings, workflow trigger tokens and media signatures masked in paths, and failed queries named by statement without their values' },
+  { names: ['BODY_LIMIT_BYTES'], default: '`1048576` (1 MB)', meaning: 'largest JSON request body; larger gives 413 `PAYLOAD_TOO_LARGE`' },
+];
+
+/** The README table, Markdown. */
+export function configTable(): string {
+  const rows = CONFIG_VARIABLES.map((v) => `| ${v.names.map((n) => '`' + n + '`').join(', ')} | ${v.default} | ${v.meaning} |`);
+  return ['| Variable | Default | Meaning |', '|---|---|---|', ...rows].join('\n');
+}

@@ -1,0 +1,54 @@
+import rateLimit, { normalizeIP } from '@fastify/rate-limit';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { rateLimited } from '../../platform/errors.ts';
+import type { App } from '../../platform/http/types.ts';
+import type { Principal } from './guard.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A password route (login, register, password reset): limited per client address with AUTH_RATE_LIMIT_MAX. */
+    passwordLimit?: boolean;
+  }
+}
+
+/** The one identity a credential stands for: an API key, or a user's sessions together. */
+export function principalKey(principal: Principal): string {
+  return principal.kind === 'apiKey' ? `k:${principal.keyId}` : `u:${principal.userId}`;
+}
+
+const addressKey = (request: FastifyRequest) => `ip:${normalizeIP(request.ip)}`;
+
+/**
+ * CONTRACT §12. A valid credential is counted per credential; anything else (none, an unknown key,
+ * a forged or expired token) per client address, so rotating invented keys buys nothing. The
+ * check runs as a root onRequest hook, before the org guard can answer 401: failed attempts count.
+ * Password routes have their own, smaller, per-address budget shared by all of them.
+ */
+export async function registerRateLimits(app: App): Promise<void> {
+  const { config, guard } = app.services;
+  await app.register(rateLimit, { global: false, timeWindow: config.rateLimit.windowMs, cache: 50_000 });
+  const general = app.createRateLimit({
+    max: config.rateLimit.max,
+    keyGenerator: async (request) => {
+      try {
+        return principalKey(await guard.authenticate(request));
+      } catch {
+        return addressKey(request);
+      }
+    },
+  });
+  const password = app.createRateLimit({ max: config.rateLimit.authMax, keyGenerator: addressKey });
+
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    const routeConfig = request.routeOptions.config;
+    if (routeConfig?.rateLimit === false) return;
+    const limit = await (routeConfig?.passwordLimit ? password : general)(request);
+    if (limit.isAllowed) return;
+    reply.header('ratelimit-limit', limit.max);
+    reply.header('ratelimit-remaining', limit.remaining);
+    reply.header('ratelimit-reset', limit.ttlInSeconds);
+    if (limit.isExceeded) {
+      throw rateLimited(limit.ttlInSeconds, 'RATE_LIMIT', `Rate limit of ${limit.max} requests exceeded; retry in ${Math.max(1, limit.ttlInSeconds)} s`);
+    }
+  });
+}

@@ -1,0 +1,20 @@
+import { afterAll, beforeAll, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../harness.ts';
+let t: TestApp;
+beforeAll(async () => { t = await buildTestApp({ workers: false }); });
+afterAll(async () => { await t.close(); });
+it('probe', async () => {
+  const o = { token: t.orgA.token };
+  const base = `/api/v1/orgs/${t.orgA.orgId}`;
+  const lead = (await t.call({ method: 'POST', url: `${base}/leads`, auth: o, payload: { name: 'A' } })).json();
+  const show = async (label: string, r: Promise<{ statusCode: number; body: string }>) => { const x = await r; console.log(label, x.statusCode, x.body); };
+  await show('patch', t.call({ method: 'PATCH', url: `${base}/leads/${lead.id}`, auth: o, payload: { status: 'NOPE', score: 'x', extra: 1 } }));
+  await show('text', t.call({ method: 'POST', url: `${base}/leads`, auth: o, headers: { 'content-type': 'text/plain' }, payload: 'hello' }));
+  await show('xml', t.call({ method: 'POST', url: `${base}/leads`, auth: o, headers: { 'content-type': 'application/xml' }, payload: '<a/>' }));
+  await show('xmlimport', t.call({ method: 'POST', url: `${base}/leads/import`, auth: o, headers: { 'content-type': 'application/xml' }, payload: '<a/>' }));
+  await show('media', t.call({ method: 'POST', url: `${base}/media/upload`, auth: o, headers: { 'content-type': 'application/xml' }, payload: '<a/>' }));
+  await show('wh', t.call({ method: 'POST', url: `${base}/webhook-endpoints`, auth: o, payload: { } }));
+  await show('wf', t.call({ method: 'POST', url: `${base}/workflows`, auth: o, payload: { } }));
+  await show('q', t.call({ method: 'GET', url: `${base}/leads?pageSize=500&x=1`, auth: o }));
+  await show('bulk', t.call({ method: 'POST', url: `${base}/leads/bulk`, auth: o, payload: { ids: [], action: 'x', value: 5 } }));
+});
