@@ -5,6 +5,7 @@ import type { Deps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db.ts';
 import type { Bus } from '../../platform/bus.ts';
 import { AppError } from '../../platform/errors.ts';
+import { explainErrors } from '../../platform/http/validation.ts';
 import type { BudgetScope, BudgetsService } from '../budgets/service.ts';
 import type { EventsService } from '../events/service.ts';
 import type { LeadsService } from '../leads/service.ts';
@@ -361,8 +362,7 @@ export class AgentEngine {
   private async runTool(ctx: ToolContext, def: ToolDef | undefined, call: ModelAnswer['toolCalls'][number], input: Record<string, unknown>, state: State): Promise<unknown> {
     if (!def) return { error: `Tool "${call.toolName}" is not available to ${state.type.type}; available: ${this.toolsOf(state.type).map((t) => t.name).join(', ')}` };
     if (!Value.Check(def.input, input)) {
-      const first = [...Value.Errors(def.input, input)][0];
-      return { error: `Invalid input${first?.instancePath ? ` at ${first.instancePath}` : ''}: ${first?.message ?? 'does not match the schema'}` };
+      return { error: `Invalid input: ${explainErrors([...Value.Errors(def.input, input)], 'input', def.input).message}` };
     }
     try {
       const output = await def.execute(ctx, input);

@@ -38,7 +38,7 @@ describe('POST …/leads/import', () => {
       { row: 5, error: "unknown property 'score'" },
       { row: 6, error: 'A lead needs at least one of name, email, phone or website' },
       { row: 7, error: 'email must be an e-mail address' },
-      { row: 8, error: 'must be object' },
+      { row: 8, error: 'must be an object' },
     ]);
     const merged = (await t.call({ method: 'GET', url: `${base}/${existing.id}`, auth: owner() })).json();
     expect(merged).toMatchObject({ company: 'Known Co', tags: ['old', 'imported'] });

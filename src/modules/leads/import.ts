@@ -3,6 +3,7 @@ import { Value } from 'typebox/value';
 import { parse } from 'csv-parse/sync';
 import type { Db } from '../../platform/db.ts';
 import { AppError, badRequest } from '../../platform/errors.ts';
+import { explainErrors } from '../../platform/http/validation.ts';
 import type { OrgsService } from '../orgs/service.ts';
 import { normalizeEmail, normalizeWebsite, phoneE164, type MatchKind } from './normalize.ts';
 import { LeadCreateBody } from './schemas.ts';
@@ -57,16 +58,10 @@ export function csvRows(text: string): (Record<string, unknown> | null)[] {
   });
 }
 
-/** The first reason a row is not a valid lead body, in the words of the API's own validation. */
+/** Why a row is not a valid lead body, in the words of the API's own validation. */
 function rowError(row: unknown): string | null {
   if (Value.Check(LeadCreateBody, row)) return null;
-  const errors = [...Value.Errors(LeadCreateBody, row)];
-  const extra = errors.find((e) => e.keyword === 'additionalProperties')?.params as { additionalProperties?: string[] } | undefined;
-  if (extra?.additionalProperties?.length) return `unknown property '${extra.additionalProperties[0]}'`;
-  const first = errors.find((e) => e.keyword !== 'boolean');
-  if (!first) return 'must be a lead object';
-  const path = first.instancePath.slice(1).replaceAll('/', '.');
-  return path ? `${path} ${first.message}` : first.message;
+  return explainErrors([...Value.Errors(LeadCreateBody, row)], '', LeadCreateBody).message;
 }
 
 /** The matching keys of a row, as create computes them (throws the same 400 for a malformed e-mail, phone or website). */

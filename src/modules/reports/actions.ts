@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import { badRequest, unprocessable } from '../../platform/errors.ts';
+import { explainErrors } from '../../platform/http/validation.ts';
 import { LEAD_STATUSES } from '../leads/normalize.ts';
 import type { LeadScope, LeadsService } from '../leads/service.ts';
 import { peerWith, type Peers } from '../agents/peers.ts';
@@ -88,8 +89,8 @@ export function checkAction(deps: { peers: Peers }, action: { type: string; para
   }
   const params = action.params ?? {};
   if (!Value.Check(schema, params)) {
-    const first = [...Value.Errors(schema, params)][0];
-    throw badRequest(`Action ${type}: params${first?.instancePath ?? ''} ${first?.message ?? 'are invalid'}`);
+    const { message, details } = explainErrors([...Value.Errors(schema, params)], 'params', schema);
+    throw badRequest(`Action ${type}: ${message}`, details);
   }
   if (type === 'use_template' && !findTemplate((params as { templateId: string }).templateId)) {
     throw badRequest(`Action use_template: no template "${(params as { templateId: string }).templateId}" (see GET /templates)`);

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, reasonPhrase } from '../errors.ts';
 import { isUniqueViolation } from '../db.ts';
+import { explainErrors, type SchemaError } from './validation.ts';
 
 interface Body {
   statusCode: number;
@@ -19,24 +20,27 @@ function body(statusCode: number, code: string | undefined, message: string, det
 
 const FASTIFY_CODES: Record<string, [number, string, string?]> = {
   FST_ERR_CTP_BODY_TOO_LARGE: [413, 'PAYLOAD_TOO_LARGE', 'Request body is larger than the limit'],
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: [415, 'UNSUPPORTED_MEDIA_TYPE'],
   FST_ERR_CTP_EMPTY_JSON_BODY: [400, 'VALIDATION_ERROR', 'Body cannot be empty when content-type is application/json'],
   FST_ERR_CTP_INVALID_JSON_BODY: [400, 'VALIDATION_ERROR', 'Body is not valid JSON'],
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, 'VALIDATION_ERROR'],
 };
 
-interface ValidationItem {
-  instancePath?: string;
-  message?: string;
-  keyword?: string;
-  params?: Record<string, unknown>;
+/** The media types a route takes: its `consumes`, the types of its body `content`, or JSON. */
+function acceptedTypes(request: FastifyRequest): string[] {
+  const schema = request.routeOptions?.schema as { consumes?: string[]; body?: { content?: Record<string, unknown> } } | undefined;
+  if (schema?.consumes?.length) return schema.consumes;
+  const content = schema?.body?.content;
+  if (content && typeof content === 'object' && Object.keys(content).length) return Object.keys(content);
+  return ['application/json'];
 }
 
-function fieldOf(context: string | undefined, item: ValidationItem): string {
-  const path = (item.instancePath ?? '').split('/').filter(Boolean).join('.');
-  const missing = item.keyword === 'required' ? String(item.params?.missingProperty ?? '') : '';
-  const extra = item.keyword === 'additionalProperties' ? String(item.params?.additionalProperty ?? '') : '';
-  return [context ?? 'body', path, missing || extra].filter(Boolean).join('.');
+/** A 415 that says what to send instead. */
+function unsupportedMediaType(request: FastifyRequest): Body {
+  const accepted = acceptedTypes(request);
+  const sent = request.headers['content-type']?.split(';')[0]?.trim();
+  const send = `send Content-Type: ${accepted.join(' or ')}`;
+  const message = sent ? `Content-Type '${sent}' is not accepted here: ${send}` : `The body has no Content-Type: ${send}`;
+  return body(415, 'UNSUPPORTED_MEDIA_TYPE', message, [{ field: 'headers.content-type', message: `must be ${accepted.join(' or ')}`, code: 'contentType', allowed: accepted }]);
 }
 
 /** The one error handler: every failure leaves as `{ statusCode, error, message, code? }`. */
@@ -44,12 +48,12 @@ export function toErrorBody(error: FastifyError | AppError | Error, request: Fas
   if (error instanceof AppError) {
     return { body: body(error.statusCode, error.code, error.message, error.details), headers: error.headers };
   }
-  const fe = error as FastifyError & { validationContext?: string; validation?: ValidationItem[] };
+  const fe = error as FastifyError & { validationContext?: string; validation?: SchemaError[] };
   if (fe.validation) {
-    const details = fe.validation.map((v) => ({ field: fieldOf(fe.validationContext, v), message: v.message ?? 'is invalid' }));
-    const message = details.map((d) => `${d.field} ${d.message}`).join('; ');
+    const { message, details } = explainErrors(fe.validation, fe.validationContext ?? 'body');
     return { body: body(400, 'VALIDATION_ERROR', message, details) };
   }
+  if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return { body: unsupportedMediaType(request) };
   const known = fe.code ? FASTIFY_CODES[fe.code] : undefined;
   if (known) return { body: body(known[0], known[1], known[2] ?? fe.message) };
   if (isUniqueViolation(error)) return { body: body(409, 'CONFLICT', 'A resource with these values already exists') };
