@@ -76,7 +76,8 @@ interface Service extends Target {
   leadsUrl: string;
   orgId: string;
   headers: Record<string, string>;
-  total(): Promise<number>;
+  /** The organization's lead count as the API gives it (`~n` when it is an estimate). */
+  total(): Promise<string>;
 }
 
 async function startService(database: Database, dataDir: string): Promise<Service> {
@@ -101,7 +102,10 @@ async function startService(database: Database, dataDir: string): Promise<Servic
     leadsUrl: url,
     orgId: organization.id,
     headers,
-    total: async () => (await app.inject({ url: `/api/v1/orgs/${organization.id}/leads?pageSize=1`, headers })).json<{ total: number }>().total,
+    total: async () => {
+      const page = (await app.inject({ url: `/api/v1/orgs/${organization.id}/leads?pageSize=1`, headers })).json<{ total: number; totalIsEstimate?: boolean }>();
+      return `${page.totalIsEstimate ? '~' : ''}${page.total}`;
+    },
     close: () => app.close(),
   };
 }

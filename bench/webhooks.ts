@@ -32,7 +32,7 @@ async function run(store: BenchStore, paced: boolean) {
   const receiver = fork(fileURLToPath(new URL('./_receiver.ts', import.meta.url)), [String(EVENTS * ENDPOINTS)]);
   const port = await new Promise<number>((resolve) => receiver.once('message', (m: { port: number }) => resolve(m.port)));
   const done = new Promise<{ samples: [number, number][]; first: number; last: number }>((resolve) => receiver.on('message', (m: { samples?: [number, number][]; first: number; last: number }) => m.samples && resolve(m as never)));
-  for (let i = 0; i < ENDPOINTS; i++) await webhooks.create({ orgId: organization.id, projectId: null }, { url: `http://127.0.0.1:${port}/hook/${i}`, events: ['*'] });
+  for (let i = 0; i < ENDPOINTS; i++) await webhooks.create({ orgId: organization.id, projectId: null, actor: { type: 'system', id: 'bench' } }, { url: `http://127.0.0.1:${port}/hook/${i}`, events: ['*'] });
 
   const scope = { orgId: organization.id, projectId, actor: { type: 'system' as const, id: 'bench' } };
   const started = Date.now();

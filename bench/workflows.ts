@@ -35,7 +35,7 @@ async function run(store: BenchStore) {
   const { auth, workflows, db } = app.services;
   const { organization } = await auth.createUserWithOrg({ email: `bench-${Date.now()}@example.com`, password: 'bench-password' });
   const orgId = organization.id;
-  const scope = { orgId, projectId: null };
+  const scope = { orgId, projectId: null, actor: { type: 'system' as const, id: 'bench' } };
 
   const receiver = fork(fileURLToPath(new URL('./_receiver.ts', import.meta.url)), [String(RUNS + SEQUENTIAL)]);
   const port = await new Promise<number>((resolve) => receiver.once('message', (m: { port: number }) => resolve(m.port)));

@@ -10,8 +10,10 @@ import type { Database } from './platform/db.ts';
 import { serializeError } from './platform/log.ts';
 import { registerErrorHandling } from './platform/http/error-handler.ts';
 import { registerInputChecks } from './platform/http/input.ts';
+import { recordRoutes } from './platform/http/route-table.ts';
 import { dateTimeFormat } from './platform/dates.ts';
 import { ErrorBody } from './platform/http/schemas.ts';
+import { transformDocument, transformRoute } from './platform/http/openapi.ts';
 import type { App } from './platform/http/types.ts';
 import { createServices } from './services.ts';
 import { authRoutes } from './modules/auth/routes.ts';
@@ -34,7 +36,7 @@ import { reportRoutes } from './modules/reports/routes.ts';
 import { usageRoutes } from './modules/usage/routes.ts';
 import { budgetRoutes } from './modules/budgets/routes.ts';
 import { startWorkers, type Workers } from './workers.ts';
-import { assertNamedProject } from './modules/auth/guard.ts';
+import { assertNamedProject } from './platform/context.ts';
 
 const ajvOptions = { removeAdditional: false, useDefaults: true, allErrors: true, allowUnionTypes: true } as const;
 const strictBodies = AjvCompiler();
@@ -126,6 +128,10 @@ export async function buildApp(options: BuildOptions): Promise<App> {
   app.decorate('services', services);
   registerErrorHandling(app);
   registerInputChecks(app);
+  recordRoutes(app);
+  // Bodies are JSON (plus what a route adds itself, such as CSV): a text/plain body, Fastify's other
+  // default, would reach the schema as a string and fail as "must be an object" instead of a 415.
+  app.removeContentTypeParser('text/plain');
   await services.bus.start();
   app.decorate('workers', null);
   app.decorate('startWorkers', () => {
@@ -151,16 +157,20 @@ export async function buildApp(options: BuildOptions): Promise<App> {
         version: '1.0.0',
         description: 'Marketing and sales automation: leads, workflows, agents, content, usage, streams and signed webhooks. Every resource belongs to an organization: `/orgs/:orgId/...`.',
       },
-      servers: [{ url: config.publicUrl }],
+      // x-internal: this document is for the service's users (OWASP API9 inventory).
+      servers: [{ url: config.publicUrl, description: `${config.production ? 'production' : `local ${config.nodeEnv}`} server (PUBLIC_URL)`, 'x-internal': false } as never],
       components: {
         securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Access token from /auth/login' },
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Access token from /auth/login (or /auth/register, /auth/refresh), valid ACCESS_TOKEN_TTL_S (15 minutes); renew it with the refresh token. A JWS following RFC8725: HS256 only, the algorithm pinned when verifying, `exp` and `sub` required.' },
           apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'Server-to-server key with scopes' },
         },
       },
       security: [{ bearerAuth: [] }, { apiKey: [] }],
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    // Operation ids, access, tags, success descriptions, rate-limit headers, examples: docs/openapi.md.
+    transform: transformRoute as never,
+    transformObject: transformDocument as never,
   });
 
   await registerRateLimits(app);

@@ -21,16 +21,19 @@ import { ApprovalsService } from './modules/workflows/approvals.ts';
 import { RunDriver } from './modules/workflows/engine/driver.ts';
 import { setExpressionLimits } from './modules/workflows/engine/limits.ts';
 import { RunsService } from './modules/workflows/runs.ts';
-import { SchedulesService } from './modules/workflows/schedules.ts';
+import { Scheduler, SchedulesService } from './modules/workflows/schedules.ts';
 import { WorkflowsService } from './modules/workflows/service.ts';
 import './modules/workflows/nodes/index.ts';
 import { UsageService } from './modules/usage/service.ts';
 import { BudgetsService } from './modules/budgets/service.ts';
 import { ReportsService } from './modules/reports/service.ts';
 import { AgentsService } from './modules/agents/service.ts';
-import { withPeers, type Peers } from './modules/agents/peers.ts';
 
-/** Every service, built once from the deps and shared by the routes, the workers and the CLI. */
+/**
+ * The composition root: every service, built once from the deps and shared by the routes, the
+ * workers and the CLI. The only place that knows them all; every other consumer (a workflow node,
+ * an agent tool, the run driver) declares the narrow ports it uses and is handed the real ones here.
+ */
 export function createServices(deps: Deps) {
   const bus = new Bus(deps.database);
   const orgStream = new OrgStream(bus, deps.db);
@@ -52,26 +55,34 @@ export function createServices(deps: Deps) {
   const stats = new StatsService(deps, orgs);
   dispatcher.subscribe('stats', (tx, batch) => stats.rollup(tx, batch));
   const approvals = new ApprovalsService(deps, events, orgStream, notifications, bus);
-  const workflowRuns = new RunsService(deps, bus, orgStream, events, approvals);
+  const usage = new UsageService(deps);
+  const budgets = new BudgetsService(deps, usage, events, notifications);
+  const workflowRuns = new RunsService(deps, bus, orgStream, events, approvals, budgets);
   const schedules = new SchedulesService(deps);
   const workflows = new WorkflowsService(deps, bus, orgStream, orgs, schedules);
-  schedules.attach(workflows);
+  const scheduler = new Scheduler(deps, schedules, workflows);
   // Process-wide: every workflow expression is evaluated under these limits.
   setExpressionLimits(deps.config.expressionLimits);
-  const runDriver = new RunDriver({ concurrency: deps.config.workflowConcurrency, leaseMs: deps.config.workflowLeaseMs });
   dispatcher.subscribe('workflows', (tx, batch) => workflows.onEvents(tx, batch));
   approvals.onResolved((tx, approval) => workflowRuns.onApprovalResolved(tx, approval));
   /** Open SSE connections, capped per credential and organization, closed when the server shuts down. */
   const streams = new SseStreams({ perCredential: deps.config.sseMaxPerCredential, perOrg: deps.config.sseMaxPerOrg });
-  // Agents and reports reach modules built later (content, workflows, approvals) through `peers`.
-  const peers: Peers = {};
-  const usage = new UsageService(deps);
-  const budgets = new BudgetsService(deps, usage, events, notifications);
-  const reports = new ReportsService(deps, events, notifications, leads, peers);
-  const agents = new AgentsService(deps, { bus, orgStream, events, leads, orgs, usage, budgets, reports, peers });
-  reports.useAgents(() => agents);
-  workflowRuns.addCostGuard((run) => budgets.guardWorkflowCost(run));
-  return withPeers(peers, { ...deps, bus, orgStream, orgs, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams, integrations, media, content, publisher, stats, approvals, workflowRuns, schedules, workflows, runDriver, usage, budgets, reports, agents });
+  const reports = new ReportsService(deps, events, notifications, { leads, content, workflows });
+  const agents = new AgentsService(deps, {
+    bus, orgStream, events, orgs, usage, budgets,
+    tools: { clock: deps.clock, config: deps.config, leads, usage, budgets, reports, content, approvals },
+  });
+  // The one cycle left: agents write reports, and a report's run_agent recommendation starts agents.
+  reports.setAgents(agents);
+  const runDriver = new RunDriver({
+    ...deps, bus, orgStream, events, workflowRuns, approvals, workflows,
+    nodes: {
+      clock: deps.clock,
+      outbound: { appSecret: deps.config.appSecret, allowPrivate: deps.config.webhookAllowPrivate, timeoutMs: deps.config.webhookTimeoutMs },
+      leads, content, agents,
+    },
+  }, { concurrency: deps.config.workflowConcurrency, leaseMs: deps.config.workflowLeaseMs });
+  return { ...deps, bus, orgStream, orgs, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams, integrations, media, content, publisher, stats, approvals, workflowRuns, schedules, scheduler, workflows, runDriver, usage, budgets, reports, agents };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -24,7 +24,7 @@ export function startWorkers(services: Services): Workers {
     webhooks: new Loop({ name: 'webhooks', log, idleMs: 1000, run: () => deliverer.round() }),
     publisher: new Loop({ name: 'publisher', log, idleMs: services.config.publisherPollMs, run: () => services.publisher.round() }),
     runs: new Loop({ name: 'runs', log, idleMs: services.config.workflowPollMs, run: () => services.runDriver.round() }),
-    schedules: new Loop({ name: 'schedules', log, idleMs: services.config.workflowPollMs, run: () => services.schedules.round() }),
+    schedules: new Loop({ name: 'schedules', log, idleMs: services.config.workflowPollMs, run: () => services.scheduler.round() }),
     approvals: new Loop({ name: 'approvals', log, idleMs: services.config.workflowPollMs, run: () => services.approvals.expireDue() }),
     agents: new Loop({ name: 'agents', log, idleMs: 1000, run: () => services.agents.runner.round() }),
     maintenance: new Loop({
@@ -45,8 +45,6 @@ export function startWorkers(services: Services): Workers {
     bus.subscribe(AGENTS_WAKE, () => loops.agents!.wake()),
   ];
   dispatcher.onDispatched(() => loops.webhooks!.wake());
-  services.runDriver.attach(services, () => loops.runs!.wake());
-  services.agents.runner.attach(() => loops.agents!.wake());
   for (const loop of Object.values(loops)) loop.start();
   return {
     loops,

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
@@ -32,9 +32,10 @@ export interface Database {
   /**
    * A hot-path statement of fixed text. On PostgreSQL it is prepared once per pooled connection under
    * `name` (parsed and planned once, then only executed: for the big single-statement writes that is
-   * most of the server's work); on PGlite it runs as is. Give each text its own name.
+   * most of the server's work); on PGlite it runs as is. Give each text its own name. With `tx` it runs
+   * inside that transaction, unprepared: the same statement for a caller that must write more with it.
    */
-  prepared<T>(name: string, text: string, values: unknown[]): Promise<T[]>;
+  prepared<T>(name: string, text: string, values: unknown[], tx?: Db): Promise<T[]>;
   /** Applies the migrations not applied yet; says how many that was, of how many there are. */
   migrate(): Promise<MigrationResult>;
   ping(): Promise<void>;
@@ -57,7 +58,8 @@ export function openDatabase(options: { databaseUrl?: string; dataDir: string; p
       kind: 'postgres',
       pool,
       url,
-      prepared: async <T>(name: string, text: string, values: unknown[]) => (await pool.query({ name, text, values })).rows as T[],
+      prepared: async <T>(name: string, text: string, values: unknown[], tx?: Db) =>
+        tx ? rows<T>(tx, fixedText(text, values)) : (await pool.query({ name, text, values })).rows as T[],
       migrate: () => counted(db, () => migratePg(db as never, { migrationsFolder: MIGRATIONS_DIR })),
       ping: async () => {
         await db.execute(sql`select 1`);
@@ -163,7 +165,8 @@ export function wrapPglite(client: PGlite): Database {
     db,
     kind: 'pglite',
     pglite: client,
-    prepared: async <T>(_name: string, text: string, values: unknown[]) => (await client.query<T>(text, values)).rows,
+    prepared: async <T>(_name: string, text: string, values: unknown[], tx?: Db) =>
+      tx ? rows<T>(tx, fixedText(text, values)) : (await client.query<T>(text, values)).rows,
     migrate: () => counted(db, () => migratePglite(db as never, { migrationsFolder: MIGRATIONS_DIR })),
     ping: async () => {
       await db.execute(sql`select 1`);
@@ -172,6 +175,13 @@ export function wrapPglite(client: PGlite): Database {
       if (!client.closed) await client.close();
     },
   };
+}
+
+/** A statement of fixed text with `$n` placeholders as a Drizzle query, each placeholder bound to its value. */
+function fixedText(text: string, values: unknown[]): SQL {
+  // split with a capture group: text, placeholder number, text, …
+  const parts = text.split(/\$(\d+)/);
+  return sql.join(parts.map((part, i) => (i % 2 === 0 ? sql.raw(part) : sql`${sql.param(values[Number(part) - 1])}`)));
 }
 
 /** Rows of a raw query, whichever driver ran it. */

@@ -8,17 +8,14 @@ import { AppError } from '../../platform/errors.ts';
 import { explainErrors } from '../../platform/http/validation.ts';
 import type { BudgetScope, BudgetsService } from '../budgets/service.ts';
 import type { EventsService } from '../events/service.ts';
-import type { LeadsService } from '../leads/service.ts';
-import type { ReportsService } from '../reports/service.ts';
 import type { UsageService } from '../usage/service.ts';
 import { estimateTokens, type OfflineOptions } from './models/offline.ts';
 import type { ModelRegistry, ResolvedModel } from './models/registry.ts';
-import type { Peers } from './peers.ts';
 import { runChannel, type NewStep, type RunMessage, type StepStore } from './steps.ts';
 import { agentRuns } from './tables.ts';
 import { handoffTool, TOOLS } from './tools/index.ts';
-import { HANDOFF_TOOL, type ToolContext, type ToolDef } from './tools/types.ts';
-import { AGENT_TYPES, type AgentTypeDef } from './types/index.ts';
+import { HANDOFF_TOOL, type ToolContext, type ToolDef, type ToolPorts } from './tools/types.ts';
+import { AGENT_TYPES, type AgentTypeDef } from './catalog.ts';
 
 export type RunRow = typeof agentRuns.$inferSelect;
 export type FinalStatus = 'succeeded' | 'failed' | 'budget_exceeded' | 'max_steps' | 'canceled';
@@ -36,12 +33,11 @@ export interface EngineDeps {
   models: ModelRegistry;
   usage: UsageService;
   budgets: BudgetsService;
-  reports: ReportsService;
-  leads: LeadsService;
   events: EventsService;
   bus: Bus;
   steps: StepStore;
-  peers: Peers;
+  /** What the tools reach in other modules. */
+  tools: ToolPorts;
 }
 
 interface State {
@@ -116,7 +112,7 @@ export class AgentEngine {
 
   toolsOf(type: AgentTypeDef): ToolDef[] {
     const names = [...type.tools, 'create_report'];
-    return [...new Set(names)].map((n) => TOOLS[n]).filter((t): t is ToolDef => Boolean(t) && (!t!.available || t!.available({ peers: this.e.peers })));
+    return [...new Set(names)].map((n) => TOOLS[n]).filter((t): t is ToolDef => Boolean(t) && (!t!.available || t!.available(this.e.tools)));
   }
 
   private systemPrompt(run: RunRow, type: AgentTypeDef): string {
@@ -298,23 +294,15 @@ export class AgentEngine {
   }
 
   private toolContext(run: RunRow, state: State, signal: AbortSignal): ToolContext {
-    const { deps } = this.e;
     return {
+      ...this.e.tools,
       orgId: run.orgId,
       projectId: run.projectId,
       agentRunId: run.id,
       agentType: state.type.type,
       workflowRunId: run.workflowRunId,
-      leadScope: { orgId: run.orgId, projectId: run.projectId, actor: { type: 'agent', id: run.id }, agentRunId: run.id },
+      leadScope: { orgId: run.orgId, projectId: run.projectId, actor: { type: 'agent', id: run.id } },
       signal,
-      config: deps.config,
-      clock: deps.clock,
-      db: deps.db,
-      leads: this.e.leads,
-      usage: this.e.usage,
-      budgets: this.e.budgets,
-      reports: this.e.reports,
-      peers: this.e.peers,
       onReport: (id) => {
         state.reportId = id;
       },

@@ -32,7 +32,6 @@ export class AgentRunner {
   private readonly bus: Bus;
   private readonly active = new Map<string, Active>();
   private heartbeat: NodeJS.Timeout | null = null;
-  private onFree: (() => void) | null = null;
   private stopped = false;
 
   constructor(deps: Deps, engine: AgentEngine, events: EventsService, steps: StepStore, bus: Bus) {
@@ -50,12 +49,6 @@ export class AgentRunner {
 
   leaseUntil(): Date {
     return new Date(this.deps.clock.now().getTime() + this.leaseMs);
-  }
-
-  /** Called by the worker loop; `onFree` wakes it when a slot frees up. */
-  attach(onFree: () => void): void {
-    this.onFree = onFree;
-    this.stopped = false;
   }
 
   get activeCount(): number {
@@ -110,7 +103,8 @@ export class AgentRunner {
         clearInterval(this.heartbeat);
         this.heartbeat = null;
       }
-      this.onFree?.();
+      // A slot is free: this instance's agents loop (src/workers.ts listens) claims again.
+      if (!this.stopped) this.bus.emitLocal(AGENTS_WAKE, null);
     }
   }
 
@@ -154,7 +148,6 @@ export class AgentRunner {
   /** Shutdown: runs in flight are aborted (they end failed, "server shut down") and awaited. */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.onFree = null;
     const running = [...this.active.values()];
     for (const a of running) a.controller.abort(SHUTDOWN);
     await Promise.allSettled(running.map((a) => a.done));

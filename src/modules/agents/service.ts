@@ -1,33 +1,25 @@
-import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db.ts';
 import type { Bus } from '../../platform/bus.ts';
 import { badRequest, conflict, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
-import type { Actor } from '../auth/guard.ts';
+import type { Scope } from '../../platform/context.ts';
+import { inScope } from '../../platform/tenant.ts';
 import type { BudgetsService } from '../budgets/service.ts';
 import type { EventsService } from '../events/service.ts';
 import type { OrgStream } from '../events/org-stream.ts';
-import type { LeadsService } from '../leads/service.ts';
 import type { OrgsService } from '../orgs/service.ts';
-import type { ReportsService } from '../reports/service.ts';
 import type { UsageService } from '../usage/service.ts';
 import { AgentEngine, finishedEvent, FINAL_STATUSES, publishDone, runUsage, type RunRow } from './engine.ts';
 import { ModelRegistry } from './models/registry.ts';
-import type { Peers } from './peers.ts';
 import { AGENT_CANCEL, AGENTS_WAKE, AgentRunner } from './runner.ts';
 import { StepStore, type AgentStep } from './steps.ts';
 import { agentRuns, agents } from './tables.ts';
 import { handoffTool } from './tools/index.ts';
-import { AGENT_TYPES } from './types/index.ts';
-
-/** Who is asking: organization, the project an API key is bound to, and the actor. */
-export interface RunScope {
-  orgId: string;
-  projectId: string | null;
-  actor: Actor;
-}
+import type { ToolPorts } from './tools/types.ts';
+import { AGENT_TYPES } from './catalog.ts';
 
 export interface RunRequest {
   type: string;
@@ -110,12 +102,11 @@ export interface AgentsDeps {
   bus: Bus;
   orgStream: OrgStream;
   events: EventsService;
-  leads: LeadsService;
   orgs: OrgsService;
   usage: UsageService;
   budgets: BudgetsService;
-  reports: ReportsService;
-  peers: Peers;
+  /** What the agents' tools reach in other modules. */
+  tools: ToolPorts;
 }
 
 /** Saved agents, agent runs (queued for the runner, or inline for workflows) and the agent catalog. */
@@ -134,7 +125,7 @@ export class AgentsService {
     this.a = a;
     this.models = new ModelRegistry(deps.config);
     this.steps = new StepStore(deps.db, a.bus, a.orgStream);
-    this.engine = new AgentEngine({ deps, models: this.models, usage: a.usage, budgets: a.budgets, reports: a.reports, leads: a.leads, events: a.events, bus: a.bus, steps: this.steps, peers: a.peers });
+    this.engine = new AgentEngine({ deps, models: this.models, usage: a.usage, budgets: a.budgets, events: a.events, bus: a.bus, steps: this.steps, tools: a.tools });
     this.runner = new AgentRunner(deps, this.engine, a.events, this.steps, a.bus);
   }
 
@@ -154,21 +145,13 @@ export class AgentsService {
   }
 
   /** The fallback (a saved agent's project) applies only to callers not bound to a project. */
-  private projectFor(scope: RunScope, requested: string | null | undefined, fallback: string | null = null): Promise<string | null> {
+  private projectFor(scope: Scope, requested: string | null | undefined, fallback: string | null = null): Promise<string | null> {
     return this.a.orgs.projectFor(scope, requested ?? (scope.projectId ? null : fallback));
-  }
-
-  private agentWhere(scope: RunScope, ...conditions: (SQL | undefined)[]): SQL {
-    return and(eq(agents.orgId, scope.orgId), scope.projectId ? eq(agents.projectId, scope.projectId) : undefined, ...conditions)!;
-  }
-
-  private runWhere(scope: RunScope, ...conditions: (SQL | undefined)[]): SQL {
-    return and(eq(agentRuns.orgId, scope.orgId), scope.projectId ? eq(agentRuns.projectId, scope.projectId) : undefined, ...conditions)!;
   }
 
   // ------------------------------------------------------------------ saved agents
 
-  async createAgent(scope: RunScope, input: AgentInput) {
+  async createAgent(scope: Scope, input: AgentInput) {
     this.assertType(input.type);
     if (input.modelId) this.models.check(input.modelId);
     const projectId = await this.projectFor(scope, input.projectId);
@@ -181,21 +164,21 @@ export class AgentsService {
     return publicAgent(row!);
   }
 
-  async getAgentRow(scope: RunScope, id: string): Promise<AgentRow> {
-    const [row] = await this.db.select().from(agents).where(this.agentWhere(scope, eq(agents.id, id)));
+  async getAgentRow(scope: Scope, id: string): Promise<AgentRow> {
+    const [row] = await this.db.select().from(agents).where(inScope(scope, agents, eq(agents.id, id)));
     if (!row) throw notFound('Agent');
     return row;
   }
 
-  async getAgent(scope: RunScope, id: string) {
+  async getAgent(scope: Scope, id: string) {
     return publicAgent(await this.getAgentRow(scope, id));
   }
 
-  async listAgents(scope: RunScope, query: ListQuery & { type?: string }) {
+  async listAgents(scope: Scope, query: ListQuery & { type?: string }) {
     const page = pageOf(query);
     const conditions: (SQL | undefined)[] = [query.type ? eq(agents.type, query.type) : undefined];
     if (query.q?.trim()) conditions.push(sql`${agents.name} ilike ${`%${query.q.trim().replace(/[\\%_]/g, (c) => '\\' + c)}%`}`);
-    const where = this.agentWhere(scope, ...conditions);
+    const where = inScope(scope, agents, ...conditions);
     const [items, counted] = await Promise.all([
       this.db.select().from(agents).where(where).orderBy(...orderBy(query.sort, AGENT_SORT, '-createdAt', agents.id)).limit(page.limit).offset(page.offset),
       this.db.select({ n: sql<number>`count(*)::int` }).from(agents).where(where),
@@ -203,7 +186,7 @@ export class AgentsService {
     return envelope(items.map(publicAgent), counted[0]?.n ?? 0, page);
   }
 
-  async updateAgent(scope: RunScope, id: string, patch: Partial<AgentInput>) {
+  async updateAgent(scope: Scope, id: string, patch: Partial<AgentInput>) {
     const before = await this.getAgentRow(scope, id);
     if (patch.type !== undefined) this.assertType(patch.type);
     if (patch.modelId) this.models.check(patch.modelId);
@@ -212,20 +195,20 @@ export class AgentsService {
     for (const key of ['name', 'type', 'instructions', 'modelId', 'maxSteps', 'budgetUsd'] as const) {
       if (patch[key] !== undefined) (set as Record<string, unknown>)[key] = patch[key];
     }
-    const [row] = await this.db.update(agents).set(set).where(this.agentWhere(scope, eq(agents.id, id))).returning();
+    const [row] = await this.db.update(agents).set(set).where(inScope(scope, agents, eq(agents.id, id))).returning();
     if (!row) throw notFound('Agent');
     return publicAgent(row);
   }
 
-  async deleteAgent(scope: RunScope, id: string): Promise<void> {
-    const deleted = await this.db.delete(agents).where(this.agentWhere(scope, eq(agents.id, id))).returning({ id: agents.id });
+  async deleteAgent(scope: Scope, id: string): Promise<void> {
+    const deleted = await this.db.delete(agents).where(inScope(scope, agents, eq(agents.id, id))).returning({ id: agents.id });
     if (deleted.length === 0) throw notFound('Agent');
   }
 
   // ------------------------------------------------------------------ runs
 
   /** Queues an ad-hoc run (POST …/agents/run); the runner picks it up. 429 while the monthly budget is spent. */
-  async startRun(scope: RunScope, request: RunRequest, saved?: AgentRow) {
+  async startRun(scope: Scope, request: RunRequest, saved?: AgentRow) {
     this.assertType(request.type);
     const modelId = this.models.check(request.modelId ?? saved?.modelId ?? this.deps.config.defaultModel);
     const projectId = await this.projectFor(scope, request.projectId, saved?.projectId ?? null);
@@ -251,7 +234,7 @@ export class AgentsService {
     return publicRun(row!);
   }
 
-  async runSaved(scope: RunScope, agentId: string, request: { task: string; input?: Record<string, unknown>; projectId?: string }) {
+  async runSaved(scope: Scope, agentId: string, request: { task: string; input?: Record<string, unknown>; projectId?: string }) {
     const saved = await this.getAgentRow(scope, agentId);
     return this.startRun(scope, { type: saved.type, task: request.task, input: request.input, projectId: request.projectId }, saved);
   }
@@ -293,18 +276,18 @@ export class AgentsService {
     return result;
   }
 
-  async getRunRow(scope: RunScope, id: string): Promise<RunRow> {
-    const [row] = await this.db.select().from(agentRuns).where(this.runWhere(scope, eq(agentRuns.id, id)));
+  async getRunRow(scope: Scope, id: string): Promise<RunRow> {
+    const [row] = await this.db.select().from(agentRuns).where(inScope(scope, agentRuns, eq(agentRuns.id, id)));
     if (!row) throw notFound('Agent run');
     return row;
   }
 
-  async getRun(scope: RunScope, id: string) {
+  async getRun(scope: Scope, id: string) {
     const row = await this.getRunRow(scope, id);
     return publicRun(row, await this.steps.list(scope.orgId, id));
   }
 
-  async listRuns(scope: RunScope, query: RunListQuery) {
+  async listRuns(scope: Scope, query: RunListQuery) {
     const page = pageOf(query);
     const conditions: (SQL | undefined)[] = [];
     if (query.status) {
@@ -316,7 +299,7 @@ export class AgentsService {
     if (query.type) conditions.push(eq(agentRuns.type, query.type));
     if (query.agentId) conditions.push(eq(agentRuns.agentId, query.agentId));
     if (query.q?.trim()) conditions.push(sql`${agentRuns.task} ilike ${`%${query.q.trim().replace(/[\\%_]/g, (c) => '\\' + c)}%`}`);
-    const where = this.runWhere(scope, ...conditions);
+    const where = inScope(scope, agentRuns, ...conditions);
     const [items, counted] = await Promise.all([
       this.db.select().from(agentRuns).where(where).orderBy(...orderBy(query.sort, RUN_SORT, '-createdAt', agentRuns.id)).limit(page.limit).offset(page.offset),
       this.db.select({ n: sql<number>`count(*)::int` }).from(agentRuns).where(where),
@@ -328,7 +311,7 @@ export class AgentsService {
    * Cancels a QUEUED or RUNNING run: it is `canceled` at once (agent.run.finished, `done` on its
    * stream) and the instance executing it aborts the model call in flight. A finished run is 409.
    */
-  async cancel(scope: RunScope, id: string) {
+  async cancel(scope: Scope, id: string) {
     const now = this.deps.clock.now();
     const row = await this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
@@ -336,7 +319,7 @@ export class AgentsService {
         status: 'canceled', finishedAt: now, leaseOwner: null, leaseUntil: null,
         summary: sql`coalesce(${agentRuns.summary}, 'Canceled.')`,
         error: `Canceled by ${scope.actor.type} ${scope.actor.id}`,
-      }).where(this.runWhere(scope, eq(agentRuns.id, id), inArray(agentRuns.status, ['QUEUED', 'RUNNING']))).returning();
+      }).where(inScope(scope, agentRuns, eq(agentRuns.id, id), inArray(agentRuns.status, ['QUEUED', 'RUNNING']))).returning();
       if (!updated) return null;
       await this.a.events.record(tx, finishedEvent(updated));
       return updated;

@@ -1,6 +1,6 @@
 import { Type, Timestamp, Nullable, OrgParams, orgErrors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
-import { orgOf } from '../auth/guard.ts';
+import { orgOf } from '../../platform/context.ts';
 import { SCOPES } from './service.ts';
 
 const Scope = Type.Union(SCOPES.map((s) => Type.Literal(s)));
@@ -38,7 +38,7 @@ export function apiKeyRoutes(app: App): void {
     },
   }, async (request, reply) => {
     const ctx = orgOf(request);
-    if (request.body.projectId) await orgs.assertProject(ctx.orgId, request.body.projectId);
+    if (request.body.projectId !== undefined && request.body.projectId !== null) await orgs.assertProject(ctx.orgId, request.body.projectId);
     reply.code(201);
     return apiKeys.create(ctx.orgId, { ...request.body, createdBy: ctx.actor.id });
   });

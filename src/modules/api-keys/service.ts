@@ -7,20 +7,13 @@ import { randomToken, sha256Hex } from '../../platform/crypto.ts';
 import { newId } from '../../platform/ids.ts';
 import { apiKeys } from './tables.ts';
 import type { Bus } from '../../platform/bus.ts';
+import type { ApiKeyPrincipal } from '../../platform/context.ts';
 
 export const SCOPES = [
   'leads:read', 'leads:write', 'workflows:read', 'workflows:write', 'agents:read', 'agents:write',
   'reports:read', 'reports:write', 'content:read', 'content:write', 'media:write', 'usage:read',
   'conversations:read', 'webhooks:read', 'webhooks:write', '*',
 ] as const;
-
-export interface ApiKeyPrincipal {
-  kind: 'apiKey';
-  keyId: string;
-  orgId: string;
-  projectId: string | null;
-  scopes: string[];
-}
 
 const KEY_PREFIX = 'svc_';
 const KEY_REVOKED = 'api-key:revoked';

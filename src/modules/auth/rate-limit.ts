@@ -2,7 +2,7 @@ import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { rateLimited } from '../../platform/errors.ts';
 import type { App } from '../../platform/http/types.ts';
-import type { Principal } from './guard.ts';
+import type { Principal } from '../../platform/context.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

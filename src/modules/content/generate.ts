@@ -1,7 +1,7 @@
 import { AppError, badRequest } from '../../platform/errors.ts';
-import type { Actor } from '../auth/guard.ts';
+import type { Actor, Scope } from '../../platform/context.ts';
 import { MAX_LENGTH, PLATFORMS, type Platform } from './rules.ts';
-import type { ContentScope, ContentService, Post } from './service.ts';
+import type { ContentService, Post } from './service.ts';
 
 /**
  * The part of the agents module generation needs (`services.agents.runInline`). The CONTENT_WRITER
@@ -52,7 +52,7 @@ export function generationTask(input: GenerateInput): string {
 }
 
 /** POST …/content/generate: `count` drafts per platform through the CONTENT_WRITER agent. */
-export async function generateDrafts(content: ContentService, agents: InlineAgentRunner | undefined, scope: ContentScope, input: GenerateInput, projectId: string) {
+export async function generateDrafts(content: ContentService, agents: InlineAgentRunner | undefined, scope: Scope, input: GenerateInput, projectId: string) {
   const platforms = [...new Set(input.platforms)];
   const unknown = platforms.filter((p) => !(PLATFORMS as readonly string[]).includes(p));
   if (unknown.length) throw badRequest(`Unknown platform ${unknown.join(', ')}`, [{ field: 'body.platforms', message: `must be among ${PLATFORMS.join(', ')}` }]);

@@ -1,9 +1,8 @@
 import { Type, ListEnvelope, Nullable, OrgParams, orgErrors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
 import { notFound } from '../../platform/errors.ts';
-import { orgOf } from '../auth/guard.ts';
+import { orgOf } from '../../platform/context.ts';
 import { generateDrafts, type InlineAgentRunner } from './generate.ts';
-import { ContentService } from './service.ts';
 import { ApproveBody, CalendarQuery, CalendarSchema, GenerateBody, GenerateResult, PostCreateBody, PostListQuery, PostPatchBody, PostSchema } from './schemas.ts';
 
 const tags = ['Content'];
@@ -14,7 +13,6 @@ const write = { scope: 'content:write' };
 export function contentRoutes(app: App): void {
   const { content } = app.services;
   app.addSchema(PostSchema);
-  const scopeOf = (request: Parameters<typeof orgOf>[0]) => ContentService.fromRequest(orgOf(request));
 
   app.post('/content', {
     config: { access: write },
@@ -24,13 +22,13 @@ export function contentRoutes(app: App): void {
     },
   }, async (request, reply) => {
     reply.code(201);
-    return content.createDraft(scopeOf(request), request.body);
+    return content.createDraft(orgOf(request), request.body);
   });
 
   app.get('/content', {
     config: { access: read },
     schema: { tags, summary: 'List posts', params: OrgParams, querystring: PostListQuery, response: { 200: ListEnvelope(Type.Ref('Post')), ...orgErrors() } },
-  }, async (request) => content.list(scopeOf(request), request.query));
+  }, async (request) => content.list(orgOf(request), request.query));
 
   app.get('/content/calendar', {
     config: { access: read },
@@ -39,7 +37,7 @@ export function contentRoutes(app: App): void {
       description: '`from`/`to`: a date means the whole day (to included), a timestamp `to` is excluded. Entries: SCHEDULED and PUBLISHING at their scheduled time, PUBLISHED at their publishing time, FAILED at their failure time.',
       params: OrgParams, querystring: CalendarQuery, response: { 200: CalendarSchema, ...orgErrors() },
     },
-  }, async (request) => content.calendar(scopeOf(request), request.query));
+  }, async (request) => content.calendar(orgOf(request), request.query));
 
   app.post('/content/generate', {
     config: { access: write },
@@ -48,12 +46,12 @@ export function contentRoutes(app: App): void {
       params: OrgParams, body: GenerateBody, response: { 201: GenerateResult, ...orgErrors(422, 502, 503) },
     },
   }, async (request, reply) => {
-    const scope = scopeOf(request);
+    const scope = orgOf(request);
     const agents = (app.services as unknown as { agents?: InlineAgentRunner }).agents;
     const projectId = request.body.projectId ?? scope.projectId ?? await app.services.orgs.defaultProjectId(scope.orgId);
-    if (scope.restrictToProject && projectId !== scope.projectId) throw notFound('Project');
-    if (!scope.restrictToProject) await app.services.orgs.assertProject(scope.orgId, projectId);
-    const result = await generateDrafts(content, agents, { ...scope, projectId }, request.body, projectId);
+    if (scope.projectId && projectId !== scope.projectId) throw notFound('Project');
+    if (!scope.projectId) await app.services.orgs.assertProject(scope.orgId, projectId);
+    const result = await generateDrafts(content, agents, scope, request.body, projectId);
     reply.code(201);
     return result;
   });
@@ -61,7 +59,7 @@ export function contentRoutes(app: App): void {
   app.get('/content/:postId', {
     config: { access: read },
     schema: { tags, summary: 'Get a post', params: Params, response: { 200: Type.Ref('Post'), ...orgErrors() } },
-  }, async (request) => content.get(scopeOf(request), request.params.postId));
+  }, async (request) => content.get(orgOf(request), request.params.postId));
 
   app.patch('/content/:postId', {
     config: { access: write },
@@ -70,13 +68,13 @@ export function contentRoutes(app: App): void {
       description: 'Changing the text, hashtags, media or platform of an approved post sends it back to DRAFT. A new scheduledAt on an approved post reschedules it.',
       params: Params, body: PostPatchBody, response: { 200: Type.Ref('Post'), ...orgErrors(409, 422) },
     },
-  }, async (request) => content.update(scopeOf(request), request.params.postId, request.body));
+  }, async (request) => content.update(orgOf(request), request.params.postId, request.body));
 
   app.delete('/content/:postId', {
     config: { access: write },
     schema: { tags, summary: 'Delete a post (not while PUBLISHING)', params: Params, response: { 204: Type.Null(), ...orgErrors(409) } },
   }, async (request, reply) => {
-    await content.delete(scopeOf(request), request.params.postId);
+    await content.delete(orgOf(request), request.params.postId);
     reply.code(204).send(null);
   });
 
@@ -87,7 +85,7 @@ export function contentRoutes(app: App): void {
       description: 'A future scheduledAt makes the post SCHEDULED; otherwise it is published now through its integration (PUBLISHING), or stays APPROVED when it has none. 422 INTEGRATION_MISSING when it is scheduled without an integration or its integration is gone.',
       params: Params, body: Nullable(ApproveBody), response: { 200: Type.Ref('Post'), ...orgErrors(409, 422) },
     },
-  }, async (request) => content.approve(scopeOf(request), request.params.postId, request.body ?? {}));
+  }, async (request) => content.approve(orgOf(request), request.params.postId, request.body ?? {}));
 
   app.post('/content/:postId/publish', {
     config: { access: write },
@@ -95,5 +93,5 @@ export function contentRoutes(app: App): void {
       tags, summary: 'Publish an approved, scheduled or failed post now',
       params: Params, response: { 200: Type.Ref('Post'), ...orgErrors(409, 422) },
     },
-  }, async (request) => content.publishNow(scopeOf(request), request.params.postId));
+  }, async (request) => content.publishNow(orgOf(request), request.params.postId));
 }

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, or, sql, type SQL } from 'drizzle-orm';
+import { asc, eq, inArray, or, sql, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
@@ -7,7 +7,8 @@ import { AppError, badRequest, conflict, notFound, unprocessable } from '../../p
 import { newId } from '../../platform/ids.ts';
 import { isStorableTime } from '../../platform/dates.ts';
 import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
-import type { Actor } from '../auth/guard.ts';
+import { agentRunOf, type Scope } from '../../platform/context.ts';
+import { inScope } from '../../platform/tenant.ts';
 import type { EventsService } from '../events/service.ts';
 import type { OrgsService } from '../orgs/service.ts';
 import type { IntegrationsService } from '../integrations/service.ts';
@@ -21,21 +22,8 @@ type PostRow = typeof posts.$inferSelect;
 
 export const PUBLISHER_WAKE = 'wake:publisher';
 
-/**
- * Who acts, in which organization. `projectId`: for API keys bound to a project, the only project
- * they see; for callers such as the CONTENT_WRITER agent, the project drafts go to by default.
- */
-export interface ContentScope {
-  orgId: string;
-  projectId?: string | null;
-  actor: Actor;
-  /** The agent run writing the draft; defaults to actor.id when the actor is an agent. */
-  agentRunId?: string | null;
-  /** A restriction to one project (API keys bound to a project). */
-  restrictToProject?: boolean;
-}
-
 export interface DraftInput {
+  /** The project to write to; a caller with a default project (a workflow's) passes it here. */
   projectId?: string;
   platform: Platform;
   body: string;
@@ -130,24 +118,13 @@ export class ContentService {
     this.media = media;
   }
 
-  /** Route scope: an API key bound to a project only sees and writes that project. */
-  static fromRequest(ctx: { orgId: string; projectId: string | null; actor: Actor }): ContentScope {
-    return { orgId: ctx.orgId, projectId: ctx.projectId, actor: ctx.actor, restrictToProject: ctx.projectId !== null };
-  }
-
-  private where(scope: ContentScope, ...conditions: (SQL | undefined)[]): SQL {
-    const restricted = scope.restrictToProject && scope.projectId ? eq(posts.projectId, scope.projectId) : undefined;
-    return and(eq(posts.orgId, scope.orgId), restricted, ...conditions)!;
-  }
-
-  /** An unrestricted scope's projectId is only a default (e.g. a workflow's project), not a bound. */
-  private async resolveProject(scope: ContentScope, projectId: string | undefined): Promise<string> {
-    const bound = { orgId: scope.orgId, projectId: scope.restrictToProject ? scope.projectId ?? null : null };
-    return (await this.orgs.projectFor(bound, projectId ?? scope.projectId)) ?? this.orgs.defaultProjectId(scope.orgId);
+  /** The project named (a bound scope's own when none is), else the organization's default one. */
+  private async resolveProject(scope: Scope, projectId: string | undefined): Promise<string> {
+    return (await this.orgs.projectFor(scope, projectId)) ?? this.orgs.defaultProjectId(scope.orgId);
   }
 
   /** The integration must be this organization's (visible to the project) and publish to the post's platform. */
-  private async checkIntegration(scope: ContentScope, projectId: string, platform: Platform, integrationId: string | null | undefined, db: Db = this.db): Promise<void> {
+  private async checkIntegration(scope: Scope, projectId: string, platform: Platform, integrationId: string | null | undefined, db: Db = this.db): Promise<void> {
     if (!integrationId) return;
     const row = await this.integrations.row({ orgId: scope.orgId, projectId }, integrationId, db);
     if (!row) throw unprocessable('INTEGRATION_MISSING', `Integration ${integrationId} does not exist in this organization or project`);
@@ -157,10 +134,10 @@ export class ContentService {
   }
 
   /** A key bound to a project attaches only media it can see (its project's and organization-wide uploads). */
-  private async checkMedia(scope: ContentScope, platform: Platform, mediaIds: string[], db: Db = this.db): Promise<void> {
+  private async checkMedia(scope: Scope, platform: Platform, mediaIds: string[], db: Db = this.db): Promise<void> {
     if (mediaIds.length === 0) return;
     if (mediaIds.length > MAX_MEDIA[platform]) throw badRequest(`${platform} posts carry at most ${MAX_MEDIA[platform]} media`, [{ field: 'body.mediaIds', message: `at most ${MAX_MEDIA[platform]}` }]);
-    const rows = await this.media.many({ orgId: scope.orgId, projectId: scope.restrictToProject ? scope.projectId ?? null : null }, mediaIds, db);
+    const rows = await this.media.many(scope, mediaIds, db);
     const missing = mediaIds.filter((id) => !rows.some((r) => r.id === id));
     if (missing.length) throw badRequest(`Unknown media: ${missing.join(', ')}`, [{ field: 'body.mediaIds', message: 'must be ids returned by POST …/media/upload' }]);
     const video = rows.find((r) => !r.contentType.startsWith('image/'));
@@ -175,7 +152,7 @@ export class ContentService {
    * Creates a draft (`post.created`). The one entry point for drafts: the API, the CONTENT_WRITER
    * agent's `create_draft` tool and the `content.createDraft` workflow step.
    */
-  async createDraft(scope: ContentScope, input: DraftInput): Promise<Post> {
+  async createDraft(scope: Scope, input: DraftInput): Promise<Post> {
     if (!(PLATFORMS as readonly string[]).includes(input.platform)) {
       throw badRequest(`platform must be one of ${PLATFORMS.join(', ')}`, [{ field: 'body.platform', message: `must be one of ${PLATFORMS.join(', ')}` }]);
     }
@@ -187,7 +164,7 @@ export class ContentService {
     await this.checkMedia(scope, input.platform, mediaIds);
     const scheduledAt = toDate(input.scheduledAt, 'body.scheduledAt') ?? null;
     const now = this.clock.now();
-    const agentRunId = scope.agentRunId ?? (scope.actor.type === 'agent' ? scope.actor.id : null);
+    const agentRunId = agentRunOf(scope.actor);
     return this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
       const [row] = await tx.insert(posts).values({
@@ -212,18 +189,18 @@ export class ContentService {
     });
   }
 
-  async row(scope: ContentScope, id: string, db: Db = this.db, lock = false): Promise<PostRow> {
-    const query = db.select().from(posts).where(this.where(scope, eq(posts.id, id)));
+  async row(scope: Scope, id: string, db: Db = this.db, lock = false): Promise<PostRow> {
+    const query = db.select().from(posts).where(inScope(scope, posts, eq(posts.id, id)));
     const [row] = lock ? await query.for('update') : await query;
     if (!row) throw notFound('Post');
     return row;
   }
 
-  async get(scope: ContentScope, id: string): Promise<Post> {
+  async get(scope: Scope, id: string): Promise<Post> {
     return publicPost(await this.row(scope, id));
   }
 
-  async list(scope: ContentScope, query: PostListQuery) {
+  async list(scope: Scope, query: PostListQuery) {
     const page = pageOf(query);
     const conditions: (SQL | undefined)[] = [];
     if (query.status) {
@@ -240,7 +217,7 @@ export class ContentService {
     }
     if (query.projectId) conditions.push(eq(posts.projectId, query.projectId));
     if (query.q && query.q.trim()) conditions.push(sql`${posts.body} ilike ${`%${escapeLike(query.q.trim())}%`}`);
-    const where = this.where(scope, ...conditions);
+    const where = inScope(scope, posts, ...conditions);
     const order = orderBy(query.sort, SORTABLE, '-createdAt', posts.id);
     const [items, counted] = await Promise.all([
       this.db.select().from(posts).where(where).orderBy(...order).limit(page.limit).offset(page.offset),
@@ -254,7 +231,7 @@ export class ContentService {
    * hashtags, media or platform revokes an approval (back to DRAFT). A new time on an approved post
    * reschedules it: future → SCHEDULED, none or past → APPROVED (publish it with …/publish).
    */
-  async update(scope: ContentScope, id: string, patch: PostPatch): Promise<Post> {
+  async update(scope: Scope, id: string, patch: PostPatch): Promise<Post> {
     const targetProject = patch.projectId === undefined ? undefined : await this.resolveProject(scope, patch.projectId);
     return this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
@@ -286,18 +263,18 @@ export class ContentService {
         status = future ? 'SCHEDULED' : 'APPROVED';
       }
       next.status = status;
-      const [after] = await tx.update(posts).set(next).where(eq(posts.id, id)).returning();
+      const [after] = await tx.update(posts).set(next).where(inScope(scope, posts, eq(posts.id, id))).returning();
       if (status === 'SCHEDULED') await this.wakePublisher(tx);
       return publicPost(after!);
     });
   }
 
-  async delete(scope: ContentScope, id: string): Promise<void> {
+  async delete(scope: Scope, id: string): Promise<void> {
     await this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
       const row = await this.row(scope, id, tx, true);
       if (!allowed('delete', row.status)) throw conflict('The post is being published; delete it once that ends');
-      await tx.delete(posts).where(eq(posts.id, id));
+      await tx.delete(posts).where(inScope(scope, posts, eq(posts.id, id)));
     });
   }
 
@@ -306,7 +283,7 @@ export class ContentService {
    * (`post.approved` with approvedBy and editedBody). A future scheduledAt makes it SCHEDULED; else
    * with an integration it is published now; without one it stays APPROVED.
    */
-  async approve(scope: ContentScope, id: string, input: { body?: string } = {}): Promise<Post> {
+  async approve(scope: Scope, id: string, input: { body?: string } = {}): Promise<Post> {
     return this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
       const before = await this.row(scope, id, tx, true);
@@ -331,7 +308,7 @@ export class ContentService {
         failedAt: null,
         ...(status === 'PUBLISHING' ? this.freshPublishing(now) : {}),
         updatedAt: now,
-      }).where(eq(posts.id, id)).returning();
+      }).where(inScope(scope, posts, eq(posts.id, id))).returning();
       const post = publicPost(after!);
       const payload: Record<string, unknown> = { post, approvedBy: scope.actor };
       if (input.body !== undefined && input.body !== before.body) payload.editedBody = input.body;
@@ -349,7 +326,7 @@ export class ContentService {
    * Publishes an approved, scheduled or failed post now (422 INTEGRATION_MISSING without an
    * integration). A DRAFT is approved first when `approveDraft` (workflow steps act as approvers).
    */
-  async publishNow(scope: ContentScope, id: string, options: { approveDraft?: boolean } = {}): Promise<Post> {
+  async publishNow(scope: Scope, id: string, options: { approveDraft?: boolean } = {}): Promise<Post> {
     return this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
       const before = await this.row(scope, id, tx, true);
@@ -367,7 +344,7 @@ export class ContentService {
         ...(draft ? { approvedBy: scope.actor, approvedAt: now } : {}),
         ...this.freshPublishing(now),
         updatedAt: now,
-      }).where(eq(posts.id, id)).returning();
+      }).where(inScope(scope, posts, eq(posts.id, id))).returning();
       const post = publicPost(after!);
       if (draft) await this.events.record(tx, { orgId: scope.orgId, projectId: before.projectId, type: 'post.approved', payload: { post, approvedBy: scope.actor } });
       await this.wakePublisher(tx);
@@ -379,7 +356,7 @@ export class ContentService {
    * What publishing would send, without sending or changing anything (workflow test mode): the
    * platform request with the credentials left out.
    */
-  async previewPublish(scope: ContentScope, id: string, fallbackIntegrationId?: string) {
+  async previewPublish(scope: Scope, id: string, fallbackIntegrationId?: string) {
     const row = await this.row(scope, id);
     const integrationId = row.integrationId ?? fallbackIntegrationId;
     const integration = integrationId ? await this.integrations.row({ orgId: scope.orgId, projectId: row.projectId }, integrationId) : undefined;
@@ -401,7 +378,7 @@ export class ContentService {
   /** Drafts written by one agent run (content generation). */
   async byAgentRun(orgId: string, agentRunId: string, extraIds: string[] = []): Promise<Post[]> {
     const rows = await this.db.select().from(posts)
-      .where(and(eq(posts.orgId, orgId), extraIds.length ? or(eq(posts.agentRunId, agentRunId), inArray(posts.id, extraIds)) : eq(posts.agentRunId, agentRunId)))
+      .where(inScope({ orgId, projectId: null }, posts, extraIds.length ? or(eq(posts.agentRunId, agentRunId), inArray(posts.id, extraIds)) : eq(posts.agentRunId, agentRunId)))
       .orderBy(asc(posts.id));
     return rows.map(publicPost);
   }
@@ -410,14 +387,14 @@ export class ContentService {
    * Scheduled, publishing, published and failed posts in [from, to), by time (`at`: published, else
    * scheduled, else failed), grouped into every day of the window in the time zone.
    */
-  async calendar(scope: ContentScope, query: { from: string; to: string; projectId?: string; timezone?: string; platform?: string }) {
+  async calendar(scope: Scope, query: { from: string; to: string; projectId?: string; timezone?: string; platform?: string }) {
     const tz = assertTimezone(query.timezone ?? 'UTC');
     const range = parseRange(query.from, query.to, tz);
     const days = Math.ceil((range.to.getTime() - range.from.getTime()) / 86_400_000);
     if (days > 400) throw badRequest('A calendar window is at most 400 days', [{ field: 'to', message: 'window longer than 400 days' }]);
-    if (query.projectId && scope.restrictToProject && scope.projectId && query.projectId !== scope.projectId) throw notFound('Project');
+    if (query.projectId && scope.projectId && query.projectId !== scope.projectId) throw notFound('Project');
     const at = sql`coalesce(${posts.publishedAt}, ${posts.scheduledAt}, ${posts.failedAt})`;
-    const rows = await this.db.select().from(posts).where(this.where(scope,
+    const rows = await this.db.select().from(posts).where(inScope(scope, posts,
       inArray(posts.status, ['SCHEDULED', 'PUBLISHING', 'PUBLISHED', 'FAILED']),
       query.projectId ? eq(posts.projectId, query.projectId) : undefined,
       query.platform ? eq(posts.platform, query.platform.toUpperCase()) : undefined,

@@ -1,7 +1,7 @@
 import { Type, orgErrors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
 import { principalKey } from '../auth/rate-limit.ts';
-import { orgOf } from '../auth/guard.ts';
+import { orgOf } from '../../platform/context.ts';
 
 export function orgStreamRoutes(app: App): void {
   const { orgStream, config, streams } = app.services;

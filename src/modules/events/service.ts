@@ -2,8 +2,9 @@ import { sql } from 'drizzle-orm';
 import type { Bus } from '../../platform/bus.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db.ts';
-import { newId } from '../../platform/ids.ts';
-import { events } from './tables.ts';
+import { eventRows, outboxSql, type EventRow, type NewEvent } from './outbox.ts';
+
+export type { EventRow, NewEvent } from './outbox.ts';
 
 /** The SPEC's platform event envelope. */
 export interface PlatformEvent {
@@ -14,15 +15,6 @@ export interface PlatformEvent {
   at: string;
   payload: Record<string, unknown>;
 }
-
-export interface NewEvent {
-  orgId: string;
-  projectId?: string | null;
-  type: string;
-  payload: Record<string, unknown>;
-}
-
-export type EventRow = typeof events.$inferSelect;
 
 export function toEnvelope(row: EventRow): PlatformEvent {
   const envelope: PlatformEvent = { id: row.id, type: row.type, organizationId: row.orgId, at: row.at.toISOString(), payload: row.payload };
@@ -35,12 +27,13 @@ function plain(payload: Record<string, unknown>): Record<string, unknown> {
   return JSON.parse(JSON.stringify(payload)) as Record<string, unknown>;
 }
 
-/**
- * Writes platform events into the outbox. Always called with the transaction that makes the
- * change, so an event exists exactly when its change was committed.
- */
 export const DISPATCHER_WAKE = 'wake:dispatcher';
 
+/**
+ * Writes platform events into the outbox. Always called with the transaction that makes the
+ * change, so an event exists exactly when its change was committed. A statement that writes
+ * events itself composes the same CTEs (outbox.ts).
+ */
 export class EventsService {
   private readonly clock: Clock;
   private readonly bus: Bus;
@@ -60,23 +53,16 @@ export class EventsService {
   async record(tx: Db, list: NewEvent | NewEvent[], options: { wake?: 'commit' | 'caller' } = {}): Promise<PlatformEvent[]> {
     const items = Array.isArray(list) ? list : [list];
     if (items.length === 0) return [];
-    const rows = this.rowsFor(items);
-    const values = rows.map((r) => sql`(${r.id}, ${r.orgId}, ${r.projectId}, ${r.type}, ${JSON.stringify(r.payload)}::jsonb, ${r.at.toISOString()}::timestamptz)`);
-    const insert = sql`e as (insert into events (id, org_id, project_id, type, payload, at) values ${sql.join(values, sql`, `)} returning id),
-      o as (insert into event_outbox (id) select id from e returning 1)`;
-    if (options.wake === 'caller') await tx.execute(sql`with ${insert} select count(*) from o`);
+    const rows = eventRows(items, this.clock.now());
+    const insert = outboxSql(rows);
+    if (options.wake === 'caller') await tx.execute(sql`with ${insert} select count(*) from new_outbox`);
     // The rows and the wake-up of every instance's dispatcher (heard at commit) in one statement.
-    else await tx.execute(sql`with ${insert} select ${this.bus.notifySql(DISPATCHER_WAKE, null)} from (select 1 from o limit 1) x`);
-    return rows.map(toEnvelope);
+    else await tx.execute(sql`with ${insert} select ${this.bus.notifySql(DISPATCHER_WAKE, null)} from (select 1 from new_outbox limit 1) x`);
+    return rows.map((row) => toEnvelope({ ...row, payload: plain(row.payload) }));
   }
 
   /** Wakes this instance's dispatcher now: for a caller whose events just committed. */
   wakeLocal(): void {
     this.bus.emitLocal(DISPATCHER_WAKE, null);
-  }
-
-  /** Event rows to write, built in advance so a caller can put them into its own statement. */
-  rowsFor(list: NewEvent[], at: Date = this.clock.now()): EventRow[] {
-    return list.map((e) => ({ id: newId('event', at.getTime()), orgId: e.orgId, projectId: e.projectId ?? null, type: e.type, payload: plain(e.payload), at }));
   }
 }

@@ -1,6 +1,6 @@
 import { Type, Timestamp, Nullable, ListEnvelope, ListQueryProps, OrgParams, orgErrors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
-import { orgOf } from '../auth/guard.ts';
+import { orgOf } from '../../platform/context.ts';
 
 const IntegrationSchema = Type.Object({
   id: Type.String(),

@@ -1,4 +1,4 @@
-import { and, desc, eq, sql } from 'drizzle-orm';
+import { desc, eq, sql } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
@@ -6,21 +6,14 @@ import { SecretBox } from '../../platform/crypto.ts';
 import { badRequest, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
-import type { Actor } from '../auth/guard.ts';
+import type { Scope } from '../../platform/context.ts';
 import type { EventsService } from '../events/service.ts';
 import type { OrgsService } from '../orgs/service.ts';
-import { assertCanChange, assertMayMakeOrgWide, visibleTo } from '../orgs/project-scope.ts';
+import { assertCanChange, assertMayMakeOrgWide, inScope, inScopeOrgWide, type Tenant } from '../../platform/tenant.ts';
 import { connectorFor, type Provider } from './connectors/index.ts';
 import { integrations } from './tables.ts';
 
 type Row = typeof integrations.$inferSelect;
-
-export interface IntegrationScope {
-  orgId: string;
-  /** An API key bound to one project sees that project's integrations and the organization-wide ones. */
-  projectId: string | null;
-  actor: Actor;
-}
 
 export function publicIntegration(row: Row) {
   return {
@@ -51,11 +44,7 @@ export class IntegrationsService {
     this.orgs = orgs;
   }
 
-  private visible(scope: { orgId: string; projectId: string | null }) {
-    return and(eq(integrations.orgId, scope.orgId), visibleTo(scope, integrations.projectId, { orgWide: true }));
-  }
-
-  async connect(scope: IntegrationScope, input: { provider: Provider; name: string; projectId?: string | null; credentials: Record<string, unknown> }): Promise<Integration> {
+  async connect(scope: Scope, input: { provider: Provider; name: string; projectId?: string | null; credentials: Record<string, unknown> }): Promise<Integration> {
     const connector = connectorFor(input.provider);
     if (!connector) throw badRequest(`Unknown provider ${input.provider}`, [{ field: 'body.provider', message: 'must be linkedin or x' }]);
     const problem = connector.checkCredentials(input.credentials);
@@ -86,9 +75,9 @@ export class IntegrationsService {
     });
   }
 
-  async list(scope: IntegrationScope, query: ListQuery & { provider?: string; status?: string }) {
+  async list(scope: Scope, query: ListQuery & { provider?: string; status?: string }) {
     const page = pageOf(query);
-    const where = and(this.visible(scope), query.provider ? eq(integrations.provider, query.provider) : undefined, query.status ? eq(integrations.status, query.status) : undefined);
+    const where = inScopeOrgWide(scope, integrations, query.provider ? eq(integrations.provider, query.provider) : undefined, query.status ? eq(integrations.status, query.status) : undefined);
     const [items, counted] = await Promise.all([
       this.db.select().from(integrations).where(where).orderBy(desc(integrations.id)).limit(page.limit).offset(page.offset),
       this.db.select({ n: sql<number>`count(*)::int` }).from(integrations).where(where),
@@ -96,23 +85,24 @@ export class IntegrationsService {
     return envelope(items.map(publicIntegration), counted[0]?.n ?? 0, page);
   }
 
-  async row(scope: { orgId: string; projectId: string | null }, id: string, db: Db = this.db): Promise<Row | undefined> {
-    const [row] = await db.select().from(integrations).where(and(this.visible(scope), eq(integrations.id, id)));
+  /** An integration the scope can see: its project's or an organization-wide one (content checks a post's project this way). */
+  async row(scope: Tenant, id: string, db: Db = this.db): Promise<Row | undefined> {
+    const [row] = await db.select().from(integrations).where(inScopeOrgWide(scope, integrations, eq(integrations.id, id)));
     return row;
   }
 
-  async get(scope: IntegrationScope, id: string): Promise<Integration> {
+  async get(scope: Scope, id: string): Promise<Integration> {
     const row = await this.row(scope, id);
     if (!row) throw notFound('Integration');
     return publicIntegration(row);
   }
 
   /** Organization-wide integrations are read-only for a key bound to a project (403). */
-  async delete(scope: IntegrationScope, id: string): Promise<void> {
+  async delete(scope: Scope, id: string): Promise<void> {
     const row = await this.row(scope, id);
     if (!row) throw notFound('Integration');
     assertCanChange(scope, row.projectId, 'This integration');
-    const deleted = await this.db.delete(integrations).where(and(this.visible(scope), eq(integrations.id, id))).returning({ id: integrations.id });
+    const deleted = await this.db.delete(integrations).where(inScope(scope, integrations, eq(integrations.id, id))).returning({ id: integrations.id });
     if (deleted.length === 0) throw notFound('Integration');
   }
 
@@ -126,7 +116,7 @@ export class IntegrationsService {
     const now = this.clock.now();
     await tx.update(integrations)
       .set({ status: 'error', lastError: { ...error, at: now.toISOString() }, errorAt: now, updatedAt: now })
-      .where(and(eq(integrations.orgId, row.orgId), eq(integrations.id, row.id)));
+      .where(inScope({ orgId: row.orgId, projectId: null }, integrations, eq(integrations.id, row.id)));
     await this.events.record(tx, { orgId: row.orgId, type: 'integration.error', payload: { integrationId: row.id, provider: row.provider, code: error.code, message: error.message } });
   }
 
@@ -134,6 +124,6 @@ export class IntegrationsService {
   async markHealthy(tx: Db, row: Row): Promise<void> {
     if (row.status === 'connected') return;
     await tx.update(integrations).set({ status: 'connected', lastError: null, errorAt: null, updatedAt: this.clock.now() })
-      .where(and(eq(integrations.orgId, row.orgId), eq(integrations.id, row.id)));
+      .where(inScope({ orgId: row.orgId, projectId: null }, integrations, eq(integrations.id, row.id)));
   }
 }

@@ -1,4 +1,4 @@
-import { and, eq, inArray, or } from 'drizzle-orm';
+import { inArray, or } from 'drizzle-orm';
 import { Value } from 'typebox/value';
 import { parse } from 'csv-parse/sync';
 import type { Db } from '../../platform/db.ts';
@@ -7,7 +7,9 @@ import { explainErrors } from '../../platform/http/validation.ts';
 import type { OrgsService } from '../orgs/service.ts';
 import { normalizeEmail, normalizeWebsite, phoneE164, type MatchKind } from './normalize.ts';
 import { LeadCreateBody } from './schemas.ts';
-import type { LeadInput, LeadScope, LeadsService } from './service.ts';
+import type { Scope } from '../../platform/context.ts';
+import { inScope } from '../../platform/tenant.ts';
+import type { LeadInput, LeadsService } from './service.ts';
 import { leads } from './tables.ts';
 
 export const IMPORT_MAX_ROWS = 10_000;
@@ -119,7 +121,7 @@ export class LeadImporter {
     this.orgs = orgs;
   }
 
-  async import(scope: LeadScope, rows: unknown[], dryRun: boolean): Promise<ImportResult> {
+  async import(scope: Scope, rows: unknown[], dryRun: boolean): Promise<ImportResult> {
     if (rows.length > IMPORT_MAX_ROWS) throw badRequest(`An import holds at most ${IMPORT_MAX_ROWS} rows`);
     const rejected = new Map<number, string>();
     const valid: { index: number; input: LeadInput; project: string; keys: string[] }[] = [];
@@ -157,7 +159,7 @@ export class LeadImporter {
     return { ...counts, rejected: list };
   }
 
-  private async run(scope: LeadScope, valid: { index: number; input: LeadInput; keys: string[] }[], rejected: Map<number, string>) {
+  private async run(scope: Scope, valid: { index: number; input: LeadInput; keys: string[] }[], rejected: Map<number, string>) {
     const counts = { created: 0, merged: 0 };
     const groups = groupsOf(valid.length, (i) => valid[i]!.keys);
     let next = 0;
@@ -180,7 +182,7 @@ export class LeadImporter {
   }
 
   /** What the import would do: a row merges when a lead or an earlier row already carries one of its keys. */
-  private async preview(scope: LeadScope, valid: { input: LeadInput; project: string; keys: string[] }[]) {
+  private async preview(scope: Scope, valid: { input: LeadInput; project: string; keys: string[] }[]) {
     const seen = new Set<string>();
     const byProject = new Map<string, Record<MatchKind, string[]>>();
     for (const { project, keys } of valid) {
@@ -201,7 +203,7 @@ export class LeadImporter {
       const existing = await this.db
         .select({ email: leads.emailKey, phone: leads.phoneKey, website: leads.websiteKey })
         .from(leads)
-        .where(and(eq(leads.orgId, scope.orgId), eq(leads.projectId, project), or(...matches)));
+        .where(inScope({ orgId: scope.orgId, projectId: project }, leads, or(...matches)));
       for (const row of existing) {
         for (const kind of ['email', 'phone', 'website'] as const) if (row[kind]) seen.add(`${project}\u0000${kind}\u0000${row[kind]}`);
       }

@@ -1,7 +1,7 @@
 import { Type, FreeObject, ListEnvelope, ListQueryProps, OrgParams, Timestamp, orgErrors } from '../../platform/http/schemas.ts';
 import { badRequest } from '../../platform/errors.ts';
 import type { App } from '../../platform/http/types.ts';
-import { orgOf } from '../auth/guard.ts';
+import { orgOf } from '../../platform/context.ts';
 import { csvRows, IMPORT_MAX_ROWS } from './import.ts';
 import { BulkBody, BulkResult, LeadCreateBody, LeadListQuery, LeadPatchBody, LeadSchema, LeadStats } from './schemas.ts';
 

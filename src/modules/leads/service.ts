@@ -1,13 +1,15 @@
 import { createHash } from 'node:crypto';
-import { and, eq, getTableColumns, gte, inArray, or, sql, type SQL } from 'drizzle-orm';
+import { eq, getTableColumns, gte, inArray, or, sql, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
 import { isForeignKeyViolation, type Database, type Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { badRequest, conflict, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
-import type { Actor } from '../auth/guard.ts';
+import { agentRunOf, type Scope } from '../../platform/context.ts';
+import { inScope } from '../../platform/tenant.ts';
 import type { EventsService, NewEvent } from '../events/service.ts';
+import { eventRows, outboxCtes, outboxParam } from '../events/outbox.ts';
 import type { OrgsService } from '../orgs/service.ts';
 import { normalizeEmail, LEAD_STATUSES, normalizeWebsite, phoneE164, type LeadStatus, type MatchKind } from './normalize.ts';
 import { leads, searchText } from './tables.ts';
@@ -16,8 +18,7 @@ import { leads, searchText } from './tables.ts';
 const EXACT_TOTAL = 10_000;
 /** Above this estimate a list is counted as a broad one (see list). */
 const BROAD = 30_000;
-import { events } from '../events/tables.ts';
-import { toEnvelope } from '../events/service.ts';
+import { eventsAboutLead } from '../events/queries.ts';
 import { LeadImporter, type ImportResult } from './import.ts';
 
 type LeadRow = typeof leads.$inferSelect;
@@ -50,15 +51,6 @@ export interface LeadPatch {
   status?: LeadStatus;
   score?: number;
   scoreReason?: string | null;
-}
-
-/** Who is acting, in which organization, limited to which project (API keys bound to one). */
-export interface LeadScope {
-  orgId: string;
-  projectId: string | null;
-  actor: Actor;
-  /** Set when an agent run qualifies a lead; carried on `lead.qualified`. */
-  agentRunId?: string;
 }
 
 export interface LeadListQuery extends ListQuery {
@@ -154,11 +146,12 @@ function matchesAny(keys: Keys): SQL {
 /**
  * The common case, a new person, in one autocommitted statement of fixed text (prepared once per
  * connection): take the keys' advisory locks ($1, sorted), claim the keys ($2 kinds, $3 values) and —
- * only if every key was free — insert the lead and its lead.created event (no NOTIFY: this instance's
- * dispatcher is woken after the commit). Every key a lead carries has a claim (see lead_keys), so a
- * free claim means no lead carries the key; reading the claims' primary key rather than the leads
- * keeps the one generic plan cheap whatever the statistics say. A concurrent create of the same
- * person inserting the same claim makes this one wait for it and then find the key taken.
+ * only if every key was free — insert the lead and its lead.created event ($20, written by the events
+ * module's CTEs; no NOTIFY: this instance's dispatcher is woken after the commit). Every key a lead
+ * carries has a claim (see lead_keys), so a free claim means no lead carries the key; reading the
+ * claims' primary key rather than the leads keeps the one generic plan cheap whatever the statistics
+ * say. A concurrent create of the same person inserting the same claim makes this one wait for it
+ * and then find the key taken.
  */
 const CREATE_FAST = `
   with c as (
@@ -172,11 +165,7 @@ const CREATE_FAST = `
     select $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::text[], $15::jsonb, $16, $17, $18, $19::timestamptz, $19::timestamptz
     where (select count(*) from c) = cardinality($2::text[])
     returning id),
-  ev as (
-    insert into events (id, org_id, project_id, type, payload, at)
-    select $20, $5, $6, $21, $22::jsonb, $19::timestamptz from ins
-    returning id),
-  ob as (insert into event_outbox (id) select id from ev)
+  ${outboxCtes('$20', { when: 'ins' })}
   select count(*)::int as inserted from ins`;
 
 export class LeadsService {
@@ -197,33 +186,22 @@ export class LeadsService {
   }
 
   /** Up to 10,000 rows, each de-duplicated as a single create; `dryRun` only counts. */
-  import(scope: LeadScope, rows: unknown[], dryRun: boolean): Promise<ImportResult> {
+  import(scope: Scope, rows: unknown[], dryRun: boolean): Promise<ImportResult> {
     return this.importer.import(scope, rows, dryRun);
   }
 
-  /**
-   * A lead's history: the platform events that carry it (`lead`) or name it (`leadId`), newest
-   * first. Read through events_lead_idx, whose expression and predicate this repeats exactly.
-   */
-  async history(scope: LeadScope, id: string, query: ListQuery) {
+  /** A lead's history: the platform events that carry it or name it, newest first. */
+  async history(scope: Scope, id: string, query: ListQuery) {
     await this.get(scope, id);
     const page = pageOf(query);
-    const about = sql`${events.orgId} = ${scope.orgId} and (${events.payload} ? 'lead' or ${events.payload} ? 'leadId')
-      and coalesce(${events.payload}->'lead'->>'id', ${events.payload}->>'leadId') = ${id}`;
-    const [rows, [count]] = await Promise.all([
-      this.db.select().from(events).where(about).orderBy(sql`${events.id} desc`).limit(page.limit).offset(page.offset),
-      this.db.select({ n: sql<number>`count(*)::int` }).from(events).where(about),
-    ]);
-    return envelope(rows.map(toEnvelope), count!.n, page);
+    const { rows, total } = await eventsAboutLead(this.db, scope.orgId, id, page);
+    return envelope(rows, total, page);
   }
 
-  private async resolveProject(scope: LeadScope, projectId: string | undefined): Promise<string> {
+  private async resolveProject(scope: Scope, projectId: string | undefined): Promise<string> {
     return (await this.orgs.projectFor(scope, projectId)) ?? this.orgs.defaultProjectId(scope.orgId);
   }
 
-  private where(scope: LeadScope, ...conditions: (SQL | undefined)[]): SQL {
-    return and(eq(leads.orgId, scope.orgId), scope.projectId ? eq(leads.projectId, scope.projectId) : undefined, ...conditions)!;
-  }
 
   /** The advisory lock ids of a project's keys, in the one order every writer takes them. */
   private lockIds(projectId: string, keys: Keys): string[] {
@@ -251,14 +229,14 @@ export class LeadsService {
   }
 
   /** Creates a new person in one statement (CREATE_FAST). False means "not created here": the caller goes the locked way and merges. */
-  private async createFast(row: LeadRow, keys: Keys, event: { id: string; payload: string }): Promise<boolean> {
+  private async createFast(row: LeadRow, keys: Keys, event: NewEvent): Promise<boolean> {
     const present = presentKeys(keys);
     try {
       const [result] = await this.database.prepared<{ inserted: number }>('lead_create_fast', CREATE_FAST, [
         this.lockIds(row.projectId, keys), present.map((k) => k.kind), present.map((k) => k.key),
         row.id, row.orgId, row.projectId, row.name, row.email, row.phone, row.company, row.website, row.source, row.status,
         row.tags, JSON.stringify(row.custom), row.emailKey, row.phoneKey, row.websiteKey, row.createdAt.toISOString(),
-        event.id, 'lead.created', event.payload,
+        outboxParam(eventRows([event], row.createdAt)),
       ]);
       const inserted = result!.inserted === 1;
       if (inserted) this.events.wakeLocal();
@@ -277,7 +255,7 @@ export class LeadsService {
     const found = await tx
       .select()
       .from(leads)
-      .where(and(eq(leads.orgId, orgId), eq(leads.projectId, projectId), matchesAny(keys), excludeId ? sql`${leads.id} <> ${excludeId}` : undefined))
+      .where(inScope({ orgId, projectId }, leads, matchesAny(keys), excludeId ? sql`${leads.id} <> ${excludeId}` : undefined))
       .orderBy(leads.id)
       .limit(20);
     for (const { kind, key } of present) {
@@ -307,16 +285,18 @@ export class LeadsService {
     return out;
   }
 
-  private updatedEvents(scope: LeadScope, before: LeadRow, after: LeadRow, changes: Changes): NewEvent[] {
+  private updatedEvents(scope: Scope, before: LeadRow, after: LeadRow, changes: Changes): NewEvent[] {
     const lead = publicLead(after);
     const out: NewEvent[] = [{ orgId: scope.orgId, projectId: after.projectId, type: 'lead.updated', payload: { lead, changes, actor: scope.actor } }];
     if (changes.status && after.status === 'QUALIFIED' && before.status !== 'QUALIFIED') out.push(this.qualifiedEvent(scope, after));
     return out;
   }
 
-  private qualifiedEvent(scope: LeadScope, row: LeadRow): NewEvent {
+  private qualifiedEvent(scope: Scope, row: LeadRow): NewEvent {
     const payload: Record<string, unknown> = { lead: publicLead(row), score: row.score, scoreReason: row.scoreReason };
-    if (scope.agentRunId) payload.agentRunId = scope.agentRunId;
+    // An agent run qualifying a lead is named on lead.qualified.
+    const agentRunId = agentRunOf(scope.actor);
+    if (agentRunId) payload.agentRunId = agentRunId;
     return { orgId: scope.orgId, projectId: row.projectId, type: 'lead.qualified', payload };
   }
 
@@ -324,7 +304,7 @@ export class LeadsService {
    * Creates a lead, or merges into the one person it matches inside the project (email, then phone,
    * then website). Advisory locks on the match keys make concurrent creates of one person yield one lead.
    */
-  async create(scope: LeadScope, input: LeadInput): Promise<{ lead: Lead; created: boolean; matchedOn?: MatchKind }> {
+  async create(scope: Scope, input: LeadInput): Promise<{ lead: Lead; created: boolean; matchedOn?: MatchKind }> {
     if (![input.name, input.email, input.phone, input.website].some((v) => typeof v === 'string' && v.trim() !== '')) {
       throw badRequest('A lead needs at least one of name, email, phone or website', [
         { field: 'body', message: 'must have at least one of name, email, phone, website' },
@@ -340,8 +320,7 @@ export class LeadsService {
       tags: uniq(input.tags ?? []), custom: input.custom ?? {}, emailKey: null, phoneKey: null, websiteKey: null, createdAt: now, updatedAt: now,
       ...contact,
     };
-    // The lead.created payload goes straight to JSON (dates as ISO strings, as everywhere).
-    const created = { id: newId('event', now.getTime()), payload: JSON.stringify({ lead: publicLead(fresh), actor: scope.actor }) };
+    const created: NewEvent = { orgId: scope.orgId, projectId, type: 'lead.created', payload: { lead: publicLead(fresh), actor: scope.actor } };
     if (await this.createFast(fresh, keys, created)) return { lead: publicLead(fresh), created: true };
     return this.write(async (tx) => {
       // Holding the keys' locks, this sees every lead a concurrent create of the same person committed.
@@ -361,7 +340,7 @@ export class LeadsService {
       if (input.custom) next.custom = { ...before.custom, ...input.custom };
       const changes = diff(before, next);
       if (Object.keys(changes).length === 0) return { lead: publicLead(before), created: false, matchedOn: match.matchedOn };
-      const [after] = await tx.update(leads).set({ ...next, updatedAt: now }).where(eq(leads.id, before.id)).returning();
+      const [after] = await tx.update(leads).set({ ...next, updatedAt: now }).where(inScope(scope, leads, eq(leads.id, before.id))).returning();
       await this.claimKeys(tx, after!, { emailKey: after!.emailKey, phoneKey: after!.phoneKey, websiteKey: after!.websiteKey });
       await this.events.record(tx, this.updatedEvents(scope, before, after!, changes), CALLER_WAKES);
       return { lead: publicLead(after!), created: false, matchedOn: match.matchedOn };
@@ -375,17 +354,17 @@ export class LeadsService {
     return result;
   }
 
-  async get(scope: LeadScope, id: string): Promise<Lead> {
-    const [row] = await this.db.select().from(leads).where(this.where(scope, eq(leads.id, id)));
+  async get(scope: Scope, id: string): Promise<Lead> {
+    const [row] = await this.db.select().from(leads).where(inScope(scope, leads, eq(leads.id, id)));
     if (!row) throw notFound('Lead');
     return publicLead(row);
   }
 
-  async update(scope: LeadScope, id: string, patch: LeadPatch): Promise<Lead> {
+  async update(scope: Scope, id: string, patch: LeadPatch): Promise<Lead> {
     const contact = this.normalizedContact(patch);
     const targetProject = patch.projectId === undefined ? undefined : await this.resolveProject(scope, patch.projectId);
     return this.write(async (tx) => {
-      const [before] = await tx.select().from(leads).where(this.where(scope, eq(leads.id, id))).for('update');
+      const [before] = await tx.select().from(leads).where(inScope(scope, leads, eq(leads.id, id))).for('update');
       if (!before) throw notFound('Lead');
       const next: Partial<LeadRow> = { ...contact };
       for (const field of ['name', 'company', 'source', 'status', 'score', 'scoreReason'] as const) {
@@ -407,15 +386,15 @@ export class LeadsService {
         const clash = await this.findMatch(tx, scope.orgId, projectId, keys, id);
         if (clash) throw conflict(`Another lead in this project has the same ${clash.matchedOn} (${clash.row.id})`);
       }
-      const [after] = await tx.update(leads).set({ ...next, updatedAt: this.clock.now() }).where(eq(leads.id, id)).returning();
+      const [after] = await tx.update(leads).set({ ...next, updatedAt: this.clock.now() }).where(inScope(scope, leads, eq(leads.id, id))).returning();
       if (changes.email || changes.phone || changes.website || changes.projectId) await this.claimKeys(tx, after!, keys);
       await this.events.record(tx, this.updatedEvents(scope, before, after!, changes), CALLER_WAKES);
       return publicLead(after!);
     });
   }
 
-  async delete(scope: LeadScope, id: string): Promise<void> {
-    const deleted = await this.db.transaction((tx) => this.deleteLeads(tx as unknown as Db, this.where(scope, eq(leads.id, id))));
+  async delete(scope: Scope, id: string): Promise<void> {
+    const deleted = await this.db.transaction((tx) => this.deleteLeads(tx as unknown as Db, inScope(scope, leads, eq(leads.id, id))));
     if (deleted === 0) throw notFound('Lead');
   }
 
@@ -439,7 +418,7 @@ export class LeadsService {
     return gone.length;
   }
 
-  async list(scope: LeadScope, query: LeadListQuery) {
+  async list(scope: Scope, query: LeadListQuery) {
     const page = pageOf(query);
     const conditions: (SQL | undefined)[] = [];
     if (query.status) {
@@ -459,7 +438,7 @@ export class LeadsService {
       const like = `%${escapeLike(query.q.trim())}%`;
       conditions.push(sql`${searchText(leads)} ilike ${like}`);
     }
-    const where = this.where(scope, ...conditions);
+    const where = inScope(scope, leads, ...conditions);
     // Validated first: a bad sort is a 400 before any query runs.
     const order = orderBy(query.sort, SORTABLE, '-createdAt', leads.id);
     const estimated = await this.estimate(where);
@@ -507,7 +486,7 @@ export class LeadsService {
     return Math.round(top!.Plan['Plan Rows']);
   }
 
-  async bulk(scope: LeadScope, input: { ids: string[]; action: BulkAction; value?: unknown }) {
+  async bulk(scope: Scope, input: { ids: string[]; action: BulkAction; value?: unknown }) {
     const ids = [...new Set(input.ids)];
     const { action } = input;
     let tagValues: string[] = [];
@@ -525,10 +504,10 @@ export class LeadsService {
     }
     return this.write(async (tx) => {
       if (action === 'delete') {
-        const deleted = await this.deleteLeads(tx, this.where(scope, inArray(leads.id, ids)));
+        const deleted = await this.deleteLeads(tx, inScope(scope, leads, inArray(leads.id, ids)));
         return { action, matched: deleted, updated: deleted };
       }
-      const rows = await tx.select().from(leads).where(this.where(scope, inArray(leads.id, ids))).orderBy(leads.id).for('update');
+      const rows = await tx.select().from(leads).where(inScope(scope, leads, inArray(leads.id, ids))).orderBy(leads.id).for('update');
       const now = this.clock.now();
       const pending: NewEvent[] = [];
       let updated = 0;
@@ -539,7 +518,7 @@ export class LeadsService {
           : { status };
         const changes = diff(before, next);
         if (Object.keys(changes).length === 0) continue;
-        const [after] = await tx.update(leads).set({ ...next, updatedAt: now }).where(eq(leads.id, before.id)).returning();
+        const [after] = await tx.update(leads).set({ ...next, updatedAt: now }).where(inScope(scope, leads, eq(leads.id, before.id))).returning();
         pending.push(...this.updatedEvents(scope, before, after!, changes));
         updated++;
       }
@@ -548,8 +527,8 @@ export class LeadsService {
     });
   }
 
-  async stats(scope: LeadScope, projectId?: string) {
-    const where = this.where(scope, projectId ? eq(leads.projectId, projectId) : undefined);
+  async stats(scope: Scope, projectId?: string) {
+    const where = inScope(scope, leads, projectId ? eq(leads.projectId, projectId) : undefined);
     const now = this.clock.now().getTime();
     const day = 86_400_000;
     const [totals, statuses, sources] = await Promise.all([

@@ -4,7 +4,7 @@ import type { FastifySchemaCompiler } from 'fastify';
 import { Type, Timestamp, Nullable, OrgParams, errors, orgErrors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
 import { AppError, notFound } from '../../platform/errors.ts';
-import { orgOf } from '../auth/guard.ts';
+import { orgOf } from '../../platform/context.ts';
 
 const MediaSchema = Type.Object({
   id: Type.String(),
@@ -81,7 +81,7 @@ export async function mediaRoutes(org: App): Promise<void> {
         throw error;
       }
       try {
-        const stored = await media.store({ orgId: ctx.orgId, projectId, actor: ctx.actor }, { stream: part.file, filename: part.filename, truncated: () => part.file.truncated });
+        const stored = await media.store(ctx, projectId, { stream: part.file, filename: part.filename, truncated: () => part.file.truncated });
         reply.code(201);
         return stored;
       } catch (error) {
@@ -117,7 +117,8 @@ export function mediaFileRoutes(api: App): void {
   const { media } = api.services;
   api.get('/media/:mediaId/:file', {
     schema: {
-      tags, summary: 'Serve an uploaded file (the `url` returned by the upload)',
+      // No credentials: the signed file name is one (browsers and social platforms fetch it).
+      tags, summary: 'Serve an uploaded file (the `url` returned by the upload)', security: [],
       params: Type.Object({ mediaId: Type.String({ maxLength: 64 }), file: Type.String({ maxLength: 80 }) }),
       response: {
         200: { description: 'the file, as uploaded; `Content-Type` is the type sniffed at upload', content: { 'image/*': FileBody, 'video/*': FileBody } },

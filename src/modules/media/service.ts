@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { and, eq, inArray } from 'drizzle-orm';
+import { eq, inArray } from 'drizzle-orm';
 import { fileTypeFromFile } from 'file-type';
 import type { Deps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db.ts';
@@ -14,8 +14,8 @@ import { deriveKey, safeEqual } from '../../platform/crypto.ts';
 import { createHmac } from 'node:crypto';
 import { AppError, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
-import type { Actor } from '../auth/guard.ts';
-import { assertCanChange, visibleTo, type ProjectScope } from '../orgs/project-scope.ts';
+import type { Scope } from '../../platform/context.ts';
+import { assertCanChange, inScope, inScopeOrgWide, type Tenant } from '../../platform/tenant.ts';
 import { media } from './tables.ts';
 
 export type MediaRow = typeof media.$inferSelect;
@@ -66,8 +66,8 @@ export class MediaService {
     return { id: row.id, url: this.urlOf(row), contentType: row.contentType, size: row.size, filename: row.filename, projectId: row.projectId, createdAt: row.createdAt };
   }
 
-  /** Streams one upload to disk with the size limit, sniffs it, and records it. */
-  async store(scope: { orgId: string; projectId: string | null; actor: Actor }, file: { stream: Readable; filename?: string; truncated: () => boolean }) {
+  /** Streams one upload to disk with the size limit, sniffs it, and records it in `projectId` (null: organization-wide), already resolved by OrgsService.projectFor. */
+  async store(scope: Scope, projectId: string | null, file: { stream: Readable; filename?: string; truncated: () => boolean }) {
     const id = newId('media', this.clock.now().getTime());
     const target = this.pathOf({ orgId: scope.orgId, id });
     const partial = target + '.part';
@@ -93,7 +93,7 @@ export class MediaService {
       }
       await rename(partial, target);
       const [row] = await this.db.insert(media).values({
-        id, orgId: scope.orgId, projectId: scope.projectId, filename: safeFilename(file.filename), contentType: type.mime, extension: type.ext,
+        id, orgId: scope.orgId, projectId, filename: safeFilename(file.filename), contentType: type.mime, extension: type.ext,
         size, sha256: hash.digest('hex'), createdBy: scope.actor, createdAt: this.clock.now(),
       }).returning();
       return this.publicMedia(row!);
@@ -108,22 +108,22 @@ export class MediaService {
    * Uploads without a project are the organization's: a key bound to a project sees those and its
    * project's, and may delete only its project's (CONTRACT §2).
    */
-  async get(scope: ProjectScope, id: string): Promise<MediaRow> {
-    const [row] = await this.db.select().from(media).where(and(eq(media.orgId, scope.orgId), visibleTo(scope, media.projectId, { orgWide: true }), eq(media.id, id)));
+  async get(scope: Scope, id: string): Promise<MediaRow> {
+    const [row] = await this.db.select().from(media).where(inScopeOrgWide(scope, media, eq(media.id, id)));
     if (!row) throw notFound('Media');
     return row;
   }
 
   /** The media among these ids that the scope can see (the others are simply absent). */
-  async many(scope: ProjectScope, ids: string[], db: Db = this.db): Promise<MediaRow[]> {
+  async many(scope: Tenant, ids: string[], db: Db = this.db): Promise<MediaRow[]> {
     if (ids.length === 0) return [];
-    return db.select().from(media).where(and(eq(media.orgId, scope.orgId), visibleTo(scope, media.projectId, { orgWide: true }), inArray(media.id, ids)));
+    return db.select().from(media).where(inScopeOrgWide(scope, media, inArray(media.id, ids)));
   }
 
-  async delete(scope: ProjectScope, id: string): Promise<void> {
+  async delete(scope: Scope, id: string): Promise<void> {
     const found = await this.get(scope, id);
     assertCanChange(scope, found.projectId, 'This upload');
-    const [row] = await this.db.delete(media).where(and(eq(media.orgId, scope.orgId), eq(media.id, id))).returning();
+    const [row] = await this.db.delete(media).where(inScope(scope, media, eq(media.id, id))).returning();
     if (!row) throw notFound('Media');
     await rm(this.pathOf(row), { force: true });
   }

@@ -1,7 +1,6 @@
 import { Type, Timestamp, Nullable, ListEnvelope, ListQueryProps, orgErrors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
-import { orgOf, type OrgContext } from '../auth/guard.ts';
-import type { ReaderScope } from './service.ts';
+import { orgOf } from '../../platform/context.ts';
 
 const NotificationSchema = Type.Object({
   id: Type.String(), kind: Type.String(), title: Type.String(), body: Type.String(), link: Nullable(Type.String()),
@@ -12,10 +11,6 @@ const NotificationSchema = Type.Object({
 // Notifications belong to people and integrations watching the organization: the same scopes as its stream.
 const access = { scope: ['workflows:read', 'conversations:read'], write: false };
 const tags = ['Notifications'];
-/** API keys see every member's notifications (userId null) but keep their own read state. */
-const readerOf = (ctx: OrgContext): ReaderScope => ({
-  orgId: ctx.orgId, projectId: ctx.projectId, userId: ctx.principal.kind === 'user' ? ctx.principal.userId : null, readerId: ctx.actor.id,
-});
 
 export function notificationRoutes(app: App): void {
   const { notifications, clock } = app.services;
@@ -30,7 +25,7 @@ export function notificationRoutes(app: App): void {
       response: { 200: ListEnvelope(Type.Ref('Notification')), ...orgErrors() },
     },
   }, async (request) => {
-    return notifications.list(readerOf(orgOf(request)), request.query);
+    return notifications.list(orgOf(request), request.query);
   });
 
   app.post('/notifications/:id/read', {
@@ -40,7 +35,7 @@ export function notificationRoutes(app: App): void {
       response: { 204: Type.Null(), ...orgErrors() },
     },
   }, async (request, reply) => {
-    await notifications.markRead(readerOf(orgOf(request)), request.params.id, clock.now());
+    await notifications.markRead(orgOf(request), request.params.id, clock.now());
     reply.code(204).send(null);
   });
 }

@@ -5,7 +5,8 @@ import { notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import type { OrgStream } from '../events/org-stream.ts';
-import { visibleTo } from '../orgs/project-scope.ts';
+import type { Scope } from '../../platform/context.ts';
+import { inScope } from '../../platform/tenant.ts';
 import { notificationReads, notifications } from './tables.ts';
 
 export interface NewNotification {
@@ -18,18 +19,6 @@ export interface NewNotification {
   title: string;
   body: string;
   link?: string | null;
-}
-
-/**
- * Who reads: the organization, the project an API key is bound to, the user (null for API keys,
- * which see every member's notifications), and the reader whose read state is kept (a user id or
- * an API key id).
- */
-export interface ReaderScope {
-  orgId: string;
-  projectId: string | null;
-  userId: string | null;
-  readerId: string;
 }
 
 type Row = typeof notifications.$inferSelect;
@@ -73,13 +62,13 @@ export class NotificationsService {
     return out;
   }
 
-  /** A user sees the organization's and their own; a key bound to a project sees only that project's (CONTRACT §2). */
-  private visible(scope: ReaderScope): SQL {
-    return and(
-      eq(notifications.orgId, scope.orgId),
-      scope.userId ? or(isNull(notifications.userId), eq(notifications.userId, scope.userId)) : undefined,
-      visibleTo(scope, notifications.projectId, { orgWide: false }),
-    )!;
+  /**
+   * A user sees the organization's and their own; an API key sees every member's; a key bound to a
+   * project sees only that project's (CONTRACT §2: no organization-wide ones).
+   */
+  private visible(scope: Scope): SQL {
+    const userId = scope.actor.type === 'user' ? scope.actor.id : null;
+    return inScope(scope, notifications, userId ? or(isNull(notifications.userId), eq(notifications.userId, userId)) : undefined);
   }
 
   /**
@@ -90,9 +79,10 @@ export class NotificationsService {
     return sql<Date | null>`coalesce(${notificationReads.readAt}, ${notifications.readAt})`.mapWith(notifications.readAt);
   }
 
-  async list(scope: ReaderScope, query: ListQuery & { unread?: boolean; kind?: string }) {
+  async list(scope: Scope, query: ListQuery & { unread?: boolean; kind?: string }) {
     const page = pageOf(query);
-    const mine = and(eq(notificationReads.notificationId, notifications.id), eq(notificationReads.readerId, scope.readerId));
+    // Read state is each reader's own: the actor, a user or an API key.
+    const mine = and(eq(notificationReads.notificationId, notifications.id), eq(notificationReads.readerId, scope.actor.id));
     const where = and(
       this.visible(scope),
       query.unread ? and(isNull(notificationReads.readAt), isNull(notifications.readAt)) : undefined,
@@ -107,11 +97,11 @@ export class NotificationsService {
   }
 
   /** Marks it read for this reader only; marking twice keeps the first time. */
-  async markRead(scope: ReaderScope, id: string, at: Date): Promise<void> {
+  async markRead(scope: Scope, id: string, at: Date): Promise<void> {
     const [row] = await this.db.select({ id: notifications.id }).from(notifications).where(and(this.visible(scope), eq(notifications.id, id)));
     if (!row) throw notFound('Notification');
     await this.db.insert(notificationReads)
-      .values({ notificationId: row.id, readerId: scope.readerId, orgId: scope.orgId, readAt: at })
+      .values({ notificationId: row.id, readerId: scope.actor.id, orgId: scope.orgId, readAt: at })
       .onConflictDoNothing();
   }
 }

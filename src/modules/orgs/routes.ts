@@ -1,7 +1,7 @@
 import { Type, Timestamp, Nullable, OrgParams, errors, orgErrors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
 import { forbidden } from '../../platform/errors.ts';
-import { orgOf } from '../auth/guard.ts';
+import { orgOf } from '../../platform/context.ts';
 import { ROLES } from './service.ts';
 
 const ProjectSchema = Type.Object({ id: Type.String(), name: Type.String(), createdAt: Timestamp, updatedAt: Timestamp }, { $id: 'Project' });

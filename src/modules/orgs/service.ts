@@ -1,13 +1,14 @@
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, or } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db.ts';
 import { conflict, forbidden, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
-import { users } from '../auth/tables.ts';
+import { countUsers, userByEmail, usersByIds } from '../auth/queries.ts';
 import { memberships, organizations, projects } from './tables.ts';
+import type { Role } from '../../platform/context.ts';
 
-export const ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
-export type Role = (typeof ROLES)[number];
+// The roles are part of the request context (platform/context.ts); the memberships are this module's.
+export { ROLES, type Role } from '../../platform/context.ts';
 
 export type Organization = typeof organizations.$inferSelect;
 export type Project = typeof projects.$inferSelect;
@@ -43,6 +44,11 @@ export class OrgsService {
     const [org] = await this.db.select().from(organizations).where(eq(organizations.id, orgId));
     if (!org) throw notFound('Organization');
     return org;
+  }
+
+  /** The organizations whose id or name is `idOrName` (the CLI names them either way; names are not unique). */
+  findByIdOrName(idOrName: string): Promise<Organization[]> {
+    return this.db.select().from(organizations).where(or(eq(organizations.id, idOrName), eq(organizations.name, idOrName)));
   }
 
   async exists(orgId: string): Promise<boolean> {
@@ -109,21 +115,22 @@ export class OrgsService {
       if (requested && requested !== scope.projectId) throw forbidden('This API key is bound to another project');
       return scope.projectId;
     }
-    if (requested) await this.assertProject(scope.orgId, requested);
+    // An empty string is a name too: checked (404), never stored as a dangling reference.
+    if (requested !== null && requested !== undefined) await this.assertProject(scope.orgId, requested);
     return requested ?? null;
   }
 
-  listMembers(orgId: string) {
-    return this.db
-      .select({ id: memberships.id, userId: users.id, email: users.email, name: users.name, role: memberships.role, createdAt: memberships.createdAt })
-      .from(memberships)
-      .innerJoin(users, eq(users.id, memberships.userId))
-      .where(eq(memberships.orgId, orgId))
-      .orderBy(asc(memberships.id));
+  async listMembers(orgId: string) {
+    const rows = await this.db.select().from(memberships).where(eq(memberships.orgId, orgId)).orderBy(asc(memberships.id));
+    const byId = new Map((await usersByIds(this.db, [...new Set(rows.map((m) => m.userId))])).map((u) => [u.id, u]));
+    return rows.flatMap((m) => {
+      const user = byId.get(m.userId);
+      return user ? [{ id: m.id, userId: user.id, email: user.email, name: user.name, role: m.role, createdAt: m.createdAt }] : [];
+    });
   }
 
   async addMember(orgId: string, email: string, role: Role) {
-    const [user] = await this.db.select().from(users).where(eq(users.email, email.trim().toLowerCase()));
+    const user = await userByEmail(this.db, email);
     if (!user) throw notFound('User with that email');
     const inserted = await this.db
       .insert(memberships)
@@ -142,8 +149,7 @@ export class OrgsService {
     return rows.map((r) => r.userId);
   }
 
-  async countUsers(): Promise<number> {
-    const [row] = await this.db.select({ n: sql<number>`count(*)::int` }).from(users);
-    return row?.n ?? 0;
+  countUsers(): Promise<number> {
+    return countUsers(this.db);
   }
 }

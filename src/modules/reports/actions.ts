@@ -3,8 +3,9 @@ import { Value } from 'typebox/value';
 import { badRequest, unprocessable } from '../../platform/errors.ts';
 import { explainErrors } from '../../platform/http/validation.ts';
 import { LEAD_STATUSES } from '../leads/normalize.ts';
-import type { LeadScope, LeadsService } from '../leads/service.ts';
-import { peerWith, type Peers } from '../agents/peers.ts';
+import type { Scope } from '../../platform/context.ts';
+import type { ContentService, DraftInput } from '../content/service.ts';
+import type { LeadsService } from '../leads/service.ts';
 import { findTemplate } from '../workflows/templates/index.ts';
 
 const LeadIds = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 1000 });
@@ -51,37 +52,43 @@ export const ACTION_DESCRIPTIONS: Record<ActionType, string> = {
   use_template: 'Create a workflow from a built-in template (GET /templates): { templateId, name?, projectId? }',
 };
 
-interface ContentPeer {
-  createDraft(scope: LeadScope, input: Record<string, unknown>): Promise<unknown>;
-}
-interface TemplatesPeer {
+/** `start_workflow` and `use_template` (the workflows module). */
+export interface WorkflowActions {
+  startForScope(scope: { orgId: string; projectId: string | null }, workflowId: string, options: { input?: Record<string, unknown>; trigger?: Record<string, unknown> & { type: string } }): Promise<unknown>;
   useTemplate(scope: { orgId: string; projectId: string | null }, templateId: string, input: { name: string; projectId?: string | null }): Promise<unknown>;
 }
-interface WorkflowsPeer {
-  startForScope(scope: { orgId: string; projectId: string | null }, workflowId: string, options: { input?: Record<string, unknown>; trigger?: Record<string, unknown> & { type: string } }): Promise<unknown>;
-}
-export interface AgentStarter {
-  startRun(scope: LeadScope, request: { type: string; task: string; input?: Record<string, unknown>; projectId?: string }): Promise<unknown>;
+/** A recommendation as an author (an agent, or the starter list) writes it. */
+export interface RecommendationInput {
+  title: string;
+  description?: string;
+  action: { type: string; params?: Record<string, unknown> };
 }
 
-export interface ActionDeps {
-  leads: LeadsService;
-  peers: Peers;
-  agents: () => AgentStarter;
+/** `run_agent` (the agents module). */
+export interface AgentStarter {
+  startRun(scope: Scope, request: { type: string; task: string; input?: Record<string, unknown>; projectId?: string }): Promise<unknown>;
 }
+
+/** What actions reach in other modules; a port left out (a module not installed) makes its actions unavailable. */
+export interface ActionPorts {
+  leads: Pick<LeadsService, 'bulk'>;
+  content?: Pick<ContentService, 'createDraft'>;
+  workflows?: WorkflowActions;
+}
+
+type Installed = Pick<ActionPorts, 'content' | 'workflows'>;
 
 /** The action types this installation can execute (drafts and workflows only when those modules exist). */
-export function availableActions(deps: { peers: Peers }): ActionType[] {
+export function availableActions(ports: Installed): ActionType[] {
   return ACTION_TYPES.filter((t) => {
-    if (t === 'create_draft') return Boolean(peerWith<ContentPeer>(deps.peers, 'content', 'createDraft'));
-    if (t === 'start_workflow') return Boolean(peerWith<WorkflowsPeer>(deps.peers, 'workflows', 'startForScope'));
-    if (t === 'use_template') return Boolean(peerWith<TemplatesPeer>(deps.peers, 'workflows', 'useTemplate'));
+    if (t === 'create_draft') return Boolean(ports.content);
+    if (t === 'start_workflow' || t === 'use_template') return Boolean(ports.workflows);
     return true;
   });
 }
 
 /** Checks an action's type and params; the message names the problem (for tools and the API alike). */
-export function checkAction(deps: { peers: Peers }, action: { type: string; params?: unknown }): { type: ActionType; params: Record<string, unknown> } {
+export function checkAction(deps: Installed, action: { type: string; params?: unknown }): { type: ActionType; params: Record<string, unknown> } {
   const type = action.type as ActionType;
   const schema = ACTION_PARAMS[type];
   if (!schema || !availableActions(deps).includes(type)) {
@@ -99,7 +106,7 @@ export function checkAction(deps: { peers: Peers }, action: { type: string; para
 }
 
 /** Executes an action for real, as the caller (their organization, project and actor). */
-export async function executeAction(deps: ActionDeps, scope: LeadScope, action: { type: string; params: Record<string, unknown> }): Promise<unknown> {
+export async function executeAction(deps: ActionPorts & { agents: AgentStarter | null }, scope: Scope, action: { type: string; params: Record<string, unknown> }): Promise<unknown> {
   const { type, params } = checkAction(deps, action);
   switch (type) {
     case 'tag_leads':
@@ -112,22 +119,24 @@ export async function executeAction(deps: ActionDeps, scope: LeadScope, action: 
       return deps.leads.bulk(scope, { ids: p.leadIds, action: 'setStatus', value: p.status });
     }
     case 'create_draft': {
-      const content = peerWith<ContentPeer>(deps.peers, 'content', 'createDraft');
+      const { content } = deps;
       if (!content) throw unprocessable('ACTION_UNAVAILABLE', 'Content drafts are not available');
-      return content.createDraft(scope, params);
+      // params matched ACTION_PARAMS.create_draft; the content service checks the platform and the rest.
+      return content.createDraft(scope, params as unknown as DraftInput);
     }
     case 'start_workflow': {
-      const workflows = peerWith<WorkflowsPeer>(deps.peers, 'workflows', 'startForScope');
+      const { workflows } = deps;
       if (!workflows) throw unprocessable('ACTION_UNAVAILABLE', 'Workflows are not available');
       const p = params as Static<typeof ACTION_PARAMS.start_workflow>;
       return workflows.startForScope(scope, p.workflowId, { input: p.input ?? {}, trigger: { type: 'recommendation', actor: scope.actor } });
     }
     case 'run_agent': {
       const p = params as Static<typeof ACTION_PARAMS.run_agent>;
-      return deps.agents().startRun(scope, { type: p.type, task: p.task, input: p.input ?? {} });
+      if (!deps.agents) throw new Error('agents are not wired');
+      return deps.agents.startRun(scope, { type: p.type, task: p.task, input: p.input ?? {} });
     }
     case 'use_template': {
-      const workflows = peerWith<TemplatesPeer>(deps.peers, 'workflows', 'useTemplate');
+      const { workflows } = deps;
       if (!workflows) throw unprocessable('ACTION_UNAVAILABLE', 'Workflows are not available');
       const p = params as Static<typeof ACTION_PARAMS.use_template>;
       return workflows.useTemplate(scope, p.templateId, { name: p.name ?? findTemplate(p.templateId)!.name, projectId: p.projectId });

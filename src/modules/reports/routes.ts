@@ -1,6 +1,6 @@
 import { Type, Timestamp, Nullable, FreeObject, ListEnvelope, ListQueryProps, OrgParams, orgErrors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
-import { orgOf } from '../auth/guard.ts';
+import { orgOf } from '../../platform/context.ts';
 import { REPORT_TYPES } from './service.ts';
 
 const tags = ['Reports'];

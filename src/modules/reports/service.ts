@@ -1,14 +1,14 @@
-import { and, eq, sql, type SQL } from 'drizzle-orm';
+import { eq, sql, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db.ts';
 import { conflict, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import type { EventsService } from '../events/service.ts';
-import type { LeadScope, LeadsService } from '../leads/service.ts';
+import type { Scope } from '../../platform/context.ts';
+import { inScope } from '../../platform/tenant.ts';
 import type { NotificationsService } from '../notifications/service.ts';
-import type { Peers } from '../agents/peers.ts';
-import { checkAction, executeAction, type AgentStarter } from './actions.ts';
+import { availableActions, checkAction, executeAction, type ActionPorts, type ActionType, type AgentStarter, type RecommendationInput } from './actions.ts';
 import { starterRecommendations } from './starters.ts';
 import { reports, type StoredRecommendation } from './tables.ts';
 
@@ -29,7 +29,7 @@ export interface NewReport {
   summary: string;
   body?: string | null;
   metrics?: Record<string, unknown>;
-  recommendations?: { title: string; description?: string; action: { type: string; params?: Record<string, unknown> } }[];
+  recommendations?: RecommendationInput[];
   agentRunId?: string | null;
   agentType?: string | null;
 }
@@ -72,37 +72,29 @@ export class ReportsService {
   private readonly deps: Deps;
   private readonly events: EventsService;
   private readonly notifications: NotificationsService;
-  private readonly leads: LeadsService;
-  private readonly peers: Peers;
-  private agentStarter: (() => AgentStarter) | null = null;
+  private readonly ports: ActionPorts;
+  private agents: AgentStarter | null = null;
 
-  constructor(deps: Deps, events: EventsService, notifications: NotificationsService, leads: LeadsService, peers: Peers) {
+  constructor(deps: Deps, events: EventsService, notifications: NotificationsService, ports: ActionPorts) {
     this.deps = deps;
     this.db = deps.db;
     this.events = events;
     this.notifications = notifications;
-    this.leads = leads;
-    this.peers = peers;
+    this.ports = ports;
   }
 
-  /** The agents service, for `run_agent` recommendations (it is built after this one). */
-  useAgents(starter: () => AgentStarter): void {
-    this.agentStarter = starter;
+  /**
+   * The agents, for `run_agent` recommendations. The one late binding of the wiring, for a true
+   * cycle: an agent writes reports (its create_report tool) and a report starts agent runs, so one
+   * of the two is handed the other after both exist.
+   */
+  setAgents(agents: AgentStarter): void {
+    this.agents = agents;
   }
 
-  private actionDeps() {
-    return {
-      leads: this.leads,
-      peers: this.peers,
-      agents: () => {
-        if (!this.agentStarter) throw new Error('agents are not wired');
-        return this.agentStarter();
-      },
-    };
-  }
-
-  private where(scope: { orgId: string; projectId: string | null }, ...conditions: (SQL | undefined)[]): SQL {
-    return and(eq(reports.orgId, scope.orgId), scope.projectId ? eq(reports.projectId, scope.projectId) : undefined, ...conditions)!;
+  /** The action types recommendations may carry in this installation. */
+  availableActions(): ActionType[] {
+    return availableActions(this.ports);
   }
 
   /**
@@ -111,12 +103,12 @@ export class ReportsService {
    * always one to apply.
    */
   async create(input: NewReport): Promise<Report> {
-    const given = input.recommendations?.length ? input.recommendations : await starterRecommendations(this.db, this.peers, input);
+    const given = input.recommendations?.length ? input.recommendations : await starterRecommendations(this.db, this.availableActions(), input);
     const recommendations: StoredRecommendation[] = given.map((r, index) => ({
       index,
       title: r.title,
       description: r.description ?? '',
-      action: checkAction({ peers: this.peers }, r.action),
+      action: checkAction(this.ports, r.action),
     }));
     const now = this.deps.clock.now();
     return this.db.transaction(async (trx) => {
@@ -155,13 +147,13 @@ export class ReportsService {
     });
   }
 
-  async get(scope: { orgId: string; projectId: string | null }, id: string): Promise<Report> {
-    const [row] = await this.db.select().from(reports).where(this.where(scope, eq(reports.id, id)));
+  async get(scope: Scope, id: string): Promise<Report> {
+    const [row] = await this.db.select().from(reports).where(inScope(scope, reports, eq(reports.id, id)));
     if (!row) throw notFound('Report');
     return publicReport(row);
   }
 
-  async list(scope: { orgId: string; projectId: string | null }, query: ReportListQuery) {
+  async list(scope: Scope, query: ReportListQuery) {
     const page = pageOf(query);
     const conditions: (SQL | undefined)[] = [];
     if (query.type) conditions.push(eq(reports.type, query.type));
@@ -170,7 +162,7 @@ export class ReportsService {
       const like = `%${query.q.trim().replace(/[\\%_]/g, (c) => '\\' + c)}%`;
       conditions.push(sql`(${reports.title} ilike ${like} or ${reports.summary} ilike ${like})`);
     }
-    const where = this.where(scope, ...conditions);
+    const where = inScope(scope, reports, ...conditions);
     const order = orderBy(query.sort, SORTABLE, '-createdAt', reports.id);
     const [items, counted] = await Promise.all([
       this.db.select().from(reports).where(where).orderBy(...order).limit(page.limit).offset(page.offset),
@@ -183,21 +175,21 @@ export class ReportsService {
    * Executes recommendation `index` for real, as the caller. The recommendation is marked applied
    * first (so a second, concurrent apply gets 409), and unmarked again when the action fails.
    */
-  async applyRecommendation(scope: LeadScope, id: string, index: number) {
+  async applyRecommendation(scope: Scope, id: string, index: number) {
     const claimed = await this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
-      const [row] = await tx.select().from(reports).where(this.where(scope, eq(reports.id, id))).for('update');
+      const [row] = await tx.select().from(reports).where(inScope(scope, reports, eq(reports.id, id))).for('update');
       if (!row) throw notFound('Report');
       const rec = row.recommendations[index];
       if (!rec) throw notFound('Recommendation');
       if (rec.appliedAt) throw conflict(`Recommendation ${index} was already applied at ${rec.appliedAt}`);
       const list = row.recommendations.map((r) => (r.index === index ? { ...r, appliedAt: this.deps.clock.now().toISOString(), appliedBy: scope.actor } : r));
-      await tx.update(reports).set({ recommendations: list, updatedAt: this.deps.clock.now() }).where(eq(reports.id, id));
+      await tx.update(reports).set({ recommendations: list, updatedAt: this.deps.clock.now() }).where(inScope(scope, reports, eq(reports.id, id)));
       return rec;
     });
     let result: unknown;
     try {
-      result = await executeAction(this.actionDeps(), scope, { type: claimed.action.type, params: claimed.action.params });
+      result = await executeAction({ ...this.ports, agents: this.agents }, scope, { type: claimed.action.type, params: claimed.action.params });
     } catch (error) {
       await this.patchRecommendation(scope.orgId, id, index, (r) => {
         const { appliedAt: _a, appliedBy: _b, ...rest } = r;
@@ -216,10 +208,10 @@ export class ReportsService {
   private async patchRecommendation(orgId: string, id: string, index: number, fn: (r: StoredRecommendation) => StoredRecommendation): Promise<Row> {
     return this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
-      const [row] = await tx.select().from(reports).where(and(eq(reports.orgId, orgId), eq(reports.id, id))).for('update');
+      const [row] = await tx.select().from(reports).where(inScope({ orgId, projectId: null }, reports, eq(reports.id, id))).for('update');
       if (!row) throw notFound('Report');
       const list = row.recommendations.map((r) => (r.index === index ? fn(r) : r));
-      const [after] = await tx.update(reports).set({ recommendations: list, updatedAt: this.deps.clock.now() }).where(eq(reports.id, id)).returning();
+      const [after] = await tx.update(reports).set({ recommendations: list, updatedAt: this.deps.clock.now() }).where(inScope({ orgId, projectId: null }, reports, eq(reports.id, id))).returning();
       return after!;
     });
   }

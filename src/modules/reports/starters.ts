@@ -1,14 +1,9 @@
-import { and, eq, isNull, or, sql } from 'drizzle-orm';
 import type { Db } from '../../platform/db.ts';
-import type { Peers } from '../agents/peers.ts';
-import { posts } from '../content/tables.ts';
-import { leads } from '../leads/tables.ts';
-import { workflows } from '../workflows/tables.ts';
+import { postCount } from '../content/queries.ts';
+import { leadCounts } from '../leads/queries.ts';
+import { workflowTriggers } from '../workflows/queries.ts';
 import { findTemplate } from '../workflows/templates/index.ts';
-import { availableActions } from './actions.ts';
-import type { NewReport } from './service.ts';
-
-type Recommendation = NonNullable<NewReport['recommendations']>[number];
+import type { ActionType, RecommendationInput as Recommendation } from './actions.ts';
 
 const CAPTURE_TEMPLATE = 'capture-leads-from-webhook';
 const QUALIFY_TEMPLATE = 'qualify-new-leads-with-ai';
@@ -19,19 +14,9 @@ const QUALIFY_TEMPLATE = 'qualify-new-leads-with-ai';
  * executes: capture leads, qualify them, publish something. Never empty: an analysis run is the
  * last resort, and `run_agent` is always available.
  */
-export async function starterRecommendations(db: Db, peers: Peers, scope: { orgId: string; projectId: string | null }): Promise<Recommendation[]> {
-  const available = availableActions({ peers });
-  const inLeads = scope.projectId ? and(eq(leads.orgId, scope.orgId), eq(leads.projectId, scope.projectId)) : eq(leads.orgId, scope.orgId);
-  const inPosts = scope.projectId ? and(eq(posts.orgId, scope.orgId), eq(posts.projectId, scope.projectId)) : eq(posts.orgId, scope.orgId);
+export async function starterRecommendations(db: Db, available: ActionType[], scope: { orgId: string; projectId: string | null }): Promise<Recommendation[]> {
   // A project's report counts the project's workflows and the organization-wide ones.
-  const inWorkflows = scope.projectId
-    ? and(eq(workflows.orgId, scope.orgId), or(eq(workflows.projectId, scope.projectId), isNull(workflows.projectId)))
-    : eq(workflows.orgId, scope.orgId);
-  const [[leadCounts], [postCount], flows] = await Promise.all([
-    db.select({ total: sql<number>`count(*)::int`, fresh: sql<number>`(count(*) filter (where ${leads.status} = 'NEW'))::int` }).from(leads).where(inLeads),
-    db.select({ n: sql<number>`count(*)::int` }).from(posts).where(inPosts),
-    db.select({ triggerType: workflows.triggerType, triggerEvents: workflows.triggerEvents }).from(workflows).where(inWorkflows),
-  ]);
+  const [leadTotals, posts, flows] = await Promise.all([leadCounts(db, scope), postCount(db, scope), workflowTriggers(db, scope)]);
   const projectParam = scope.projectId ? { projectId: scope.projectId } : {};
   const out: Recommendation[] = [];
 
@@ -44,7 +29,7 @@ export async function starterRecommendations(db: Db, peers: Peers, scope: { orgI
     });
   }
 
-  const fresh = leadCounts?.fresh ?? 0;
+  const fresh = leadTotals.fresh;
   const qualifiesLeads = flows.some((f) => f.triggerType === 'trigger.event' && (f.triggerEvents ?? []).includes('lead.created'));
   if (fresh > 0) {
     out.push({
@@ -60,7 +45,7 @@ export async function starterRecommendations(db: Db, peers: Peers, scope: { orgI
     });
   }
 
-  if ((postCount?.n ?? 0) === 0 && available.includes('create_draft')) {
+  if (posts === 0 && available.includes('create_draft')) {
     out.push({
       title: 'Draft your first LinkedIn post',
       description: 'Runs the content writer for one LinkedIn draft to review under Content; published posts give the next report reach to measure.',

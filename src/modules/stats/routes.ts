@@ -1,6 +1,6 @@
 import { Type, Timestamp, OrgParams, orgErrors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
-import { orgOf } from '../auth/guard.ts';
+import { orgOf } from '../../platform/context.ts';
 import { METRICS } from './service.ts';
 
 const Granularity = Type.Union([Type.Literal('hour'), Type.Literal('day'), Type.Literal('week'), Type.Literal('month')]);
@@ -40,6 +40,6 @@ export function statsRoutes(app: App): void {
     },
   }, async (request) => {
     const ctx = orgOf(request);
-    return stats.query({ orgId: ctx.orgId, projectId: ctx.projectId }, request.body);
+    return stats.query(ctx, request.body);
   });
 }

@@ -3,6 +3,7 @@ import type { Deps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db.ts';
 import { rows } from '../../platform/db.ts';
 import { badRequest } from '../../platform/errors.ts';
+import type { Scope } from '../../platform/context.ts';
 import type { OrgsService } from '../orgs/service.ts';
 import type { EventRow } from '../events/service.ts';
 import { assertTimezone, offsetMs, parseRange } from './range.ts';
@@ -127,7 +128,7 @@ export class StatsService {
    * Series per metric over [from, to), one point per bucket (hour, day, week from Monday, month)
    * starting at the bucket's start in the time zone; buckets without data are 0. Computed in SQL.
    */
-  async query(scope: { orgId: string; projectId: string | null }, input: StatsQuery) {
+  async query(scope: Scope, input: StatsQuery) {
     const metrics = [...new Set(input.metrics)];
     const unknown = metrics.filter((m) => !METRICS.includes(m));
     if (unknown.length) throw badRequest(`Unknown metric ${unknown.join(', ')}; available: ${METRICS.join(', ')}`, [{ field: 'body.metrics', message: `must be among ${METRICS.join(', ')}` }]);

@@ -1,6 +1,6 @@
 import { Type, Nullable, OrgParams, orgErrors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
-import { orgOf } from '../auth/guard.ts';
+import { orgOf } from '../../platform/context.ts';
 import { monthOf, parseRange } from './range.ts';
 import { GROUP_BY } from './service.ts';
 

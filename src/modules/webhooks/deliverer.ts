@@ -123,13 +123,17 @@ export class WebhookDeliverer {
     await this.db.execute(sql`update webhook_endpoints set consecutive_failures = 0 where id = any(${sql.param(endpoints)}::text[]) and consecutive_failures <> 0`);
   }
 
+  /**
+   * A failed attempt (successes go through finishSucceeded). `counts`: the receiver was tried, so the
+   * failure counts towards disabling the endpoint and a retry is scheduled.
+   */
   private async finish(delivery: DeliveryRow, result: SendResult, counts: boolean): Promise<void> {
     const now = this.clock.now();
     let disabled: { orgId: string; projectId: string | null; endpointId: string; url: string; reason: string } | null = null;
     await this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
       await tx.update(webhookDeliveries).set({
-        status: result.ok ? 'succeeded' : 'failed',
+        status: 'failed',
         statusCode: result.statusCode ?? null,
         durationMs: result.durationMs,
         responseBodyPreview: result.responseBodyPreview ?? null,
@@ -138,10 +142,6 @@ export class WebhookDeliverer {
         lockedUntil: null,
       }).where(eq(webhookDeliveries.id, delivery.id));
       if (!counts) return;
-      if (result.ok) {
-        await tx.update(webhookEndpoints).set({ consecutiveFailures: 0 }).where(and(eq(webhookEndpoints.id, delivery.endpointId), sql`consecutive_failures <> 0`));
-        return;
-      }
       const [ep] = await tx.update(webhookEndpoints)
         .set({ consecutiveFailures: sql`${webhookEndpoints.consecutiveFailures} + 1` })
         .where(eq(webhookEndpoints.id, delivery.endpointId))
@@ -151,7 +151,7 @@ export class WebhookDeliverer {
       if (ep.active && (gone || ep.consecutiveFailures >= DISABLE_AFTER_FAILURES)) {
         const reason = gone ? 'receiver answered 410 Gone' : `${ep.consecutiveFailures} consecutive failed deliveries`;
         await tx.update(webhookEndpoints).set({ active: false, disabledReason: reason, updatedAt: now }).where(eq(webhookEndpoints.id, ep.id));
-        await this.webhooks.cancelPending(tx, ep.id, 'endpoint deactivated');
+        await this.webhooks.cancelPending(tx, ep.orgId, ep.id, 'endpoint deactivated');
         disabled = { orgId: ep.orgId, projectId: ep.projectId, endpointId: ep.id, url: ep.url, reason };
         return;
       }

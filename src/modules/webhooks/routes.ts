@@ -1,6 +1,6 @@
 import { Type, Timestamp, Nullable, ListEnvelope, ListQueryProps, orgErrors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
-import { orgOf } from '../auth/guard.ts';
+import { orgOf } from '../../platform/context.ts';
 import { DELIVERIES_WAKE, publicEndpoint } from './service.ts';
 import { PLATFORM_EVENT_NAMES } from '../events/names.ts';
 

@@ -6,12 +6,13 @@ import type { Config } from '../../config.ts';
 import { SecretBox, randomToken } from '../../platform/crypto.ts';
 import { badRequest, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
+import type { Scope } from '../../platform/context.ts';
+import { assertCanChange, assertMayMakeOrgWide, inScope, inScopeOrgWide } from '../../platform/tenant.ts';
 import { assertOutboundUrl } from '../../platform/http-client.ts';
 import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import type { EventRow } from '../events/service.ts';
 import { isPlatformEventName } from '../events/names.ts';
 import type { OrgsService } from '../orgs/service.ts';
-import { assertCanChange, assertMayMakeOrgWide, visibleTo, type ProjectScope } from '../orgs/project-scope.ts';
 import { sendSigned, type SendResult } from './signer.ts';
 import { webhookDeliveries, webhookEndpoints } from './tables.ts';
 
@@ -96,7 +97,7 @@ export class WebhooksService {
    * A key bound to a project makes endpoints of its project only: an explicit `projectId: null`
    * (organization-wide, so every project's events) or another project is 403.
    */
-  async create(scope: ProjectScope, input: EndpointInput) {
+  async create(scope: Scope, input: EndpointInput) {
     checkEvents(input.events);
     await this.checkUrl(input.url);
     assertMayMakeOrgWide(scope, input.projectId, 'webhook endpoint');
@@ -116,23 +117,23 @@ export class WebhooksService {
   }
 
   /** An endpoint the scope can see: its project's, or organization-wide ones (read-only for a bound key). */
-  async row(scope: ProjectScope, id: string): Promise<EndpointRow> {
+  async row(scope: Scope, id: string): Promise<EndpointRow> {
     const [row] = await this.db.select().from(webhookEndpoints)
-      .where(and(eq(webhookEndpoints.orgId, scope.orgId), visibleTo(scope, webhookEndpoints.projectId, { orgWide: true }), eq(webhookEndpoints.id, id)));
+      .where(inScopeOrgWide(scope, webhookEndpoints, eq(webhookEndpoints.id, id)));
     if (!row) throw notFound('Webhook endpoint');
     return row;
   }
 
   /** An endpoint the scope may change: an organization-wide one is 403 for a bound key. */
-  private async ownRow(scope: ProjectScope, id: string): Promise<EndpointRow> {
+  private async ownRow(scope: Scope, id: string): Promise<EndpointRow> {
     const row = await this.row(scope, id);
     assertCanChange(scope, row.projectId, 'This webhook endpoint');
     return row;
   }
 
-  async list(scope: ProjectScope, query: ListQuery) {
+  async list(scope: Scope, query: ListQuery) {
     const page = pageOf(query);
-    const where = and(eq(webhookEndpoints.orgId, scope.orgId), visibleTo(scope, webhookEndpoints.projectId, { orgWide: true }));
+    const where = inScopeOrgWide(scope, webhookEndpoints);
     const [items, counted] = await Promise.all([
       this.db.select().from(webhookEndpoints).where(where).orderBy(desc(webhookEndpoints.id)).limit(page.limit).offset(page.offset),
       this.db.select({ n: sql<number>`count(*)::int` }).from(webhookEndpoints).where(where),
@@ -140,7 +141,7 @@ export class WebhooksService {
     return envelope(items.map(publicEndpoint), counted[0]?.n ?? 0, page);
   }
 
-  async update(scope: ProjectScope, id: string, patch: Partial<Omit<EndpointInput, 'secret'>>) {
+  async update(scope: Scope, id: string, patch: Partial<Omit<EndpointInput, 'secret'>>) {
     if (patch.events !== undefined) checkEvents(patch.events);
     const before = await this.ownRow(scope, id);
     if (patch.url !== undefined) await this.checkUrl(patch.url);
@@ -159,25 +160,25 @@ export class WebhooksService {
         set.disabledReason = null;
       }
     }
-    const [row] = await this.db.update(webhookEndpoints).set(set).where(and(eq(webhookEndpoints.orgId, scope.orgId), eq(webhookEndpoints.id, id))).returning();
-    if (patch.active === false) await this.cancelPending(this.db, id, 'endpoint deactivated');
+    const [row] = await this.db.update(webhookEndpoints).set(set).where(inScope(scope, webhookEndpoints, eq(webhookEndpoints.id, id))).returning();
+    if (patch.active === false) await this.cancelPending(this.db, scope.orgId, id, 'endpoint deactivated');
     return publicEndpoint(row!);
   }
 
-  async delete(scope: ProjectScope, id: string): Promise<void> {
+  async delete(scope: Scope, id: string): Promise<void> {
     await this.ownRow(scope, id);
-    await this.db.delete(webhookEndpoints).where(and(eq(webhookEndpoints.orgId, scope.orgId), eq(webhookEndpoints.id, id)));
+    await this.db.delete(webhookEndpoints).where(inScope(scope, webhookEndpoints, eq(webhookEndpoints.id, id)));
   }
 
-  async rotateSecret(scope: ProjectScope, id: string) {
+  async rotateSecret(scope: Scope, id: string) {
     await this.ownRow(scope, id);
     const secret = newSecret();
-    await this.db.update(webhookEndpoints).set({ secretSealed: this.box.seal(secret), updatedAt: this.clock.now() }).where(eq(webhookEndpoints.id, id));
+    await this.db.update(webhookEndpoints).set({ secretSealed: this.box.seal(secret), updatedAt: this.clock.now() }).where(inScope(scope, webhookEndpoints, eq(webhookEndpoints.id, id)));
     return { secret };
   }
 
   /** Sends a `ping` envelope now and reports what the receiver said. */
-  async test(scope: ProjectScope, id: string): Promise<SendResult & { ok: boolean }> {
+  async test(scope: Scope, id: string): Promise<SendResult & { ok: boolean }> {
     const row = await this.ownRow(scope, id);
     const at = this.clock.now();
     const ping = { id: newId('event', at.getTime()), type: 'ping', organizationId: scope.orgId, ...(row.projectId ? { projectId: row.projectId } : {}), at: at.toISOString(), payload: { endpointId: row.id } };
@@ -191,13 +192,13 @@ export class WebhooksService {
    * An organization-wide endpoint receives every project's events, so its deliveries are not a
    * bound key's to see: they are not found (404), like another project's.
    */
-  private async deliveringRow(scope: ProjectScope, id: string): Promise<EndpointRow> {
+  private async deliveringRow(scope: Scope, id: string): Promise<EndpointRow> {
     const row = await this.row(scope, id);
     if (scope.projectId && row.projectId !== scope.projectId) throw notFound('Webhook endpoint');
     return row;
   }
 
-  async deliveries(scope: ProjectScope, id: string, query: ListQuery & { status?: string }) {
+  async deliveries(scope: Scope, id: string, query: ListQuery & { status?: string }) {
     await this.deliveringRow(scope, id);
     const page = pageOf(query);
     const where = and(eq(webhookDeliveries.orgId, scope.orgId), eq(webhookDeliveries.endpointId, id), query.status ? eq(webhookDeliveries.status, query.status) : undefined);
@@ -209,7 +210,7 @@ export class WebhooksService {
   }
 
   /** A new delivery (attempt 1) of the same envelope, same envelope id. */
-  async resend(scope: ProjectScope, endpointId: string, deliveryId: string) {
+  async resend(scope: Scope, endpointId: string, deliveryId: string) {
     const orgId = scope.orgId;
     await this.ownRow(scope, endpointId);
     const [old] = await this.db.select().from(webhookDeliveries)
@@ -241,10 +242,10 @@ export class WebhooksService {
     for (let i = 0; i < rows.length; i += 500) await tx.insert(webhookDeliveries).values(rows.slice(i, i + 500));
   }
 
-  async cancelPending(db: Db, endpointId: string, reason: string): Promise<void> {
+  async cancelPending(db: Db, orgId: string, endpointId: string, reason: string): Promise<void> {
     await db.update(webhookDeliveries)
       .set({ status: 'failed', error: reason, finishedAt: this.clock.now(), lockedUntil: null })
-      .where(and(eq(webhookDeliveries.endpointId, endpointId), eq(webhookDeliveries.status, 'pending')));
+      .where(and(eq(webhookDeliveries.orgId, orgId), eq(webhookDeliveries.endpointId, endpointId), eq(webhookDeliveries.status, 'pending')));
   }
 
 }

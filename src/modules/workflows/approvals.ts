@@ -1,4 +1,4 @@
-import { and, desc, eq, lte, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, lte, sql } from 'drizzle-orm';
 import type { Bus } from '../../platform/bus.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db.ts';
@@ -6,7 +6,8 @@ import type { Deps } from '../../platform/deps.ts';
 import { conflict, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
-import type { Actor } from '../auth/guard.ts';
+import type { Scope } from '../../platform/context.ts';
+import { inScope } from '../../platform/tenant.ts';
 import type { OrgStream } from '../events/org-stream.ts';
 import type { EventsService } from '../events/service.ts';
 import type { NotificationsService } from '../notifications/service.ts';
@@ -51,12 +52,6 @@ export interface ApprovalRequest {
 
 /** Called inside the transaction that resolves an approval (approve, reject or expiry). */
 export type ResolvedListener = (tx: Db, approval: ApprovalRow) => Promise<void>;
-
-interface Scope {
-  orgId: string;
-  projectId: string | null;
-  actor?: Actor;
-}
 
 /**
  * Approval tasks of workflow steps and agents. A request is written in the caller's transaction
@@ -115,6 +110,11 @@ export class ApprovalsService {
     return approval;
   }
 
+  /** A request on its own, in its own transaction (an agent asking; a workflow step uses request). */
+  async submit(input: ApprovalRequest): Promise<Approval> {
+    return this.db.transaction(async (tx) => this.request(tx as unknown as Db, input));
+  }
+
   /** Wakes the expiry loop at a given time (the poll would find it too, later). */
   private wakeAt(at: Date): void {
     const ms = at.getTime() - this.clock.now().getTime();
@@ -122,19 +122,15 @@ export class ApprovalsService {
     setTimeout(() => void this.bus.publish(APPROVALS_WAKE, null).catch(() => {}), Math.max(0, ms) + 5).unref();
   }
 
-  private where(scope: Scope, ...conditions: (SQL | undefined)[]): SQL {
-    return and(eq(approvals.orgId, scope.orgId), scope.projectId ? eq(approvals.projectId, scope.projectId) : undefined, ...conditions)!;
-  }
-
   async get(scope: Scope, id: string): Promise<Approval> {
-    const [row] = await this.db.select().from(approvals).where(this.where(scope, eq(approvals.id, id)));
+    const [row] = await this.db.select().from(approvals).where(inScope(scope, approvals, eq(approvals.id, id)));
     if (!row) throw notFound('Approval');
     return publicApproval(row);
   }
 
   async list(scope: Scope, query: ListQuery & { status?: string; runId?: string }) {
     const page = pageOf(query);
-    const where = this.where(scope, query.status ? eq(approvals.status, query.status) : undefined, query.runId ? eq(approvals.runId, query.runId) : undefined);
+    const where = inScope(scope, approvals, query.status ? eq(approvals.status, query.status) : undefined, query.runId ? eq(approvals.runId, query.runId) : undefined);
     const order = orderBy(query.sort, { createdAt: approvals.createdAt, expiresAt: approvals.expiresAt }, '-createdAt', approvals.id);
     const [items, [counted]] = await Promise.all([
       this.db.select().from(approvals).where(where).orderBy(...order).limit(page.limit).offset(page.offset),
@@ -144,10 +140,10 @@ export class ApprovalsService {
   }
 
   /** Approve or reject a PENDING approval; 409 once it is decided or expired. */
-  async decide(scope: Scope & { actor: Actor }, id: string, decision: 'approved' | 'rejected', input: { comment?: string; editedPayload?: unknown }): Promise<Approval> {
+  async decide(scope: Scope, id: string, decision: 'approved' | 'rejected', input: { comment?: string; editedPayload?: unknown }): Promise<Approval> {
     return this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
-      const [row] = await tx.select().from(approvals).where(this.where(scope, eq(approvals.id, id))).for('update');
+      const [row] = await tx.select().from(approvals).where(inScope(scope, approvals, eq(approvals.id, id))).for('update');
       if (!row) throw notFound('Approval');
       if (row.status !== 'PENDING') throw conflict(`The approval is already ${row.status}`);
       if (row.expiresAt && row.expiresAt.getTime() <= this.clock.now().getTime()) {
@@ -163,7 +159,7 @@ export class ApprovalsService {
       status, decision, by, comment,
       editedPayload: decision === 'approved' && editedPayload !== undefined ? (editedPayload as object) : null,
       resolvedAt: this.clock.now(),
-    }).where(eq(approvals.id, row.id)).returning();
+    }).where(inScope({ orgId: row.orgId, projectId: null }, approvals, eq(approvals.id, row.id))).returning();
     const payload: Record<string, unknown> = { approvalId: row.id, decision, by, runId: row.runId, nodeId: row.nodeId };
     if (comment) payload.comment = comment;
     if (updated!.editedPayload !== null) payload.editedPayload = updated!.editedPayload;
@@ -187,12 +183,12 @@ export class ApprovalsService {
   /** A canceled run's pending approvals can no longer be decided. */
   async closeForRun(tx: Db, orgId: string, runId: string): Promise<void> {
     await tx.update(approvals).set({ status: 'EXPIRED', resolvedAt: this.clock.now() })
-      .where(and(eq(approvals.orgId, orgId), eq(approvals.runId, runId), eq(approvals.status, 'PENDING')));
+      .where(inScope({ orgId, projectId: null }, approvals, eq(approvals.runId, runId), eq(approvals.status, 'PENDING')));
   }
 
   async latestFor(orgId: string, runId: string, nodeId: string, db: Db = this.db): Promise<ApprovalRow | undefined> {
     const [row] = await db.select().from(approvals)
-      .where(and(eq(approvals.orgId, orgId), eq(approvals.runId, runId), eq(approvals.nodeId, nodeId)))
+      .where(inScope({ orgId, projectId: null }, approvals, eq(approvals.runId, runId), eq(approvals.nodeId, nodeId)))
       .orderBy(desc(approvals.id)).limit(1);
     return row;
   }

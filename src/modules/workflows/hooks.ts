@@ -1,5 +1,10 @@
+import { notFound } from '../../platform/errors.ts';
 import { Type, FreeObject, errors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
+import { inboundRoute } from '../../platform/inbound.ts';
+import type { WorkflowRow } from './service.ts';
+
+const Params = Type.Object({ workflowId: Type.String({ maxLength: 64 }), token: Type.String({ minLength: 16, maxLength: 128 }) });
 
 /**
  * The public trigger.webhook URL: POST /api/v1/hooks/:workflowId/:token with a JSON object body
@@ -8,22 +13,26 @@ import type { App } from '../../platform/http/types.ts';
  */
 export function workflowHookRoutes(app: App): void {
   const { workflows } = app.services;
-  app.post('/hooks/:workflowId/:token', {
+  inboundRoute<{ workflowId: string; token: string }, Record<string, unknown> | undefined, WorkflowRow>(app, {
+    path: '/hooks/:workflowId/:token',
     schema: {
       tags: ['Workflows'],
       summary: 'Public webhook trigger: starts a run with the JSON body as input (202)',
       security: [],
-      params: Type.Object({ workflowId: Type.String({ maxLength: 64 }), token: Type.String({ minLength: 16, maxLength: 128 }) }),
+      params: Params,
       body: Type.Optional(FreeObject('becomes the run input')),
       response: { 202: Type.Object({ runId: Type.String(), status: Type.String() }), ...errors(404) },
     },
-  }, async (request, reply) => {
-    const body = (request.body ?? {}) as Record<string, unknown>;
-    const run = await workflows.startFromWebhook(request.params.workflowId, request.params.token, body, {
-      contentType: request.headers['content-type'] ?? null,
-      userAgent: request.headers['user-agent'] ?? null,
-    });
-    reply.code(202);
-    return { runId: run.id, status: run.status };
+    // The token in the path is the credential; the body is not signed.
+    verify: ({ params }) => workflows.webhookSender(params.workflowId, params.token),
+    refusal: () => notFound('Webhook'),
+    handle: async (workflow, request, reply) => {
+      const run = await workflows.startFromWebhook(workflow, request.body ?? {}, {
+        contentType: request.headers['content-type'] ?? null,
+        userAgent: request.headers['user-agent'] ?? null,
+      });
+      reply.code(202);
+      return { runId: run.id, status: run.status };
+    },
   });
 }

@@ -1,14 +1,15 @@
 import { Type, ListEnvelope, ListQueryProps, Nullable, OrgParams, orgErrors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
-import { orgOf } from '../auth/guard.ts';
+import { orgOf } from '../../platform/context.ts';
 import { allNodes, getNode } from './nodes/index.ts';
 import {
   ApprovalListQuery, ApprovalSchema, ApproveBody, NodeTypeSchema, RejectBody, RunBody, RunListQuery, RunSchema, RunSummarySchema,
-  TemplateSchema, WorkflowCreateBody, WorkflowPatchBody, WorkflowSchema,
+  TemplateDetailSchema, TemplateSchema, WorkflowCreateBody, WorkflowPatchBody, WorkflowSchema,
 } from './schemas.ts';
 import { secretRoutes } from './secrets-routes.ts';
 import { runStreamRoute } from './stream.ts';
-import { TEMPLATES } from './templates/index.ts';
+import { findTemplate, TEMPLATES, type Template } from './templates/index.ts';
+import { notFound } from '../../platform/errors.ts';
 
 const read = { scope: 'workflows:read' };
 const write = { scope: 'workflows:write' };
@@ -17,7 +18,7 @@ const RunParams = Type.Object({ orgId: Type.String({ maxLength: 64 }), runId: Ty
 
 export function workflowRoutes(app: App): void {
   const { workflows, workflowRuns, approvals } = app.services;
-  for (const schema of [WorkflowSchema, RunSchema, RunSummarySchema, ApprovalSchema]) app.addSchema(schema);
+  for (const schema of [WorkflowSchema, RunSchema, RunSummarySchema, ApprovalSchema, TemplateDetailSchema]) app.addSchema(schema);
 
   // Node types: generated from the same definitions the engine executes.
   app.get('/node-types', {
@@ -120,10 +121,16 @@ export function workflowRoutes(app: App): void {
   app.get('/templates', {
     config: { access: read },
     schema: { tags: templateTags, summary: 'Built-in workflow templates', params: OrgParams, response: { 200: Type.Array(TemplateSchema), ...orgErrors() } },
-  }, async () => TEMPLATES.map((t) => {
-    const nodeTypes = [...new Set(t.workflow.nodes.map((n) => n.type))];
-    return { id: t.id, name: t.name, description: t.description, category: t.category, nodeTypes, available: nodeTypes.every((type) => Boolean(getNode(type))) };
-  }));
+  }, async () => TEMPLATES.map(templateSummary));
+
+  app.get('/templates/:id', {
+    config: { access: read },
+    schema: { tags: templateTags, summary: 'A template with its full definition (nodes and edges)', params: IdParams, response: { 200: Type.Ref('TemplateDetail'), ...orgErrors() } },
+  }, async (request) => {
+    const template = findTemplate(request.params.id);
+    if (!template) throw notFound('Template');
+    return { ...templateSummary(template), nodes: template.workflow.nodes, edges: template.workflow.edges, active: template.workflow.active ?? true };
+  });
 
   app.post('/templates/:id/use', {
     config: { access: write },
@@ -136,4 +143,9 @@ export function workflowRoutes(app: App): void {
     reply.code(201);
     return workflows.useTemplate(orgOf(request), request.params.id, request.body);
   });
+}
+
+function templateSummary(t: Template) {
+  const nodeTypes = [...new Set(t.workflow.nodes.map((n) => n.type))];
+  return { id: t.id, name: t.name, description: t.description, category: t.category, nodeTypes, available: nodeTypes.every((type) => Boolean(getNode(type))) };
 }

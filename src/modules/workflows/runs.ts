@@ -1,10 +1,12 @@
-import { and, asc, eq, gt, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, sql } from 'drizzle-orm';
 import type { Bus } from '../../platform/bus.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db.ts';
 import type { Deps } from '../../platform/deps.ts';
 import { AppError, badRequest, conflict, notFound } from '../../platform/errors.ts';
 import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
+import type { Scope } from '../../platform/context.ts';
+import { inScope } from '../../platform/tenant.ts';
 import type { OrgStream } from '../events/org-stream.ts';
 import type { EventsService } from '../events/service.ts';
 import type { ApprovalRow, ApprovalsService } from './approvals.ts';
@@ -52,12 +54,13 @@ export function publicRun(row: RunRow, steps?: StepRow[]) {
   return steps ? { ...out, steps: steps.map(publicStep) } : out;
 }
 
-interface Scope {
-  orgId: string;
-  projectId: string | null;
+/** Reading, canceling and costing runs; the driver executes them. */
+/** The organization's monthly budget as runs check it after every cost they add (the budgets module). */
+export interface MonthlyBudget {
+  /** Throws BUDGET_EXCEEDED (429) once the organization's month is over its budget. */
+  guardWorkflowCost(run: RunRef): Promise<void>;
 }
 
-/** Reading, canceling and costing runs; the driver executes them. */
 export class RunsService {
   readonly writer: RunWriter;
   /** Tells other instances about committed run changes, batched (see OthersNotifier). */
@@ -67,29 +70,21 @@ export class RunsService {
   private readonly events: EventsService;
   private readonly approvals: ApprovalsService;
   private readonly bus: Bus;
-  /** Extra spending checks (the organization's monthly budget); each may throw BUDGET_EXCEEDED. */
-  private readonly costGuards: ((run: RunRef, totalUsd: number, addedUsd: number) => Promise<void>)[] = [];
+  private readonly budget: MonthlyBudget;
 
-  constructor(deps: Deps, bus: Bus, orgStream: OrgStream, events: EventsService, approvals: ApprovalsService) {
+  constructor(deps: Deps, bus: Bus, orgStream: OrgStream, events: EventsService, approvals: ApprovalsService, budget: MonthlyBudget) {
     this.db = deps.db;
     this.clock = deps.clock;
     this.events = events;
     this.approvals = approvals;
     this.bus = bus;
-    this.writer = new RunWriter(deps.clock, bus, orgStream);
+    this.budget = budget;
+    this.writer = new RunWriter(deps.database, deps.clock, bus, orgStream);
     this.others = othersNotifier(bus, deps.db, deps.database.kind);
   }
 
-  addCostGuard(guard: (run: RunRef, totalUsd: number, addedUsd: number) => Promise<void>): void {
-    this.costGuards.push(guard);
-  }
-
-  private where(scope: Scope, ...conditions: (SQL | undefined)[]): SQL {
-    return and(eq(workflowRuns.orgId, scope.orgId), scope.projectId ? eq(workflowRuns.projectId, scope.projectId) : undefined, ...conditions)!;
-  }
-
   async row(scope: Scope, runId: string): Promise<RunRow> {
-    const [row] = await this.db.select().from(workflowRuns).where(this.where(scope, eq(workflowRuns.id, runId)));
+    const [row] = await this.db.select().from(workflowRuns).where(inScope(scope, workflowRuns, eq(workflowRuns.id, runId)));
     if (!row) throw notFound('Run');
     return row;
   }
@@ -108,7 +103,7 @@ export class RunsService {
       const bad = statuses.filter((s) => !(RUN_STATUSES as readonly string[]).includes(s));
       if (bad.length) throw badRequest(`Unknown status ${bad.join(', ')}; allowed: ${RUN_STATUSES.join(', ')}`, [{ field: 'querystring.status', message: `must be one of ${RUN_STATUSES.join(', ')}` }]);
     }
-    const where = this.where(scope, query.workflowId ? eq(workflowRuns.workflowId, query.workflowId) : undefined, statuses ? inArray(workflowRuns.status, statuses) : undefined);
+    const where = inScope(scope, workflowRuns, query.workflowId ? eq(workflowRuns.workflowId, query.workflowId) : undefined, statuses ? inArray(workflowRuns.status, statuses) : undefined);
     const order = orderBy(query.sort, { createdAt: workflowRuns.createdAt, startedAt: workflowRuns.startedAt, finishedAt: workflowRuns.finishedAt, costUsd: workflowRuns.costUsd, status: workflowRuns.status }, '-createdAt', workflowRuns.id);
     const [items, [counted]] = await Promise.all([
       this.db.select().from(workflowRuns).where(where).orderBy(...order).limit(page.limit).offset(page.offset),
@@ -121,14 +116,14 @@ export class RunsService {
   async cancel(scope: Scope, runId: string) {
     await this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
-      const [row] = await tx.select().from(workflowRuns).where(this.where(scope, eq(workflowRuns.id, runId))).for('update');
+      const [row] = await tx.select().from(workflowRuns).where(inScope(scope, workflowRuns, eq(workflowRuns.id, runId))).for('update');
       if (!row) throw notFound('Run');
       if (isFinal(row.status)) throw conflict(`The run is already ${row.status}`);
       const now = this.clock.now();
-      await this.writer.apply(tx, row, {
+      await this.writer.apply(row, {
         set: { status: 'CANCELED', finishedAt: now, wakeAt: null, lockedUntil: null, error: { code: 'CANCELED', message: 'canceled' } },
         events: [{ type: 'run.finished', status: 'CANCELED' }],
-      });
+      }, { tx, cursor: { seq: row.eventSeq, cost: row.costUsd } });
       await tx.update(runSteps).set({ status: 'CANCELED', finishedAt: now })
         .where(and(eq(runSteps.runId, row.id), inArray(runSteps.status, ['RUNNING', 'WAITING'])));
       await this.approvals.closeForRun(tx, row.orgId, row.id);
@@ -138,24 +133,24 @@ export class RunsService {
     return this.get(scope, runId);
   }
 
-  /** Adds to a run's cost; over the workflow budget (or a cost guard) the node fails with BUDGET_EXCEEDED. */
+  /** Adds to a run's cost; over the workflow budget (or the monthly one) the node fails with BUDGET_EXCEEDED. */
   async addCost(run: RunRef, budgetUsd: number | null, usd: number): Promise<void> {
     if (!Number.isFinite(usd) || usd <= 0) return;
     const [row] = await this.db.update(workflowRuns).set({ costUsd: sql`${workflowRuns.costUsd} + ${usd}` })
-      .where(and(eq(workflowRuns.id, run.id), eq(workflowRuns.orgId, run.orgId))).returning({ costUsd: workflowRuns.costUsd });
+      .where(inScope({ orgId: run.orgId, projectId: null }, workflowRuns, eq(workflowRuns.id, run.id))).returning({ costUsd: workflowRuns.costUsd });
     const total = row?.costUsd ?? usd;
     if (budgetUsd !== null && total > budgetUsd) {
       await this.events.record(this.db, { orgId: run.orgId, projectId: run.projectId, type: 'budget.exceeded', payload: { scope: 'workflow', workflowId: run.workflowId, limitUsd: budgetUsd, usedUsd: total, runId: run.id } });
       throw new AppError(429, 'BUDGET_EXCEEDED', `The run's cost ${total.toFixed(4)} USD exceeds the workflow budget of ${budgetUsd} USD`);
     }
-    for (const guard of this.costGuards) await guard(run, total, usd);
+    await this.budget.guardWorkflowCost(run);
   }
 
   /** A workflow step's approval was decided (or expired): the run is due now. Agents' approvals (no node) are not ours. */
   async onApprovalResolved(tx: Db, approval: ApprovalRow): Promise<void> {
     if (!approval.nodeId || !approval.runId) return;
     const woken = await tx.update(workflowRuns).set({ wakeAt: this.clock.now() })
-      .where(and(eq(workflowRuns.id, approval.runId), eq(workflowRuns.orgId, approval.orgId), eq(workflowRuns.status, 'WAITING')))
+      .where(inScope({ orgId: approval.orgId, projectId: null }, workflowRuns, eq(workflowRuns.id, approval.runId), eq(workflowRuns.status, 'WAITING')))
       .returning({ id: workflowRuns.id });
     if (woken.length) await this.bus.publishInTx(tx, RUNS_WAKE, null);
   }

@@ -5,25 +5,29 @@ import type { Db } from '../../platform/db.ts';
 import type { Deps } from '../../platform/deps.ts';
 import type { WorkflowNode } from './engine/graph.ts';
 import { workflows, workflowSchedules } from './tables.ts';
-import type { WorkflowRow, WorkflowsService } from './service.ts';
+
+type WorkflowRow = typeof workflows.$inferSelect;
+
+/** What firing a schedule needs of the workflows service: one run started in the claim's transaction. */
+export interface RunStarter {
+  startRun(orgId: string, workflowId: string, options: { input: Record<string, unknown>; trigger: Record<string, unknown> & { type: string } }, tx: Db): Promise<unknown>;
+}
+
+function nextRun(cron: string, timezone: string, after: Date): Date | null {
+  return new Cron(cron, { timezone, paused: true }).nextRun(after);
+}
 
 /**
- * Schedule triggers: one row per active schedule-triggered workflow with its next fire time. A
- * round claims due rows (SKIP LOCKED), starts one run each and moves them to their next time; times
- * missed while the service was down fire once, not once per missed slot.
+ * Schedule triggers: one row per active schedule-triggered workflow with its next fire time, kept in
+ * step with the workflow by the workflows service (in its transaction). The Scheduler fires them.
  */
 export class SchedulesService {
   private readonly db: Db;
   private readonly clock: Clock;
-  private workflows!: WorkflowsService;
 
   constructor(deps: Deps) {
     this.db = deps.db;
     this.clock = deps.clock;
-  }
-
-  attach(workflows: WorkflowsService): void {
-    this.workflows = workflows;
   }
 
   /** A readable problem with a cron expression or time zone, or null. */
@@ -37,10 +41,6 @@ export class SchedulesService {
     }
   }
 
-  private next(cron: string, timezone: string, after: Date): Date | null {
-    return new Cron(cron, { timezone, paused: true }).nextRun(after);
-  }
-
   /** Keeps the schedule row in step with the workflow (in the caller's transaction). */
   async sync(tx: Db, row: WorkflowRow): Promise<void> {
     const trigger = (row.nodes as WorkflowNode[]).find((n) => n.type === 'trigger.schedule');
@@ -50,7 +50,7 @@ export class SchedulesService {
     }
     const cron = String(trigger.params?.cron);
     const timezone = String(trigger.params?.timezone ?? 'UTC');
-    const nextAt = this.next(cron, timezone, this.clock.now());
+    const nextAt = nextRun(cron, timezone, this.clock.now());
     if (!nextAt) {
       await this.remove(tx, row.id);
       return;
@@ -63,6 +63,30 @@ export class SchedulesService {
     await tx.delete(workflowSchedules).where(eq(workflowSchedules.workflowId, workflowId));
   }
 
+  /** The earliest next fire time, so the loop can sleep exactly until then. */
+  async nextDue(): Promise<Date | null> {
+    const [row] = await this.db.select({ nextAt: workflowSchedules.nextAt }).from(workflowSchedules).orderBy(workflowSchedules.nextAt).limit(1);
+    return row?.nextAt ?? null;
+  }
+}
+
+/**
+ * Fires due schedules: a round claims due rows (SKIP LOCKED), starts one run each and moves them to
+ * their next time; times missed while the service was down fire once, not once per missed slot.
+ */
+export class Scheduler {
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly schedules: SchedulesService;
+  private readonly starter: RunStarter;
+
+  constructor(deps: Deps, schedules: SchedulesService, starter: RunStarter) {
+    this.db = deps.db;
+    this.clock = deps.clock;
+    this.schedules = schedules;
+    this.starter = starter;
+  }
+
   /** Fires due schedules; true when there may be more. */
   async round(): Promise<boolean> {
     return this.db.transaction(async (trx) => {
@@ -73,24 +97,18 @@ export class SchedulesService {
       for (const schedule of due) {
         const [wf] = await tx.select().from(workflows).where(and(eq(workflows.id, schedule.workflowId), eq(workflows.orgId, schedule.orgId)));
         if (!wf || !wf.active || wf.triggerType !== 'trigger.schedule') {
-          await this.remove(tx, schedule.workflowId);
+          await this.schedules.remove(tx, schedule.workflowId);
           continue;
         }
-        await this.workflows.startFromRow(wf, {
+        await this.starter.startRun(wf.orgId, wf.id, {
           input: { scheduledAt: schedule.nextAt.toISOString(), cron: schedule.cron, timezone: schedule.timezone },
           trigger: { type: 'schedule', scheduledAt: schedule.nextAt.toISOString() },
         }, tx);
-        const nextAt = this.next(schedule.cron, schedule.timezone, now);
+        const nextAt = nextRun(schedule.cron, schedule.timezone, now);
         if (nextAt) await tx.update(workflowSchedules).set({ nextAt, updatedAt: now }).where(eq(workflowSchedules.workflowId, schedule.workflowId));
-        else await this.remove(tx, schedule.workflowId);
+        else await this.schedules.remove(tx, schedule.workflowId);
       }
       return due.length === 50;
     });
-  }
-
-  /** The earliest next fire time, so the loop can sleep exactly until then. */
-  async nextDue(): Promise<Date | null> {
-    const [row] = await this.db.select({ nextAt: workflowSchedules.nextAt }).from(workflowSchedules).orderBy(workflowSchedules.nextAt).limit(1);
-    return row?.nextAt ?? null;
   }
 }

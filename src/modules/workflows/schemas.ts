@@ -13,6 +13,11 @@ export const NodeSchema = Type.Object({
     maxAttempts: Type.Integer({ minimum: 1, maximum: 10 }),
     backoffSeconds: Type.Optional(Type.Number({ minimum: 0, maximum: 86_400 })),
   }, { additionalProperties: false })),
+  // Kept for editors, ignored by the engine (CONTRACT §4).
+  position: Type.Optional(Type.Object({
+    x: Type.Number({ minimum: -1_000_000, maximum: 1_000_000 }),
+    y: Type.Number({ minimum: -1_000_000, maximum: 1_000_000 }),
+  }, { additionalProperties: false })),
 }, { additionalProperties: false });
 
 export const EdgeSchema = Type.Object({
@@ -21,8 +26,9 @@ export const EdgeSchema = Type.Object({
   output: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'branch of the source node; default `main`' })),
 }, { additionalProperties: false });
 
-const Nodes = Type.Array(NodeSchema, { minItems: 1, maxItems: 100 });
-const Edges = Type.Array(EdgeSchema, { maxItems: 300 });
+// CONTRACT §4: at most 500 nodes; edges leave room for branches and joins between them.
+const Nodes = Type.Array(NodeSchema, { minItems: 1, maxItems: 500 });
+const Edges = Type.Array(EdgeSchema, { maxItems: 2000 });
 const Budget = Nullable(Type.Number({ minimum: 0, maximum: 1_000_000 }));
 
 export const WorkflowCreateBody = Type.Object({
@@ -141,3 +147,10 @@ export const NodeTypeSchema = Type.Object({
 });
 
 export const TemplateSchema = Type.Object({ id: Type.String(), name: Type.String(), description: Type.String(), category: Type.String(), nodeTypes: Type.Array(Type.String()), available: Type.Boolean() });
+/** One template with its definition (`GET …/templates/:id`): what `POST …/templates/:id/use` creates. */
+export const TemplateDetailSchema = Type.Object({
+  ...TemplateSchema.properties,
+  nodes: Type.Array(FreeObject('a node: { id, type, name?, params?, retry? }')),
+  edges: Type.Array(FreeObject('an edge: { from, to, output? }')),
+  active: Type.Boolean({ description: 'whether the created workflow starts active' }),
+}, { $id: 'TemplateDetail' });

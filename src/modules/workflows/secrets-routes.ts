@@ -1,7 +1,7 @@
 import { ListEnvelope, ListQueryProps, OrgParams, Timestamp, Type, orgErrors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
-import { orgOf } from '../auth/guard.ts';
-import { assertCanChange } from '../orgs/project-scope.ts';
+import { orgOf } from '../../platform/context.ts';
+import { assertCanChange } from '../../platform/tenant.ts';
 import { SECRET_NAME } from './org-secrets.ts';
 
 // CONTRACT §12: workflow secrets need `workflows:write` (viewers are refused), values never readable.

@@ -1,12 +1,15 @@
-import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Bus } from '../../platform/bus.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { randomToken, safeEqual, SecretBox, sha256Hex } from '../../platform/crypto.ts';
-import type { Db } from '../../platform/db.ts';
+import { rows, type Db } from '../../platform/db.ts';
 import type { Deps } from '../../platform/deps.ts';
 import { notFound } from '../../platform/errors.ts';
 import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import { newId } from '../../platform/ids.ts';
+import { checkOutboundUrlForm, OutboundError } from '../../platform/http-client.ts';
+import type { Scope } from '../../platform/context.ts';
+import { inScope, type Tenant } from '../../platform/tenant.ts';
 import type { OrgStream } from '../events/org-stream.ts';
 import type { EventRow } from '../events/service.ts';
 import type { OrgsService } from '../orgs/service.ts';
@@ -17,7 +20,7 @@ import { publicRun } from './runs.ts';
 import type { SchedulesService } from './schedules.ts';
 import { OrgSecretsService } from './org-secrets.ts';
 import { maskNodes, sealNodes } from './secrets.ts';
-import { workflowRuns, workflows } from './tables.ts';
+import { workflows } from './tables.ts';
 import { findTemplate } from './templates/index.ts';
 
 export type WorkflowRow = typeof workflows.$inferSelect;
@@ -37,11 +40,6 @@ export interface StartOptions {
   testMode?: boolean;
   /** What started it: { type: 'manual' | 'event' | 'schedule' | 'webhook' | 'recommendation', … }. */
   trigger?: Record<string, unknown> & { type: string };
-}
-
-interface Scope {
-  orgId: string;
-  projectId: string | null;
 }
 
 function triggerOf(row: WorkflowRow, publicUrl: string) {
@@ -84,6 +82,7 @@ export class WorkflowsService {
   private readonly schedules: SchedulesService;
   private readonly box: SecretBox;
   private readonly publicUrl: string;
+  private readonly allowPrivateTargets: boolean;
   /** The organization's named secrets (`{{ $secrets.NAME }}`), sealed with the same box. */
   readonly secrets: OrgSecretsService;
 
@@ -99,6 +98,7 @@ export class WorkflowsService {
     this.box = new SecretBox(deps.config.appSecret);
     this.secrets = new OrgSecretsService(deps.db, deps.clock, this.box);
     this.publicUrl = deps.config.publicUrl;
+    this.allowPrivateTargets = deps.config.webhookAllowPrivate;
     this.others = othersNotifier(bus, deps.db, deps.database.kind);
   }
 
@@ -106,12 +106,9 @@ export class WorkflowsService {
     return this.box;
   }
 
-  private where(scope: Scope, ...conditions: (SQL | undefined)[]): SQL {
-    return and(eq(workflows.orgId, scope.orgId), scope.projectId ? eq(workflows.projectId, scope.projectId) : undefined, ...conditions)!;
-  }
-
-  async row(scope: Scope, id: string, db: Db = this.db): Promise<WorkflowRow> {
-    const [row] = await db.select().from(workflows).where(this.where(scope, eq(workflows.id, id)));
+  /** The workflow the scope may see (engine callers look one up by organization: no actor). */
+  async row(scope: Tenant, id: string, db: Db = this.db): Promise<WorkflowRow> {
+    const [row] = await db.select().from(workflows).where(inScope(scope, workflows, eq(workflows.id, id)));
     if (!row) throw notFound('Workflow');
     return row;
   }
@@ -123,7 +120,7 @@ export class WorkflowsService {
   async list(scope: Scope, query: ListQuery & { active?: boolean; projectId?: string }) {
     const page = pageOf(query);
     const q = query.q?.trim();
-    const where = this.where(scope,
+    const where = inScope(scope, workflows,
       query.active !== undefined ? eq(workflows.active, query.active) : undefined,
       query.projectId ? eq(workflows.projectId, query.projectId) : undefined,
       q ? sql`(${workflows.name} ilike ${'%' + q.replace(/[\\%_]/g, (c) => '\\' + c) + '%'} or ${workflows.description} ilike ${'%' + q.replace(/[\\%_]/g, (c) => '\\' + c) + '%'})` : undefined);
@@ -138,6 +135,18 @@ export class WorkflowsService {
   /** Validates a definition, including a schedule's cron and time zone. */
   private check(def: Definition, hint?: string): WorkflowNode {
     const { trigger } = validateDefinition(def, { unavailableHint: hint });
+    // A literal target URL is judged when saved, as a webhook endpoint's is (the call checks it
+    // again, resolved); one holding an expression can only be judged then.
+    for (const node of def.nodes) {
+      const url = node.params?.url;
+      if (typeof url !== 'string' || url.includes('{{')) continue;
+      try {
+        checkOutboundUrlForm(url, { allowPrivate: this.allowPrivateTargets });
+      } catch (error) {
+        if (!(error instanceof OutboundError)) throw error;
+        throw invalid(`Node "${node.id}" (${node.type}) has invalid params: url: ${error.message}`, [{ nodeId: node.id, param: 'url', message: error.message }]);
+      }
+    }
     if (trigger.type === 'trigger.schedule') {
       const problem = this.schedules.checkCron(String(trigger.params?.cron ?? ''), trigger.params?.timezone as string | undefined);
       if (problem) throw invalid(`Node "${trigger.id}" (trigger.schedule): ${problem}`);
@@ -188,7 +197,7 @@ export class WorkflowsService {
     let token: string | null = null;
     const row = await this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
-      const [before] = await tx.select().from(workflows).where(this.where(scope, eq(workflows.id, id))).for('update');
+      const [before] = await tx.select().from(workflows).where(inScope(scope, workflows, eq(workflows.id, id))).for('update');
       if (!before) throw notFound('Workflow');
       const set: Partial<WorkflowRow> = { updatedAt: this.clock.now() };
       if (patch.name !== undefined) set.name = patch.name;
@@ -210,7 +219,7 @@ export class WorkflowsService {
           set.webhookTokenHash = sha256Hex(token);
         }
       }
-      const [after] = await tx.update(workflows).set(set).where(eq(workflows.id, before.id)).returning();
+      const [after] = await tx.update(workflows).set(set).where(inScope(scope, workflows, eq(workflows.id, before.id))).returning();
       await this.schedules.sync(tx, after!);
       return after!;
     });
@@ -220,7 +229,7 @@ export class WorkflowsService {
   async delete(scope: Scope, id: string): Promise<void> {
     await this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
-      const deleted = await tx.delete(workflows).where(this.where(scope, eq(workflows.id, id))).returning({ id: workflows.id });
+      const deleted = await tx.delete(workflows).where(inScope(scope, workflows, eq(workflows.id, id))).returning({ id: workflows.id });
       if (deleted.length === 0) throw notFound('Workflow');
       await this.schedules.remove(tx, id);
     });
@@ -231,7 +240,7 @@ export class WorkflowsService {
     const row = await this.row(scope, id);
     if (row.triggerType !== 'trigger.webhook') throw invalid('The workflow has no trigger.webhook node');
     const token = randomToken(24);
-    await this.db.update(workflows).set({ webhookTokenHash: sha256Hex(token), updatedAt: this.clock.now() }).where(eq(workflows.id, row.id));
+    await this.db.update(workflows).set({ webhookTokenHash: sha256Hex(token), updatedAt: this.clock.now() }).where(inScope(scope, workflows, eq(workflows.id, row.id)));
     return this.webhookSecret(row, token) as { webhookToken: string; webhookUrl: string };
   }
 
@@ -245,36 +254,47 @@ export class WorkflowsService {
   }
 
   /**
-   * Creates a QUEUED run and wakes the driver when the transaction commits. With `tx`, the run
-   * exists exactly when the caller's change does (event triggers, report recommendations).
+   * Creates a QUEUED run of an organization's workflow. With `tx`, the run exists exactly when the
+   * caller's change does (event triggers, schedules, report recommendations).
    */
-  async startRun(orgId: string, workflowId: string, options: StartOptions = {}, tx?: Db) {
-    const db = tx ?? this.db;
-    const row = await this.row({ orgId, projectId: null }, workflowId, db);
-    return this.startFromRow(row, options, tx);
+  startRun(orgId: string, workflowId: string, options: StartOptions = {}, tx?: Db) {
+    return this.createRun({ orgId, projectId: null }, workflowId, options, tx);
   }
 
-  /** Same as startRun for a caller holding the workflow row; respects an API key's project. */
-  async startForScope(scope: Scope, workflowId: string, options: StartOptions) {
-    // One statement: the run is copied from the workflow row as it is now (404 when out of scope).
+  /** Same as startRun for a request's scope: an API key bound to a project starts only that project's workflows. */
+  startForScope(scope: Tenant, workflowId: string, options: StartOptions) {
+    return this.createRun(scope, workflowId, options);
+  }
+
+  /**
+   * The one creator of runs: a QUEUED run copied from the workflow row as it is now, in one
+   * statement (404 when the scope has no such workflow). In the caller's transaction the driver is
+   * woken at its commit; on its own, this instance hears of the run now and the others in the next
+   * batch (no NOTIFY inside the insert: see OthersNotifier).
+   */
+  private async createRun(scope: Tenant, workflowId: string, options: StartOptions, tx?: Db) {
     const now = this.clock.now();
     const id = newId('run', now.getTime());
     const testMode = options.testMode ?? false;
     const input = options.input ?? {};
     const trigger = options.trigger ?? { type: 'manual' };
     const at = now.toISOString();
-    const result = await this.db.execute(sql`insert into workflow_runs (id, org_id, project_id, workflow_id, workflow_name, status, test_mode, input, definition, trigger, wake_at, created_at)
-      select ${id}, w.org_id, w.project_id, w.id, w.name, 'QUEUED', ${testMode}, ${JSON.stringify(input)}::jsonb,
-        jsonb_build_object('nodes', w.nodes, 'edges', w.edges, 'budgetUsd', w.budget_usd), ${JSON.stringify(trigger)}::jsonb, ${at}::timestamptz, ${at}::timestamptz
-      from workflows w where w.id = ${workflowId} and w.org_id = ${scope.orgId}${scope.projectId ? sql` and w.project_id = ${scope.projectId}` : sql``}
-      returning project_id, workflow_name`) as unknown as { rows: { project_id: string | null; workflow_name: string }[] };
-    const created = result.rows[0];
+    const [created] = await rows<{ project_id: string | null; workflow_name: string }>(tx ?? this.db, sql`insert into workflow_runs (id, org_id, project_id, workflow_id, workflow_name, status, test_mode, input, definition, trigger, wake_at, created_at)
+      select ${id}, org_id, project_id, id, name, 'QUEUED', ${testMode}, ${JSON.stringify(input)}::jsonb,
+        jsonb_build_object('nodes', nodes, 'edges', edges, 'budgetUsd', budget_usd), ${JSON.stringify(trigger)}::jsonb, ${at}::timestamptz, ${at}::timestamptz
+      from workflows where ${inScope(scope, workflows, eq(workflows.id, workflowId))}
+      returning project_id, workflow_name`);
     if (!created) throw notFound('Workflow');
     const run = {
       id, orgId: scope.orgId, projectId: created.project_id, workflowId, workflowName: created.workflow_name, status: 'QUEUED', testMode, input,
       definition: null, trigger, costUsd: 0, error: null, eventSeq: 0, wakeAt: now, lockedBy: null, lockedUntil: null, recoveries: 0, createdAt: now, startedAt: null, finishedAt: null,
     };
-    this.announce(run);
+    if (tx) {
+      await this.orgStream.publishInTx(tx, run.orgId, runStatusMessage(run, 'QUEUED', 0));
+      await this.bus.publishInTx(tx, RUNS_WAKE, null);
+    } else {
+      this.announce(run);
+    }
     return publicRun(run);
   }
 
@@ -288,41 +308,20 @@ export class WorkflowsService {
     this.others.wake(RUNS_WAKE);
   }
 
-  async startFromRow(row: WorkflowRow, options: StartOptions, tx?: Db) {
-    const now = this.clock.now();
-    const run = {
-      id: newId('run', now.getTime()),
-      orgId: row.orgId,
-      projectId: row.projectId,
-      workflowId: row.id,
-      workflowName: row.name,
-      status: 'QUEUED',
-      testMode: options.testMode ?? false,
-      input: options.input ?? {},
-      definition: { nodes: row.nodes, edges: row.edges, budgetUsd: row.budgetUsd },
-      trigger: options.trigger ?? { type: 'manual' },
-      wakeAt: now,
-      createdAt: now,
-    };
-    const status = runStatusMessage({ id: run.id, orgId: row.orgId, projectId: row.projectId, workflowId: row.id }, 'QUEUED', 0);
-    if (tx) {
-      const [created] = await tx.insert(workflowRuns).values(run).returning();
-      await this.orgStream.publishInTx(tx, row.orgId, status);
-      await this.bus.publishInTx(tx, RUNS_WAKE, null);
-      return publicRun(created!);
-    }
-    // On its own: one statement, no NOTIFY inside it (see OthersNotifier).
-    const [created] = await this.db.insert(workflowRuns).values(run).returning();
-    this.announce(created!);
-    return publicRun(created!);
-  }
-
-  /** Public webhook trigger: the token must match (constant time); unknown, inactive or mismatched → 404. */
-  async startFromWebhook(workflowId: string, token: string, body: Record<string, unknown>, meta: Record<string, unknown>) {
+  /**
+   * The verifier of the public webhook trigger: the active webhook-triggered workflow whose token
+   * this is (compared as hashes, in constant time), or null for anything else.
+   */
+  async webhookSender(workflowId: string, token: string): Promise<WorkflowRow | null> {
     const [row] = await this.db.select().from(workflows).where(eq(workflows.id, workflowId));
     const hash = sha256Hex(token);
-    if (!row || row.triggerType !== 'trigger.webhook' || !row.webhookTokenHash || !safeEqual(hash, row.webhookTokenHash) || !row.active) throw notFound('Webhook');
-    return this.startFromRow(row, { input: body, trigger: { type: 'webhook', ...meta } });
+    if (!row || row.triggerType !== 'trigger.webhook' || !row.webhookTokenHash || !safeEqual(hash, row.webhookTokenHash) || !row.active) return null;
+    return row;
+  }
+
+  /** A run of a workflow its webhook verified (webhookSender), with the body as input. */
+  startFromWebhook(row: WorkflowRow, body: Record<string, unknown>, meta: Record<string, unknown>) {
+    return this.startRun(row.orgId, row.id, { input: body, trigger: { type: 'webhook', ...meta } });
   }
 
   /** Dispatcher subscriber: platform events start the active workflows listening for them. */
@@ -342,7 +341,7 @@ export class WorkflowsService {
         if ((event.payload as { workflowId?: unknown }).workflowId === wf.id) continue;
         const input: Record<string, unknown> = { id: event.id, type: event.type, organizationId: event.orgId, at: event.at.toISOString(), payload: event.payload };
         if (event.projectId) input.projectId = event.projectId;
-        await this.startFromRow(wf, { input, trigger: { type: 'event', eventId: event.id, eventType: event.type } }, tx);
+        await this.startRun(wf.orgId, wf.id, { input, trigger: { type: 'event', eventId: event.id, eventType: event.type } }, tx);
       }
     }
   }

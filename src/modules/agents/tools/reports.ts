@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { ACTION_DESCRIPTIONS, availableActions } from '../../reports/actions.ts';
+import { ACTION_DESCRIPTIONS } from '../../reports/actions.ts';
 import { REPORT_TYPES, type ReportType } from '../../reports/service.ts';
 import type { ToolDef } from './types.ts';
 
@@ -35,6 +35,6 @@ export const createReport: ToolDef = {
       agentType: ctx.agentType,
     });
     ctx.onReport(report.id);
-    return { reportId: report.id, type: report.type, recommendations: report.recommendations.length, actionsAvailable: availableActions(ctx) };
+    return { reportId: report.id, type: report.type, recommendations: report.recommendations.length, actionsAvailable: ctx.reports.availableActions() };
   },
 };

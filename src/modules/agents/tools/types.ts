@@ -1,31 +1,44 @@
 import type { TSchema } from 'typebox';
 import type { Config } from '../../../config.ts';
 import type { Clock } from '../../../platform/clock.ts';
-import type { Db } from '../../../platform/db.ts';
 import type { BudgetsService } from '../../budgets/service.ts';
-import type { LeadScope, LeadsService } from '../../leads/service.ts';
+import type { ContentService } from '../../content/service.ts';
+import type { Scope } from '../../../platform/context.ts';
+import type { LeadsService } from '../../leads/service.ts';
 import type { ReportsService } from '../../reports/service.ts';
 import type { UsageService } from '../../usage/service.ts';
-import type { Peers } from '../peers.ts';
 
-/** What a tool can reach: the organization's data through the services, never another module's tables. */
-export interface ToolContext {
+/** A request in the approvals inbox, as `request_approval` asks for it (the workflows module). */
+export interface ApprovalRequester {
+  submit(input: { orgId: string; projectId?: string | null; title: string; description?: string | null; runId?: string | null; expiresAt?: Date | null; payload?: unknown }): Promise<{ id: string; status?: string }>;
+}
+
+/**
+ * What tools may reach in other modules: only the methods they call, passed in by src/services.ts.
+ * A port left out (an installation without that module) hides the tools that need it.
+ */
+export interface ToolPorts {
+  clock: Clock;
+  /** Whether fetch_web_page may reach private addresses (tests, an intranet). */
+  config: Pick<Config, 'agentWebAllowPrivate'>;
+  leads: Pick<LeadsService, 'list' | 'get' | 'update' | 'stats'>;
+  usage: Pick<UsageService, 'summary'>;
+  budgets: Pick<BudgetsService, 'monthly'>;
+  reports: Pick<ReportsService, 'create' | 'availableActions'>;
+  content?: Pick<ContentService, 'createDraft'>;
+  approvals?: ApprovalRequester;
+}
+
+/** What a tool can reach: the run it works for, and the ports — never another module's tables. */
+export interface ToolContext extends ToolPorts {
   orgId: string;
   projectId: string | null;
   agentRunId: string;
   agentType: string;
   workflowRunId: string | null;
-  /** Actor `{ type: 'agent', id: agentRunId }`, with agentRunId set (carried on lead.qualified). */
-  leadScope: LeadScope;
+  /** The run's scope for every service call: its project only, actor `{ type: 'agent', id: agentRunId }`. */
+  leadScope: Scope;
   signal: AbortSignal;
-  config: Config;
-  clock: Clock;
-  db: Db;
-  leads: LeadsService;
-  usage: UsageService;
-  budgets: BudgetsService;
-  reports: ReportsService;
-  peers: Peers;
   /** Tells the run which report it wrote. */
   onReport(reportId: string): void;
 }
@@ -36,7 +49,7 @@ export interface ToolDef {
   /** JSON Schema (TypeBox) of the input; checked before execute. */
   input: TSchema;
   /** False when the module it needs is not installed (e.g. content drafts). */
-  available?(ctx: { peers: Peers }): boolean;
+  available?(ports: ToolPorts): boolean;
   execute(ctx: ToolContext, input: Record<string, unknown>): Promise<unknown>;
 }
 

@@ -1,20 +1,37 @@
 import { randomBytes } from 'node:crypto';
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Static, TSchema } from 'typebox';
+import type { Deps } from '../../../platform/deps.ts';
 import type { Db } from '../../../platform/db.ts';
+import type { Bus } from '../../../platform/bus.ts';
 import { AppError } from '../../../platform/errors.ts';
-import type { Services } from '../../../services.ts';
 import { getNode } from '../nodes/registry.ts';
-import type { Item, LogLevel, NodeContext, NodeDefinition, NodeExecution, NodeResult, WaitOutcome, WaitRequest } from '../nodes/types.ts';
-import { DISPATCHER_WAKE } from '../../events/service.ts';
+import type { Item, LogLevel, NodeContext, NodeDefinition, NodeExecution, NodePorts, NodeResult, WaitOutcome, WaitRequest } from '../nodes/types.ts';
+import type { OrgStream } from '../../events/org-stream.ts';
+import type { EventsService } from '../../events/service.ts';
+import type { ApprovalsService } from '../approvals.ts';
+import type { RunsService } from '../runs.ts';
+import type { WorkflowsService } from '../service.ts';
 import { unsealParams } from '../secrets.ts';
 import { runSteps, workflowRuns } from '../tables.ts';
 import { checkResolvedParams, compile, evaluationError, ExpressionError, resolveParams, type ExpressionScope } from './expressions.ts';
 import { executionOrder, type Definition, type WorkflowNode } from './graph.ts';
-import { ACTIVE_STATUSES, eventData, RUN_CANCEL, runChannel, runStatusMessage, type ExecEvent, type NewExecEvent, type RunRow } from './writer.ts';
+import { ACTIVE_STATUSES, RUN_CANCEL, RUNS_WAKE, type NewExecEvent, type RunChange, type RunRow, type StepInsert } from './writer.ts';
 
 type StepRow = typeof runSteps.$inferSelect;
-type StepInsert = typeof runSteps.$inferInsert;
+
+/** What the driver works with, passed in by src/services.ts. */
+export interface DriverDeps extends Deps {
+  bus: Bus;
+  orgStream: OrgStream;
+  events: EventsService;
+  workflowRuns: RunsService;
+  approvals: ApprovalsService;
+  /** Unseals node params and loads `$secrets` for one execution. */
+  workflows: Pick<WorkflowsService, 'secretBox' | 'secrets'>;
+  /** Handed to every node (NodeContext). */
+  nodes: NodePorts;
+}
 
 export interface DriverOptions {
   /** Runs executed at once by this instance. */
@@ -24,14 +41,7 @@ export interface DriverOptions {
 }
 
 /** Writes collected while executing, committed together with the next transition. */
-interface Pending {
-  inserts: StepInsert[];
-  updates: { nodeId: string; attempt: number; set: Partial<StepRow> }[];
-  events: NewExecEvent[];
-  set: Partial<RunRow>;
-  /** A payload may depend on the run's cost after the change. */
-  platform: { type: string; payload: Record<string, unknown> | ((costUsd: number) => Record<string, unknown>) }[];
-}
+type Pending = Required<RunChange>;
 
 const empty = (): Pending => ({ inserts: [], updates: [], events: [], set: {}, platform: [] });
 
@@ -50,74 +60,9 @@ interface RunState {
   order: WorkflowNode[];
   latest: Map<string, StepRow | StepInsert>;
   signal: AbortSignal;
-  /** The run row's event_seq and cost_usd as last written by this driver (the fast path's guard). */
+  /** The run row's event_seq and cost_usd as this driver last saw them (the run writer's cursor). */
   seq: number;
   cost: number;
-}
-
-const RUN_COLUMNS: Record<string, { column: string; kind: 'text' | 'ts' | 'json' }> = {
-  status: { column: 'status', kind: 'text' },
-  startedAt: { column: 'started_at', kind: 'ts' },
-  finishedAt: { column: 'finished_at', kind: 'ts' },
-  error: { column: 'error', kind: 'json' },
-  wakeAt: { column: 'wake_at', kind: 'ts' },
-  lockedBy: { column: 'locked_by', kind: 'text' },
-  lockedUntil: { column: 'locked_until', kind: 'ts' },
-};
-
-/** `col = <the value in $7 if it names the column, else unchanged>` for each column the driver sets. */
-const RUN_SET = Object.entries(RUN_COLUMNS).map(([key, { column, kind }]) => {
-  const value = kind === 'ts' ? `($7::jsonb->>'${key}')::timestamptz` : kind === 'json' ? `nullif($7::jsonb->'${key}', 'null'::jsonb)` : `$7::jsonb->>'${key}'`;
-  return `${column} = case when $7::jsonb ? '${key}' then ${value} else ${column} end`;
-}).join(',\n      ');
-
-const STEP_COLUMNS = 's(node_id text, attempt int, status text, outputs jsonb, item_count int, error jsonb, started_at timestamptz, finished_at timestamptz, duration_ms int)';
-
-/**
- * A run change in one statement of fixed text, prepared once per connection: the run row update
- * ($7: the columns to set, as JSON) applies only while the run is still active, held by this
- * instance ($3) and at the event sequence ($4) and cost ($5) this driver last wrote; its execution
- * events ($8), step inserts ($9), step updates ($10) and platform events ($11, with their outbox
- * entries) are written only
- * when it matched. No row back means the run was not as expected.
- */
-const RUN_FLUSH = `
-  with run as (
-    update workflow_runs set
-      ${RUN_SET},
-      event_seq = event_seq + $6::int
-    where id = $1 and org_id = $2 and status in ('QUEUED','RUNNING','WAITING') and locked_by = $3
-      and event_seq = $4::int and cost_usd = $5::float8
-    returning status),
-  ev as (
-    insert into run_events (run_id, seq, type, data)
-    select $1, (e.v->>'seq')::int, e.v->>'type', e.v->'data' from run, jsonb_array_elements($8::jsonb) as e(v)),
-  ins as (
-    insert into run_steps (run_id, node_id, attempt, org_id, status, outputs, item_count, error, started_at, finished_at, duration_ms)
-    select $1, s.node_id, s.attempt, $2, s.status, s.outputs, s.item_count, s.error, s.started_at, s.finished_at, s.duration_ms
-    from run, jsonb_to_recordset($9::jsonb) as ${STEP_COLUMNS}),
-  upd as (
-    update run_steps t set status = s.status, outputs = coalesce(s.outputs, t.outputs), item_count = coalesce(s.item_count, t.item_count),
-      error = coalesce(s.error, t.error), finished_at = coalesce(s.finished_at, t.finished_at), duration_ms = coalesce(s.duration_ms, t.duration_ms)
-    from run, jsonb_to_recordset($10::jsonb) as ${STEP_COLUMNS}
-    where t.run_id = $1 and t.node_id = s.node_id and t.attempt = s.attempt),
-  pe as (
-    insert into events (id, org_id, project_id, type, payload, at)
-    select p.id, p.org_id, p.project_id, p.type, p.payload, p.at
-    from run, jsonb_to_recordset($11::jsonb) as p(id text, org_id text, project_id text, type text, payload jsonb, at timestamptz)
-    returning id),
-  ob as (insert into event_outbox (id) select id from pe)
-  select status from run`;
-
-function stepJson(step: Partial<StepRow>): Record<string, unknown> {
-  const out: Record<string, unknown> = { node_id: step.nodeId, attempt: step.attempt, status: step.status };
-  if (step.outputs != null) out.outputs = step.outputs;
-  if (step.itemCount != null) out.item_count = step.itemCount;
-  if (step.error != null) out.error = step.error;
-  if (step.startedAt != null) out.started_at = step.startedAt;
-  if (step.finishedAt != null) out.finished_at = step.finishedAt;
-  if (step.durationMs != null) out.duration_ms = step.durationMs;
-  return out;
 }
 
 function errorCode(error: unknown): string {
@@ -144,24 +89,23 @@ function outputsOf(step: StepRow | StepInsert | undefined): Record<string, Item[
 export class RunDriver {
   readonly instanceId = randomBytes(6).toString('hex');
   private readonly options: DriverOptions;
-  private services!: Services;
+  private readonly deps: DriverDeps;
   private readonly active = new Map<string, { controller: AbortController; done: Promise<void> }>();
-  private wake: () => void = () => {};
   private stopping = false;
-  private unsubscribe: (() => void) | null = null;
+  private readonly unsubscribe: () => void;
 
-  constructor(options: DriverOptions) {
+  constructor(deps: DriverDeps, options: DriverOptions) {
+    this.deps = deps;
     this.options = options;
-  }
-
-  attach(services: Services, wake: () => void): void {
-    this.services = services;
-    this.wake = wake;
-    this.stopping = false;
-    this.unsubscribe = services.bus.subscribe(RUN_CANCEL, (message) => {
+    this.unsubscribe = deps.bus.subscribe(RUN_CANCEL, (message) => {
       const runId = (message as { runId?: string } | null)?.runId;
       if (runId) this.active.get(runId)?.controller.abort(new Stop('canceled'));
     });
+  }
+
+  /** A slot freed or a wait is over: this instance's run loop (src/workers.ts listens) claims again. */
+  private wake(): void {
+    this.deps.bus.emitLocal(RUNS_WAKE, null);
   }
 
   get running(): number {
@@ -169,11 +113,11 @@ export class RunDriver {
   }
 
   private get db(): Db {
-    return this.services.db;
+    return this.deps.db;
   }
 
   private now(): Date {
-    return this.services.clock.now();
+    return this.deps.clock.now();
   }
 
   private guard() {
@@ -209,7 +153,7 @@ export class RunDriver {
     const heartbeat = setInterval(() => void this.renew(run.id, controller), Math.max(50, Math.floor(this.options.leaseMs / 3)));
     const done = this.drive(run, controller.signal)
       .catch((error: unknown) => {
-        if (!(error instanceof Stop)) this.services.log.error({ err: error, runId: run.id }, 'run driver failed');
+        if (!(error instanceof Stop)) this.deps.log.error({ err: error, runId: run.id }, 'run driver failed');
       })
       .finally(() => {
         clearInterval(heartbeat);
@@ -234,7 +178,7 @@ export class RunDriver {
   /** Stops claiming, interrupts the nodes in flight and hands their runs back at once. */
   async stop(): Promise<void> {
     this.stopping = true;
-    this.unsubscribe?.();
+    this.unsubscribe();
     for (const { controller } of this.active.values()) controller.abort(new Stop('shutdown'));
     await Promise.all([...this.active.values()].map((a) => a.done));
     await this.db.update(workflowRuns).set({ lockedBy: null, lockedUntil: null, wakeAt: this.now() })
@@ -242,90 +186,20 @@ export class RunDriver {
   }
 
   /**
-   * Commits pending writes with a run change; false when the run is no longer ours to change.
-   *
-   * The usual case is ONE statement (or, with platform events, one statement and the events'
-   * insert in one transaction) and no NOTIFY inside it: the event sequence and cost are known
-   * here, so the events are numbered before the write, and the write only applies when the run
-   * row still has them (and is still ours and active). Listeners of this instance hear of the
-   * change right after the commit; other instances through the batched notifier. Anything
-   * unusual (a node that logged or added cost, an approval, a message too large) takes the
-   * general path: the writer, numbering from the row, inside a transaction.
+   * Commits pending writes with a run change, through the run writer (one statement); false when
+   * the run is no longer ours to change. With `extra` (a wait that creates an approval), the change
+   * and what `extra` writes commit in one transaction.
    */
   private async flush(state: RunState, pending: Pending, extra?: (tx: Db) => Promise<void>): Promise<boolean> {
     const until = new Date(this.now().getTime() + this.options.leaseMs);
-    const set = { lockedUntil: until, wakeAt: until, ...pending.set };
-    if (!extra) {
-      const done = await this.flushFast(state, pending, set);
-      if (done !== null) return done;
-    }
-    return this.flushGeneral(state, pending, set, extra);
-  }
-
-  private platformRows(state: RunState, pending: Pending, costUsd: number) {
-    const { run } = state;
-    return pending.platform.map((p) => ({
-      orgId: run.orgId, projectId: run.projectId, type: p.type,
-      payload: typeof p.payload === 'function' ? p.payload(costUsd) : p.payload,
-    }));
-  }
-
-  /** True or false as flush; null when the row was not as expected (the general path decides). */
-  private async flushFast(state: RunState, pending: Pending, set: Partial<RunRow>): Promise<boolean | null> {
-    const { run } = state;
-    const { events: eventsService, workflowRuns: runs, bus } = this.services;
-    const at = this.now().toISOString();
-    const stored: ExecEvent[] = pending.events.map((e, i) => ({ seq: state.seq + i + 1, type: e.type, data: eventData(run.id, e, at, state.cost) }));
-    const orgMessage = set.status ? runStatusMessage(run, set.status, state.cost) : null;
-    const runNotify = stored.length ? bus.notifyOthersSql(runChannel(run.id), [stored]) : [];
-    const orgNotify = orgMessage ? this.services.orgStream.notifyOthersSql(run.orgId, [orgMessage]) : [];
-    // A message too large for one NOTIFY goes the general way (the bus parks it in a row).
-    if (runNotify === null || orgNotify === null) return null;
-
-    const n = stored.length;
-    // Platform events of the change (EventsService rows), written only when the run update matched.
-    const platform = pending.platform.length ? eventsService.rowsFor(this.platformRows(state, pending, state.cost)) : [];
-    const rows = await this.services.database.prepared<{ status: string }>('run_flush', RUN_FLUSH, [
-      run.id, run.orgId, this.instanceId, state.seq, state.cost, n, JSON.stringify(set), JSON.stringify(stored),
-      JSON.stringify(pending.inserts.map(stepJson)),
-      JSON.stringify(pending.updates.map((u) => stepJson({ ...u.set, nodeId: u.nodeId, attempt: u.attempt }))),
-      JSON.stringify(platform.map((e) => ({ id: e.id, org_id: e.orgId, project_id: e.projectId, type: e.type, payload: e.payload, at: e.at }))),
-    ]);
-    if (rows.length === 0) return null;
-
-    // Committed: this instance's listeners now, the other instances in the next batch.
-    state.seq += n;
-    const others = runs.others;
-    if (n) {
-      bus.emitLocal(runChannel(run.id), stored);
-      others.enqueue({ notify: runNotify, fallback: async () => {} });
-    }
-    if (orgMessage) {
-      this.services.orgStream.emitLocal(run.orgId, [orgMessage]);
-      others.enqueue({ notify: orgNotify, fallback: async () => {} });
-    }
-    if (platform.length) {
-      // The dispatcher of this instance now; the others' with the next batch (or their poll).
-      bus.emitLocal(DISPATCHER_WAKE, null);
-      others.wake(DISPATCHER_WAKE);
-    }
-    return true;
-  }
-
-  private async flushGeneral(state: RunState, pending: Pending, set: Partial<RunRow>, extra?: (tx: Db) => Promise<void>): Promise<boolean> {
-    const { run } = state;
+    const change: RunChange = { ...pending, set: { lockedUntil: until, wakeAt: until, ...pending.set } };
+    const { writer } = this.deps.workflowRuns;
+    const options = { heldBy: this.instanceId, cursor: state };
+    if (!extra) return (await writer.apply(state.run, change, options)) !== null;
     return this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
-      const row = await this.services.workflowRuns.writer.apply(tx, run, { guard: this.guard(), set, events: pending.events });
-      if (!row) return false;
-      state.seq = row.eventSeq;
-      state.cost = row.costUsd;
-      if (pending.inserts.length) await tx.insert(runSteps).values(pending.inserts);
-      for (const u of pending.updates) {
-        await tx.update(runSteps).set(u.set).where(and(eq(runSteps.runId, run.id), eq(runSteps.nodeId, u.nodeId), eq(runSteps.attempt, u.attempt)));
-      }
-      if (pending.platform.length) await this.services.events.record(tx, this.platformRows(state, pending, row.costUsd));
-      if (extra) await extra(tx);
+      if (!(await writer.apply(state.run, change, { ...options, tx }))) return false;
+      await extra(tx);
       return true;
     });
   }
@@ -457,9 +331,9 @@ export class RunDriver {
     state: RunState, node: WorkflowNode, type: NodeDefinition, items: Item[], attempt: number,
     call: (ctx: NodeContext, exec: NodeExecution<Static<TSchema>>) => Promise<NodeResult>,
   ): Promise<NodeResult> {
-    const raw = unsealParams(node.params, this.services.workflows.secretBox) as Static<TSchema>;
+    const raw = unsealParams(node.params, this.deps.workflows.secretBox) as Static<TSchema>;
     // `$secrets` reach the node's params only: what it reports (its items, its error) has them masked.
-    const secrets = this.services.workflows.secrets.forExecution(state.run.orgId);
+    const secrets = this.deps.workflows.secrets.forExecution(state.run.orgId);
     const scope: ExpressionScope = { ...this.scope(state), secrets: secrets.load };
     const exec: NodeExecution<Static<TSchema>> = {
       items,
@@ -488,10 +362,10 @@ export class RunDriver {
 
   private context(state: RunState, node: WorkflowNode, attempt: number): NodeContext {
     const run = state.run;
-    const services = this.services;
+    const { workflowRuns: runs } = this.deps;
     const ref = { id: run.id, orgId: run.orgId, projectId: run.projectId, workflowId: run.workflowId };
     return {
-      services,
+      ...this.deps.nodes,
       orgId: run.orgId,
       projectId: run.projectId,
       runId: run.id,
@@ -503,15 +377,9 @@ export class RunDriver {
       signal: state.signal,
       runInput: run.input as Item,
       log: async (level: LogLevel, message: string) => {
-        const row = await this.db.transaction(async (tx) => services.workflowRuns.writer.apply(tx as unknown as Db, ref, {
-          guard: this.guard(), events: [{ type: 'log', nodeId: node.id, level, message: String(message).slice(0, 4000) }],
-        }));
-        if (row && row.eventSeq > state.seq) {
-          state.seq = row.eventSeq;
-          state.cost = row.costUsd;
-        }
+        await runs.writer.apply(ref, { events: [{ type: 'log', nodeId: node.id, level, message: String(message).slice(0, 4000) }] }, { heldBy: this.instanceId, cursor: state });
       },
-      addCost: (usd: number) => services.workflowRuns.addCost(ref, state.def.budgetUsd ?? null, usd),
+      addCost: (usd: number) => runs.addCost(ref, state.def.budgetUsd ?? null, usd),
       remainingBudgetUsd: async () => {
         if (state.def.budgetUsd === undefined || state.def.budgetUsd === null) return null;
         const [row] = await this.db.select({ cost: workflowRuns.costUsd }).from(workflowRuns).where(eq(workflowRuns.id, run.id));
@@ -571,7 +439,7 @@ export class RunDriver {
       type: 'workflow.run.failed',
       payload: { runId: run.id, workflowId: run.workflowId, error: message, errorCode: 'RUN_CRASHED', failedNodeId: node?.id ?? null, failedNodeName: node ? node.name ?? node.id : null },
     });
-    if (await this.flush(state, pending)) this.services.log.warn({ runId: run.id, recoveries: run.recoveries }, 'run failed: its process stopped too many times');
+    if (await this.flush(state, pending)) this.deps.log.warn({ runId: run.id, recoveries: run.recoveries }, 'run failed: its process stopped too many times');
   }
 
   private async succeed(state: RunState, pending: Pending): Promise<void> {
@@ -605,7 +473,7 @@ export class RunDriver {
     pending.events.push(event);
     pending.set = { status: 'WAITING', wakeAt: approval ? null : wait.until ?? null, lockedBy: null, lockedUntil: null };
     const ok = await this.flush(state, pending, approval ? async (tx) => {
-      await this.services.approvals.request(tx, {
+      await this.deps.approvals.request(tx, {
         orgId: run.orgId, projectId: run.projectId, title: approval.title, description: approval.description ?? null,
         runId: run.id, nodeId: node.id, expiresAt: approval.expiresAt ?? null, payload: approval.payload,
       });
@@ -624,13 +492,13 @@ export class RunDriver {
     const step = state.latest.get(node.id)!;
     const type = getNode(node.type)!;
     let outcome: WaitOutcome = { kind: 'delay' };
-    const approval = await this.services.approvals.latestFor(run.orgId, run.id, node.id);
+    const approval = await this.deps.approvals.latestFor(run.orgId, run.id, node.id);
     if (approval) {
       if (approval.status === 'PENDING') {
         // Woken early (e.g. by a poll): keep waiting for the decision.
         await this.flush(state, { ...empty(), set: { wakeAt: null, lockedBy: null, lockedUntil: null } });
         // A decision committed between our read and that write must not be lost: look again.
-        const again = await this.services.approvals.latestFor(run.orgId, run.id, node.id);
+        const again = await this.deps.approvals.latestFor(run.orgId, run.id, node.id);
         if (again && again.status !== 'PENDING') {
           await this.db.update(workflowRuns).set({ wakeAt: this.now() })
             .where(and(eq(workflowRuns.id, run.id), eq(workflowRuns.status, 'WAITING'), isNull(workflowRuns.lockedBy)));

@@ -3,6 +3,7 @@ import type { TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import type { Item } from '../nodes/types.ts';
 import { arm, jsonataOptions, limitMessage } from './limits.ts';
+import { explainErrors, type SchemaError } from '../../../platform/http/validation.ts';
 
 /** `{{ … }}` spans inside a param string. */
 const SPAN = /\{\{([\s\S]+?)\}\}/g;
@@ -138,12 +139,9 @@ function pointer(root: unknown, path: string): unknown {
   return at;
 }
 
-function describe(errors: { instancePath: string; message: string; params?: unknown }[]): string {
-  return errors.slice(0, 3).map((e) => {
-    const extra = (e.params as { additionalProperties?: string[] } | undefined)?.additionalProperties;
-    const where = e.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : 'params';
-    return extra ? `${where}: unknown field(s) ${extra.join(', ')}` : `${where} ${e.message}`;
-  }).join('; ');
+/** The problems, in the words of the API's own validation errors. */
+function describe(schema: TSchema, errors: SchemaError[]): string {
+  return explainErrors(errors, '', schema).message;
 }
 
 /**
@@ -168,13 +166,13 @@ export function checkWrittenParams(schema: TSchema, params: unknown): string | n
   walk(params);
   if (problems.length) return problems[0]!;
   const errors = [...Value.Errors(schema, params)].filter((e) => e.keyword !== 'boolean' && !hasExpression(pointer(params, e.instancePath)));
-  return errors.length ? describe(errors) : null;
+  return errors.length ? describe(schema, errors) : null;
 }
 
 /** Checks evaluated params; null when they match. */
 export function checkResolvedParams(schema: TSchema, params: unknown): string | null {
   if (Value.Check(schema, params)) return null;
-  return describe([...Value.Errors(schema, params)].filter((e) => e.keyword !== 'boolean'));
+  return describe(schema, [...Value.Errors(schema, params)].filter((e) => e.keyword !== 'boolean'));
 }
 
 /** A bare JSONata condition (no braces), e.g. `score > 50`. */

@@ -1,11 +1,11 @@
 import { Type } from 'typebox';
 import { AppError } from '../../../platform/errors.ts';
-import { AGENT_TYPE_NAMES } from '../../agents/types/index.ts';
+import { AGENT_TYPE_NAMES } from '../../agents/catalog.ts';
 import { registerNode } from './registry.ts';
 import { main, type Item } from './types.ts';
 
 /**
- * `ai.agent`: runs an agent (services.agents.runInline) once per incoming item, with the item as
+ * `ai.agent`: runs an agent (ctx.agents.runInline) once per incoming item, with the item as
  * `input.item`. The agent's cost is added to the run's costUsd (ctx.addCost) and the remaining
  * workflow budget is its hard limit, so the workflow budget stops it between model calls.
  */
@@ -30,7 +30,7 @@ registerNode({
       const params = await exec.params(item);
       const remaining = await ctx.remainingBudgetUsd();
       if (remaining !== null && remaining <= 0) throw new AppError(429, 'BUDGET_EXCEEDED', 'The workflow budget is spent');
-      const result = await ctx.services.agents.runInline({
+      const result = await ctx.agents.runInline({
         orgId: ctx.orgId,
         projectId: ctx.projectId,
         type: params.type,

@@ -1,10 +1,11 @@
 import { Type } from 'typebox';
-import type { ContentScope } from '../../content/service.ts';
+import type { Scope } from '../../../platform/context.ts';
 import { registerNode } from './registry.ts';
 import { main, type Item, type NodeContext } from './types.ts';
 
-function scopeOf(ctx: NodeContext): ContentScope {
-  return { orgId: ctx.orgId, projectId: ctx.projectId, actor: { type: 'workflow', id: ctx.workflowId } };
+/** A workflow acts in its whole organization; its project is only the default for new drafts. */
+function scopeOf(ctx: NodeContext): Scope {
+  return { orgId: ctx.orgId, projectId: null, actor: { type: 'workflow', id: ctx.workflowId } };
 }
 
 /** Empty strings from expressions over missing fields mean "not given". */
@@ -32,7 +33,7 @@ registerNode({
     const out: Item[] = [];
     for (const item of exec.items) {
       const params = given(await exec.params(item));
-      out.push(plain(await ctx.services.content.createDraft(scopeOf(ctx), params)));
+      out.push(plain(await ctx.content.createDraft(scopeOf(ctx), { ...params, projectId: params.projectId ?? ctx.projectId ?? undefined })));
     }
     return main(out);
   },
@@ -54,14 +55,14 @@ registerNode({
       const id = postId ?? (typeof item.id === 'string' ? item.id : undefined);
       if (!id) throw new Error('content.publish: no postId param and the item has no id');
       if (ctx.testMode) {
-        out.push(plain({ dryRun: true, ...(await ctx.services.content.previewPublish(scopeOf(ctx), id, integrationId)) }));
+        out.push(plain({ dryRun: true, ...(await ctx.content.previewPublish(scopeOf(ctx), id, integrationId)) }));
         continue;
       }
       if (integrationId) {
-        const post = await ctx.services.content.get(scopeOf(ctx), id);
-        if (!post.integrationId) await ctx.services.content.update(scopeOf(ctx), id, { integrationId });
+        const post = await ctx.content.get(scopeOf(ctx), id);
+        if (!post.integrationId) await ctx.content.update(scopeOf(ctx), id, { integrationId });
       }
-      out.push(plain(await ctx.services.content.publishNow(scopeOf(ctx), id, { approveDraft: true })));
+      out.push(plain(await ctx.content.publishNow(scopeOf(ctx), id, { approveDraft: true })));
     }
     return main(out);
   },

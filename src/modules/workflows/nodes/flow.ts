@@ -39,7 +39,7 @@ registerNode({
   outputs: ['main'],
   async execute(ctx, exec) {
     const params = await exec.params();
-    const now = ctx.services.clock.now().getTime();
+    const now = ctx.clock.now().getTime();
     const until = params.until !== undefined ? new Date(params.until) : new Date(now + (params.seconds ?? 0) * 1000);
     if (Number.isNaN(until.getTime())) throw new Error(`flow.delay: "${params.until}" is not a time`);
     if (until.getTime() <= now) return main(exec.items);
@@ -62,7 +62,7 @@ registerNode({
   outputs: ['approved', 'rejected'],
   async execute(ctx, exec) {
     const params = await exec.params();
-    const expiresAt = params.expiresInSeconds !== undefined ? new Date(ctx.services.clock.now().getTime() + params.expiresInSeconds * 1000) : null;
+    const expiresAt = params.expiresInSeconds !== undefined ? new Date(ctx.clock.now().getTime() + params.expiresInSeconds * 1000) : null;
     return { wait: { approval: { title: params.title, description: params.description ?? null, expiresAt, payload: exec.items } } };
   },
   async resume(_ctx, exec, outcome) {

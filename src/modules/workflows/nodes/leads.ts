@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { LEAD_STATUSES } from '../../leads/normalize.ts';
-import type { LeadScope } from '../../leads/service.ts';
+import type { Scope } from '../../../platform/context.ts';
 import { envelope, postSigned } from './signing.ts';
 import { registerNode } from './registry.ts';
 import { main, type Item, type NodeContext } from './types.ts';
@@ -18,7 +18,7 @@ const LeadFields = {
   custom: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { maxProperties: 100 })),
 };
 
-function scopeOf(ctx: NodeContext): LeadScope {
+function scopeOf(ctx: NodeContext): Scope {
   return { orgId: ctx.orgId, projectId: null, actor: { type: 'workflow', id: ctx.workflowId } };
 }
 
@@ -37,7 +37,7 @@ registerNode({
     const out: Item[] = [];
     for (const item of exec.items) {
       const params = given(await exec.params(item));
-      const result = await ctx.services.leads.create(scopeOf(ctx), { ...params, projectId: params.projectId ?? ctx.projectId ?? undefined });
+      const result = await ctx.leads.create(scopeOf(ctx), { ...params, projectId: params.projectId ?? ctx.projectId ?? undefined });
       out.push({ ...result.lead, created: result.created, ...(result.matchedOn ? { deduplicated: { matchedOn: result.matchedOn } } : {}) });
     }
     return main(JSON.parse(JSON.stringify(out)) as Item[]);
@@ -62,7 +62,7 @@ registerNode({
       const { leadId, ...patch } = given(await exec.params(item));
       const id = leadId ?? (typeof item.id === 'string' ? item.id : undefined);
       if (!id) throw new Error('leads.update: no leadId param and the item has no id');
-      out.push(await ctx.services.leads.update(scopeOf(ctx), id, patch) as unknown as Item);
+      out.push(await ctx.leads.update(scopeOf(ctx), id, patch) as unknown as Item);
     }
     return main(JSON.parse(JSON.stringify(out)) as Item[]);
   },
@@ -84,7 +84,7 @@ registerNode({
       const params = await exec.params(item);
       const id = params.leadId || (typeof item.id === 'string' ? item.id : undefined);
       if (!id) throw new Error('leads.crmSync: no leadId param and the item has no id');
-      const lead = JSON.parse(JSON.stringify(await ctx.services.leads.get(scopeOf(ctx), id))) as Item;
+      const lead = JSON.parse(JSON.stringify(await ctx.leads.get(scopeOf(ctx), id))) as Item;
       const body = envelope(ctx, 'lead.synced', { lead, runId: ctx.runId, workflowId: ctx.workflowId }, index);
       if (ctx.testMode) {
         out.push({ dryRun: true, url: params.url, event: 'lead.synced', body });

@@ -22,7 +22,7 @@ export function orgSigningSecret(appSecret: string, orgId: string): string {
  * the same id, so receivers de-duplicate by it (delivery is at least once).
  */
 export function envelope(ctx: NodeContext, type: string, payload: Record<string, unknown>, itemIndex = 0) {
-  const at = ctx.services.clock.now();
+  const at = ctx.clock.now();
   const out: Record<string, unknown> = { id: derivedId('event', ctx.runId, [ctx.nodeId, String(itemIndex)]), type, organizationId: ctx.orgId };
   if (ctx.projectId) out.projectId = ctx.projectId;
   out.at = at.toISOString();
@@ -40,15 +40,15 @@ export interface SignedSendResult {
 /** Sends a signed envelope; a failure throws so the node fails (and may be retried). */
 export async function postSigned(ctx: NodeContext, options: { url: string; secret?: string; event: string; body: Record<string, unknown> }): Promise<SignedSendResult> {
   if (ctx.signal.aborted) throw new Error('canceled');
-  const { config } = ctx.services;
+  const { outbound } = ctx;
   const result = await sendSigned({
     url: options.url,
-    secret: options.secret || orgSigningSecret(config.appSecret, ctx.orgId),
+    secret: options.secret || orgSigningSecret(outbound.appSecret, ctx.orgId),
     body: JSON.stringify(options.body),
     eventType: options.event,
     deliveryId: newId('delivery'),
-    allowPrivate: config.webhookAllowPrivate,
-    timeoutMs: config.webhookTimeoutMs,
+    allowPrivate: outbound.allowPrivate,
+    timeoutMs: outbound.timeoutMs,
   });
   if (!result.ok) throw new Error(`POST ${options.url} failed: ${result.error ?? 'error'}`);
   return { url: options.url, event: options.event, statusCode: result.statusCode, durationMs: result.durationMs };

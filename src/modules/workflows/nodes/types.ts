@@ -1,15 +1,50 @@
 import type { Static, TSchema } from 'typebox';
-import type { Services } from '../../../services.ts';
+import type { Clock } from '../../../platform/clock.ts';
+import type { ContentService } from '../../content/service.ts';
+import type { LeadsService } from '../../leads/service.ts';
 
 /** A data item: a JSON object flowing along the edges of a workflow. */
 export type Item = Record<string, unknown>;
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
-/** What a node can see and do while it executes. */
-export interface NodeContext {
-  /** Every app service (leads, events, notifications, agents…). */
-  services: Services;
+/**
+ * The agents module as `ai.agent` uses it: one run to completion in this process. Declared here
+ * rather than imported because the agents module reaches back into workflows (report actions start
+ * workflows), so an import would close a cycle.
+ */
+export interface InlineAgents {
+  runInline(request: {
+    orgId: string;
+    projectId: string | null;
+    type: string;
+    task: string;
+    input?: Record<string, unknown>;
+    modelId?: string;
+    maxSteps?: number;
+    workflowId?: string;
+    workflowRunId?: string;
+    budgetUsd?: number | null;
+    budgetScope?: 'agent' | 'workflow';
+    signal?: AbortSignal;
+  }): Promise<{ agentRunId: string; status: string; summary: string; usage: { costUsd: number }; reportId?: string; output?: unknown; error?: string }>;
+}
+
+/**
+ * What nodes may reach outside the run: only the methods the built-in nodes call. The run driver
+ * receives these from src/services.ts and hands them to every node.
+ */
+export interface NodePorts {
+  clock: Clock;
+  /** Settings of signed webhook-out and HTTP requests (the organization's signing secret derives from appSecret). */
+  outbound: { appSecret: string; allowPrivate: boolean; timeoutMs: number };
+  leads: Pick<LeadsService, 'create' | 'update' | 'get'>;
+  content: Pick<ContentService, 'createDraft' | 'previewPublish' | 'get' | 'update' | 'publishNow'>;
+  agents: InlineAgents;
+}
+
+/** What a node can see and do while it executes: the ports, and the run it executes in. */
+export interface NodeContext extends NodePorts {
   orgId: string;
   /** The workflow's project, or null for an organization-wide workflow. */
   projectId: string | null;

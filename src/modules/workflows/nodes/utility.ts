@@ -30,8 +30,8 @@ registerNode({
       }
       const res = await outboundRequest({
         method: params.method, url: params.url, headers, body,
-        allowPrivate: ctx.services.config.webhookAllowPrivate,
-        timeoutMs: params.timeoutMs ?? ctx.services.config.webhookTimeoutMs,
+        allowPrivate: ctx.outbound.allowPrivate,
+        timeoutMs: params.timeoutMs ?? ctx.outbound.timeoutMs,
         readBytes: MAX_RESPONSE_BYTES, signal: ctx.signal,
       });
       if (res.status < 200 || res.status >= 300) throw new Error(`${params.method} ${params.url} answered ${res.status}${res.body ? `: ${res.body.slice(0, 200)}` : ''}`);

@@ -37,6 +37,7 @@ const routes: Route[] = [
   { method: 'POST', path: () => `/approvals/${ids.approvalId}/approve`, scope: 'workflows:write', payload: {}, own: true },
   { method: 'POST', path: () => `/approvals/${ids.approvalId}/reject`, scope: 'workflows:write', payload: {}, own: true },
   { method: 'GET', path: () => '/templates', scope: 'workflows:read' },
+  { method: 'GET', path: () => '/templates/qualify-new-leads-with-ai', scope: 'workflows:read' },
   { method: 'POST', path: () => '/templates/sync-qualified-leads-to-crm/use', scope: 'workflows:write', payload: { name: 'x' } },
   { method: 'DELETE', path: () => `/workflows/${ids.workflowId}`, scope: 'workflows:write', own: true },
 ];

@@ -5,7 +5,6 @@ import { buildTestApp, type TestApp } from '../../../../test/harness.ts';
 import { SseClient } from '../../../../test/sse-client.ts';
 import { registerNode } from '../nodes/registry.ts';
 import { main } from '../nodes/types.ts';
-import type { Db } from '../../../platform/db.ts';
 import { api, manual, type Node } from './helpers.ts';
 import { eventually } from '../../../../test/receiver.ts';
 
@@ -20,12 +19,15 @@ registerNode({
     const { count, size } = await exec.params();
     const ref = { id: ctx.runId, orgId: ctx.orgId, projectId: ctx.projectId, workflowId: ctx.workflowId };
     const events = Array.from({ length: count }, (_, i) => ({ type: 'log' as const, nodeId: ctx.nodeId, level: 'info', message: `${i} ${'x'.repeat(size)}` }));
-    await ctx.services.db.transaction(async (tx) => { await ctx.services.workflowRuns.writer.apply(tx as unknown as Db, ref, { events }); });
+    // Past the node's ports, straight to the run writer of the app executing it: one change, many events.
+    await chattyApp.app.services.workflowRuns.writer.apply(ref, { events });
     return main(exec.items);
   },
 });
 
 let t: TestApp;
+/** The app whose driver executes test.chatty. */
+let chattyApp: TestApp;
 let w: ReturnType<typeof api>;
 let base: string;
 
@@ -175,6 +177,7 @@ describe('run stream', () => {
 describe('slow clients', () => {
   it('a client whose buffer overflows gets `event: reset` and the stream closes', async () => {
     const small = await buildTestApp({ env: { WORKFLOW_POLL_MS: '100', RUN_STREAM_BUFFER_BYTES: '65536' } });
+    chattyApp = small;
     try {
       const url = await listen(small);
       const sw = api(small);

@@ -1,4 +1,6 @@
-import type { ReportType } from '../../reports/service.ts';
+import type { ReportType } from '../reports/service.ts';
+
+/** The agent-type catalog: the built-in types a saved agent or a run names (`LEAD_QUALIFIER`, …), each with its instructions, tools and report type. */
 
 export interface AgentTypeDef {
   type: string;

@@ -1,0 +1,20 @@
+import { sql } from 'drizzle-orm';
+import type { Db } from '../../platform/db.ts';
+import type { Page } from '../../platform/http/pagination.ts';
+import { toEnvelope, type PlatformEvent } from './service.ts';
+import { events } from './tables.ts';
+
+/**
+ * A lead's history: the platform events of an organization that carry the lead (`lead`) or name it
+ * (`leadId`), newest first, and how many there are. Read through events_lead_idx, whose expression
+ * and predicate this repeats exactly.
+ */
+export async function eventsAboutLead(db: Db, orgId: string, leadId: string, page: Page): Promise<{ rows: PlatformEvent[]; total: number }> {
+  const about = sql`${events.orgId} = ${orgId} and (${events.payload} ? 'lead' or ${events.payload} ? 'leadId')
+    and coalesce(${events.payload}->'lead'->>'id', ${events.payload}->>'leadId') = ${leadId}`;
+  const [rows, [count]] = await Promise.all([
+    db.select().from(events).where(about).orderBy(sql`${events.id} desc`).limit(page.limit).offset(page.offset),
+    db.select({ n: sql<number>`count(*)::int` }).from(events).where(about),
+  ]);
+  return { rows: rows.map(toEnvelope), total: count!.n };
+}
