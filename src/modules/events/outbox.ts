@@ -7,13 +7,16 @@ import type { events } from './tables.ts';
  * the lead create statement, the run writer's statement — composes the same two CTEs, so an event
  * cannot be written without its outbox entry (the dispatcher finds work only through the outbox):
  *
- *   new_events  inserts the events, given as one jsonb array (outboxParam);
+ *   new_events  inserts the events;
  *   new_outbox  inserts their outbox entries, `returning 1` (a caller may select from it, e.g. to
  *               NOTIFY only when something was written).
  *
- * It is text, not a query object, so that statements of fixed text (prepared once per connection,
- * see Database.prepared) can embed it; outboxSql gives the same text with its parameter bound, for
- * Drizzle statements. A statement composing it must not name its own CTEs `new_events` or `new_outbox`.
+ * They are text, not a query object, so that statements of fixed text (prepared once per
+ * connection, see Database.prepared) can embed them (outboxCtes); outboxSql gives the same CTEs with
+ * the rows bound, for Drizzle statements. Only where the rows come from differs, and each source is
+ * the cheapest one for its statement: on the embedded store every statement is planned anew, and a
+ * subquery more costs there on each request. A statement composing them must not name its own CTEs
+ * `new_events` or `new_outbox`.
  */
 
 export interface NewEvent {
@@ -25,35 +28,58 @@ export interface NewEvent {
 
 export type EventRow = typeof events.$inferSelect;
 
-const HEAD = `new_events as (
-    insert into events (id, org_id, project_id, type, payload, at)
-    select e.id, e.org_id, e.project_id, e.type, e.payload, e.at
-    from jsonb_to_recordset(`;
+const HEAD = 'new_events as (\n    insert into events (id, org_id, project_id, type, payload, at)\n    ';
+const TAIL = '\n    returning id),\n  new_outbox as (insert into event_outbox (id) select id from new_events returning 1)';
 
-function tail(when?: string): string {
-  // `where exists`: written only when the named CTE returned a row (the change they describe happened).
-  return `) as e(id text, org_id text, project_id text, type text, payload jsonb, at timestamptz)${when ? `
-    where exists (select 1 from ${when})` : ''}
-    returning id),
-  new_outbox as (insert into event_outbox (id) select id from new_events returning 1)`;
+/** Placeholders (`$n`) of one event's columns, in a statement of fixed text. */
+export interface EventPlaceholders {
+  id: string;
+  orgId: string;
+  projectId: string;
+  type: string;
+  /** jsonb text */
+  payload: string;
+  /** timestamptz text */
+  at: string;
 }
 
 /**
- * The CTEs for a statement of fixed text: `param` is the placeholder of the events' jsonb array
- * (e.g. `$11`), `when` the name of a CTE of the statement that must return a row for them to be written.
+ * Where a statement of fixed text takes its events from:
+ *  - `json`: the placeholder of a jsonb array of any number of events (outboxParam); with `when`,
+ *    the name of a CTE of the statement returning at most one row: the events are written only if
+ *    it returned one (the change they describe happened);
+ *  - `one`: one event, a placeholder per column, written once per row of the CTE `from` (which
+ *    returns at most one).
  */
-export function outboxCtes(param: string, options: { when?: string } = {}): string {
-  if (!/^\$\d+$/.test(param)) throw new Error(`outboxCtes: ${param} is not a placeholder`);
-  if (options.when && !/^[a-z_]+$/.test(options.when)) throw new Error(`outboxCtes: ${options.when} is not a CTE name`);
-  return `${HEAD}${param}::jsonb${tail(options.when)}`;
+export type OutboxSource = { json: string; when?: string } | { one: EventPlaceholders; from: string };
+
+const placeholder = (p: string) => {
+  if (!/^\$\d+$/.test(p)) throw new Error(`outboxCtes: ${p} is not a placeholder`);
+  return p;
+};
+const cteName = (name: string) => {
+  if (!/^[a-z_]+$/.test(name)) throw new Error(`outboxCtes: ${name} is not a CTE name`);
+  return name;
+};
+
+/** The CTEs for a statement of fixed text. */
+export function outboxCtes(source: OutboxSource): string {
+  if ('json' in source) {
+    const from = source.when ? `${cteName(source.when)}, ` : '';
+    return `${HEAD}select e.id, e.org_id, e.project_id, e.type, e.payload, e.at
+    from ${from}jsonb_to_recordset(${placeholder(source.json)}::jsonb) as e(id text, org_id text, project_id text, type text, payload jsonb, at timestamptz)${TAIL}`;
+  }
+  const e = source.one;
+  return `${HEAD}select ${placeholder(e.id)}::text, ${placeholder(e.orgId)}::text, ${placeholder(e.projectId)}::text, ${placeholder(e.type)}::text, ${placeholder(e.payload)}::jsonb, ${placeholder(e.at)}::timestamptz from ${cteName(source.from)}${TAIL}`;
 }
 
-/** The same CTEs with the events bound, for a Drizzle statement (`with ${outboxSql(rows)} select …`). */
+/** The same CTEs with the rows bound, for a Drizzle statement (`with ${outboxSql(rows)} select …`). */
 export function outboxSql(rows: EventRow[]): SQL {
-  return sql`${sql.raw(HEAD)}${outboxParam(rows)}::jsonb${sql.raw(tail())}`;
+  const values = rows.map((r) => sql`(${r.id}, ${r.orgId}, ${r.projectId}, ${r.type}, ${JSON.stringify(r.payload)}::jsonb, ${r.at.toISOString()}::timestamptz)`);
+  return sql`${sql.raw(HEAD)}values ${sql.join(values, sql`, `)}${sql.raw(TAIL)}`;
 }
 
-/** The value of the CTEs' parameter. Dates inside payloads become ISO strings, exactly as the API shows them. */
+/** The value of a `json` source's parameter. Dates inside payloads become ISO strings, exactly as the API shows them. */
 export function outboxParam(rows: EventRow[]): string {
   return JSON.stringify(rows.map((r) => ({ id: r.id, org_id: r.orgId, project_id: r.projectId, type: r.type, payload: r.payload, at: r.at })));
 }

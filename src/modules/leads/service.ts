@@ -9,7 +9,7 @@ import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/p
 import { agentRunOf, type Scope } from '../../platform/context.ts';
 import { inScope } from '../../platform/tenant.ts';
 import type { EventsService, NewEvent } from '../events/service.ts';
-import { eventRows, outboxCtes, outboxParam } from '../events/outbox.ts';
+import { eventRows, outboxCtes, type EventRow } from '../events/outbox.ts';
 import type { OrgsService } from '../orgs/service.ts';
 import { normalizeEmail, LEAD_STATUSES, normalizeWebsite, phoneE164, type LeadStatus, type MatchKind } from './normalize.ts';
 import { leads, searchText } from './tables.ts';
@@ -146,12 +146,12 @@ function matchesAny(keys: Keys): SQL {
 /**
  * The common case, a new person, in one autocommitted statement of fixed text (prepared once per
  * connection): take the keys' advisory locks ($1, sorted), claim the keys ($2 kinds, $3 values) and —
- * only if every key was free — insert the lead and its lead.created event ($20, written by the events
- * module's CTEs; no NOTIFY: this instance's dispatcher is woken after the commit). Every key a lead
- * carries has a claim (see lead_keys), so a free claim means no lead carries the key; reading the
- * claims' primary key rather than the leads keeps the one generic plan cheap whatever the statistics
- * say. A concurrent create of the same person inserting the same claim makes this one wait for it
- * and then find the key taken.
+ * only if every key was free — insert the lead and its lead.created event ($20 id, $21 type, $22
+ * payload; written by the events module's CTEs; no NOTIFY: this instance's dispatcher is woken after
+ * the commit). Every key a lead carries has a claim (see lead_keys), so a free claim means no lead
+ * carries the key; reading the claims' primary key rather than the leads keeps the one generic plan
+ * cheap whatever the statistics say. A concurrent create of the same person inserting the same claim
+ * makes this one wait for it and then find the key taken.
  */
 const CREATE_FAST = `
   with c as (
@@ -165,7 +165,7 @@ const CREATE_FAST = `
     select $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::text[], $15::jsonb, $16, $17, $18, $19::timestamptz, $19::timestamptz
     where (select count(*) from c) = cardinality($2::text[])
     returning id),
-  ${outboxCtes('$20', { when: 'ins' })}
+  ${outboxCtes({ one: { id: '$20', orgId: '$5', projectId: '$6', type: '$21', payload: '$22', at: '$19' }, from: 'ins' })}
   select count(*)::int as inserted from ins`;
 
 export class LeadsService {
@@ -231,12 +231,13 @@ export class LeadsService {
   /** Creates a new person in one statement (CREATE_FAST). False means "not created here": the caller goes the locked way and merges. */
   private async createFast(row: LeadRow, keys: Keys, event: NewEvent): Promise<boolean> {
     const present = presentKeys(keys);
+    const [created] = eventRows([event], row.createdAt) as [EventRow];
     try {
       const [result] = await this.database.prepared<{ inserted: number }>('lead_create_fast', CREATE_FAST, [
         this.lockIds(row.projectId, keys), present.map((k) => k.kind), present.map((k) => k.key),
         row.id, row.orgId, row.projectId, row.name, row.email, row.phone, row.company, row.website, row.source, row.status,
         row.tags, JSON.stringify(row.custom), row.emailKey, row.phoneKey, row.websiteKey, row.createdAt.toISOString(),
-        outboxParam(eventRows([event], row.createdAt)),
+        created.id, created.type, JSON.stringify(created.payload),
       ]);
       const inserted = result!.inserted === 1;
       if (inserted) this.events.wakeLocal();

@@ -122,7 +122,7 @@ const RUN_WRITE = `
       error = coalesce(s.error, t.error), finished_at = coalesce(s.finished_at, t.finished_at), duration_ms = coalesce(s.duration_ms, t.duration_ms)
     from run, jsonb_to_recordset($10::jsonb) as ${STEP_COLUMNS}
     where t.run_id = $1 and t.node_id = s.node_id and t.attempt = s.attempt),
-  ${outboxCtes('$11', { when: 'run' })}
+  ${outboxCtes({ json: '$11', when: 'run' })}
   select status from run`;
 
 /** Tries of one change against a row that other writers keep moving (each miss is another writer's commit). */
