@@ -1,6 +1,4 @@
-import { and, asc, eq } from 'drizzle-orm';
-import type { TestApp } from '../../../../test/harness.ts';
-import { events } from '../../events/tables.ts';
+import type { TestApp } from './harness.ts';
 
 export type Auth = { token?: string; apiKey?: string };
 
@@ -24,18 +22,3 @@ export async function runAgent(t: TestApp, orgId: string, auth: Auth, payload: R
   return waitForRun(t, orgId, res.json().id, auth);
 }
 
-/** Platform events of a type in an organization (the outbox), oldest first. */
-export async function eventsOf(t: TestApp, orgId: string, type: string) {
-  const rows = await t.database.db.select().from(events).where(and(eq(events.orgId, orgId), eq(events.type, type))).orderBy(asc(events.id));
-  return rows.map((r) => ({ ...r, payload: r.payload as Record<string, any> })); // eslint-disable-line @typescript-eslint/no-explicit-any
-}
-
-export async function until<T>(fn: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from './harness.ts';
-import { eventually } from './receiver.ts';
 import { freePort } from './processes.ts';
+import { eventually } from './helpers.ts';
 
 // The receiver printed in docs/webhooks.md, run as written (only its port changed) against real deliveries.
 let t: TestApp;

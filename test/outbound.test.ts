@@ -1,6 +1,6 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, manual } from '../src/modules/workflows/test/helpers.ts';
+import { api, manual } from './workflows.ts';
 import { buildTestApp, type TestApp } from './harness.ts';
 
 /**

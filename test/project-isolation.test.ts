@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formData } from '../src/modules/integrations/connectors/http.ts';
 import { buildTestApp, type Credentials, type TestApp } from './harness.ts';
-import { Receiver, eventually } from './receiver.ts';
+import { Receiver } from './receiver.ts';
 import { SseClient } from './sse-client.ts';
+import { eventually } from './helpers.ts';
 
 // Issue 10 item 2, CONTRACT §2: an API key bound to project 1 stays in project 1 on every route.
 let t: TestApp;

@@ -73,19 +73,3 @@ export class Receiver {
     await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
   }
 }
-
-/** Polls until fn returns a truthy value. */
-export async function eventually<T>(fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 10_000, stepMs = 25): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await fn();
-      if (value) return value as T;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
-}

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { childEnv, freePort } from './processes.ts';
-import { eventually } from './receiver.ts';
+import { eventually } from './helpers.ts';
 
 /**
  * Issue 10, item 5: SIGTERM ends the process within SHUTDOWN_GRACE_MS even while a request waits

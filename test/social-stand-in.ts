@@ -86,6 +86,3 @@ export async function startSocialStandIn(): Promise<StandIn> {
     }),
   };
 }
-
-/** Polls until the check returns a value (tests wait for background work, never assert timings). */
-export { eventually } from './receiver.ts';

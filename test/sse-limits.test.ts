@@ -4,7 +4,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from './harness.ts';
 import { SseClient } from './sse-client.ts';
-import { runAgent } from '../src/modules/agents/test/helpers.ts';
+import { runAgent } from './agents.ts';
 
 /** Issue 10 item 8 and item 9 (agent-run stream scope): caps on open streams, a time limit on receiving requests. */
 

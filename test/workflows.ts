@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
-import type { TestApp } from '../../../../test/harness.ts';
-import { eventually } from '../../../../test/receiver.ts';
+import type { TestApp } from './harness.ts';
+import { eventually } from './helpers.ts';
 
 export type Node = { id: string; type: string; name?: string; params?: Record<string, unknown>; retry?: { maxAttempts: number; backoffSeconds?: number } };
 export type Edge = { from: string; to: string; output?: string };
@@ -35,7 +35,7 @@ export function api(t: TestApp) {
       }, timeoutMs);
     },
     async events(runId: string) {
-      const { runEvents } = await import('../tables.ts');
+      const { runEvents } = await import('../src/modules/workflows/tables.ts');
       const { asc, eq } = await import('drizzle-orm');
       const rows = await t.database.db.select().from(runEvents).where(eq(runEvents.runId, runId)).orderBy(asc(runEvents.seq));
       return rows.map((r) => ({ seq: r.seq, ...(r.data as Record<string, unknown>) })) as ({ seq: number; type: string; nodeId?: string; [k: string]: unknown })[];

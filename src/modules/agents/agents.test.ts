@@ -1,11 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../../../../test/harness.ts';
-import { SseClient } from '../../../../test/sse-client.ts';
-import { agentRuns } from '../tables.ts';
-import { fetchWebPage } from '../tools/web.ts';
-import type { ToolContext } from '../tools/types.ts';
-import { eventsOf, runAgent, until, waitForRun, type Auth } from './helpers.ts';
+import { buildTestApp, type TestApp } from '../../../test/harness.ts';
+import { SseClient } from '../../../test/sse-client.ts';
+import { agentRuns } from './tables.ts';
+import { fetchWebPage } from './tools/web.ts';
+import type { ToolContext } from './tools/types.ts';
+import { runAgent, waitForRun, type Auth } from '../../../test/agents.ts';
+import { eventsOf, eventually } from '../../../test/helpers.ts';
 
 let t: TestApp;
 let base: string;
@@ -195,10 +196,10 @@ describe('offline model on real data', () => {
       leaseOwner: 'gone', leaseUntil: past, startedAt: past, createdAt: past,
     });
     t.app.workers!.loops.agents!.wake();
-    const run = await until(async () => {
+    const run = await eventually(async () => {
       const r = (await t.call({ method: 'GET', url: `${base}/agent-runs/${id}`, auth: owner() })).json();
       return r.status === 'failed' ? r : null;
-    }, 'the crashed run to be ended');
+    });
     expect(run.error).toContain('interrupted');
     expect(run.steps.at(-1)).toMatchObject({ type: 'error' });
     const finished = (await eventsOf(t, t.orgA.orgId, 'agent.run.finished')).filter((e) => e.payload.agentRunId === id);

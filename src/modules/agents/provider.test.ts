@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, asc, eq } from 'drizzle-orm';
-import { buildApp } from '../../../app.ts';
-import { buildTestApp, testConfig, type TestApp } from '../../../../test/harness.ts';
-import { onPostgres } from '../../../../test/database.ts';
-import { SseClient } from '../../../../test/sse-client.ts';
-import { usageRecords } from '../../usage/tables.ts';
-import { ModelServer, type ChatRequest, type Reply } from './model-server.ts';
-import { eventsOf, runAgent, until, waitForRun } from './helpers.ts';
+import { buildApp } from '../../app.ts';
+import { buildTestApp, testConfig, type TestApp } from '../../../test/harness.ts';
+import { onPostgres } from '../../../test/database.ts';
+import { SseClient } from '../../../test/sse-client.ts';
+import { usageRecords } from '../usage/tables.ts';
+import { ModelServer, type ChatRequest, type Reply } from '../../../test/model-server.ts';
+import { runAgent, waitForRun } from '../../../test/agents.ts';
+import { eventsOf, eventually } from '../../../test/helpers.ts';
 
 const MODEL = 'openai-compatible:scripted';
 const PRICES = JSON.stringify({ [MODEL]: { inputPerMTok: 1000, outputPerMTok: 2000 } });
@@ -170,7 +171,7 @@ describe('real provider path, streamed (OpenAI-compatible server on loopback)', 
     const canceled = await t.call({ method: 'POST', url: `${base}/agent-runs/${started.id}/cancel`, auth: auth() });
     expect(canceled.statusCode).toBe(200);
     expect(canceled.json()).toMatchObject({ id: started.id, status: 'canceled' });
-    await until(async () => server.aborted.includes(heldIndex), 'the model request to be aborted');
+    await eventually(async () => server.aborted.includes(heldIndex));
     await sse.waitForEnd();
     const done = sse.events('done');
     expect(done).toHaveLength(1);
@@ -208,7 +209,7 @@ describe('real provider path, streamed (OpenAI-compatible server on loopback)', 
       const watcher = await SseClient.open(url(held.id), headers);
       const canceled = await second.inject({ method: 'POST', url: `${base}/agent-runs/${held.id}/cancel`, headers });
       expect(canceled.json().status).toBe('canceled');
-      await until(async () => server.aborted.includes(heldIndex), 'the first instance to abort the model call');
+      await eventually(async () => server.aborted.includes(heldIndex));
       await watcher.waitForEnd();
       expect(watcher.events('done')[0]!.data).toMatchObject({ run: { status: 'canceled' } });
     } finally {

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { buildTestApp, type TestApp } from '../../../../test/harness.ts';
-import { api } from '../../workflows/test/helpers.ts';
-import { usageRecords } from '../../usage/tables.ts';
-import { until, type Auth } from './helpers.ts';
+import { buildTestApp, type TestApp } from '../../../test/harness.ts';
+import { api } from '../../../test/workflows.ts';
+import { usageRecords } from '../usage/tables.ts';
+import { type Auth } from '../../../test/agents.ts';
+import { eventually } from '../../../test/helpers.ts';
 
 let t: TestApp;
 let w: ReturnType<typeof api>;
@@ -60,6 +61,6 @@ describe('ai.agent workflow node', () => {
     const strong = (await t.call({ method: 'POST', url: `${w.base}/leads`, auth: owner(), payload: { name: 'Strong', email: 'ceo@strong.example', company: 'Strong', phone: '+14155550166', website: 'strong.example', source: 'referral' } })).json();
     const weak = (await t.call({ method: 'POST', url: `${w.base}/leads`, auth: owner(), payload: { name: 'Weak' } })).json();
     const status = async (id: string) => (await t.call({ method: 'GET', url: `${w.base}/leads/${id}`, auth: owner() })).json().status as string;
-    await until(async () => (await status(strong.id)) === 'QUALIFIED' && (await status(weak.id)) === 'UNQUALIFIED', 'the template to qualify both leads', 15_000);
+    await eventually(async () => (await status(strong.id)) === 'QUALIFIED' && (await status(weak.id)) === 'UNQUALIFIED', 15_000);
   });
 });

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { and, asc, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { buildTestApp, type TestApp } from '../../../test/harness.ts';
 import { startSocialStandIn, type StandIn } from '../../../test/social-stand-in.ts';
-import { events } from '../events/tables.ts';
 import { integrations } from '../integrations/tables.ts';
+import { eventsOf } from '../../../test/helpers.ts';
 
 let t: TestApp;
 let api: StandIn;
@@ -23,9 +23,6 @@ afterAll(async () => {
 const create = (payload: Record<string, unknown>, auth: { token?: string; apiKey?: string } = owner()) =>
   t.call({ method: 'POST', url: `${base}/content`, auth, payload });
 
-async function eventsOf(type: string, orgId = t.orgA.orgId) {
-  return t.database.db.select().from(events).where(and(eq(events.orgId, orgId), eq(events.type, type))).orderBy(asc(events.id));
-}
 
 async function connect(provider: 'x' | 'linkedin', token: string, orgBase = base, auth = owner()) {
   const credentials = provider === 'x' ? { accessToken: token } : { accessToken: token, author: 'urn:li:organization:42' };
@@ -44,7 +41,7 @@ describe('drafts', () => {
       scheduledAt: '2030-01-02T07:00:00.000Z', integrationId: null, externalId: null, url: null, createdBy: { type: 'user', id: t.orgA.ownerId },
     });
     expect(post.id).toMatch(/^post_/);
-    const created = (await eventsOf('post.created')).find((e) => (e.payload as { post: { id: string } }).post.id === post.id);
+    const created = (await eventsOf(t, t.orgA.orgId, 'post.created')).find((e) => (e.payload as { post: { id: string } }).post.id === post.id);
     expect(created?.projectId).toBe(t.orgA.projectId);
     expect((created!.payload as { post: unknown }).post).toMatchObject({ id: post.id, platform: 'LINKEDIN', body: 'Launch day!', status: 'DRAFT', scheduledAt: '2030-01-02T07:00:00.000Z', integrationId: null });
   });
@@ -139,7 +136,7 @@ describe('approval without publishing', () => {
     const res = await t.call({ method: 'POST', url: `${base}/content/${post.id}/approve`, auth: owner(), payload: { body: 'final text' } });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ status: 'APPROVED', body: 'final text', approvedBy: { type: 'user', id: t.orgA.ownerId } });
-    const approved = (await eventsOf('post.approved')).find((e) => (e.payload as { post: { id: string } }).post.id === post.id)!;
+    const approved = (await eventsOf(t, t.orgA.orgId, 'post.approved')).find((e) => (e.payload as { post: { id: string } }).post.id === post.id)!;
     expect(approved.payload).toMatchObject({ approvedBy: { type: 'user', id: t.orgA.ownerId }, editedBody: 'final text', post: { id: post.id, status: 'APPROVED', body: 'final text' } });
     // Approving twice is a conflict; publishing without an integration is INTEGRATION_MISSING.
     expect((await t.call({ method: 'POST', url: `${base}/content/${post.id}/approve`, auth: owner(), payload: {} })).statusCode).toBe(409);
@@ -152,7 +149,7 @@ describe('approval without publishing', () => {
     const post = (await create({ platform: 'X', body: 'short' })).json();
     expect((await t.call({ method: 'POST', url: `${base}/content/${post.id}/approve`, auth: owner(), payload: { body: 'y'.repeat(300) } })).statusCode).toBe(400);
     expect((await t.call({ method: 'POST', url: `${base}/content/${post.id}/approve`, auth: owner() })).statusCode).toBe(200);
-    const approved = (await eventsOf('post.approved')).find((e) => (e.payload as { post: { id: string } }).post.id === post.id)!;
+    const approved = (await eventsOf(t, t.orgA.orgId, 'post.approved')).find((e) => (e.payload as { post: { id: string } }).post.id === post.id)!;
     expect(approved.payload).not.toHaveProperty('editedBody');
   });
 
@@ -193,7 +190,7 @@ describe('integrations', () => {
     const list = (await t.call({ method: 'GET', url: `${base}/integrations`, auth: owner() })).json();
     expect(list.items.map((i: { id: string }) => i.id)).toContain(integration.id);
     expect(JSON.stringify(list)).not.toContain('super-secret-token');
-    const event = (await eventsOf('integration.connected')).find((e) => (e.payload as { integrationId: string }).integrationId === integration.id)!;
+    const event = (await eventsOf(t, t.orgA.orgId, 'integration.connected')).find((e) => (e.payload as { integrationId: string }).integrationId === integration.id)!;
     expect(event.projectId).toBeNull();
     expect(event.payload).toEqual({ integrationId: integration.id, provider: 'linkedin', name: 'Company page' });
     expect((await t.call({ method: 'DELETE', url: `${base}/integrations/${integration.id}`, auth: owner() })).statusCode).toBe(204);
@@ -212,7 +209,7 @@ describe('integrations', () => {
   it('a project integration carries projectId in its event payload', async () => {
     const res = await t.call({ method: 'POST', url: `${base}/integrations`, auth: owner(), payload: { provider: 'x', name: 'Project X', projectId: t.orgA.projectId, credentials: { accessToken: 'ok-p' } } });
     expect(res.json().projectId).toBe(t.orgA.projectId);
-    const event = (await eventsOf('integration.connected')).find((e) => (e.payload as { integrationId: string }).integrationId === res.json().id)!;
+    const event = (await eventsOf(t, t.orgA.orgId, 'integration.connected')).find((e) => (e.payload as { integrationId: string }).integrationId === res.json().id)!;
     expect(event.payload).toMatchObject({ projectId: t.orgA.projectId });
     expect(event.projectId).toBeNull();
   });

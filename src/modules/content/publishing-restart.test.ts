@@ -4,7 +4,8 @@ import { buildApp } from '../../app.ts';
 import { posts } from './tables.ts';
 import type { App } from '../../platform/http/types.ts';
 import { buildTestApp, type TestApp } from '../../../test/harness.ts';
-import { eventually, startSocialStandIn, type StandIn } from '../../../test/social-stand-in.ts';
+import { startSocialStandIn, type StandIn } from '../../../test/social-stand-in.ts';
+import { eventually } from '../../../test/helpers.ts';
 
 let t: TestApp;
 let api: StandIn;

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, asc, eq } from 'drizzle-orm';
 import { buildTestApp, type TestApp } from '../../../test/harness.ts';
-import { eventually, startSocialStandIn, type StandIn } from '../../../test/social-stand-in.ts';
+import { startSocialStandIn, type StandIn } from '../../../test/social-stand-in.ts';
 import { formData } from '../integrations/connectors/http.ts';
 import { events } from '../events/tables.ts';
 import { notifications } from '../notifications/tables.ts';
 import { posts } from './tables.ts';
+import { eventually } from '../../../test/helpers.ts';
 
 let t: TestApp;
 let api: StandIn;

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/harness.ts';
-import { eventually, startSocialStandIn, type StandIn } from '../../../test/social-stand-in.ts';
-import { api as workflowApi } from '../workflows/test/helpers.ts';
+import { startSocialStandIn, type StandIn } from '../../../test/social-stand-in.ts';
+import { api as workflowApi } from '../../../test/workflows.ts';
+import { eventually } from '../../../test/helpers.ts';
 
 let t: TestApp;
 let social: StandIn;

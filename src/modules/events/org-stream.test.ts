@@ -4,7 +4,8 @@ import { buildApp } from '../../app.ts';
 import { buildTestApp, testConfig, type TestApp } from '../../../test/harness.ts';
 import { onPostgres } from '../../../test/database.ts';
 import { SseClient } from '../../../test/sse-client.ts';
-import { Receiver, eventually } from '../../../test/receiver.ts';
+import { Receiver } from '../../../test/receiver.ts';
+import { eventually } from '../../../test/helpers.ts';
 
 let t: TestApp;
 let baseUrl: string;

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { and, asc, eq } from 'drizzle-orm';
 import { buildTestApp, type TestApp } from '../../../test/harness.ts';
 import { onPostgres } from '../../../test/database.ts';
-import { events } from '../events/tables.ts';
+import { eventsOf } from '../../../test/helpers.ts';
 
 let t: TestApp;
 let url: string;
@@ -16,9 +15,9 @@ const owner = () => ({ token: t.orgA.token });
 const create = (payload: Record<string, unknown>, auth: { token?: string; apiKey?: string } = owner()) =>
   t.call({ method: 'POST', url, auth, payload });
 
-async function eventsOf(type: string, leadId: string) {
-  const rows = await t.database.db.select().from(events).where(and(eq(events.orgId, t.orgA.orgId), eq(events.type, type))).orderBy(asc(events.id));
-  return rows.filter((r) => (r.payload as { lead: { id: string } }).lead.id === leadId);
+/** Organization A's events of a type about one lead. */
+async function leadEvents(type: string, leadId: string) {
+  return (await eventsOf(t, t.orgA.orgId, type)).filter((r) => r.payload.lead.id === leadId);
 }
 
 describe('create and de-duplication', () => {
@@ -33,7 +32,7 @@ describe('create and de-duplication', () => {
     expect(lead.id).toMatch(/^lead_/);
     expect(lead.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(lead.deduplicated).toBeUndefined();
-    const [event] = await eventsOf('lead.created', lead.id);
+    const [event] = await leadEvents('lead.created', lead.id);
     expect(event).toMatchObject({ orgId: t.orgA.orgId, projectId: t.orgA.projectId, type: 'lead.created' });
     expect(event!.id).toMatch(/^evt_/);
     expect((event!.payload as { lead: unknown }).lead).toMatchObject({ id: lead.id, email: 'Ada@Example.COM', status: 'NEW', tags: ['vip', 'uk'] });
@@ -45,7 +44,7 @@ describe('create and de-duplication', () => {
     expect(res.statusCode).toBe(200);
     const merged = res.json();
     expect(merged).toMatchObject({ id: first.id, name: 'Grace', company: 'Navy', tags: ['a', 'b'], custom: { x: 1, y: 2, z: 3 }, deduplicated: { matchedOn: 'email' } });
-    const [updated] = await eventsOf('lead.updated', first.id);
+    const [updated] = await leadEvents('lead.updated', first.id);
     const payload = updated!.payload as { changes: Record<string, unknown>; actor: unknown };
     expect(payload.changes).toMatchObject({ company: { from: null, to: 'Navy' }, tags: { from: ['a'], to: ['a', 'b'] } });
     expect(payload.actor).toEqual({ type: 'user', id: t.orgA.ownerId });
@@ -78,7 +77,7 @@ describe('create and de-duplication', () => {
     const first = (await create({ email: 'quiet@example.com', name: 'Quiet' })).json();
     const again = await create({ email: 'quiet@example.com', name: 'Quiet' });
     expect(again.statusCode).toBe(200);
-    expect(await eventsOf('lead.updated', first.id)).toHaveLength(0);
+    expect(await leadEvents('lead.updated', first.id)).toHaveLength(0);
   });
 
   it('needs one of name, email, phone, website; rejects bad phone, website, email and extra fields', async () => {
@@ -171,13 +170,13 @@ describe('read, change, delete', () => {
     const res = await t.call({ method: 'PATCH', url: `${url}/${lead.id}`, auth: owner(), payload: { status: 'QUALIFIED', score: 87, scoreReason: 'Budget and need', company: 'Q Inc' } });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ status: 'QUALIFIED', score: 87, company: 'Q Inc' });
-    const [updated] = await eventsOf('lead.updated', lead.id);
+    const [updated] = await leadEvents('lead.updated', lead.id);
     expect((updated!.payload as { changes: object }).changes).toMatchObject({ status: { from: 'NEW', to: 'QUALIFIED' }, score: { from: 0, to: 87 } });
-    const qualified = await eventsOf('lead.qualified', lead.id);
+    const qualified = await leadEvents('lead.qualified', lead.id);
     expect(qualified).toHaveLength(1);
     expect(qualified[0]!.payload).toMatchObject({ score: 87, scoreReason: 'Budget and need' });
     await t.call({ method: 'PATCH', url: `${url}/${lead.id}`, auth: owner(), payload: { score: 90 } });
-    expect(await eventsOf('lead.qualified', lead.id)).toHaveLength(1);
+    expect(await leadEvents('lead.qualified', lead.id)).toHaveLength(1);
   });
 
   it('a patch clearing a field uses null; invalid values are 400; duplicate contact is 409', async () => {
@@ -290,7 +289,7 @@ describe('bulk', () => {
     expect(untag.json()).toEqual({ action: 'untag', matched: 3, updated: 3 });
     const status = await bulk({ ids, action: 'setStatus', value: 'QUALIFIED' });
     expect(status.json()).toEqual({ action: 'setStatus', matched: 3, updated: 3 });
-    expect(await eventsOf('lead.qualified', ids[0]!)).toHaveLength(1);
+    expect(await leadEvents('lead.qualified', ids[0]!)).toHaveLength(1);
     const del = await bulk({ ids: [...ids, bLead.id], action: 'delete' });
     expect(del.json()).toEqual({ action: 'delete', matched: 3, updated: 3 });
     expect((await t.call({ method: 'GET', url: `/api/v1/orgs/${t.orgB.orgId}/leads/${bLead.id}`, auth: { token: t.orgB.token } })).statusCode).toBe(200);
@@ -328,7 +327,7 @@ describe('access', () => {
     expect((await t.call({ method: 'GET', url, auth: { apiKey: writeOnly } })).json().code).toBe('INSUFFICIENT_SCOPE');
     const res = await create({ name: 'by key' }, { apiKey: writeOnly });
     expect(res.statusCode).toBe(201);
-    const [event] = await eventsOf('lead.created', res.json().id);
+    const [event] = await leadEvents('lead.created', res.json().id);
     expect((event!.payload as { actor: { type: string } }).actor.type).toBe('apiKey');
   });
 

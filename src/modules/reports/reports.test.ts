@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/harness.ts';
-import { runAgent, waitForRun, type Auth } from '../agents/test/helpers.ts';
+import { runAgent, waitForRun, type Auth } from '../../../test/agents.ts';
 
 let t: TestApp;
 let base: string;

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type OrgFixture, type TestApp } from '../../../test/harness.ts';
-import { ModelServer, type ChatRequest, type Reply } from '../agents/test/model-server.ts';
-import { runAgent, until, waitForRun, type Auth } from '../agents/test/helpers.ts';
+import { ModelServer, type ChatRequest, type Reply } from '../../../test/model-server.ts';
+import { runAgent, waitForRun, type Auth } from '../../../test/agents.ts';
+import { eventually } from '../../../test/helpers.ts';
 
 const MODEL = 'openai-compatible:scripted';
 
@@ -57,11 +58,11 @@ describe('a report on an organization with little data still has a recommendatio
     // A form submission through the new workflow becomes the lead the next report can talk about.
     const hook = await t.call({ method: 'POST', url: new URL(workflow.webhookUrl).pathname, payload: { name: 'Ada', email: 'ada@firstlead.example', company: 'First Lead' } });
     expect(hook.statusCode).toBe(202);
-    const leads = await until(async () => {
+    const leads = await eventually(async () => {
       const list = (await t.call({ method: 'GET', url: `${orgBase(org)}/leads`, auth: auth(org) })).json();
       // Items, not the total: the list counts and reads in two statements.
       return list.items?.length === 1 ? list : undefined;
-    }, 'the captured lead');
+    });
     expect(leads.items[0]).toMatchObject({ email: 'ada@firstlead.example', source: 'webhook', tags: ['inbound'] });
 
     // The next quiet report does not recommend capturing again; it moves on to the new lead.

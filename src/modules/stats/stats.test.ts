@@ -5,8 +5,8 @@ import { usageRecords } from '../usage/tables.ts';
 import { newId } from '../../platform/ids.ts';
 import { parseRange } from './range.ts';
 import { statsHourly } from './tables.ts';
-import { eventually } from '../../../test/social-stand-in.ts';
 import { eq } from 'drizzle-orm';
+import { eventually } from '../../../test/helpers.ts';
 
 let t: TestApp;
 let url: string;

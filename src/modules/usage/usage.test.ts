@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
 import { buildTestApp, type TestApp } from '../../../test/harness.ts';
-import { eventsOf, runAgent, type Auth } from '../agents/test/helpers.ts';
+import { runAgent, type Auth } from '../../../test/agents.ts';
 import { PriceTable } from './pricing.ts';
 import { parseRange } from './range.ts';
 import { usageRecords } from './tables.ts';
+import { eventsOf } from '../../../test/helpers.ts';
 
 const PRICE = 100; // USD per million tokens, input and output, for the offline model
 let t: TestApp;

@@ -3,9 +3,10 @@ import { hostname } from 'node:os';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { buildTestApp, type TestApp } from '../../../test/harness.ts';
-import { Receiver, eventually, type Received } from '../../../test/receiver.ts';
+import { Receiver, type Received } from '../../../test/receiver.ts';
 import { outboundRequest } from '../../platform/http-client.ts';
 import { webhookEndpoints } from './tables.ts';
+import { eventually } from '../../../test/helpers.ts';
 
 let t: TestApp;
 let rx: Receiver;

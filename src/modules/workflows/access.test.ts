@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../../../../test/harness.ts';
-import { api, manual } from './helpers.ts';
+import { buildTestApp, type TestApp } from '../../../test/harness.ts';
+import { api, manual } from '../../../test/workflows.ts';
 
 let t: TestApp;
 let w: ReturnType<typeof api>;

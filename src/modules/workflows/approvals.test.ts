@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
-import { buildTestApp, type TestApp } from '../../../../test/harness.ts';
-import { eventually } from '../../../../test/receiver.ts';
-import { SseClient } from '../../../../test/sse-client.ts';
-import { events } from '../../events/tables.ts';
-import { api, manual } from './helpers.ts';
+import { buildTestApp, type TestApp } from '../../../test/harness.ts';
+import { SseClient } from '../../../test/sse-client.ts';
+import { events } from '../events/tables.ts';
+import { api, manual } from '../../../test/workflows.ts';
+import { eventually } from '../../../test/helpers.ts';
 
 let t: TestApp;
 let w: ReturnType<typeof api>;

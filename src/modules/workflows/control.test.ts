@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
 import { Type } from 'typebox';
-import { buildTestApp, type TestApp } from '../../../../test/harness.ts';
-import { Receiver, eventually } from '../../../../test/receiver.ts';
-import { events } from '../../events/tables.ts';
-import { registerNode } from '../nodes/registry.ts';
-import { main } from '../nodes/types.ts';
-import { api, manual } from './helpers.ts';
+import { buildTestApp, type TestApp } from '../../../test/harness.ts';
+import { Receiver } from '../../../test/receiver.ts';
+import { events } from '../events/tables.ts';
+import { registerNode } from './nodes/registry.ts';
+import { main } from './nodes/types.ts';
+import { api, manual } from '../../../test/workflows.ts';
+import { eventually } from '../../../test/helpers.ts';
 
 // A node that spends money, as ai.agent will: a test fixture registered like any node file.
 registerNode({
@@ -68,10 +69,10 @@ describe('validation', () => {
     const run = await w.until((await w.run(wf.id)).id);
     expect(run.status).toBe('SUCCEEDED');
     const got = receiver.received.find((r) => r.url === '/p')!;
-    const { sign } = await import('../../webhooks/signer.ts');
+    const { sign } = await import('../webhooks/signer.ts');
     expect(got.headers['x-service-signature']).toBe(sign('original-secret', Number(got.headers['x-service-timestamp']), got.raw));
     // Stored sealed, not in plain text.
-    const { workflows } = await import('../tables.ts');
+    const { workflows } = await import('./tables.ts');
     const [row] = await t.database.db.select().from(workflows).where(eq(workflows.id, wf.id));
     expect(JSON.stringify(row!.nodes)).not.toContain('original-secret');
   });

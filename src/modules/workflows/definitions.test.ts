@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../../../../test/harness.ts';
-import { TEMPLATES } from '../templates/index.ts';
-import { api, manual } from './helpers.ts';
+import { buildTestApp, type TestApp } from '../../../test/harness.ts';
+import { TEMPLATES } from './templates/index.ts';
+import { api, manual } from '../../../test/workflows.ts';
 
 // CONTRACT §4: a template with its definition, and the size and shape of a workflow definition.
 let t: TestApp;

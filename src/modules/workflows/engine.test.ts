@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, asc, eq } from 'drizzle-orm';
-import { buildTestApp, type TestApp } from '../../../../test/harness.ts';
-import { Receiver, eventually } from '../../../../test/receiver.ts';
-import { sign } from '../../webhooks/signer.ts';
-import { events } from '../../events/tables.ts';
-import { api, manual } from './helpers.ts';
+import { buildTestApp, type TestApp } from '../../../test/harness.ts';
+import { Receiver } from '../../../test/receiver.ts';
+import { sign } from '../webhooks/signer.ts';
+import { events } from '../events/tables.ts';
+import { api, manual } from '../../../test/workflows.ts';
+import { eventually } from '../../../test/helpers.ts';
 
 let t: TestApp;
 let w: ReturnType<typeof api>;

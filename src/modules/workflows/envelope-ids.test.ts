@@ -4,10 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../../../../test/harness.ts';
-import { childEnv, freePort } from '../../../../test/processes.ts';
-import { Receiver, eventually, type Received } from '../../../../test/receiver.ts';
-import { api, manual } from './helpers.ts';
+import { buildTestApp, type TestApp } from '../../../test/harness.ts';
+import { childEnv, freePort } from '../../../test/processes.ts';
+import { Receiver, type Received } from '../../../test/receiver.ts';
+import { api, manual } from '../../../test/workflows.ts';
+import { eventually } from '../../../test/helpers.ts';
 
 type Envelope = { id: string; type: string; payload: { runId: string; nodeId?: string; to?: string; lead?: { id: string } } };
 const ID_SHAPE = /^evt_[0-9a-hjkmnp-tv-z]{26}$/;
@@ -87,7 +88,7 @@ describe('a retried sending step keeps its envelope id', () => {
  * run: the restarted server sends the step again, and the receiver sees the same envelope id.
  */
 describe('kill -9 during the sends', () => {
-  const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
+  const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
   const dir = mkdtempSync(join(tmpdir(), 'svc-envelope-ids-'));
   const children = new Set<ChildProcess>();
   afterAll(() => {

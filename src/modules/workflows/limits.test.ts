@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../../../../test/harness.ts';
-import { api, manual, type Run } from './helpers.ts';
+import { buildTestApp, type TestApp } from '../../../test/harness.ts';
+import { api, manual, type Run } from '../../../test/workflows.ts';
 
 /**
  * Expressions are user code evaluated on the server's event loop: each evaluation is held to a

@@ -5,11 +5,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { eq } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildTestApp } from '../../../../test/harness.ts';
-import { Receiver, eventually } from '../../../../test/receiver.ts';
-import { childEnv, freePort } from '../../../../test/processes.ts';
-import { workflowRuns } from '../tables.ts';
-import { api, manual } from './helpers.ts';
+import { buildTestApp } from '../../../test/harness.ts';
+import { Receiver } from '../../../test/receiver.ts';
+import { childEnv, freePort } from '../../../test/processes.ts';
+import { workflowRuns } from './tables.ts';
+import { api, manual } from '../../../test/workflows.ts';
+import { eventually } from '../../../test/helpers.ts';
 
 /**
  * A run whose execution keeps taking its process down must not take every restart down with it:
@@ -18,7 +19,7 @@ import { api, manual } from './helpers.ts';
  * run is failed with RUN_CRASHED, and other runs go on.
  */
 
-const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'svc-poisoned-'));
 const children = new Set<ChildProcess>();
 const EMAIL = 'owner@poisoned.example';

@@ -4,15 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Receiver, eventually } from '../../../../test/receiver.ts';
-import { childEnv, freePort } from '../../../../test/processes.ts';
+import { Receiver } from '../../../test/receiver.ts';
+import { childEnv, freePort } from '../../../test/processes.ts';
+import { eventually } from '../../../test/helpers.ts';
 
 /**
  * Durability with real processes: `node src/main.ts` on a temporary DATA_DIR (embedded PGlite on
  * disk), killed with SIGKILL in the middle of a run, then started again.
  */
 
-const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'svc-recovery-'));
 const children = new Set<ChildProcess>();
 type Rec = { id: string; status: string; steps: unknown[] };

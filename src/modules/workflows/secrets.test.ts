@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../../../../test/harness.ts';
-import { Receiver } from '../../../../test/receiver.ts';
-import { api, manual } from './helpers.ts';
+import { buildTestApp, type TestApp } from '../../../test/harness.ts';
+import { Receiver } from '../../../test/receiver.ts';
+import { api, manual } from '../../../test/workflows.ts';
 
 const VALUE = 'sk_live_7hP2qv9XkLmN4rT8';
 const OTHER = 'sk_live_orgB_only_value_42';

@@ -1,12 +1,12 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Type } from 'typebox';
-import { buildTestApp, type TestApp } from '../../../../test/harness.ts';
-import { SseClient } from '../../../../test/sse-client.ts';
-import { registerNode } from '../nodes/registry.ts';
-import { main } from '../nodes/types.ts';
-import { api, manual, type Node } from './helpers.ts';
-import { eventually } from '../../../../test/receiver.ts';
+import { buildTestApp, type TestApp } from '../../../test/harness.ts';
+import { SseClient } from '../../../test/sse-client.ts';
+import { registerNode } from './nodes/registry.ts';
+import { main } from './nodes/types.ts';
+import { api, manual, type Node } from '../../../test/workflows.ts';
+import { eventually } from '../../../test/helpers.ts';
 
 // Fixture: a node that writes many large log events at once (to overflow a slow client).
 registerNode({
@@ -120,9 +120,9 @@ describe('run stream', () => {
   });
 
   it('a live message lost on the way (a gap in the sequence, or silence) is filled from the stored events', async () => {
-    const { runEvents, workflowRuns } = await import('../tables.ts');
+    const { runEvents, workflowRuns } = await import('./tables.ts');
     const { eq, sql } = await import('drizzle-orm');
-    const { runChannel } = await import('../engine/writer.ts');
+    const { runChannel } = await import('./engine/writer.ts');
     const wf = await w.create([manual, { id: 'ask', type: 'flow.approval', params: { title: 'ok?' } }], [{ from: 'start', to: 'ask' }]);
     const queued = await w.run(wf.id);
     await w.until(queued.id, ['WAITING']);

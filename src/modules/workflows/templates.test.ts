@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../../../../test/harness.ts';
-import { api } from './helpers.ts';
+import { buildTestApp, type TestApp } from '../../../test/harness.ts';
+import { api } from '../../../test/workflows.ts';
 
 // Built-in templates are real workflows: used as they ship, they run on the offline model.
 let t: TestApp;
@@ -43,7 +43,7 @@ describe('templates run as shipped', () => {
   it('qualify-new-leads-with-ai: a new lead is scored and re-statused by the event-triggered workflow', async () => {
     await use('qualify-new-leads-with-ai');
     const lead = (await t.call({ method: 'POST', url: `${w.base}/leads`, auth: w.auth, payload: { name: 'Template Lead', email: 'cto@bigcorp.example', company: 'BigCorp', website: 'bigcorp.example', phone: '+14155550111' } })).json();
-    const { eventually } = await import('../../../../test/receiver.ts');
+    const { eventually } = await import('../../../test/helpers.ts');
     const updated = await eventually(async () => {
       const got = (await t.call({ method: 'GET', url: `${w.base}/leads/${lead.id}`, auth: w.auth })).json();
       return ['QUALIFIED', 'UNQUALIFIED'].includes(got.status) ? got : null;

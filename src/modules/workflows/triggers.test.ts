@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../../../../test/harness.ts';
-import { eventually } from '../../../../test/receiver.ts';
-import { api } from './helpers.ts';
+import { buildTestApp, type TestApp } from '../../../test/harness.ts';
+import { api } from '../../../test/workflows.ts';
+import { eventually } from '../../../test/helpers.ts';
 
 let t: TestApp;
 let w: ReturnType<typeof api>;
