@@ -1,11 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/harness.ts';
-import { childEnv, freePort } from '../../../test/processes.ts';
+import { freePort, startServer } from '../../../test/processes.ts';
 import { Receiver, type Received } from '../../../test/receiver.ts';
 import { api, manual } from '../../../test/workflows.ts';
 import { eventually } from '../../../test/helpers.ts';
@@ -88,7 +87,6 @@ describe('a retried sending step keeps its envelope id', () => {
  * run: the restarted server sends the step again, and the receiver sees the same envelope id.
  */
 describe('kill -9 during the sends', () => {
-  const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
   const dir = mkdtempSync(join(tmpdir(), 'svc-envelope-ids-'));
   const children = new Set<ChildProcess>();
   afterAll(() => {
@@ -96,21 +94,11 @@ describe('kill -9 during the sends', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function start(port: number): Promise<ChildProcess> {
-    const child = spawn(process.execPath, ['src/main.ts'], {
-      cwd: ROOT,
-      env: childEnv({
-        LOG_LEVEL: 'warn', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir,
-        BOOTSTRAP_EMAIL: 'owner@envelopes.example', BOOTSTRAP_PASSWORD: 'a long enough password',
-        WORKFLOW_LEASE_MS: '3000', WORKFLOW_POLL_MS: '100', WEBHOOK_TIMEOUT_MS: '60000',
-      }),
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    children.add(child);
-    // Generous: three boots of the server on a busy machine.
-    await eventually(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => null))?.ok, 90_000, 100);
-    return child;
-  }
+  // Generous: three boots of the server on a busy machine.
+  const start = (port: number) => startServer(port, {
+    DATA_DIR: dir, BOOTSTRAP_EMAIL: 'owner@envelopes.example', BOOTSTRAP_PASSWORD: 'a long enough password',
+    WORKFLOW_LEASE_MS: '3000', WORKFLOW_POLL_MS: '100', WEBHOOK_TIMEOUT_MS: '60000',
+  }, children, 90_000);
 
   async function kill(child: ChildProcess): Promise<void> {
     const gone = new Promise((r) => child.once('exit', r));

@@ -1,11 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Receiver } from '../../../test/receiver.ts';
-import { childEnv, freePort } from '../../../test/processes.ts';
+import { freePort, startServer } from '../../../test/processes.ts';
 import { eventually } from '../../../test/helpers.ts';
 
 /**
@@ -13,7 +12,6 @@ import { eventually } from '../../../test/helpers.ts';
  * disk), killed with SIGKILL in the middle of a run, then started again.
  */
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'svc-recovery-'));
 const children = new Set<ChildProcess>();
 type Rec = { id: string; status: string; steps: unknown[] };
@@ -23,20 +21,11 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function start(port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['src/main.ts'], {
-    cwd: ROOT,
-    env: childEnv({
-      LOG_LEVEL: 'warn',
-      PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir,
-      BOOTSTRAP_EMAIL: 'owner@recovery.example', BOOTSTRAP_PASSWORD: 'a long enough password',
-      WORKFLOW_LEASE_MS: '1500', WORKFLOW_POLL_MS: '100',
-    }),
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  children.add(child);
-  await eventually(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => null))?.ok, 30_000, 100);
-  return child;
+function start(port: number): Promise<ChildProcess> {
+  return startServer(port, {
+    DATA_DIR: dir, BOOTSTRAP_EMAIL: 'owner@recovery.example', BOOTSTRAP_PASSWORD: 'a long enough password',
+    WORKFLOW_LEASE_MS: '1500', WORKFLOW_POLL_MS: '100',
+  }, children);
 }
 
 describe('SIGKILL in the middle of a run', () => {
