@@ -110,12 +110,34 @@ async function startService(database: Database, dataDir: string): Promise<Servic
   };
 }
 
+/** Words the seeded people and companies are made of, so that search meets text shaped like a real CRM's. */
+const FIRST = ['Anna', 'James', 'Maria', 'Wei', 'Olga', 'Carlos', 'Fatima', 'Liam', 'Sofia', 'Noah', 'Aisha', 'Lukas', 'Mei', 'Ivan', 'Chloe', 'Mateo', 'Priya', 'Jonas', 'Yuki', 'Omar',
+  'Emma', 'Hugo', 'Zara', 'Elias', 'Nina', 'Diego', 'Sara', 'Felix', 'Leila', 'Oscar', 'Hannah', 'Pavel', 'Ines', 'Kenji', 'Lucia', 'Adam', 'Freya', 'Tomas', 'Amara', 'Viktor',
+  'Grace', 'Rafael', 'Ingrid', 'Samir', 'Clara', 'Bruno', 'Elena', 'Arjun', 'Marta', 'Henrik'];
+const LAST = ['Smith', 'Garcia', 'Nguyen', 'Mueller', 'Kowalski', 'Rossi', 'Okafor', 'Tanaka', 'Silva', 'Johansson', 'Dubois', 'Petrov', 'Haddad', 'Kim', 'Novak', 'Fischer', 'Lopez', 'Chen',
+  'Schmidt', 'Ivanova', 'Moreau', 'Jensen', 'Costa', 'Yilmaz', 'Kaur', 'Murphy', 'Andersen', 'Bianchi', 'Sato', 'Wagner', 'Horvat', 'Mendes', 'Brennan', 'Lindqvist', 'Adeyemi', 'Duarte',
+  'Weber', 'Popescu', 'Hansen', 'Romano', 'Ortiz', 'Nakamura', 'Becker', 'Kovacs', 'Fernandes', 'Walsh', 'Eriksson', 'Mazur', 'Reyes', 'Thompson'];
+const BRAND = ['Acme', 'Northwind', 'Globex', 'Initech', 'Umbrella', 'Hooli', 'Vandelay', 'Stark', 'Wayne', 'Tyrell', 'Cyberdyne', 'Soylent', 'Wonka', 'Oscorp', 'Gringotts', 'Aperture',
+  'Massive', 'Pied', 'Dunder', 'Sterling', 'Bluth', 'Prestige', 'Gekko', 'Monarch', 'Nakatomi', 'Oceanic', 'Paper', 'Quantum', 'Rekall', 'Sirius', 'Tessier', 'Virtucon', 'Zorg', 'Blue',
+  'Red', 'Silver', 'Golden', 'Bright', 'Clear', 'Swift', 'Nova', 'Polar', 'Summit', 'Harbor', 'Cedar', 'Maple', 'Atlas', 'Orbit', 'Pioneer', 'Vertex'];
+const TRADE = ['Robotics', 'Analytics', 'Logistics', 'Foods', 'Health', 'Energy', 'Media', 'Capital', 'Software', 'Motors', 'Pharma', 'Textiles', 'Games', 'Studios', 'Consulting', 'Labs',
+  'Systems', 'Networks', 'Dynamics', 'Ventures', 'Airlines', 'Apparel', 'Brewing', 'Cosmetics', 'Dental', 'Engineering', 'Farms', 'Garden', 'Hotels', 'Insurance', 'Jewelry', 'Kitchens',
+  'Legal', 'Marine', 'Nutrition', 'Optics', 'Printing', 'Realty', 'Security', 'Travel', 'Utilities', 'Vision', 'Water', 'Solar', 'Bakery', 'Cycles', 'Design', 'Education', 'Fitness',
+  'Goods', 'Homes', 'Imaging', 'Lighting', 'Medical', 'Outdoors', 'Pets', 'Records', 'Sports', 'Tools', 'Wireless', 'Audio', 'Biotech', 'Chemicals', 'Drones', 'Events', 'Finance',
+  'Glass', 'Hardware', 'Industries', 'Kinetics', 'Lumber', 'Mining', 'Nautics', 'Organics', 'Plastics', 'Quarries', 'Rail', 'Steel', 'Telecom', 'Uniforms', 'Vending', 'Wellness',
+  'Yachts', 'Zinc', 'Agency', 'Bank', 'Cloud', 'Data', 'Electric', 'Fashion', 'Group', 'Holdings', 'Interactive', 'Juice', 'Knitwear', 'Learning', 'Machines', 'Nursery', 'Office', 'Partners'];
+const FREE_MAIL = ['gmail.com', 'outlook.com', 'yahoo.com', 'icloud.com', 'proton.me', 'gmx.de', 'web.de', 'hotmail.com'];
+
+const pgArray = (words: string[]) => `(array[${words.map((w) => `'${w}'`).join(',')}])`;
+
 /**
- * Adds `count` leads to the organization's first project in a few statements: 5,000 companies, 1,000
- * e-mail domains, 20 sources of which `trade-fair` is 0.5 %, statuses spread evenly, 50 tags, two
+ * Adds `count` leads to the organization's first project in a few statements, shaped like a real
+ * CRM's: 2,500 first/last name pairs, 5,000 companies (brand + trade), a work e-mail at the
+ * company's domain for 70 % and a free-mail address for 30 %, a phone for a third, the company's
+ * website for half; 20 sources of which `trade-fair` is 0.5 %, statuses spread evenly, 50 tags, two
  * per lead. Their matching keys are set as create would set them (the claims are not needed here).
  */
-async function seedLeads(url: string, orgId: string, count: number): Promise<void> {
+export async function seedLeads(url: string, orgId: string, count: number): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -124,16 +146,22 @@ async function seedLeads(url: string, orgId: string, count: number): Promise<voi
     for (let from = 1; from <= count; from += batch) {
       await client.query(`
         insert into leads (id, org_id, project_id, name, email, email_key, phone, phone_key, company, website, website_key, source, status, score, tags, custom, created_at, updated_at)
-        select 'lead_seed' || lpad(i::text, 8, '0'), $1, $2, 'Person ' || i, 'p' || i || '@domain' || (i % 1000) || '.example', 'p' || i || '@domain' || (i % 1000) || '.example',
-          case when i % 3 = 0 then '+1415' || lpad((i % 10000000)::text, 7, '0') end, case when i % 3 = 0 then '+1415' || lpad((i % 10000000)::text, 7, '0') end,
-          'Company ' || (i % 5000), 'https://www' || (i % 1000) || '.domain.example', 'www' || (i % 1000) || '.domain.example',
+        select 'lead_seed' || lpad(i::text, 8, '0'), $1, $2, first || ' ' || last, email, lower(email), phone, phone, brand || ' ' || trade,
+          case when i % 2 = 0 then 'https://www.' || domain end, case when i % 2 = 0 then domain end,
           case when i % 200 = 0 then 'trade-fair' else 'source-' || (i % 19) end,
           (array['NEW','CONTACTED','ENGAGED','QUALIFIED','UNQUALIFIED','CUSTOMER','LOST'])[1 + i % 7], (i::bigint * 7919) % 101,
           array['t' || (i % 50), 't' || ((i / 50) % 50)], '{}'::jsonb,
           now() - (i || ' seconds')::interval, now() - (i || ' seconds')::interval
-        from generate_series($3::int, $4::int) as i`, [orgId, rows[0]!.id, from, Math.min(count, from + batch - 1)]);
+        from generate_series($3::int, $4::int) as i,
+          lateral (select ${pgArray(FIRST)}[1 + (i * 7) % ${FIRST.length}] as first, ${pgArray(LAST)}[1 + (i / 7) % ${LAST.length}] as last,
+            ${pgArray(BRAND)}[1 + (i % 5000) % ${BRAND.length}] as brand, ${pgArray(TRADE)}[1 + (i % 5000) / ${BRAND.length}] as trade) as w,
+          lateral (select lower(brand || trade) || '.com' as domain) as d,
+          lateral (select lower(first) || '.' || lower(last) || (i / 2500) || '@' || case when (i / 5000) % 10 < 3 then ${pgArray(FREE_MAIL)}[1 + i % ${FREE_MAIL.length}] else domain end as email,
+            case when i % 3 = 0 then '+1' || (200 + (i * 37) % 800) || lpad(((i::bigint * 7919) % 10000000)::text, 7, '0') end as phone) as c`,
+      [orgId, rows[0]!.id, from, Math.min(count, from + batch - 1)]);
     }
-    await client.query('analyze leads');
+    // As autovacuum would soon after: statistics, and the visibility map that lets an index count alone.
+    await client.query('vacuum analyze leads');
   } finally {
     await client.end();
   }
@@ -142,17 +170,20 @@ async function seedLeads(url: string, orgId: string, count: number): Promise<voi
 /** Searches and filters at scale: selective ones (under 1 % of leads) and broad ones. */
 function scaleCases(service: Service): { name: string; query: string }[] {
   return [
-    ['q: a company (0.02 %)', 'q=Company%204321'],
-    ['q: an e-mail domain (0.1 %)', 'q=domain77.example'],
-    ['q: a phone number (1 lead)', 'q=%2B14150003'],
+    ['q: a company (0.02 %)', 'q=Acme%20Robotics'],
+    ['q: a company\'s domain (0.02 %)', 'q=acmerobotics.com'],
+    ['q: a person\'s name (0.3 %)', 'q=Anna%20Smith'],
+    ['q: part of a phone number (1 lead)', 'q=3110023'],
+    ['q: a word (1 %)', 'q=robotics'],
     ['filter: source (0.5 %)', 'source=trade-fair'],
     ['filter: minScore=100 (1 %)', 'minScore=100'],
-    ['filter: status + tag (0.3 %)', 'status=QUALIFIED&tags=t7'],
-    ['q + filter (0.02 %)', 'q=Company%20123&status=NEW'],
-    ['broad q: "example" (all)', 'q=example'],
-    ['broad q: "person 1" (11 %)', 'q=person%201'],
+    ['filter: status + tag (0.6 %)', 'status=QUALIFIED&tags=t7'],
+    ['q + filter (0.3 %)', 'q=Acme&status=NEW'],
+    ['broad q: ".com" (94 %)', 'q=.com'],
+    ['broad q: "gmail" (3.8 %)', 'q=gmail'],
     ['broad filter: status=NEW (14 %)', 'status=NEW'],
     ['broad: no filter, sort by name', 'sort=name'],
+    ['broad: no filter, sort by -company', 'sort=-company'],
   ].map(([name, query]) => ({ name: name!, query: `${service.leadsUrl}?${query}` }));
 }
 

@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
+import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { sql, type SQL } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
@@ -15,8 +16,11 @@ export type Db = PgDatabase<PgQueryResultHKT>;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Tx = PgTransaction<any, any, any>;
 
-/** What every embedded database loads: pg_trgm backs lead search (a migration creates the extension). */
-export const PGLITE_OPTIONS: PGliteOptions = { extensions: { pg_trgm } };
+/**
+ * What every embedded database loads: pg_trgm and btree_gin back lead search and filters (migrations
+ * create the extensions).
+ */
+export const PGLITE_OPTIONS: PGliteOptions = { extensions: { btree_gin, pg_trgm } };
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations', import.meta.url));
 

@@ -50,4 +50,26 @@ describe('lead search and totals at scale', () => {
     // LIKE's wildcards in q are plain characters.
     expect((await list(`q=${encodeURIComponent('Zelda%Quux')}`)).total).toBe(0);
   });
+
+  it('sorts and pages a search like any list, and finds a lead by what it was changed to', async () => {
+    // 34 leads of "Company 299" (the bulk ones): by name descending, the second page of ten.
+    const page2 = await list('q=company%20299&sort=-name&pageSize=10&page=2');
+    expect(page2.total).toBe(34);
+    const all = (await list('q=company%20299&sort=-name&pageSize=100')).items.map((l: { name: string }) => l.name);
+    expect(all).toHaveLength(34);
+    // "Bulk person 10199" … "Bulk person 299": one case and digits, so byte order is the collation's.
+    expect(all).toEqual([...all].sort().reverse());
+    expect(new Set(all).size).toBe(34);
+    expect(page2.items.map((l: { name: string }) => l.name)).toEqual(all.slice(10, 20));
+    expect((await list('q=company%20299&page=5&pageSize=10')).items).toEqual([]);
+
+    const lead = (await t.call({ method: 'POST', url: base, auth: auth(), payload: { name: 'Ganon Dorf', email: 'gd@gerudo.example' } })).json();
+    expect((await list('q=ganon')).items.map((l: { id: string }) => l.id)).toEqual([lead.id]);
+    const renamed = await t.call({ method: 'PATCH', url: `${base}/${lead.id}`, auth: auth(), payload: { name: 'Ganondorf Dragmire' } });
+    expect(renamed.statusCode).toBe(200);
+    expect((await list('q=dragmire')).items.map((l: { id: string }) => l.id)).toEqual([lead.id]);
+    expect((await list('q=ganon%20dorf')).total).toBe(0);
+    await t.call({ method: 'DELETE', url: `${base}/${lead.id}`, auth: auth() });
+    expect((await list('q=dragmire')).total).toBe(0);
+  });
 });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { eq, getTableColumns, gte, inArray, or, sql, type SQL } from 'drizzle-orm';
+import { eq, gte, inArray, or, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
 import { isForeignKeyViolation, type Database, type Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
@@ -12,16 +12,23 @@ import type { EventsService, NewEvent } from '../events/service.ts';
 import { eventRows, outboxCtes, type EventRow } from '../events/outbox.ts';
 import type { OrgsService } from '../orgs/service.ts';
 import { normalizeEmail, LEAD_STATUSES, normalizeWebsite, phoneE164, type LeadStatus, type MatchKind } from './normalize.ts';
-import { leads, searchText } from './tables.ts';
+import { leads } from './tables.ts';
 
 /** Lists count their matches exactly up to this many; above it `total` is an estimate (CONTRACT §3). */
 const EXACT_TOTAL = 10_000;
-/** Above this estimate a list is counted as a broad one (see list). */
+/** Above this estimate a search is counted as a broad one (see list). */
 const BROAD = 30_000;
+/**
+ * Above this estimate a capped count scans in order instead of building a bitmap of every match:
+ * a scan reads about leads × EXACT_TOTAL / matches rows, a bitmap every match, and at a million
+ * leads the two cost the same at a few hundred thousand matches.
+ */
+const SCAN_OVER = 200_000;
 import { eventsAboutLead } from '../events/queries.ts';
 import { LeadImporter, type ImportResult } from './import.ts';
 
-type LeadRow = typeof leads.$inferSelect;
+/** A lead as stored, without the search text the database derives from it. */
+type LeadRow = Omit<typeof leads.$inferSelect, 'search'>;
 
 /** Lead writes wake the dispatcher after their commit instead of carrying a NOTIFY (see EventsService.record). */
 const CALLER_WAKES = { wake: 'caller' } as const;
@@ -84,7 +91,8 @@ export function publicLead(row: LeadRow) {
 }
 export type Lead = ReturnType<typeof publicLead>;
 
-function sortableOf(t: typeof leads._.columns) {
+type SortKey = 'createdAt' | 'updatedAt' | 'name' | 'email' | 'company' | 'score' | 'status';
+function sortableOf<T extends Record<SortKey, AnyColumn>>(t: T): Pick<T, SortKey> {
   return { createdAt: t.createdAt, updatedAt: t.updatedAt, name: t.name, email: t.email, company: t.company, score: t.score, status: t.status };
 }
 const SORTABLE = sortableOf(leads);
@@ -435,43 +443,49 @@ export class LeadsService {
     }
     if (query.projectId) conditions.push(eq(leads.projectId, query.projectId));
     if (query.source) conditions.push(eq(leads.source, query.source));
-    if (query.q && query.q.trim()) {
-      const like = `%${escapeLike(query.q.trim())}%`;
-      conditions.push(sql`${searchText(leads)} ilike ${like}`);
-    }
+    const searching = Boolean(query.q && query.q.trim());
+    if (searching) conditions.push(sql`${leads.search} like lower(${`%${escapeLike(query.q!.trim())}%`})`);
     const where = inScope(scope, leads, ...conditions);
     // Validated first: a bad sort is a 400 before any query runs.
     const order = orderBy(query.sort, SORTABLE, '-createdAt', leads.id);
     const estimated = await this.estimate(where);
-    if (estimated <= BROAD) {
-      // Likely selective: one read of the matches gives the page and the exact count (a search's
-      // index is read once, not once per query).
-      const matches = this.db.select().from(leads).where(where).limit(EXACT_TOTAL + 1).as('m');
-      const fields = Object.fromEntries(Object.keys(getTableColumns(leads)).map((k) => [k, matches[k as keyof LeadRow]])) as unknown as typeof leads._.columns;
-      const rows = await this.db.select({ lead: fields, matched: sql<number>`(count(*) over ())::int` }).from(matches)
-        .orderBy(...orderBy(query.sort, sortableOf(fields), '-createdAt', fields.id)).limit(page.limit).offset(page.offset);
-      const matched = rows[0]?.matched ?? (page.offset === 0 ? 0 : await this.cappedCount(where));
-      if (matched <= EXACT_TOTAL) return envelope(rows.map((r) => publicLead(r.lead as LeadRow)), matched, page);
+    if (searching && estimated <= BROAD) {
+      // A likely selective search: one read of the matches gives the page and the exact count (the
+      // trigram index and the rows it points at are read once, not once per statement). Only the
+      // sort keys are carried through the count, so ten thousand matches stay in memory; the page's
+      // leads are read by id after.
+      const matches = this.db.select({ id: leads.id, ...SORTABLE }).from(leads).where(where).limit(EXACT_TOTAL + 1).as('m');
+      const keys = this.db.select({ id: matches.id, matched: sql<number>`(count(*) over ())::int` }).from(matches)
+        .orderBy(...orderBy(query.sort, sortableOf(matches), '-createdAt', matches.id)).limit(page.limit).offset(page.offset);
+      const ranked = await keys;
+      const matched = ranked[0]?.matched ?? (page.offset === 0 ? 0 : await this.cappedCount(where, estimated));
+      if (matched <= EXACT_TOTAL) {
+        const found = ranked.length ? await this.db.select().from(leads).where(inArray(leads.id, ranked.map((r) => r.id))) : [];
+        const byId = new Map(found.map((row) => [row.id, row]));
+        // A lead deleted between the two reads is left out of the page.
+        return envelope(ranked.flatMap((r) => (byId.has(r.id) ? [publicLead(byId.get(r.id)!)] : [])), matched, page);
+      }
     }
-    // Broad: the page comes from the matches in order (an index on the sort column usually stops
-    // after a page), the count stops at EXACT_TOTAL + 1, and above that the total is the planner's
-    // estimate: an exact count would read every match on every page (CONTRACT §3).
+    // Filters, and broad searches: the page comes from the matches in order (an index on the sort
+    // column usually stops after a page) beside a count that stops at EXACT_TOTAL + 1 (the filters'
+    // indexes count without reading the rows); above that the total is the planner's estimate: an
+    // exact count would read every match on every page (CONTRACT §3).
     const [items, counted] = await Promise.all([
       this.db.select().from(leads).where(where).orderBy(...order).limit(page.limit).offset(page.offset),
-      this.cappedCount(where, { broad: true }),
+      this.cappedCount(where, estimated),
     ]);
     if (counted <= EXACT_TOTAL) return envelope(items.map(publicLead), counted, page);
     return { ...envelope(items.map(publicLead), Math.max(EXACT_TOTAL + 1, estimated), page), totalIsEstimate: true };
   }
 
   /**
-   * How many leads match, counted up to EXACT_TOTAL + 1. For a broad search a scan that stops at
-   * the cap beats a bitmap of every match (which the planner picks for a trigram search: half a
-   * million rows to count ten thousand), so bitmap scans are off for that count.
+   * How many leads match, counted up to EXACT_TOTAL + 1. When a large part of the leads match, a
+   * scan that stops at the cap beats a bitmap of every match (which the planner picks for a trigram
+   * search: half a million rows to count ten thousand), so bitmap scans are off for that count.
    */
-  private async cappedCount(where: SQL, options: { broad?: boolean } = {}): Promise<number> {
+  private async cappedCount(where: SQL, estimated: number): Promise<number> {
     const capped = (db: Db) => db.select({ n: sql<number>`count(*)::int` }).from(db.select({ one: sql`1` }).from(leads).where(where).limit(EXACT_TOTAL + 1).as('capped'));
-    if (!options.broad) return (await capped(this.db))[0]!.n;
+    if (estimated <= SCAN_OVER) return (await capped(this.db))[0]!.n;
     return this.db.transaction(async (tx) => {
       await tx.execute(sql`set local enable_bitmapscan = off`);
       return (await capped(tx as unknown as Db))[0]!.n;

@@ -1,17 +1,7 @@
-import { sql, type SQL } from 'drizzle-orm';
-import { doublePrecision, foreignKey, index, jsonb, pgTable, primaryKey, text, type AnyPgColumn } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { doublePrecision, foreignKey, index, jsonb, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 import { createdAt, updatedAt } from '../../platform/columns.ts';
 import { projects } from '../orgs/tables.ts';
-
-/**
- * The text `q` searches (name, e-mail, company, website, phone), one expression so that one trigram
- * index serves a case-insensitive substring match over all five. The list query repeats it exactly
- * (PostgreSQL uses an expression index only for the same expression); a newline separates the
- * fields so a match does not run from one into the next.
- */
-export function searchText(t: { name: AnyPgColumn; email: AnyPgColumn; company: AnyPgColumn; website: AnyPgColumn; phone: AnyPgColumn }): SQL {
-  return sql`(coalesce(${t.name}, '') || E'\\n' || coalesce(${t.email}, '') || E'\\n' || coalesce(${t.company}, '') || E'\\n' || coalesce(${t.website}, '') || E'\\n' || coalesce(${t.phone}, ''))`;
-}
 
 export const leads = pgTable('leads', {
   id: text('id').primaryKey(),
@@ -33,23 +23,37 @@ export const leads = pgTable('leads', {
   emailKey: text('email_key'),
   phoneKey: text('phone_key'),
   websiteKey: text('website_key'),
+  /**
+   * The text `q` searches: name, e-mail, company, website and phone, lower-cased, kept by the
+   * database. One trigram index on it serves a substring match over all five, and checking a row
+   * against the pattern is a plain LIKE on stored text (a quarter of the time of joining the fields
+   * and matching case-insensitively per row, which a broad search does ten thousand times). A newline
+   * separates the fields so a match does not run from one into the next.
+   */
+  search: text('search').generatedAlwaysAs(sql`lower(coalesce(name, '') || E'\\n' || coalesce(email, '') || E'\\n' || coalesce(company, '') || E'\\n' || coalesce(website, '') || E'\\n' || coalesce(phone, ''))`),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 }, (t) => [
   // One key for both: the project exists and belongs to the lead's organization (whose deletion
   // removes its projects and so its leads). One check per insert, not two on the same hot rows.
   foreignKey({ name: 'leads_project_fk', columns: [t.orgId, t.projectId], foreignColumns: [projects.orgId, projects.id] }).onDelete('cascade'),
-  index('leads_org_created_idx').on(t.orgId, t.createdAt),
   // Only leads carrying the key are indexed: many have no phone or website, and a match always names a value.
   index('leads_project_email_idx').on(t.projectId, t.emailKey).where(sql`${t.emailKey} is not null`),
   index('leads_project_phone_idx').on(t.projectId, t.phoneKey).where(sql`${t.phoneKey} is not null`),
   index('leads_project_website_idx').on(t.projectId, t.websiteKey).where(sql`${t.websiteKey} is not null`),
-  index('leads_org_status_idx').on(t.orgId, t.status),
-  index('leads_tags_idx').using('gin', t.tags),
-  // Search and the filters that can be selective, so a list at a million leads reads only its matches.
-  index('leads_search_idx').using('gin', sql`${searchText(t)} gin_trgm_ops`),
+  // The filters and the search in one GIN index (btree_gin for the scalar columns): GIN serves any
+  // subset of its columns equally, so status + tag or a search + status intersect in the index
+  // instead of in two bitmaps of a hundred thousand rows each.
+  index('leads_filter_idx').using('gin', t.status, t.source, t.score, t.tags, t.search.op('gin_trgm_ops')),
   index('leads_org_source_idx').on(t.orgId, t.source),
-  index('leads_org_score_idx').on(t.orgId, t.score),
+  // The sort orders a broad list is read in (each with the id that breaks ties, as the list orders),
+  // so that a page of a million leads stops after the page; status and score count as filters too.
+  index('leads_org_created_idx').on(t.orgId, t.createdAt, t.id),
+  index('leads_org_updated_idx').on(t.orgId, t.updatedAt, t.id),
+  index('leads_org_name_idx').on(t.orgId, t.name, t.id),
+  index('leads_org_company_idx').on(t.orgId, t.company, t.id),
+  index('leads_org_status_idx').on(t.orgId, t.status, t.id),
+  index('leads_org_score_idx').on(t.orgId, t.score, t.id),
 ]);
 
 /**
