@@ -5,6 +5,7 @@ import { readdirSync } from 'node:fs';
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 import { createNodeResolver, importX } from 'eslint-plugin-import-x';
+import reactHooks from 'eslint-plugin-react-hooks';
 
 // The import boundaries of docs/architecture.md ("Import rules"), checked on resolved paths so that
 // `../x` and `../../modules/x` are the same file. Zones are built from the module folders, so a new
@@ -32,7 +33,7 @@ const tablesZones = modules.map((name) => ({
 const boundaries = (zones) => ({ 'import-x/no-restricted-paths': ['error', { basePath: root, zones }] });
 
 export default defineConfig(
-  { ignores: ['node_modules/', 'data/', 'migrations/', 'coverage/'] },
+  { ignores: ['node_modules/', 'data/', 'migrations/', 'coverage/', 'panel/dist/', 'panel/.dist-*/', 'panel/src/routeTree.gen.ts', 'panel/src/api/schema.d.ts'] },
   tseslint.configs.recommended,
   {
     languageOptions: { ecmaVersion: 2024, sourceType: 'module' },
@@ -63,6 +64,20 @@ export default defineConfig(
         selector: `${node}=/insert\\s+into\\s+(events|event_outbox)\\b/i]`,
         message: 'Write platform events through the events module: EventsService.record, or compose outboxCtes/outboxSql (events/outbox.ts) into your statement.',
       }))],
+    },
+  },
+  {
+    // The panel: React's rules of hooks, and it shares with the server only the generated API types
+    // and the pure modules in src/shared (never server code: it runs in the browser).
+    files: ['panel/src/**/*.{ts,tsx}'],
+    plugins: { 'react-hooks': reactHooks, 'import-x': importX },
+    settings: { 'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.tsx', '.js'] })] },
+    rules: {
+      ...reactHooks.configs.recommended.rules,
+      'import-x/no-restricted-paths': ['error', { basePath: root, zones: [{
+        target: 'panel', from: 'src', except: ['./shared'],
+        message: 'The panel runs in the browser: it may import only src/shared (pure, dependency-free modules) and the generated API types.',
+      }] }],
     },
   },
   {

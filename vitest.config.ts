@@ -1,13 +1,43 @@
 import { defineConfig } from 'vitest/config';
+import react from '@vitejs/plugin-react';
 
+// Three projects: the server's tests (on PGlite, or on PostgreSQL when TEST_DATABASE_URL is set),
+// the panel's component tests (jsdom), and the end-to-end tests (the real server and the built
+// panel in headless Chromium). The last two do not depend on the store: CI runs them once
+// (`npm test -- --project server` for the PostgreSQL pass).
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-    globalSetup: ['./test/global-setup.ts'],
     pool: 'forks',
     maxWorkers: 2,
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
     reporters: ['default'],
+    projects: [
+      {
+        test: {
+          name: 'server',
+          include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+          globalSetup: ['./test/global-setup.ts'],
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        plugins: [react()],
+        test: {
+          name: 'panel',
+          include: ['panel/src/**/*.test.{ts,tsx}'],
+          environment: 'jsdom',
+          setupFiles: ['panel/src/test-setup.ts'],
+          testTimeout: 15_000,
+        },
+      },
+      {
+        test: {
+          name: 'e2e',
+          include: ['e2e/**/*.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
   },
 });

@@ -4,11 +4,13 @@ import AjvCompiler from '@fastify/ajv-compiler';
 import type { Ajv } from 'ajv';
 import swagger from '@fastify/swagger';
 import scalar from '@scalar/fastify-api-reference';
+import cookie from '@fastify/cookie';
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
 import type { Database } from './platform/db.ts';
 import { serializeError } from './platform/log.ts';
-import { registerErrorHandling } from './platform/http/error-handler.ts';
+import { registerErrorHandling, registerNotFound } from './platform/http/error-handler.ts';
+import { registerPanel } from './platform/http/panel.ts';
 import { registerInputChecks } from './platform/http/input.ts';
 import { recordRoutes } from './platform/http/route-table.ts';
 import { dateTimeFormat } from './platform/dates.ts';
@@ -35,6 +37,7 @@ import { agentRoutes } from './modules/agents/routes.ts';
 import { reportRoutes } from './modules/reports/routes.ts';
 import { usageRoutes } from './modules/usage/routes.ts';
 import { budgetRoutes } from './modules/budgets/routes.ts';
+import { invitationAcceptRoutes, invitationRoutes } from './modules/invitations/routes.ts';
 import { startWorkers, type Workers } from './workers.ts';
 import { assertNamedProject } from './platform/context.ts';
 
@@ -77,6 +80,8 @@ export interface BuildOptions {
    * so that stored work resumed at start cannot keep the server from answering).
    */
   workers?: boolean | 'deferred';
+  /** The built web panel served at `/` (default panel/dist; tests pass their own). */
+  panelDir?: string;
 }
 
 /**
@@ -145,6 +150,7 @@ export async function buildApp(options: BuildOptions): Promise<App> {
   });
   app.addHook('onClose', async () => {
     await app.workers?.stop();
+    await services.mailer.close();
     await services.bus.close();
   });
   for (const schema of [ErrorBody, UserSchema, TokensSchema, OrganizationSchema]) app.addSchema(schema);
@@ -174,6 +180,8 @@ export async function buildApp(options: BuildOptions): Promise<App> {
   });
 
   await registerRateLimits(app);
+  // Cookies are read only by the auth routes (the refresh cookie of CONTRACT §11).
+  await app.register(cookie);
 
   const health = { rateLimit: false as const };
   app.get('/healthz', { config: health, schema: { hide: true } }, async () => ({ status: 'ok' }));
@@ -189,6 +197,7 @@ export async function buildApp(options: BuildOptions): Promise<App> {
 
   await app.register(async (api: App) => {
     authRoutes(api);
+    invitationAcceptRoutes(api);
     orgListRoutes(api);
     mediaFileRoutes(api);
     workflowHookRoutes(api);
@@ -215,6 +224,7 @@ export async function buildApp(options: BuildOptions): Promise<App> {
       reportRoutes(org);
       usageRoutes(org);
       budgetRoutes(org);
+      invitationRoutes(org);
     }, { prefix: '/orgs/:orgId' });
     api.get('/openapi.json', { config: health, schema: { hide: true } }, async () => app.swagger());
   }, { prefix: '/api/v1' });
@@ -240,5 +250,7 @@ export async function buildApp(options: BuildOptions): Promise<App> {
       documentDownloadType: 'json',
     },
   });
+  const panel = await registerPanel(app, options.panelDir);
+  registerNotFound(app, panel.fallback);
   return app;
 }

@@ -54,12 +54,14 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   { names: ['MEDIA_MAX_BYTES'], default: '`52428800` (50 MB)', meaning: 'largest media upload' },
   { names: ['RATE_LIMIT_MAX'], default: '`6000`', meaning: 'requests per window per credential (an API key, or a user\'s sessions); requests without a valid credential (none, an unknown key, a bad token) count per client address; then 429 `RATE_LIMIT` with `Retry-After`' },
   { names: ['RATE_LIMIT_WINDOW_MS'], default: '`60000`', meaning: 'rate-limit window, milliseconds' },
-  { names: ['AUTH_RATE_LIMIT_MAX'], default: '`20`', meaning: 'requests per window per client address on the password routes (`POST /api/v1/auth/login`, `/auth/register`, `/auth/password-reset`); not refresh, logout or me' },
+  { names: ['AUTH_RATE_LIMIT_MAX'], default: '`20`', meaning: 'requests per window per client address on the password routes (`POST /api/v1/auth/login`, `/auth/register`, `/auth/password-reset` and its `/confirm`, `/auth/password`, `/auth/invitations/accept`); not refresh, logout or me' },
   { names: ['TRUST_PROXY'], default: 'unset', meaning: 'comma-separated addresses or CIDRs (or `loopback`, `linklocal`, `uniquelocal`) of the reverse proxies in front of the service, whose `X-Forwarded-For` gives the client address; unset: forwarded headers are ignored and the connecting address counts' },
   { names: ['SSE_MAX_PER_CREDENTIAL'], default: '`20`', meaning: 'open event streams per credential (API key, or a user\'s sessions); one more gives 429 `RATE_LIMIT` with `Retry-After`' },
   { names: ['SSE_MAX_PER_ORG'], default: '`1000`', meaning: 'open event streams per organization; one more gives 429 `RATE_LIMIT` with `Retry-After`' },
   { names: ['REQUEST_TIMEOUT_MS'], default: '`60000`', meaning: 'time allowed to receive a whole request, headers and body; a slower client gets 408 and the connection is closed (responses, such as event streams, are not limited)' },
   { names: ['LOG_LEVEL'], default: '`info`', meaning: '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`; logs are JSON lines on stdout, with credentials redacted, query strings, workflow trigger tokens and media signatures masked in paths, and failed queries named by statement without their values' },
+  { names: ['SMTP_URL'], default: 'unset', meaning: '`smtp://user:password@host:587` (STARTTLS when the server offers it) or `smtps://…:465`: the relay that sends invitation and password-reset e-mails; unset: no e-mail is sent (invitation links are still returned to the inviter)' },
+  { names: ['SMTP_FROM'], default: '`no-reply@` the host of `PUBLIC_URL`', meaning: 'sender of those e-mails, an address or `Name <address>`' },
   { names: ['BODY_LIMIT_BYTES'], default: '`1048576` (1 MB)', meaning: 'largest JSON request body; larger gives 413 `PAYLOAD_TOO_LARGE`' },
 ];
 

@@ -60,6 +60,9 @@ export interface Config {
   publishRetryWindowS: number;
   publisherPollMs: number;
   mediaMaxBytes: number;
+  /** Outgoing mail (invitations, password resets): an `smtp://` or `smtps://` URL, or unset for no mail; the From address. */
+  smtpUrl: string | undefined;
+  smtpFrom: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -124,6 +127,20 @@ function parseTrustProxy(raw: string | undefined): string[] | false {
     throw new ConfigError(`TRUST_PROXY must be a comma-separated list of proxy addresses or CIDRs (or loopback, linklocal, uniquelocal), got "${raw}"`);
   }
   return entries;
+}
+
+/** SMTP_URL: `smtp://[user:pass@]host[:port]` (STARTTLS when offered) or `smtps://…` (TLS from the start). */
+function parseSmtpUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('SMTP_URL must be a URL such as smtp://user:password@mail.example.com:587');
+  }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') throw new ConfigError(`SMTP_URL must start with smtp:// or smtps://, got "${url.protocol}//…"`);
+  if (!url.hostname) throw new ConfigError('SMTP_URL needs a host name');
+  return raw;
 }
 
 function parsePrices(raw: string | undefined): Config['modelPrices'] {
@@ -229,5 +246,7 @@ export function loadConfig(env: Env = process.env): Config {
     publishRetryWindowS: int(env, 'PUBLISH_RETRY_WINDOW_S', 900, 1),
     publisherPollMs: int(env, 'PUBLISHER_POLL_MS', 1000, 10),
     mediaMaxBytes: int(env, 'MEDIA_MAX_BYTES', 50 * 1024 * 1024, 1),
+    smtpUrl: parseSmtpUrl(str(env, 'SMTP_URL')),
+    smtpFrom: str(env, 'SMTP_FROM') ?? `no-reply@${new URL(str(env, 'PUBLIC_URL') ?? `http://localhost:${port}`).hostname}`,
   };
 }

@@ -1,6 +1,7 @@
 import type { Deps } from './platform/deps.ts';
 import { Bus } from './platform/bus.ts';
 import { SseStreams } from './platform/sse.ts';
+import { Mailer } from './platform/mail.ts';
 import { ApiKeysService } from './modules/api-keys/service.ts';
 import { Guard } from './modules/auth/guard.ts';
 import { AuthService } from './modules/auth/service.ts';
@@ -28,6 +29,7 @@ import { UsageService } from './modules/usage/service.ts';
 import { BudgetsService } from './modules/budgets/service.ts';
 import { ReportsService } from './modules/reports/service.ts';
 import { AgentsService } from './modules/agents/service.ts';
+import { InvitationsService } from './modules/invitations/service.ts';
 
 /**
  * The composition root: every service, built once from the deps and shared by the routes, the
@@ -38,7 +40,10 @@ export function createServices(deps: Deps) {
   const bus = new Bus(deps.database);
   const orgStream = new OrgStream(bus, deps.db);
   const orgs = new OrgsService(deps);
-  const auth = new AuthService(deps, orgs);
+  /** Outgoing e-mail through SMTP_URL (invitations, password resets). */
+  const mailer = new Mailer({ url: deps.config.smtpUrl, from: deps.config.smtpFrom, log: deps.log });
+  const auth = new AuthService(deps, orgs, mailer);
+  const invitations = new InvitationsService(deps, { auth, orgs, mailer });
   const apiKeys = new ApiKeysService(deps, bus);
   const guard = new Guard(auth, apiKeys, orgs, deps.clock);
   const events = new EventsService(deps.clock, bus);
@@ -82,7 +87,7 @@ export function createServices(deps: Deps) {
       leads, content, agents,
     },
   }, { concurrency: deps.config.workflowConcurrency, leaseMs: deps.config.workflowLeaseMs });
-  return { ...deps, bus, orgStream, orgs, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams, integrations, media, content, publisher, stats, approvals, workflowRuns, schedules, scheduler, workflows, runDriver, usage, budgets, reports, agents };
+  return { ...deps, bus, orgStream, orgs, mailer, invitations, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams, integrations, media, content, publisher, stats, approvals, workflowRuns, schedules, scheduler, workflows, runDriver, usage, budgets, reports, agents };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -24,6 +24,8 @@ export const ID_PREFIXES = {
   delivery: 'dlv',
   media: 'med',
   usage: 'use',
+  invitation: 'inv',
+  passwordReset: 'pwr',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

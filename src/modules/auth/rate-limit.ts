@@ -6,7 +6,7 @@ import type { Principal } from '../../platform/context.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** A password route (login, register, password reset): limited per client address with AUTH_RATE_LIMIT_MAX. */
+    /** A password route (login, register, password reset, password change, invitation acceptance): limited per client address with AUTH_RATE_LIMIT_MAX. */
     passwordLimit?: boolean;
   }
 }

@@ -1,7 +1,8 @@
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, gt, isNull } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db.ts';
-import { AppError, conflict, unauthorized } from '../../platform/errors.ts';
+import { AppError, badRequest, conflict, unauthorized } from '../../platform/errors.ts';
+import type { Mailer } from '../../platform/mail.ts';
 import { randomToken, sha256Hex } from '../../platform/crypto.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Clock } from '../../platform/clock.ts';
@@ -9,7 +10,8 @@ import type { Config } from '../../config.ts';
 import type { OrgsService } from '../orgs/service.ts';
 import { AccessTokens } from './access-tokens.ts';
 import { assertAcceptablePassword, hashPassword, verifyNothing, verifyPassword } from './passwords.ts';
-import { refreshTokens, users } from './tables.ts';
+import { passwordResets, refreshTokens, users } from './tables.ts';
+import { passwordResetMail } from './mails.ts';
 
 export type User = typeof users.$inferSelect;
 
@@ -25,6 +27,14 @@ export function publicUser(user: User) {
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
+/** A password-reset link is valid this long (and works once). */
+export const PASSWORD_RESET_TTL_MS = 60 * 60 * 1000;
+/** At most one reset e-mail per account this often, however often it is asked for. */
+const PASSWORD_RESET_THROTTLE_MS = 60 * 1000;
+
+/** What sending mail takes: `Mailer` (platform/mail.ts) in the service, anything alike in tests. */
+export type MailPort = Pick<Mailer, 'enabled' | 'sendInBackground'>;
+
 /** Users, passwords, sessions: access tokens plus rotating refresh tokens with reuse detection. */
 export class AuthService {
   readonly accessTokens: AccessTokens;
@@ -32,12 +42,14 @@ export class AuthService {
   private readonly clock: Clock;
   private readonly config: Config;
   private readonly orgs: OrgsService;
+  private readonly mail: MailPort;
 
-  constructor(deps: Deps, orgs: OrgsService) {
+  constructor(deps: Deps, orgs: OrgsService, mail: MailPort) {
     this.db = deps.db;
     this.clock = deps.clock;
     this.config = deps.config;
     this.orgs = orgs;
+    this.mail = mail;
     this.accessTokens = new AccessTokens(deps.config.appSecret, deps.config.accessTokenTtlS);
   }
 
@@ -60,6 +72,30 @@ export class AuthService {
       });
       return { user, organization };
     });
+  }
+
+  /**
+   * A new user without an organization, in the caller's transaction (an invitation being accepted);
+   * null when the address is taken. The password is checked (400) and hashed by the caller first,
+   * outside the transaction: hashing takes a while.
+   */
+  async insertUser(tx: Db, input: { email: string; passwordHash: string; name?: string | null }): Promise<User | null> {
+    const [user] = await tx
+      .insert(users)
+      .values({ id: newId('user'), email: normalizeEmail(input.email), name: input.name ?? null, passwordHash: input.passwordHash })
+      .onConflictDoNothing()
+      .returning();
+    return user ?? null;
+  }
+
+  /** Whether `password` is the user's; spends the same time whether or not the user exists. */
+  async checkPassword(user: User | undefined, password: string): Promise<boolean> {
+    return user ? verifyPassword(user.passwordHash, password) : verifyNothing(password);
+  }
+
+  /** A new session (a new refresh-token family) for a user who proved who they are. */
+  startSession(userId: string): Promise<Tokens> {
+    return this.issue(userId, newId('refreshToken'));
   }
 
   async findByEmail(email: string): Promise<User | undefined> {
@@ -114,6 +150,72 @@ export class AuthService {
     if (row) {
       await this.db.update(refreshTokens).set({ revokedAt: this.clock.now() }).where(and(eq(refreshTokens.familyId, row.familyId), isNull(refreshTokens.revokedAt)));
     }
+  }
+
+  /**
+   * CONTRACT §2: the current password, then a new acceptable one (400 VALIDATION_ERROR naming the
+   * field otherwise; a wrong current password is a 400 on `body.currentPassword`, not a 401, which
+   * would tell a client its access token failed). Every session of the user ends.
+   */
+  async changePassword(userId: string, currentPassword: string, newPassword: string): Promise<void> {
+    assertAcceptablePassword(newPassword, 'body.newPassword');
+    const user = await this.getUser(userId);
+    if (!user) throw unauthorized('This account no longer exists');
+    if (!(await verifyPassword(user.passwordHash, currentPassword))) {
+      throw badRequest('body.currentPassword is not the current password', [{ field: 'body.currentPassword', message: 'is not the current password' }]);
+    }
+    if (newPassword === currentPassword) {
+      throw badRequest('body.newPassword must differ from the current password', [{ field: 'body.newPassword', message: 'must differ from the current password' }]);
+    }
+    const passwordHash = await hashPassword(newPassword);
+    await this.db.transaction((tx) => this.setPassword(tx as unknown as Db, userId, passwordHash));
+  }
+
+  /**
+   * Always the same answer, whether or not the address has an account (the route says 202): a
+   * known address gets a single-use link valid one hour, e-mailed in the background so that the
+   * answer does not wait on the relay. Without SMTP_URL no link is made: nobody could receive it.
+   */
+  async requestPasswordReset(email: string): Promise<void> {
+    if (!this.mail.enabled) return;
+    const now = this.clock.now();
+    const user = await this.findByEmail(email);
+    if (!user) return;
+    const [recent] = await this.db.select({ id: passwordResets.id }).from(passwordResets)
+      .where(and(eq(passwordResets.userId, user.id), gt(passwordResets.createdAt, new Date(now.getTime() - PASSWORD_RESET_THROTTLE_MS))))
+      .limit(1);
+    if (recent) return;
+    const token = randomToken(32);
+    await this.db.insert(passwordResets).values({
+      id: newId('passwordReset'), userId: user.id, tokenHash: sha256Hex(token), createdAt: now, expiresAt: new Date(now.getTime() + PASSWORD_RESET_TTL_MS),
+    });
+    const link = `${this.config.publicUrl}/reset-password?token=${encodeURIComponent(token)}`;
+    this.mail.sendInBackground(passwordResetMail({ to: user.email, link, publicUrl: this.config.publicUrl }), 'password-reset');
+  }
+
+  /** Sets the password through a reset link (used once, within the hour); every session of the user ends. */
+  async confirmPasswordReset(token: string, newPassword: string): Promise<void> {
+    assertAcceptablePassword(newPassword, 'body.newPassword');
+    const passwordHash = await hashPassword(newPassword);
+    const now = this.clock.now();
+    await this.db.transaction(async (tx) => {
+      const [reset] = await tx.update(passwordResets).set({ usedAt: now })
+        .where(and(eq(passwordResets.tokenHash, sha256Hex(token)), isNull(passwordResets.usedAt), gt(passwordResets.expiresAt, now)))
+        .returning({ userId: passwordResets.userId });
+      if (!reset) {
+        const message = 'is not a valid password-reset token: it is unknown, expired (links last one hour) or already used; ask for a new link';
+        throw badRequest(`body.token ${message}`, [{ field: 'body.token', message }]);
+      }
+      await this.setPassword(tx as unknown as Db, reset.userId, passwordHash);
+    });
+  }
+
+  /** A new password hash; ends every session of the user and voids their open reset links. */
+  private async setPassword(db: Db, userId: string, passwordHash: string): Promise<void> {
+    const now = this.clock.now();
+    await db.update(users).set({ passwordHash, updatedAt: now }).where(eq(users.id, userId));
+    await db.update(refreshTokens).set({ revokedAt: now }).where(and(eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt)));
+    await db.update(passwordResets).set({ usedAt: now }).where(and(eq(passwordResets.userId, userId), isNull(passwordResets.usedAt)));
   }
 
   private async issue(userId: string, familyId: string): Promise<Tokens> {

@@ -21,3 +21,16 @@ export const refreshTokens = pgTable('refresh_tokens', {
   revokedAt: ts('revoked_at'),
   createdAt: createdAt(),
 }, (t) => [uniqueIndex('refresh_tokens_hash_uq').on(t.tokenHash), index('refresh_tokens_family_idx').on(t.familyId)]);
+
+/**
+ * Password-reset links: only the SHA-256 of the token is stored; single use, valid one hour. Setting
+ * a password by any route marks the user's open ones used.
+ */
+export const passwordResets = pgTable('password_resets', {
+  id: text('id').primaryKey(),
+  userId: text('user_id').notNull().references(() => users.id, { onDelete: 'cascade' }),
+  tokenHash: text('token_hash').notNull(),
+  expiresAt: ts('expires_at').notNull(),
+  usedAt: ts('used_at'),
+  createdAt: createdAt(),
+}, (t) => [uniqueIndex('password_resets_hash_uq').on(t.tokenHash), index('password_resets_user_idx').on(t.userId, t.createdAt)]);

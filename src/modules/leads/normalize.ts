@@ -1,8 +1,7 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { badRequest } from '../../platform/errors.ts';
 
-export const LEAD_STATUSES = ['NEW', 'CONTACTED', 'ENGAGED', 'QUALIFIED', 'UNQUALIFIED', 'CUSTOMER', 'LOST'] as const;
-export type LeadStatus = (typeof LEAD_STATUSES)[number];
+export { LEAD_STATUSES, type LeadStatus } from '../../shared/leads.ts';
 
 export type MatchKind = 'email' | 'phone' | 'website';
 

@@ -87,3 +87,49 @@ describe('members', () => {
     expect(res.statusCode).toBe(403);
   });
 });
+
+describe('changing and removing members', () => {
+  const memberUrl = (orgId: string, userId: string) => `/api/v1/orgs/${orgId}/members/${userId}`;
+
+  it('an owner changes a role and removes a member, who then no longer reaches the organization', async () => {
+    const m = await t.member(t.orgA.orgId, 'member');
+    const res = await t.call({ method: 'PATCH', url: memberUrl(t.orgA.orgId, m.userId), auth: { token: t.orgA.token }, payload: { role: 'viewer' } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ userId: m.userId, role: 'viewer' });
+    // A viewer now: writes are refused.
+    expect((await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgA.orgId}/leads`, auth: { token: m.token }, payload: { name: 'X' } })).statusCode).toBe(403);
+    const removed = await t.call({ method: 'DELETE', url: memberUrl(t.orgA.orgId, m.userId), auth: { token: t.orgA.token } });
+    expect(removed.statusCode).toBe(204);
+    expect((await t.call({ url: `/api/v1/orgs/${t.orgA.orgId}/leads`, auth: { token: m.token } })).statusCode).toBe(404);
+    expect((await t.call({ method: 'DELETE', url: memberUrl(t.orgA.orgId, m.userId), auth: { token: t.orgA.token } })).statusCode).toBe(404);
+  });
+
+  it('the last owner cannot be demoted or removed (409); with a second owner they can', async () => {
+    const org = (await t.call({ method: 'POST', url: '/api/v1/orgs', auth: { token: t.orgA.token }, payload: { name: 'Owners' } })).json();
+    for (const [method, payload] of [['PATCH', { role: 'admin' }], ['DELETE', undefined]] as const) {
+      const res = await t.call({ method, url: memberUrl(org.id, t.orgA.ownerId), auth: { token: t.orgA.token }, payload });
+      expect(res.statusCode, method).toBe(409);
+      expect(res.json()).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('last owner') });
+    }
+    const second = await t.member(org.id, 'owner');
+    const demoted = await t.call({ method: 'PATCH', url: memberUrl(org.id, t.orgA.ownerId), auth: { token: second.token }, payload: { role: 'admin' } });
+    expect(demoted.statusCode).toBe(200);
+    expect((await t.call({ method: 'DELETE', url: memberUrl(org.id, second.userId), auth: { token: second.token } })).statusCode).toBe(409);
+  });
+
+  it('an admin manages members and admins but not owners; members, viewers and keys are refused', async () => {
+    const admin = await t.member(t.orgA.orgId, 'admin');
+    const m = await t.member(t.orgA.orgId, 'member');
+    expect((await t.call({ method: 'PATCH', url: memberUrl(t.orgA.orgId, m.userId), auth: { token: admin.token }, payload: { role: 'admin' } })).statusCode).toBe(200);
+    const promote = await t.call({ method: 'PATCH', url: memberUrl(t.orgA.orgId, m.userId), auth: { token: admin.token }, payload: { role: 'owner' } });
+    expect(promote.statusCode).toBe(403);
+    expect((await t.call({ method: 'PATCH', url: memberUrl(t.orgA.orgId, t.orgA.ownerId), auth: { token: admin.token }, payload: { role: 'member' } })).statusCode).toBe(403);
+    expect((await t.call({ method: 'DELETE', url: memberUrl(t.orgA.orgId, t.orgA.ownerId), auth: { token: admin.token } })).statusCode).toBe(403);
+    const viewer = await t.member(t.orgA.orgId, 'viewer');
+    expect((await t.call({ method: 'DELETE', url: memberUrl(t.orgA.orgId, m.userId), auth: { token: viewer.token } })).statusCode).toBe(403);
+    expect((await t.call({ method: 'DELETE', url: memberUrl(t.orgA.orgId, m.userId), auth: { apiKey: t.orgA.apiKey } })).statusCode).toBe(403);
+    expect((await t.call({ method: 'DELETE', url: memberUrl(t.orgA.orgId, m.userId), auth: { token: admin.token } })).statusCode).toBe(204);
+    // Another organization's member id is not found here.
+    expect((await t.call({ method: 'DELETE', url: memberUrl(t.orgA.orgId, t.orgB.ownerId), auth: { token: t.orgA.token } })).statusCode).toBe(404);
+  });
+});

@@ -2,7 +2,7 @@ import { Type, Timestamp, Nullable, OrgParams, errors, orgErrors } from '../../p
 import type { App } from '../../platform/http/types.ts';
 import { forbidden } from '../../platform/errors.ts';
 import { orgOf } from '../../platform/context.ts';
-import { ROLES } from './service.ts';
+import { ROLES, type Role } from './service.ts';
 
 const ProjectSchema = Type.Object({ id: Type.String(), name: Type.String(), createdAt: Timestamp, updatedAt: Timestamp }, { $id: 'Project' });
 const MemberSchema = Type.Object({
@@ -89,5 +89,35 @@ export function orgRoutes(app: App): void {
     if (request.body.role === 'owner' && ctx.role !== 'owner') throw forbidden('Only an owner can add another owner');
     reply.code(201);
     return orgs.addMember(ctx.orgId, request.body.email, request.body.role);
+  });
+
+  const MemberParams = Type.Object({ orgId: Type.String({ maxLength: 64 }), userId: Type.String({ maxLength: 64 }) });
+
+  app.patch('/members/:userId', {
+    config: { access: { admin: true, orgLevel: true } },
+    schema: {
+      tags: ['Members'], summary: 'Change a member\'s role (owner or admin)',
+      description: 'Only an owner makes an owner or changes an owner\'s role (403 otherwise). The last owner cannot be demoted: 409.',
+      params: MemberParams,
+      body: Type.Object({ role: Type.Union(ROLES.map((r) => Type.Literal(r))) }, { additionalProperties: false }),
+      response: { 200: Type.Ref('Member'), ...orgErrors(409) },
+    },
+  }, async (request) => {
+    const ctx = orgOf(request);
+    return orgs.updateMemberRole(ctx.orgId, request.params.userId, request.body.role as Role, ctx.role);
+  });
+
+  app.delete('/members/:userId', {
+    config: { access: { admin: true, orgLevel: true } },
+    schema: {
+      tags: ['Members'], summary: 'Remove a member (owner or admin)',
+      description: 'Only an owner removes an owner (403 otherwise). The last owner cannot be removed: 409. The removed user\'s sessions no longer reach the organization (404).',
+      params: MemberParams,
+      response: { 204: Type.Null(), ...orgErrors(409) },
+    },
+  }, async (request, reply) => {
+    const ctx = orgOf(request);
+    await orgs.removeMember(ctx.orgId, request.params.userId, ctx.role);
+    reply.code(204).send(null);
   });
 }

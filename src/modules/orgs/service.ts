@@ -142,6 +142,51 @@ export class OrgsService {
     return { id: m.id, userId: user.id, email: user.email, name: user.name, role: m.role, createdAt: m.createdAt };
   }
 
+  /**
+   * Changes a member's role (CONTRACT §2). Only an owner makes an owner or changes an owner; the
+   * last owner cannot be demoted (409). The organization's owner rows are locked while deciding, so
+   * two demotions at once cannot leave it without one.
+   */
+  async updateMemberRole(orgId: string, userId: string, role: Role, actorRole: Role | null) {
+    await this.db.transaction(async (tx) => {
+      const target = await this.lockForChange(tx as unknown as Db, orgId, userId, actorRole, role === 'owner');
+      if (target.role === 'owner' && role !== 'owner') await this.assertNotLastOwner(tx as unknown as Db, orgId, 'demoted');
+      await tx.update(memberships).set({ role }).where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId)));
+    });
+    const member = (await this.listMembers(orgId)).find((m) => m.userId === userId);
+    if (!member) throw notFound('Member');
+    return member;
+  }
+
+  /** Removes a member; the last owner cannot be removed (409). Their sessions no longer reach the organization. */
+  async removeMember(orgId: string, userId: string, actorRole: Role | null): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      const target = await this.lockForChange(tx as unknown as Db, orgId, userId, actorRole, false);
+      if (target.role === 'owner') await this.assertNotLastOwner(tx as unknown as Db, orgId, 'removed');
+      await tx.delete(memberships).where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId)));
+    });
+  }
+
+  /** Locks the organization's owners and the target membership; 404 if not a member, 403 when an admin touches an owner. */
+  private async lockForChange(tx: Db, orgId: string, userId: string, actorRole: Role | null, makesOwner: boolean) {
+    await tx.select({ id: memberships.id }).from(memberships).where(and(eq(memberships.orgId, orgId), eq(memberships.role, 'owner'))).for('update');
+    const [target] = await tx.select().from(memberships).where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId))).for('update');
+    if (!target) throw notFound('Member');
+    if ((target.role === 'owner' || makesOwner) && actorRole !== 'owner') throw forbidden('Only an owner can change or remove an owner, or make one');
+    return target;
+  }
+
+  private async assertNotLastOwner(tx: Db, orgId: string, what: string): Promise<void> {
+    const owners = await tx.select({ id: memberships.id }).from(memberships).where(and(eq(memberships.orgId, orgId), eq(memberships.role, 'owner')));
+    if (owners.length <= 1) throw conflict(`The last owner cannot be ${what}; make another member an owner first`);
+  }
+
+  /** Makes a user a member in the caller's transaction; false when they already were (their role is kept). */
+  async addMembership(tx: Db, orgId: string, userId: string, role: Role): Promise<boolean> {
+    const inserted = await tx.insert(memberships).values({ id: newId('membership'), orgId, userId, role }).onConflictDoNothing().returning({ id: memberships.id });
+    return inserted.length > 0;
+  }
+
   /** The owners of an organization, for notifications addressed to them. */
   async ownerIds(orgId: string): Promise<string[]> {
     const rows = await this.db.select({ userId: memberships.userId }).from(memberships)

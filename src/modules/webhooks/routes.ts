@@ -2,7 +2,7 @@ import { Type, Timestamp, Nullable, ListEnvelope, ListQueryProps, orgErrors } fr
 import type { App } from '../../platform/http/types.ts';
 import { orgOf } from '../../platform/context.ts';
 import { DELIVERIES_WAKE, publicEndpoint } from './service.ts';
-import { PLATFORM_EVENT_NAMES } from '../events/names.ts';
+import { PLATFORM_EVENT_NAMES } from '../../shared/event-names.ts';
 
 const EndpointSchema = Type.Object({
   id: Type.String(), url: Type.String(), events: Type.Array(Type.String()), projectId: Nullable(Type.String()), active: Type.Boolean(),

@@ -11,7 +11,7 @@ import { assertCanChange, assertMayMakeOrgWide, inScope, inScopeOrgWide } from '
 import { assertOutboundUrl } from '../../platform/http-client.ts';
 import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import type { EventRow } from '../events/service.ts';
-import { isPlatformEventName } from '../events/names.ts';
+import { isPlatformEventName } from '../../shared/event-names.ts';
 import type { OrgsService } from '../orgs/service.ts';
 import { sendSigned, type SendResult } from './signer.ts';
 import { webhookDeliveries, webhookEndpoints } from './tables.ts';

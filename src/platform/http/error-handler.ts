@@ -73,7 +73,15 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (reply.sent || reply.raw.headersSent) return;
     reply.code(out.statusCode).type('application/json').send(out);
   });
+}
+
+/**
+ * What no route took: `fallback` may answer it (the web panel takes its client-side paths);
+ * everything else is a JSON 404 in the error body.
+ */
+export function registerNotFound(app: FastifyInstance, fallback?: (request: FastifyRequest, reply: FastifyReply) => boolean): void {
   app.setNotFoundHandler((request, reply) => {
+    if (fallback?.(request, reply)) return;
     reply.code(404).send(body(404, 'NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`));
   });
 }

@@ -120,6 +120,7 @@ const ACCESS_OVERRIDES: Record<string, string> = {
   'GET /media/:mediaId/:file': 'No credentials: the signed file name in the URL (as the upload returned it) is the credential.',
   'POST /hooks/:workflowId/:token': 'No credentials: the secret token in the path is the credential (a new one: `POST …/workflows/:id/webhook-token`).',
   'GET /auth/me': 'A user session (access token); API keys are refused (403).',
+  'POST /auth/password': 'A user session (access token); API keys are refused (403).',
   'POST /orgs': 'A user session (access token); API keys are refused (403).',
   'GET /orgs': 'Any valid credential: a user sees their organizations, an API key its own.',
 };

@@ -1,0 +1,72 @@
+/**
+ * The organization stream (SPEC "SSE: organization stream"), one connection per signed-in page,
+ * with the access token in the Authorization header (never in the URL). Pages subscribe to event
+ * names; lists that change are refreshed by invalidating their queries.
+ */
+import { createContext, useContext, useEffect, useEffectEvent, useState, type ReactNode } from 'react';
+import { EventSource } from 'eventsource';
+import { useQueryClient } from '@tanstack/react-query';
+import { currentToken } from './session';
+import { PLATFORM_EVENT_NAMES } from '../../../src/shared/event-names.ts';
+
+type Listener = (type: string, data: unknown) => void;
+
+const StreamContext = createContext<{ subscribe(listener: Listener): () => void } | null>(null);
+
+/** Which cached lists an event makes stale. */
+const STALE: [RegExp, string][] = [
+  [/^lead\./, 'leads'],
+  [/^(workflow\.run\.|run\.status)/, 'runs'],
+  [/^approval/, 'approvals'],
+  [/^notification$/, 'notifications'],
+  [/^(agent\.|agent\.step)/, 'agent-runs'],
+  [/^report\./, 'reports'],
+  [/^post\./, 'posts'],
+  [/^integration\./, 'integrations'],
+];
+
+/** Event names the panel listens for (an EventSource delivers only the named events it listens to). */
+const STREAM_EVENTS = ['notification', 'approval.requested', 'run.status', 'agent.step', 'conversation.message', ...PLATFORM_EVENT_NAMES];
+
+export function OrgStreamProvider({ orgId, children }: { orgId: string; children: ReactNode }) {
+  const queryClient = useQueryClient();
+  const [listeners] = useState(() => new Set<Listener>());
+
+  useEffect(() => {
+    const source = new EventSource(`/api/v1/orgs/${encodeURIComponent(orgId)}/events`, {
+      fetch: async (input, init) => {
+        const token = await currentToken();
+        return fetch(input, { ...init, headers: { ...init.headers, ...(token ? { authorization: `Bearer ${token}` } : {}) } });
+      },
+    });
+    const handle = (type: string) => (message: MessageEvent) => {
+      let data: unknown = null;
+      try {
+        data = JSON.parse(message.data as string);
+      } catch {
+        return;
+      }
+      for (const [pattern, key] of STALE) if (pattern.test(type)) void queryClient.invalidateQueries({ queryKey: [orgId, key] });
+      for (const listener of listeners) listener(type, data);
+    };
+    for (const type of STREAM_EVENTS) source.addEventListener(type, handle(type));
+    return () => source.close();
+  }, [orgId, queryClient, listeners]);
+
+  const [value] = useState(() => ({
+    subscribe(listener: Listener) {
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+      };
+    },
+  }));
+  return <StreamContext.Provider value={value}>{children}</StreamContext.Provider>;
+}
+
+/** Calls `onEvent` for each organization event (the page must be inside an organization). */
+export function useOrgEvents(onEvent: Listener): void {
+  const stream = useContext(StreamContext);
+  const handle = useEffectEvent(onEvent);
+  useEffect(() => stream?.subscribe((type, data) => handle(type, data)), [stream]);
+}
