@@ -84,7 +84,7 @@ async function main(): Promise<void> {
   }
   app.log.info(
     { startupMs: Math.round(process.uptime() * 1000) },
-    `listening on ${config.publicUrl}/api/v1 (store: ${store}); API reference at ${config.publicUrl}/docs; started in ${process.uptime().toFixed(1)} s`,
+    `listening on ${config.publicUrl}/api/v1 (store: ${store}); web panel at ${config.publicUrl}/, API reference at ${config.publicUrl}/docs; started in ${process.uptime().toFixed(1)} s`,
   );
   if (!closing) {
     const workers = app.startWorkers();
@@ -92,7 +92,7 @@ async function main(): Promise<void> {
   }
   if ((await services.orgs.countUsers()) === 0) {
     const register = config.allowSignup
-      ? `, or sign up over the API: POST ${config.publicUrl}/api/v1/auth/register with {"email","password","organizationName"} (ALLOW_SIGNUP is on)`
+      ? `, or create an account in the web panel (${config.publicUrl}/register) or over the API: POST ${config.publicUrl}/api/v1/auth/register with {"email","password","organizationName"} (ALLOW_SIGNUP is on)`
       : '';
     app.log.warn(
       'No user exists yet. Create the first owner (works while this server runs): ' +

@@ -20,7 +20,7 @@ const STALE: [RegExp, string][] = [
   [/^approval/, 'approvals'],
   [/^notification$/, 'notifications'],
   [/^(agent\.|agent\.step)/, 'agent-runs'],
-  [/^report\./, 'reports'],
+  [/^(report\.|agent\.report\.)/, 'reports'],
   [/^post\./, 'posts'],
   [/^integration\./, 'integrations'],
 ];

@@ -1,6 +1,6 @@
 import { AppError, badRequest } from '../../platform/errors.ts';
 import type { Actor, Scope } from '../../platform/context.ts';
-import { MAX_LENGTH, PLATFORMS, type Platform } from './rules.ts';
+import { MAX_LENGTH, PLATFORMS, type Platform } from '../../shared/platforms.ts';
 import type { ContentService, Post } from './service.ts';
 
 /**

@@ -9,7 +9,7 @@ import type { IntegrationsService } from '../integrations/service.ts';
 import { connectorFor } from '../integrations/connectors/index.ts';
 import type { PublishOutcome, PublishRequest } from '../integrations/connectors/types.ts';
 import type { MediaService } from '../media/service.ts';
-import { composeText } from './rules.ts';
+import { composeText } from '../../shared/platforms.ts';
 import { publicPost } from './service.ts';
 import { posts, type PostAttempt, type PostError } from './tables.ts';
 

@@ -14,7 +14,9 @@ import type { OrgsService } from '../orgs/service.ts';
 import type { IntegrationsService } from '../integrations/service.ts';
 import { connectorFor, providerOfPlatform } from '../integrations/connectors/index.ts';
 import type { MediaService } from '../media/service.ts';
-import { allowed, checkPost, composeText, excerpt, MAX_MEDIA, POST_STATUSES, PLATFORMS, type Platform } from './rules.ts';
+import { checkPost, excerpt } from './rules.ts';
+import { allowed, POST_STATUSES } from '../../shared/posts.ts';
+import { composeText, MAX_MEDIA, PLATFORMS, type Platform } from '../../shared/platforms.ts';
 import { posts } from './tables.ts';
 import { localDate, parseRange, assertTimezone } from '../stats/range.ts';
 

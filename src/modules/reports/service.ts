@@ -12,12 +12,9 @@ import { availableActions, checkAction, executeAction, type ActionPorts, type Ac
 import { starterRecommendations } from './starters.ts';
 import { reports, type StoredRecommendation } from './tables.ts';
 
-export const REPORT_TYPES = [
-  'CONTENT_PLAN', 'SOCIAL_PERFORMANCE', 'LEAD_LIST', 'LEAD_QUALIFICATION', 'OUTREACH_SUMMARY', 'MARKET_RESEARCH',
-  'COMPETITOR_ANALYSIS', 'SEO_AUDIT', 'TRAFFIC_STRATEGY', 'ANALYTICS_REVIEW', 'CAMPAIGN_PLAN', 'CAMPAIGN_SUMMARY',
-  'CHATBOT_INSIGHTS', 'WEEKLY_DIGEST', 'GENERAL',
-] as const;
-export type ReportType = (typeof REPORT_TYPES)[number];
+import { REPORT_TYPES, type ReportType } from '../../shared/reports.ts';
+
+export { REPORT_TYPES, type ReportType };
 
 type Row = typeof reports.$inferSelect;
 

@@ -27,7 +27,7 @@ export function ErrorState({ error, retry }: { error: unknown; retry?: () => voi
     : api?.status === 429 ? 'Too many requests'
     : 'Something went wrong';
   const message = api?.status === 403
-    ? `${api.body.message ?? 'Your role does not allow this.'} Ask an owner or admin of the organization if you need it.`
+    ? `${(api.body.message ?? 'Your role does not allow this.').replace(/([^.!?])$/, '$1.')} Ask an owner or admin of the organization if you need it.`
     : error instanceof Error ? error.message : String(error);
   return (
     <div role="alert" className="rounded-lg border border-red-200 bg-red-50 p-4 text-sm text-red-800">

@@ -117,7 +117,7 @@ function UserMenu({ name, email, role, orgId }: { name: string; email: string; r
       <DropdownMenu.Portal>
         <DropdownMenu.Content align="end" sideOffset={4} className="z-50 min-w-56 rounded-md bg-white p-1 shadow-lg ring-1 ring-slate-200">
           <div className="px-3 py-2 text-xs text-slate-500">{email}{role ? ` · ${role}` : ''}</div>
-          <DropdownMenu.Item className={menuItem} onSelect={() => void navigate({ to: '/orgs/$orgId/settings', params: { orgId } })}>Settings and password</DropdownMenu.Item>
+          <DropdownMenu.Item className={menuItem} onSelect={() => void navigate({ to: '/orgs/$orgId/settings/account', params: { orgId } })}>Account and password</DropdownMenu.Item>
           <DropdownMenu.Separator className="my-1 h-px bg-slate-200" />
           <DropdownMenu.Item className={menuItem} onSelect={() => void signOut()}>Sign out</DropdownMenu.Item>
         </DropdownMenu.Content>

@@ -1,0 +1,115 @@
+import { useEffect, useState } from 'react';
+import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
+import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
+import { api, unwrap } from '../../../../api/client';
+import { compact, listSearch, oneOf, PAGE, PAGE_SIZE, type ListSearch } from '../../../../lib/list';
+import { useOrgEvents } from '../../../../lib/stream';
+import { formatDateTime } from '../../../../lib/format';
+import { Badge, PageHeader } from '../../../../components/ui/page';
+import { SortTh, Table, Td, Th } from '../../../../components/ui/table';
+import { Empty, ErrorState, Loading } from '../../../../components/ui/states';
+import { Pagination } from '../../../../components/ui/pagination';
+import { Button } from '../../../../components/ui/button';
+import { REPORT_TYPES, reportTypeLabel } from '../../../../components/reports/describe';
+import { typeLabel } from '../../../../components/agents/agent-types';
+
+const SORTS = ['createdAt', 'type', 'title'] as const;
+
+export const Route = createFileRoute('/orgs/$orgId/reports/')({
+  validateSearch: (raw: Record<string, unknown>): ListSearch & { type?: (typeof REPORT_TYPES)[number] } => ({
+    ...listSearch(raw, SORTS),
+    type: oneOf(raw.type, REPORT_TYPES),
+  }),
+  component: ReportsPage,
+});
+
+function ReportsPage() {
+  const { orgId } = Route.useParams();
+  const search = Route.useSearch();
+  const navigate = useNavigate({ from: Route.fullPath });
+  const queryClient = useQueryClient();
+  const [q, setQ] = useState(search.q ?? '');
+  const setSearch = (next: Partial<typeof search>) => void navigate({ search: (prev) => compact({ ...prev, page: undefined, ...next }) as never, replace: true });
+
+  useEffect(() => {
+    const timer = setTimeout(() => {
+      if ((search.q ?? '') !== q) setSearch({ q: q || undefined });
+    }, 300);
+    return () => clearTimeout(timer);
+  });
+  // A report an agent saves appears without a reload.
+  useOrgEvents((type) => {
+    if (type === 'agent.report.created') void queryClient.invalidateQueries({ queryKey: [orgId, 'reports'] });
+  });
+
+  const page = search.page ?? PAGE;
+  const pageSize = search.pageSize ?? PAGE_SIZE;
+  const sort = search.sort ?? '-createdAt';
+  const query = { page, pageSize, sort: search.sort, q: search.q, type: search.type };
+  const reports = useQuery({
+    queryKey: [orgId, 'reports', query],
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/reports', { params: { path: { orgId }, query } })),
+    placeholderData: keepPreviousData,
+  });
+  const items = reports.data?.items ?? [];
+  const filtered = Boolean(search.q || search.type);
+
+  return (
+    <div>
+      <PageHeader title="Reports" description="What your agents found: figures, a summary and recommendations you can apply in one step." />
+      <form role="search" className="mb-4 flex flex-wrap items-end gap-3" onSubmit={(e) => { e.preventDefault(); setSearch({ q: q || undefined }); }}>
+        <label className="flex-1 text-sm">
+          <span className="mb-1 block font-medium text-slate-700">Search</span>
+          <input type="search" value={q} onChange={(e) => setQ(e.target.value)} placeholder="Title or summary" className="w-full rounded-md px-3 py-2 ring-1 ring-slate-300" />
+        </label>
+        <label className="text-sm">
+          <span className="mb-1 block font-medium text-slate-700">Type</span>
+          <select value={search.type ?? ''} onChange={(e) => setSearch({ type: oneOf(e.target.value, REPORT_TYPES) })} className="rounded-md px-3 py-2 ring-1 ring-slate-300">
+            <option value="">Any type</option>
+            {REPORT_TYPES.map((t) => <option key={t} value={t}>{reportTypeLabel(t)}</option>)}
+          </select>
+        </label>
+        {filtered ? <Button variant="ghost" onClick={() => { setQ(''); void navigate({ search: {} as never, replace: true }); }}>Clear filters</Button> : null}
+      </form>
+      {reports.isPending ? <Loading label="Loading reports…" />
+        : reports.isError ? <ErrorState error={reports.error} retry={() => void reports.refetch()} />
+        : items.length === 0 ? (
+          <Empty title={filtered ? 'No reports match these filters' : 'No reports yet'}>
+            {filtered ? 'Try another search or clear the filters.' : <>Agents write reports: run a market analyst or a report writer from <Link to="/orgs/$orgId/agents" params={{ orgId }} className="text-indigo-700 underline">Agents</Link>.</>}
+          </Empty>
+        ) : (
+          <>
+            <Table label="Reports">
+              <thead className="bg-slate-50">
+                <tr>
+                  <SortTh field="title" label="Title" sort={sort} onSort={(s) => setSearch({ sort: s })} />
+                  <SortTh field="type" label="Type" sort={sort} onSort={(s) => setSearch({ sort: s })} />
+                  <Th>Written by</Th>
+                  <Th>Recommendations</Th>
+                  <SortTh field="createdAt" label="Created" sort={sort} onSort={(s) => setSearch({ sort: s })} />
+                </tr>
+              </thead>
+              <tbody className="divide-y divide-slate-100">
+                {items.map((report) => {
+                  const applied = report.recommendations.filter((r) => r.appliedAt).length;
+                  return (
+                    <tr key={report.id} className="hover:bg-slate-50">
+                      <Td className="max-w-xl">
+                        <Link to="/orgs/$orgId/reports/$reportId" params={{ orgId, reportId: report.id }} className="font-medium text-indigo-700 hover:underline">{report.title}</Link>
+                        <p className="line-clamp-2 text-xs text-slate-500">{report.summary}</p>
+                      </Td>
+                      <Td className="whitespace-nowrap"><Badge tone="violet">{reportTypeLabel(report.type)}</Badge></Td>
+                      <Td className="whitespace-nowrap">{report.agentType ? typeLabel(report.agentType) : '—'}</Td>
+                      <Td className="whitespace-nowrap tabular-nums">{report.recommendations.length ? `${report.recommendations.length}${applied ? ` (${applied} applied)` : ''}` : 'none'}</Td>
+                      <Td className="whitespace-nowrap">{formatDateTime(report.createdAt)}</Td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </Table>
+            <Pagination page={page} pageSize={pageSize} total={reports.data.total} onPage={(p) => void navigate({ search: (prev) => ({ ...prev, page: p }) as never })} />
+          </>
+        )}
+    </div>
+  );
+}

@@ -1,0 +1,129 @@
+import { useEffect, useState } from 'react';
+import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { api, unwrap, type Schemas } from '../../../../api/client';
+import { compact, listSearch, oneOf, PAGE, PAGE_SIZE, type ListSearch } from '../../../../lib/list';
+import { useRole } from '../../../../lib/account';
+import { formatDateTime } from '../../../../lib/format';
+import { PageHeader, Badge } from '../../../../components/ui/page';
+import { Table, Th, SortTh, Td } from '../../../../components/ui/table';
+import { Empty, ErrorState, Loading } from '../../../../components/ui/states';
+import { Pagination } from '../../../../components/ui/pagination';
+import { Button } from '../../../../components/ui/button';
+import { NewWorkflowDialog } from '../../../../components/workflows/new-workflow-dialog';
+import { triggerSummary } from '../../../../components/workflows/trigger';
+
+const SORTS = ['createdAt', 'updatedAt', 'name'] as const;
+const STATES = ['active', 'inactive'] as const;
+
+interface WorkflowsSearch extends ListSearch {
+  state?: (typeof STATES)[number];
+}
+
+export const Route = createFileRoute('/orgs/$orgId/workflows/')({
+  validateSearch: (raw: Record<string, unknown>): WorkflowsSearch => ({
+    ...listSearch(raw, SORTS),
+    state: oneOf(raw.state, STATES),
+  }),
+  component: WorkflowsPage,
+});
+
+function WorkflowsPage() {
+  const { orgId } = Route.useParams();
+  const search = Route.useSearch();
+  const navigate = useNavigate({ from: Route.fullPath });
+  const { canWrite } = useRole(orgId);
+  const [creating, setCreating] = useState(false);
+  const [q, setQ] = useState(search.q ?? '');
+
+  const setSearch = (next: Partial<typeof search>) => void navigate({ search: (prev) => compact({ ...prev, page: undefined, ...next }) as never, replace: true });
+
+  useEffect(() => {
+    const timer = setTimeout(() => {
+      if ((search.q ?? '') !== q) setSearch({ q: q || undefined });
+    }, 300);
+    return () => clearTimeout(timer);
+  });
+
+  const page = search.page ?? PAGE;
+  const pageSize = search.pageSize ?? PAGE_SIZE;
+  const sort = search.sort ?? '-createdAt';
+  const query = { page, pageSize, sort: search.sort, q: search.q, active: search.state === undefined ? undefined : search.state === 'active' };
+  const workflows = useQuery({
+    queryKey: [orgId, 'workflows', 'list', query],
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/workflows', { params: { path: { orgId }, query } })),
+    placeholderData: keepPreviousData,
+  });
+  const items = workflows.data?.items ?? [];
+  const filtered = Boolean(search.q || search.state);
+
+  return (
+    <div>
+      <PageHeader
+        title="Workflows"
+        description="Automations that run on a trigger — an event, a schedule, a webhook or by hand — step by step."
+        actions={canWrite ? <Button variant="primary" onClick={() => setCreating(true)}>New workflow</Button> : null}
+      />
+      <form role="search" className="mb-4 flex flex-wrap items-end gap-3" onSubmit={(e) => { e.preventDefault(); setSearch({ q: q || undefined }); }}>
+        <label className="flex-1 text-sm">
+          <span className="mb-1 block font-medium text-slate-700">Search</span>
+          <input type="search" value={q} onChange={(e) => setQ(e.target.value)} placeholder="Name or description" className="w-full rounded-md px-3 py-2 ring-1 ring-slate-300" />
+        </label>
+        <label className="text-sm">
+          <span className="mb-1 block font-medium text-slate-700">State</span>
+          <select value={search.state ?? ''} onChange={(e) => setSearch({ state: oneOf(e.target.value, STATES) })} className="rounded-md px-3 py-2 ring-1 ring-slate-300">
+            <option value="">Active and inactive</option>
+            <option value="active">Active</option>
+            <option value="inactive">Inactive</option>
+          </select>
+        </label>
+        {filtered ? <Button variant="ghost" onClick={() => { setQ(''); void navigate({ search: {} as never, replace: true }); }}>Clear filters</Button> : null}
+      </form>
+
+      {workflows.isPending ? <Loading label="Loading workflows…" />
+        : workflows.isError ? <ErrorState error={workflows.error} retry={() => void workflows.refetch()} />
+        : items.length === 0 ? (
+          <Empty title={filtered ? 'No workflows match these filters' : 'No workflows yet'}>
+            {filtered ? 'Try another search or clear the filters.' : canWrite ? 'Create one from a template: qualify new leads, publish after approval, a weekly digest…' : 'Workflows appear here once someone creates them.'}
+          </Empty>
+        ) : (
+          <>
+            <Table label="Workflows">
+              <thead className="bg-slate-50">
+                <tr>
+                  <SortTh field="name" label="Name" sort={sort} onSort={(s) => setSearch({ sort: s })} />
+                  <Th>Trigger</Th>
+                  <Th>State</Th>
+                  <Th>Steps</Th>
+                  <SortTh field="updatedAt" label="Changed" sort={sort} onSort={(s) => setSearch({ sort: s })} />
+                  <SortTh field="createdAt" label="Created" sort={sort} onSort={(s) => setSearch({ sort: s })} />
+                </tr>
+              </thead>
+              <tbody className="divide-y divide-slate-100">
+                {items.map((w) => <WorkflowRow key={w.id} orgId={orgId} workflow={w} />)}
+              </tbody>
+            </Table>
+            <Pagination page={page} pageSize={pageSize} total={workflows.data.total} onPage={(p) => void navigate({ search: (prev) => ({ ...prev, page: p }) as never })} />
+          </>
+        )}
+
+      <NewWorkflowDialog orgId={orgId} open={creating} onOpenChange={setCreating} onCreated={(w) => void navigate({ to: '/orgs/$orgId/workflows/$workflowId', params: { orgId, workflowId: w.id } })} />
+    </div>
+  );
+}
+
+function WorkflowRow({ orgId, workflow }: { orgId: string; workflow: Schemas['Workflow'] }) {
+  return (
+    <tr className="hover:bg-slate-50">
+      <Td>
+        <Link to="/orgs/$orgId/workflows/$workflowId" params={{ orgId, workflowId: workflow.id }} className="font-medium text-indigo-700 hover:underline">{workflow.name}</Link>
+        {workflow.description ? <p className="mt-0.5 line-clamp-1 max-w-md text-xs text-slate-500">{workflow.description}</p> : null}
+      </Td>
+      <Td>{triggerSummary(workflow.trigger)}</Td>
+      <Td><Badge tone={workflow.active ? 'green' : 'slate'}>{workflow.active ? 'Active' : 'Inactive'}</Badge></Td>
+      <Td>{workflow.nodes.length}</Td>
+      <Td className="whitespace-nowrap">{formatDateTime(workflow.updatedAt)}</Td>
+      <Td className="whitespace-nowrap">{formatDateTime(workflow.createdAt)}</Td>
+    </tr>
+  );
+}
