@@ -1,8 +1,8 @@
 import { useState } from 'react';
-import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
+import { createFileRoute, Link } from '@tanstack/react-router';
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap, type Schemas } from '../../../api/client';
-import { compact, listSearch, oneOf, PAGE, PAGE_SIZE, str, type ListSearch } from '../../../lib/list';
+import { listSearch, oneOf, str, type ListSearch } from '../../../lib/list';
 import { useRole } from '../../../lib/account';
 import { useOrgEvents } from '../../../lib/stream';
 import { formatDateTime, relative } from '../../../lib/format';
@@ -11,6 +11,7 @@ import { SortTh, Table, Td, Th } from '../../../components/ui/table';
 import { Empty, ErrorState, Loading } from '../../../components/ui/states';
 import { Pagination } from '../../../components/ui/pagination';
 import { ApprovalPanel } from '../../../components/runs/approval-panel';
+import { useList } from '../../../lib/use-list';
 
 const SORTS = ['createdAt', 'expiresAt'] as const;
 /** `status` in the URL: absent means the queue (PENDING); ALL lists every decision too. */
@@ -39,15 +40,12 @@ type Approval = Schemas['Approval'];
 function ApprovalsPage() {
   const { orgId } = Route.useParams();
   const search = Route.useSearch();
-  const navigate = useNavigate({ from: Route.fullPath });
   const { canWrite } = useRole(orgId);
   const queryClient = useQueryClient();
   const [arrived, setArrived] = useState<string | null>(null);
-  const setSearch = (next: Partial<typeof search>) => void navigate({ search: (prev) => compact({ ...prev, page: undefined, ...next }) as never, replace: true });
+  const { page, pageSize, setSearch, setPage } = useList(search);
 
   const status = search.status ?? 'PENDING';
-  const page = search.page ?? PAGE;
-  const pageSize = search.pageSize ?? PAGE_SIZE;
   const sort = search.sort ?? '-createdAt';
   const query = { page, pageSize, sort: search.sort, status: status === 'ALL' ? undefined : status } as const;
   const approvals = useQuery({
@@ -116,7 +114,7 @@ function ApprovalsPage() {
                 {items.map((a) => <ApprovalRow key={a.id} orgId={orgId} approval={a} canWrite={canWrite} onOpen={() => open(a.id)} />)}
               </tbody>
             </Table>
-            <Pagination page={page} pageSize={pageSize} total={approvals.data.total} onPage={(p) => void navigate({ search: (prev) => ({ ...prev, page: p }) as never })} />
+            <Pagination page={page} pageSize={pageSize} total={approvals.data.total} onPage={setPage} />
           </>
         )}
 

@@ -1,9 +1,9 @@
-import { useEffect, useState } from 'react';
-import { createFileRoute, useNavigate } from '@tanstack/react-router';
+import { useState } from 'react';
+import { createFileRoute } from '@tanstack/react-router';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { api, unwrap, type Schemas } from '../../../api/client';
 import { LEAD_STATUSES } from '../../../../../src/shared/leads.ts';
-import { compact, int, listSearch, oneOf, PAGE, PAGE_SIZE, str } from '../../../lib/list';
+import { int, listSearch, oneOf, str } from '../../../lib/list';
 import { useRole } from '../../../lib/account';
 import { formatDate } from '../../../lib/format';
 import { PageHeader, Badge } from '../../../components/ui/page';
@@ -15,6 +15,8 @@ import { BulkBar } from '../../../components/leads/bulk-bar';
 import { LeadPanel } from '../../../components/leads/lead-panel';
 import { CreateLeadDialog } from '../../../components/leads/create-dialog';
 import { ImportDialog } from '../../../components/leads/import-dialog';
+import { useList } from '../../../lib/use-list';
+import { SearchBox } from '../../../components/ui/search-box';
 
 const SORTS = ['createdAt', 'updatedAt', 'name', 'email', 'company', 'score', 'status'] as const;
 
@@ -34,26 +36,13 @@ type Lead = Schemas['Lead'];
 function LeadsPage() {
   const { orgId } = Route.useParams();
   const search = Route.useSearch();
-  const navigate = useNavigate({ from: Route.fullPath });
   const { canWrite } = useRole(orgId);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [creating, setCreating] = useState(false);
   const [importing, setImporting] = useState(false);
-  const [q, setQ] = useState(search.q ?? '');
   const [notice, setNotice] = useState<string | null>(null);
 
-  const setSearch = (next: Partial<typeof search>) => void navigate({ search: (prev) => compact({ ...prev, page: undefined, ...next }) as never, replace: true });
-
-  // The search box writes to the URL a moment after typing stops.
-  useEffect(() => {
-    const timer = setTimeout(() => {
-      if ((search.q ?? '') !== q) setSearch({ q: q || undefined });
-    }, 300);
-    return () => clearTimeout(timer);
-  });
-
-  const page = search.page ?? PAGE;
-  const pageSize = search.pageSize ?? PAGE_SIZE;
+  const { page, pageSize, setSearch, setPage, clear } = useList(search);
   const query = { page, pageSize, sort: search.sort, q: search.q, status: search.status, tags: search.tags, minScore: search.minScore };
   const leads = useQuery({
     queryKey: [orgId, 'leads', query],
@@ -82,11 +71,8 @@ function LeadsPage() {
           </>
         ) : null}
       />
-      <form role="search" className="mb-4 flex flex-wrap items-end gap-3" onSubmit={(e) => { e.preventDefault(); setSearch({ q: q || undefined }); }}>
-        <label className="flex-1 text-sm">
-          <span className="mb-1 block font-medium text-slate-700">Search</span>
-          <input type="search" value={q} onChange={(e) => setQ(e.target.value)} placeholder="Name, e-mail, company, website or phone" className="w-full rounded-md px-3 py-2 ring-1 ring-slate-300" />
-        </label>
+      <form role="search" className="mb-4 flex flex-wrap items-end gap-3" onSubmit={(e) => e.preventDefault()}>
+        <SearchBox value={search.q} onSearch={(q) => setSearch({ q })} placeholder="Name, e-mail, company, website or phone" />
         <label className="text-sm">
           <span className="mb-1 block font-medium text-slate-700">Status</span>
           <select value={search.status ?? ''} onChange={(e) => setSearch({ status: oneOf(e.target.value, LEAD_STATUSES) })} className="rounded-md px-3 py-2 ring-1 ring-slate-300">
@@ -102,7 +88,7 @@ function LeadsPage() {
           <span className="mb-1 block font-medium text-slate-700">Minimum score</span>
           <input type="number" min={0} max={100} defaultValue={search.minScore ?? ''} key={search.minScore ?? ''} onBlur={(e) => setSearch({ minScore: e.target.value === '' ? undefined : int(e.target.value, 0, 0, 100) })} className="w-28 rounded-md px-3 py-2 ring-1 ring-slate-300" />
         </label>
-        {filtered ? <Button variant="ghost" onClick={() => { setQ(''); void navigate({ search: {} as never, replace: true }); }}>Clear filters</Button> : null}
+        {filtered ? <Button variant="ghost" onClick={() => clear()}>Clear filters</Button> : null}
       </form>
 
       {canWrite && selected.size > 0 ? <BulkBar orgId={orgId} ids={[...selected]} onDone={(message) => { setSelected(new Set()); setNotice(message); }} /> : null}
@@ -137,7 +123,7 @@ function LeadsPage() {
                 {items.map((lead) => <LeadRow key={lead.id} lead={lead} canWrite={canWrite} checked={selected.has(lead.id)} onToggle={() => toggle(lead.id)} onOpen={() => setSearch({ lead: lead.id, page: search.page })} />)}
               </tbody>
             </Table>
-            <Pagination page={page} pageSize={pageSize} total={leads.data.total} estimate={leads.data.totalIsEstimate} onPage={(page) => void navigate({ search: (prev) => ({ ...prev, page }) as never })} />
+            <Pagination page={page} pageSize={pageSize} total={leads.data.total} estimate={leads.data.totalIsEstimate} onPage={setPage} />
           </>
         )}
 

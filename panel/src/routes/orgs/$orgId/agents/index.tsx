@@ -1,9 +1,9 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Tabs } from 'radix-ui';
 import { api, unwrap, type Schemas } from '../../../../api/client';
-import { compact, listSearch, oneOf, PAGE, PAGE_SIZE, str, type ListSearch } from '../../../../lib/list';
+import { compact, listSearch, oneOf, str, type ListSearch } from '../../../../lib/list';
 import { useRole } from '../../../../lib/account';
 import { formatDateTime, formatUsd } from '../../../../lib/format';
 import { Badge, PageHeader } from '../../../../components/ui/page';
@@ -16,6 +16,8 @@ import { AgentDialog } from '../../../../components/agents/agent-dialog';
 import { RunAgentDialog } from '../../../../components/agents/run-dialog';
 import { agentTypesQuery, typeLabel } from '../../../../components/agents/agent-types';
 import { RUN_STATUSES, statusLabel, type RunStatus } from '../../../../components/agents/steps';
+import { useList } from '../../../../lib/use-list';
+import { SearchBox } from '../../../../components/ui/search-box';
 
 const RUN_SORTS = ['createdAt', 'finishedAt', 'status', 'type', 'costUsd'] as const;
 const AGENT_SORTS = ['createdAt', 'name', 'type'] as const;
@@ -54,7 +56,6 @@ function AgentsPage() {
   const [running, setRunning] = useState<{ agentId?: string } | null>(null);
   const view = search.view ?? 'runs';
 
-  const setSearch = (next: Partial<Search>) => void navigate({ search: (prev) => compact({ ...prev, page: undefined, ...next }) as never, replace: true });
   // Every saved agent, for the run dialog's choice and the runs filter (an organization keeps a few).
   const allAgents = useQuery({
     queryKey: [orgId, 'agents', 'all'],
@@ -79,11 +80,11 @@ function AgentsPage() {
           <Tabs.Trigger value="agents" className="-mb-px border-b-2 border-transparent px-3 py-2 text-sm font-medium text-slate-600 hover:text-slate-900 data-[state=active]:border-indigo-600 data-[state=active]:text-indigo-700">Saved agents</Tabs.Trigger>
         </Tabs.List>
         <Tabs.Content value="runs">
-          {view === 'runs' ? <RunHistory orgId={orgId} search={search} setSearch={setSearch} agents={allAgents.data?.items ?? []} /> : null}
+          {view === 'runs' ? <RunHistory orgId={orgId} search={search} agents={allAgents.data?.items ?? []} /> : null}
         </Tabs.Content>
         <Tabs.Content value="agents">
           {view === 'agents' ? (
-            <SavedAgents orgId={orgId} search={search} setSearch={setSearch} canWrite={canWrite} onEdit={setEditing} onRun={(agentId) => setRunning({ agentId })} onCreate={() => setEditing('new')} />
+            <SavedAgents orgId={orgId} search={search} canWrite={canWrite} onEdit={setEditing} onRun={(agentId) => setRunning({ agentId })} onCreate={() => setEditing('new')} />
           ) : null}
         </Tabs.Content>
       </Tabs.Root>
@@ -91,23 +92,6 @@ function AgentsPage() {
       {editing ? <AgentDialog key={editing === 'new' ? 'new' : editing.id} orgId={orgId} agent={editing === 'new' ? null : editing} open onOpenChange={(open) => !open && setEditing(null)} /> : null}
       {running ? <RunAgentDialog key={running.agentId ?? 'adhoc'} orgId={orgId} open agents={allAgents.data?.items ?? []} agentId={running.agentId} onOpenChange={(open) => !open && setRunning(null)} /> : null}
     </div>
-  );
-}
-
-function SearchBox({ value, onSearch, placeholder }: { value: string | undefined; onSearch: (q: string | undefined) => void; placeholder: string }) {
-  const [q, setQ] = useState(value ?? '');
-  // Written to the URL a moment after typing stops.
-  useEffect(() => {
-    const timer = setTimeout(() => {
-      if ((value ?? '') !== q) onSearch(q || undefined);
-    }, 300);
-    return () => clearTimeout(timer);
-  });
-  return (
-    <label className="flex-1 text-sm">
-      <span className="mb-1 block font-medium text-slate-700">Search</span>
-      <input type="search" value={q} onChange={(e) => setQ(e.target.value)} placeholder={placeholder} className="w-full rounded-md px-3 py-2 ring-1 ring-slate-300" />
-    </label>
   );
 }
 
@@ -125,10 +109,8 @@ function TypeFilter({ orgId, value, onChange }: { orgId: string; value: string |
   );
 }
 
-function RunHistory({ orgId, search, setSearch, agents }: { orgId: string; search: Search; setSearch: (next: Partial<Search>) => void; agents: readonly Schemas['Agent'][] }) {
-  const navigate = useNavigate({ from: Route.fullPath });
-  const page = search.page ?? PAGE;
-  const pageSize = search.pageSize ?? PAGE_SIZE;
+function RunHistory({ orgId, search, agents }: { orgId: string; search: Search; agents: readonly Schemas['Agent'][] }) {
+  const { page, pageSize, setSearch, setPage, clear } = useList(search);
   const sort = search.sort ?? '-createdAt';
   const query = { page, pageSize, sort: search.sort, q: search.q, status: search.status, type: search.type, agentId: search.agentId };
   const runs = useQuery({
@@ -161,7 +143,7 @@ function RunHistory({ orgId, search, setSearch, agents }: { orgId: string; searc
             </select>
           </label>
         ) : null}
-        {filtered ? <Button variant="ghost" onClick={() => void navigate({ search: {} as never, replace: true })}>Clear filters</Button> : null}
+        {filtered ? <Button variant="ghost" onClick={() => clear()}>Clear filters</Button> : null}
       </form>
       {runs.isPending ? <Loading label="Loading agent runs…" />
         : runs.isError ? <ErrorState error={runs.error} retry={() => void runs.refetch()} />
@@ -200,27 +182,24 @@ function RunHistory({ orgId, search, setSearch, agents }: { orgId: string; searc
                 ))}
               </tbody>
             </Table>
-            <Pagination page={page} pageSize={pageSize} total={runs.data.total} onPage={(p) => void navigate({ search: (prev) => ({ ...prev, page: p }) as never })} />
+            <Pagination page={page} pageSize={pageSize} total={runs.data.total} onPage={setPage} />
           </>
         )}
     </section>
   );
 }
 
-function SavedAgents({ orgId, search, setSearch, canWrite, onEdit, onRun, onCreate }: {
+function SavedAgents({ orgId, search, canWrite, onEdit, onRun, onCreate }: {
   orgId: string;
   search: Search;
-  setSearch: (next: Partial<Search>) => void;
   canWrite: boolean;
   onEdit: (agent: Schemas['Agent']) => void;
   onRun: (agentId: string) => void;
   onCreate: () => void;
 }) {
-  const navigate = useNavigate({ from: Route.fullPath });
   const queryClient = useQueryClient();
   const [deleting, setDeleting] = useState<Schemas['Agent'] | null>(null);
-  const page = search.page ?? PAGE;
-  const pageSize = search.pageSize ?? PAGE_SIZE;
+  const { page, pageSize, setSearch, setPage, clear } = useList(search);
   const sort = search.sort ?? '-createdAt';
   const query = { page, pageSize, sort: search.sort, q: search.q, type: search.type };
   const agents = useQuery({
@@ -242,7 +221,7 @@ function SavedAgents({ orgId, search, setSearch, canWrite, onEdit, onRun, onCrea
       <form role="search" className="mb-4 flex flex-wrap items-end gap-3" onSubmit={(e) => e.preventDefault()}>
         <SearchBox value={search.q} onSearch={(q) => setSearch({ q })} placeholder="Name" />
         <TypeFilter orgId={orgId} value={search.type} onChange={(type) => setSearch({ type })} />
-        {filtered ? <Button variant="ghost" onClick={() => void navigate({ search: { view: 'agents' } as never, replace: true })}>Clear filters</Button> : null}
+        {filtered ? <Button variant="ghost" onClick={() => clear({ view: 'agents' })}>Clear filters</Button> : null}
       </form>
       {agents.isPending ? <Loading label="Loading agents…" />
         : agents.isError ? <ErrorState error={agents.error} retry={() => void agents.refetch()} />
@@ -290,7 +269,7 @@ function SavedAgents({ orgId, search, setSearch, canWrite, onEdit, onRun, onCrea
                 ))}
               </tbody>
             </Table>
-            <Pagination page={page} pageSize={pageSize} total={agents.data.total} onPage={(p) => void navigate({ search: (prev) => ({ ...prev, page: p }) as never })} />
+            <Pagination page={page} pageSize={pageSize} total={agents.data.total} onPage={setPage} />
           </>
         )}
       <Modal open={deleting !== null} onOpenChange={(open) => { if (!open) { setDeleting(null); remove.reset(); } }} title={`Delete ${deleting?.name ?? 'agent'}?`} description="Its past runs and reports stay.">

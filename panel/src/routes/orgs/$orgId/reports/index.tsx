@@ -1,8 +1,7 @@
-import { useEffect, useState } from 'react';
-import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
+import { createFileRoute, Link } from '@tanstack/react-router';
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap } from '../../../../api/client';
-import { compact, listSearch, oneOf, PAGE, PAGE_SIZE, type ListSearch } from '../../../../lib/list';
+import { listSearch, oneOf, type ListSearch } from '../../../../lib/list';
 import { useOrgEvents } from '../../../../lib/stream';
 import { formatDateTime } from '../../../../lib/format';
 import { Badge, PageHeader } from '../../../../components/ui/page';
@@ -12,6 +11,8 @@ import { Pagination } from '../../../../components/ui/pagination';
 import { Button } from '../../../../components/ui/button';
 import { REPORT_TYPES, reportTypeLabel } from '../../../../components/reports/describe';
 import { typeLabel } from '../../../../components/agents/agent-types';
+import { useList } from '../../../../lib/use-list';
+import { SearchBox } from '../../../../components/ui/search-box';
 
 const SORTS = ['createdAt', 'type', 'title'] as const;
 
@@ -26,24 +27,13 @@ export const Route = createFileRoute('/orgs/$orgId/reports/')({
 function ReportsPage() {
   const { orgId } = Route.useParams();
   const search = Route.useSearch();
-  const navigate = useNavigate({ from: Route.fullPath });
   const queryClient = useQueryClient();
-  const [q, setQ] = useState(search.q ?? '');
-  const setSearch = (next: Partial<typeof search>) => void navigate({ search: (prev) => compact({ ...prev, page: undefined, ...next }) as never, replace: true });
-
-  useEffect(() => {
-    const timer = setTimeout(() => {
-      if ((search.q ?? '') !== q) setSearch({ q: q || undefined });
-    }, 300);
-    return () => clearTimeout(timer);
-  });
+  const { page, pageSize, setSearch, setPage, clear } = useList(search);
   // A report an agent saves appears without a reload.
   useOrgEvents((type) => {
     if (type === 'agent.report.created') void queryClient.invalidateQueries({ queryKey: [orgId, 'reports'] });
   });
 
-  const page = search.page ?? PAGE;
-  const pageSize = search.pageSize ?? PAGE_SIZE;
   const sort = search.sort ?? '-createdAt';
   const query = { page, pageSize, sort: search.sort, q: search.q, type: search.type };
   const reports = useQuery({
@@ -57,11 +47,8 @@ function ReportsPage() {
   return (
     <div>
       <PageHeader title="Reports" description="What your agents found: figures, a summary and recommendations you can apply in one step." />
-      <form role="search" className="mb-4 flex flex-wrap items-end gap-3" onSubmit={(e) => { e.preventDefault(); setSearch({ q: q || undefined }); }}>
-        <label className="flex-1 text-sm">
-          <span className="mb-1 block font-medium text-slate-700">Search</span>
-          <input type="search" value={q} onChange={(e) => setQ(e.target.value)} placeholder="Title or summary" className="w-full rounded-md px-3 py-2 ring-1 ring-slate-300" />
-        </label>
+      <form role="search" className="mb-4 flex flex-wrap items-end gap-3" onSubmit={(e) => e.preventDefault()}>
+        <SearchBox value={search.q} onSearch={(q) => setSearch({ q })} placeholder="Title or summary" />
         <label className="text-sm">
           <span className="mb-1 block font-medium text-slate-700">Type</span>
           <select value={search.type ?? ''} onChange={(e) => setSearch({ type: oneOf(e.target.value, REPORT_TYPES) })} className="rounded-md px-3 py-2 ring-1 ring-slate-300">
@@ -69,7 +56,7 @@ function ReportsPage() {
             {REPORT_TYPES.map((t) => <option key={t} value={t}>{reportTypeLabel(t)}</option>)}
           </select>
         </label>
-        {filtered ? <Button variant="ghost" onClick={() => { setQ(''); void navigate({ search: {} as never, replace: true }); }}>Clear filters</Button> : null}
+        {filtered ? <Button variant="ghost" onClick={() => clear()}>Clear filters</Button> : null}
       </form>
       {reports.isPending ? <Loading label="Loading reports…" />
         : reports.isError ? <ErrorState error={reports.error} retry={() => void reports.refetch()} />
@@ -107,7 +94,7 @@ function ReportsPage() {
                 })}
               </tbody>
             </Table>
-            <Pagination page={page} pageSize={pageSize} total={reports.data.total} onPage={(p) => void navigate({ search: (prev) => ({ ...prev, page: p }) as never })} />
+            <Pagination page={page} pageSize={pageSize} total={reports.data.total} onPage={setPage} />
           </>
         )}
     </div>

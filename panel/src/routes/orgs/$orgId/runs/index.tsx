@@ -1,7 +1,7 @@
-import { createFileRoute, useNavigate } from '@tanstack/react-router';
+import { createFileRoute } from '@tanstack/react-router';
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap } from '../../../../api/client';
-import { compact, listSearch, oneOf, PAGE, PAGE_SIZE, str, type ListSearch } from '../../../../lib/list';
+import { listSearch, oneOf, str, type ListSearch } from '../../../../lib/list';
 import { useOrgEvents } from '../../../../lib/stream';
 import { PageHeader } from '../../../../components/ui/page';
 import { Empty, ErrorState, Loading } from '../../../../components/ui/states';
@@ -9,6 +9,7 @@ import { Pagination } from '../../../../components/ui/pagination';
 import { Button } from '../../../../components/ui/button';
 import { RunsTable } from '../../../../components/runs/runs-table';
 import { patchRunStatus, RUN_STATUSES, type RunStatusName } from '../../../../components/runs/live';
+import { useList } from '../../../../lib/use-list';
 
 const SORTS = ['createdAt', 'startedAt', 'finishedAt', 'costUsd', 'status'] as const;
 
@@ -29,12 +30,9 @@ export const Route = createFileRoute('/orgs/$orgId/runs/')({
 function RunsPage() {
   const { orgId } = Route.useParams();
   const search = Route.useSearch();
-  const navigate = useNavigate({ from: Route.fullPath });
   const queryClient = useQueryClient();
-  const setSearch = (next: Partial<typeof search>) => void navigate({ search: (prev) => compact({ ...prev, page: undefined, ...next }) as never, replace: true });
+  const { page, pageSize, setSearch, setPage, clear } = useList(search);
 
-  const page = search.page ?? PAGE;
-  const pageSize = search.pageSize ?? PAGE_SIZE;
   const sort = search.sort ?? '-createdAt';
   const query = { page, pageSize, sort: search.sort, status: search.status, workflowId: search.workflowId };
   const runs = useQuery({
@@ -76,7 +74,7 @@ function RunsPage() {
             {workflowOptions.map((w) => <option key={w.id} value={w.id}>{w.name}</option>)}
           </select>
         </label>
-        {filtered ? <Button variant="ghost" onClick={() => void navigate({ search: {} as never, replace: true })}>Clear filters</Button> : null}
+        {filtered ? <Button variant="ghost" onClick={() => clear()}>Clear filters</Button> : null}
       </form>
 
       {runs.isPending ? <Loading label="Loading runs…" />
@@ -88,7 +86,7 @@ function RunsPage() {
         ) : (
           <>
             <RunsTable orgId={orgId} runs={items} sort={sort} onSort={(s) => setSearch({ sort: s })} />
-            <Pagination page={page} pageSize={pageSize} total={runs.data.total} onPage={(p) => void navigate({ search: (prev) => ({ ...prev, page: p }) as never })} />
+            <Pagination page={page} pageSize={pageSize} total={runs.data.total} onPage={setPage} />
           </>
         )}
     </div>

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { createFileRoute, useNavigate } from '@tanstack/react-router';
+import { createFileRoute } from '@tanstack/react-router';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap, type Schemas } from '../../../../api/client';
 import { compact, int, oneOf, PAGE, PAGE_SIZE } from '../../../../lib/list';
@@ -14,6 +14,7 @@ import { Modal } from '../../../../components/ui/dialog';
 import { ConnectDialog, PROVIDER_LABELS } from '../../../../components/content/integrations/connect-dialog';
 import { ReconnectDialog } from '../../../../components/content/integrations/reconnect-dialog';
 import { projectsQuery } from '../../../../components/content/queries';
+import { useList } from '../../../../lib/use-list';
 
 const PROVIDERS = ['linkedin', 'x'] as const;
 const STATUSES = ['connected', 'error'] as const;
@@ -35,14 +36,12 @@ type Integration = Schemas['Integration'];
 function IntegrationsPage() {
   const { orgId } = Route.useParams();
   const search = Route.useSearch();
-  const navigate = useNavigate({ from: Route.fullPath });
   const { canAdmin } = useRole(orgId);
   const [connecting, setConnecting] = useState(false);
   const [renewing, setRenewing] = useState<Integration | null>(null);
   const [removing, setRemoving] = useState<Integration | null>(null);
-  const setSearch = (next: Partial<typeof search>) => void navigate({ search: (prev) => compact({ ...prev, page: undefined, ...next }) as never, replace: true });
+  const { page, setSearch, setPage } = useList(search);
 
-  const page = search.page ?? PAGE;
   const query = { page, pageSize: PAGE_SIZE, provider: search.provider, status: search.status };
   const integrations = useQuery({
     queryKey: [orgId, 'integrations', 'list', query],
@@ -125,7 +124,7 @@ function IntegrationsPage() {
                 ))}
               </tbody>
             </Table>
-            <Pagination page={page} pageSize={PAGE_SIZE} total={integrations.data.total} onPage={(p) => void navigate({ search: (prev) => ({ ...prev, page: p }) as never })} />
+            <Pagination page={page} pageSize={PAGE_SIZE} total={integrations.data.total} onPage={setPage} />
           </>
         )}
 

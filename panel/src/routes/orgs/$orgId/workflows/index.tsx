@@ -1,8 +1,8 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { api, unwrap, type Schemas } from '../../../../api/client';
-import { compact, listSearch, oneOf, PAGE, PAGE_SIZE, type ListSearch } from '../../../../lib/list';
+import { listSearch, oneOf, type ListSearch } from '../../../../lib/list';
 import { useRole } from '../../../../lib/account';
 import { formatDateTime } from '../../../../lib/format';
 import { PageHeader, Badge } from '../../../../components/ui/page';
@@ -12,6 +12,8 @@ import { Pagination } from '../../../../components/ui/pagination';
 import { Button } from '../../../../components/ui/button';
 import { NewWorkflowDialog } from '../../../../components/workflows/new-workflow-dialog';
 import { triggerSummary } from '../../../../components/workflows/trigger';
+import { useList } from '../../../../lib/use-list';
+import { SearchBox } from '../../../../components/ui/search-box';
 
 const SORTS = ['createdAt', 'updatedAt', 'name'] as const;
 const STATES = ['active', 'inactive'] as const;
@@ -34,19 +36,8 @@ function WorkflowsPage() {
   const navigate = useNavigate({ from: Route.fullPath });
   const { canWrite } = useRole(orgId);
   const [creating, setCreating] = useState(false);
-  const [q, setQ] = useState(search.q ?? '');
 
-  const setSearch = (next: Partial<typeof search>) => void navigate({ search: (prev) => compact({ ...prev, page: undefined, ...next }) as never, replace: true });
-
-  useEffect(() => {
-    const timer = setTimeout(() => {
-      if ((search.q ?? '') !== q) setSearch({ q: q || undefined });
-    }, 300);
-    return () => clearTimeout(timer);
-  });
-
-  const page = search.page ?? PAGE;
-  const pageSize = search.pageSize ?? PAGE_SIZE;
+  const { page, pageSize, setSearch, setPage, clear } = useList(search);
   const sort = search.sort ?? '-createdAt';
   const query = { page, pageSize, sort: search.sort, q: search.q, active: search.state === undefined ? undefined : search.state === 'active' };
   const workflows = useQuery({
@@ -64,11 +55,8 @@ function WorkflowsPage() {
         description="Automations that run on a trigger — an event, a schedule, a webhook or by hand — step by step."
         actions={canWrite ? <Button variant="primary" onClick={() => setCreating(true)}>New workflow</Button> : null}
       />
-      <form role="search" className="mb-4 flex flex-wrap items-end gap-3" onSubmit={(e) => { e.preventDefault(); setSearch({ q: q || undefined }); }}>
-        <label className="flex-1 text-sm">
-          <span className="mb-1 block font-medium text-slate-700">Search</span>
-          <input type="search" value={q} onChange={(e) => setQ(e.target.value)} placeholder="Name or description" className="w-full rounded-md px-3 py-2 ring-1 ring-slate-300" />
-        </label>
+      <form role="search" className="mb-4 flex flex-wrap items-end gap-3" onSubmit={(e) => e.preventDefault()}>
+        <SearchBox value={search.q} onSearch={(q) => setSearch({ q })} placeholder="Name or description" />
         <label className="text-sm">
           <span className="mb-1 block font-medium text-slate-700">State</span>
           <select value={search.state ?? ''} onChange={(e) => setSearch({ state: oneOf(e.target.value, STATES) })} className="rounded-md px-3 py-2 ring-1 ring-slate-300">
@@ -77,7 +65,7 @@ function WorkflowsPage() {
             <option value="inactive">Inactive</option>
           </select>
         </label>
-        {filtered ? <Button variant="ghost" onClick={() => { setQ(''); void navigate({ search: {} as never, replace: true }); }}>Clear filters</Button> : null}
+        {filtered ? <Button variant="ghost" onClick={() => clear()}>Clear filters</Button> : null}
       </form>
 
       {workflows.isPending ? <Loading label="Loading workflows…" />
@@ -103,7 +91,7 @@ function WorkflowsPage() {
                 {items.map((w) => <WorkflowRow key={w.id} orgId={orgId} workflow={w} />)}
               </tbody>
             </Table>
-            <Pagination page={page} pageSize={pageSize} total={workflows.data.total} onPage={(p) => void navigate({ search: (prev) => ({ ...prev, page: p }) as never })} />
+            <Pagination page={page} pageSize={pageSize} total={workflows.data.total} onPage={setPage} />
           </>
         )}
 
