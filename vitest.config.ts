@@ -4,7 +4,8 @@ import react from '@vitejs/plugin-react';
 // Three projects: the server's tests (on PGlite, or on PostgreSQL when TEST_DATABASE_URL is set),
 // the panel's component tests (jsdom), and the end-to-end tests (the real server and the built
 // panel in headless Chromium). The last two do not depend on the store: CI runs them once
-// (`npm test -- --project server` for the PostgreSQL pass).
+// (`npm test -- --project server` for the PostgreSQL pass). The end-to-end tests run after the
+// others, not beside them: a browser and a server per file next to the server's tests starve both.
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -15,6 +16,7 @@ export default defineConfig({
         test: {
           name: 'server',
           include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+          sequence: { groupOrder: 0 },
           globalSetup: ['./test/global-setup.ts'],
           testTimeout: 30_000,
           hookTimeout: 60_000,
@@ -25,6 +27,7 @@ export default defineConfig({
         test: {
           name: 'panel',
           include: ['panel/src/**/*.test.{ts,tsx}'],
+          sequence: { groupOrder: 0 },
           environment: 'jsdom',
           setupFiles: ['panel/src/test-setup.ts'],
           testTimeout: 15_000,
@@ -34,6 +37,7 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['e2e/**/*.test.ts'],
+          sequence: { groupOrder: 1 },
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },
