@@ -38,6 +38,7 @@ import { reportRoutes } from './modules/reports/routes.ts';
 import { usageRoutes } from './modules/usage/routes.ts';
 import { budgetRoutes } from './modules/budgets/routes.ts';
 import { invitationAcceptRoutes, invitationRoutes } from './modules/invitations/routes.ts';
+import { conversationRoutes } from './modules/conversations/routes.ts';
 import { startWorkers, type Workers } from './workers.ts';
 import { assertNamedProject } from './platform/context.ts';
 
@@ -225,6 +226,7 @@ export async function buildApp(options: BuildOptions): Promise<App> {
       usageRoutes(org);
       budgetRoutes(org);
       invitationRoutes(org);
+      conversationRoutes(org);
     }, { prefix: '/orgs/:orgId' });
     api.get('/openapi.json', { config: health, schema: { hide: true } }, async () => app.swagger());
   }, { prefix: '/api/v1' });

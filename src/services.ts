@@ -30,6 +30,8 @@ import { BudgetsService } from './modules/budgets/service.ts';
 import { ReportsService } from './modules/reports/service.ts';
 import { AgentsService } from './modules/agents/service.ts';
 import { InvitationsService } from './modules/invitations/service.ts';
+import { ConversationsService } from './modules/conversations/service.ts';
+import { OutboundSender } from './modules/conversations/sender.ts';
 
 /**
  * The composition root: every service, built once from the deps and shared by the routes, the
@@ -87,7 +89,9 @@ export function createServices(deps: Deps) {
       leads, content, agents,
     },
   }, { concurrency: deps.config.workflowConcurrency, leaseMs: deps.config.workflowLeaseMs });
-  return { ...deps, bus, orgStream, orgs, mailer, invitations, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams, integrations, media, content, publisher, stats, approvals, workflowRuns, schedules, scheduler, workflows, runDriver, usage, budgets, reports, agents };
+  const conversations = new ConversationsService(deps, { bus, orgStream, events, leads, notifications, orgs });
+  const outboundSender = new OutboundSender(deps, conversations, events);
+  return { ...deps, bus, orgStream, orgs, mailer, invitations, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams, integrations, media, content, publisher, stats, approvals, workflowRuns, schedules, scheduler, workflows, runDriver, usage, budgets, reports, agents, conversations, outboundSender };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -6,6 +6,7 @@ import { PUBLISHER_WAKE } from './modules/content/service.ts';
 import { RUNS_WAKE } from './modules/workflows/engine/writer.ts';
 import { APPROVALS_WAKE } from './modules/workflows/approvals.ts';
 import { AGENTS_WAKE } from './modules/agents/runner.ts';
+import { OUTBOUND_WAKE } from './modules/conversations/service.ts';
 
 export interface Workers {
   loops: Record<string, Loop>;
@@ -27,6 +28,7 @@ export function startWorkers(services: Services): Workers {
     schedules: new Loop({ name: 'schedules', log, idleMs: services.config.workflowPollMs, run: () => services.scheduler.round() }),
     approvals: new Loop({ name: 'approvals', log, idleMs: services.config.workflowPollMs, run: () => services.approvals.expireDue() }),
     agents: new Loop({ name: 'agents', log, idleMs: 1000, run: () => services.agents.runner.round() }),
+    conversations: new Loop({ name: 'conversations-outbound', log, idleMs: 1000, run: () => services.outboundSender.round() }),
     maintenance: new Loop({
       name: 'maintenance', log, idleMs: 3_600_000,
       run: async () => {
@@ -43,6 +45,7 @@ export function startWorkers(services: Services): Workers {
     bus.subscribe(RUNS_WAKE, () => loops.runs!.wake()),
     bus.subscribe(APPROVALS_WAKE, () => loops.approvals!.wake()),
     bus.subscribe(AGENTS_WAKE, () => loops.agents!.wake()),
+    bus.subscribe(OUTBOUND_WAKE, () => loops.conversations!.wake()),
   ];
   dispatcher.onDispatched(() => loops.webhooks!.wake());
   for (const loop of Object.values(loops)) loop.start();

@@ -26,6 +26,10 @@ export const ID_PREFIXES = {
   usage: 'use',
   invitation: 'inv',
   passwordReset: 'pwr',
+  inbox: 'inb',
+  contact: 'ctc',
+  conversation: 'conv',
+  message: 'msg',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -356,6 +356,19 @@ export class LeadsService {
     });
   }
 
+  /**
+   * The lead a contact is (matched by the de-duplication keys, left unchanged), or a new one: for
+   * channels linking their contacts, which must not overwrite an existing lead's name or source.
+   */
+  async findOrCreate(scope: Scope, input: LeadInput): Promise<{ lead: Lead; created: boolean }> {
+    const projectId = await this.resolveProject(scope, input.projectId);
+    const contact = this.normalizedContact(input);
+    const match = await this.findMatch(this.db, scope.orgId, projectId, { emailKey: contact.emailKey, phoneKey: contact.phoneKey, websiteKey: contact.websiteKey });
+    if (match) return { lead: publicLead(match.row), created: false };
+    const { lead, created } = await this.create(scope, { ...input, projectId });
+    return { lead, created };
+  }
+
   /** A transaction whose events wake this instance's dispatcher once it has committed. */
   private async write<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
     const result = await this.db.transaction((trx) => fn(trx as unknown as Db));

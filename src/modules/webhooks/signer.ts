@@ -31,6 +31,8 @@ export interface SendResult {
   error?: string;
   /** TIMEOUT, CONNECT, BLOCKED, INVALID_URL or HTTP_<status>. */
   errorCode?: string;
+  /** The receiver's `Retry-After` header, as sent. */
+  retryAfter?: string;
 }
 
 /**
@@ -60,6 +62,8 @@ export async function sendSigned(post: SignedPost): Promise<SendResult> {
     const ok = res.status >= 200 && res.status < 300;
     const result: SendResult = { ok, statusCode: res.status, durationMs: res.durationMs };
     if (res.body) result.responseBodyPreview = res.body;
+    const retryAfter = res.headers['retry-after'];
+    if (typeof retryAfter === 'string') result.retryAfter = retryAfter;
     if (!ok) {
       result.errorCode = `HTTP_${res.status}`;
       result.error = res.status >= 300 && res.status < 400 ? `redirect (${res.status}) not followed` : `receiver answered ${res.status}`;

@@ -28,6 +28,8 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'Media', description: 'Uploaded images and videos, served from signed URLs.' },
   { name: 'Integrations', description: 'Connected accounts (LinkedIn, X, …) that content is published through.' },
   { name: 'Notifications', description: 'Notifications for organization members.' },
+  { name: 'Inboxes', description: 'Channel accounts (api; web, WhatsApp, Telegram and e-mail next) with their inbound URL; credentials encrypted at rest.' },
+  { name: 'Conversations', description: 'Threads with contacts: messages, replies and notes, handoff, assignment, read state, close and reopen, statistics.' },
   { name: 'Webhook endpoints', description: 'Signed outbound webhooks: endpoints, deliveries, test and resend.' },
   { name: 'Streams', description: 'Server-Sent Events: the organization stream, run and agent-run streams.' },
   { name: 'Usage', description: 'AI usage and cost; the monthly budget.' },

@@ -1,0 +1,143 @@
+import { randomToken } from '../../platform/crypto.ts';
+import { assertOutboundUrl } from '../../platform/http-client.ts';
+import { badRequest, unprocessable } from '../../platform/errors.ts';
+import { sendSigned } from '../webhooks/signer.ts';
+
+export const CHANNELS = ['web', 'whatsapp', 'telegram', 'email', 'api'] as const;
+export type Channel = (typeof CHANNELS)[number];
+
+/** What a channel needs to know about the service's configuration. */
+export interface ChannelEnv {
+  allowPrivate: boolean;
+  timeoutMs: number;
+}
+
+/** What a new or changed inbox stores: its config, and the secrets it generated (shown once). */
+export interface Prepared {
+  config: Record<string, unknown>;
+  /** Sealed by the service: a secret the service signs with. */
+  signingSecret?: string;
+  /** Shown once in the 201 as `secrets`. */
+  secrets?: Record<string, string>;
+}
+
+/** One outbound message to deliver, with what the channel needs to address it. */
+export interface Outgoing {
+  orgId: string;
+  projectId: string;
+  inbox: { id: string; config: Record<string, unknown>; signingSecret: string | null };
+  message: Record<string, unknown> & { id: string; text: string; at: Date | string };
+  conversation: { id: string; subject: string | null; contact: { id: string; name: string | null; address: string } };
+}
+
+/**
+ * The channel's answer: accepted with the provider's message id, or refused. `retry`: worth trying
+ * again (5xx, 429, the network); `retryAfterS`: what the provider asked for.
+ */
+export type Outcome =
+  | { ok: true; externalId: string }
+  | { ok: false; retry: boolean; retryAfterS?: number; error: string };
+
+/**
+ * A channel: checks an inbox's config (and makes its secrets), and sends. Its inbound side is a
+ * route (an API-key route for `api`, platform/inbound.ts routes for the providers' webhooks).
+ */
+export interface ChannelAdapter {
+  readonly channel: Channel;
+  prepare(config: Record<string, unknown>, previous: Record<string, unknown> | null): Promise<Prepared>;
+  send(out: Outgoing): Promise<Outcome>;
+}
+
+/** `Retry-After` as seconds (a number or an HTTP date), bounded to an hour. */
+export function retryAfterSeconds(value: string | undefined, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const trimmed = value.trim();
+  let seconds: number;
+  if (/^\d+$/.test(trimmed)) seconds = Number(trimmed);
+  else {
+    const at = Date.parse(trimmed);
+    if (Number.isNaN(at)) return undefined;
+    seconds = Math.ceil((at - now) / 1000);
+  }
+  return Math.min(3600, Math.max(0, seconds));
+}
+
+/** The receiver's id for the message, when its answer is JSON carrying `{ id }`. */
+function idFromBody(body: string | undefined): string | null {
+  if (!body) return null;
+  try {
+    const parsed = JSON.parse(body) as unknown;
+    const id = parsed && typeof parsed === 'object' ? (parsed as { id?: unknown }).id : undefined;
+    if ((typeof id === 'string' && id.length > 0 && id.length <= 200) || typeof id === 'number') return String(id);
+  } catch {
+    // not JSON: the delivery id stands for the message
+  }
+  return null;
+}
+
+/**
+ * `api`: inbound is posted by the customer's own system with an API key; outbound is a webhook to
+ * `config.url`, signed and enveloped as SPEC's webhooks (the webhooks module's signer).
+ */
+export class ApiChannel implements ChannelAdapter {
+  readonly channel = 'api' as const;
+  private readonly env: ChannelEnv;
+
+  constructor(env: ChannelEnv) {
+    this.env = env;
+  }
+
+  async prepare(config: Record<string, unknown>, previous: Record<string, unknown> | null): Promise<Prepared> {
+    const url = config.url ?? previous?.url;
+    if (typeof url !== 'string' || url === '') throw badRequest('An api inbox needs config.url, where its outbound messages are delivered', [{ field: 'body.config.url', message: 'is required for the api channel' }]);
+    await assertOutboundUrl(url, 'body.config.url', { allowPrivate: this.env.allowPrivate, requireHttps: true });
+    for (const key of Object.keys(config)) {
+      if (key !== 'url' && key !== 'faq') throw badRequest(`config.${key} is not a setting of the api channel`, [{ field: `body.config.${key}`, message: 'is not a setting of the api channel (url, faq)' }]);
+    }
+    const out: Prepared = { config: { ...(previous ?? {}), ...config, url } };
+    if (!previous) {
+      out.signingSecret = 'whsec_' + randomToken(32);
+      out.secrets = { signingSecret: out.signingSecret };
+    }
+    return out;
+  }
+
+  async send(out: Outgoing): Promise<Outcome> {
+    const deliveryId = `dlv_${out.message.id}_${randomToken(6)}`;
+    const envelope = {
+      id: out.message.id,
+      type: 'conversation.message',
+      organizationId: out.orgId,
+      projectId: out.projectId,
+      at: new Date(out.message.at).toISOString(),
+      payload: { message: out.message, conversation: out.conversation },
+    };
+    const result = await sendSigned({
+      url: String(out.inbox.config.url),
+      secret: out.inbox.signingSecret ?? '',
+      body: JSON.stringify(envelope),
+      eventType: 'conversation.message',
+      deliveryId,
+      allowPrivate: this.env.allowPrivate,
+      previewBytes: 2048,
+      timeoutMs: this.env.timeoutMs,
+    });
+    if (result.ok) return { ok: true, externalId: idFromBody(result.responseBodyPreview) ?? deliveryId };
+    const status = result.statusCode;
+    const retry = status === undefined || status >= 500 || status === 429 || status === 408;
+    const answer = result.responseBodyPreview ? `: ${result.responseBodyPreview.slice(0, 500)}` : '';
+    const failure: Outcome = { ok: false, retry, error: `${result.error ?? 'delivery failed'}${answer}` };
+    const after = retryAfterSeconds(result.retryAfter);
+    if (after !== undefined) failure.retryAfterS = after;
+    return failure;
+  }
+}
+
+/** The channels built so far; the others are refused with a clear 422 until they are. */
+export function channelAdapters(env: ChannelEnv): Partial<Record<Channel, ChannelAdapter>> {
+  return { api: new ApiChannel(env) };
+}
+
+export function notAvailable(channel: string) {
+  return unprocessable('CHANNEL_NOT_AVAILABLE', `the ${channel} channel is not available yet`);
+}

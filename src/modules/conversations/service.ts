@@ -1,0 +1,501 @@
+import { and, asc, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
+import type { Deps } from '../../platform/deps.ts';
+import type { Db } from '../../platform/db.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { Config } from '../../config.ts';
+import type { Bus } from '../../platform/bus.ts';
+import type { Scope } from '../../platform/context.ts';
+import { SecretBox } from '../../platform/crypto.ts';
+import { badRequest, conflict, notFound, unprocessable } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
+import { inScope } from '../../platform/tenant.ts';
+import type { EventsService, NewEvent } from '../events/service.ts';
+import type { OrgStream } from '../events/org-stream.ts';
+import type { LeadsService } from '../leads/service.ts';
+import type { NotificationsService } from '../notifications/service.ts';
+import type { OrgsService } from '../orgs/service.ts';
+import { CHANNELS, channelAdapters, notAvailable, type Channel, type ChannelAdapter } from './channels.ts';
+import { contacts, conversationReads, conversations, inboxes, messages } from './tables.ts';
+
+type InboxRow = typeof inboxes.$inferSelect;
+type ContactRow = typeof contacts.$inferSelect;
+type ConversationRow = typeof conversations.$inferSelect;
+type MessageRow = typeof messages.$inferSelect;
+
+/** The sender loop is woken through the bus when a commit queued a message. */
+export const OUTBOUND_WAKE = 'wake:conversations-outbound';
+
+/** The leads service as this module uses it (a narrow port). */
+export type LeadsPort = Pick<LeadsService, 'findOrCreate' | 'get'>;
+export type NotifyPort = Pick<NotificationsService, 'notify'>;
+export type OrgsPort = Pick<OrgsService, 'projectFor' | 'defaultProjectId' | 'roleOf'>;
+
+export interface ConversationPorts { bus: Bus; orgStream: OrgStream; events: EventsService; leads: LeadsPort; notifications: NotifyPort; orgs: OrgsPort }
+
+export interface InboxInput {
+  name: string;
+  channel: string;
+  projectId?: string;
+  config?: Record<string, unknown>;
+  credentials?: Record<string, string>;
+  bot?: { enabled: boolean; agentId?: string; modelId?: string };
+}
+
+export interface ConversationQuery extends ListQuery {
+  status?: string;
+  inboxId?: string;
+  channel?: string;
+  handledBy?: string;
+  assigneeId?: string;
+  leadId?: string;
+}
+
+export function publicMessage(row: MessageRow) {
+  const out: Record<string, unknown> = {
+    id: row.id, conversationId: row.conversationId, direction: row.direction, sender: row.sender, text: row.text,
+    private: row.private, status: row.status, at: row.at,
+  };
+  if (row.mediaUrl) out.mediaUrl = row.mediaUrl;
+  if (row.externalId) out.externalId = row.externalId;
+  if (row.error) out.error = row.error;
+  return out as { id: string; conversationId: string; direction: string; sender: string; text: string; private: boolean; status: string; at: Date; externalId?: string; error?: string; mediaUrl?: string };
+}
+
+export function publicConversation(row: ConversationRow, contact: Pick<ContactRow, 'id' | 'name' | 'address'>, unreadCount = 0) {
+  const out: Record<string, unknown> = {
+    id: row.id, inboxId: row.inboxId, channel: row.channel, contact: { id: contact.id, name: contact.name, address: contact.address },
+    status: row.status, handledBy: row.handledBy, unreadCount, lastMessageAt: row.lastMessageAt, openedAt: row.openedAt,
+  };
+  if (row.leadId) out.leadId = row.leadId;
+  if (row.assigneeId) out.assigneeId = row.assigneeId;
+  if (row.handoffReason) out.handoffReason = row.handoffReason;
+  if (row.subject) out.subject = row.subject;
+  if (row.closedAt) out.closedAt = row.closedAt;
+  if (row.resolvedBy) out.resolvedBy = row.resolvedBy;
+  return out;
+}
+
+const isEmail = (s: string) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(s);
+const isPhone = (s: string) => /^\+?[0-9 ().-]{6,20}$/.test(s) && /\d{6,}/.test(s.replace(/\D/g, ''));
+
+/** Conversations: inboxes, contacts, messages, handoff, and the outbound queue's writer. */
+export class ConversationsService {
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly config: Config;
+  private readonly bus: Bus;
+  private readonly box: SecretBox;
+  readonly adapters: Partial<Record<Channel, ChannelAdapter>>;
+  private readonly ports: ConversationPorts;
+
+  constructor(deps: Deps, ports: ConversationPorts) {
+    this.ports = ports;
+    this.db = deps.db;
+    this.clock = deps.clock;
+    this.config = deps.config;
+    this.bus = ports.bus;
+    this.box = new SecretBox(deps.config.appSecret);
+    this.adapters = channelAdapters({ allowPrivate: deps.config.webhookAllowPrivate, timeoutMs: deps.config.webhookTimeoutMs });
+  }
+
+  // ---------------------------------------------------------------- inboxes
+
+  inboundUrl(row: InboxRow): string {
+    if (row.channel === 'api') return `${this.config.publicUrl}/api/v1/orgs/${row.orgId}/inboxes/${row.id}/messages`;
+    return `${this.config.publicUrl}/api/v1/hooks/${row.channel}/${row.id}`;
+  }
+
+  publicInbox(row: InboxRow) {
+    return { id: row.id, name: row.name, channel: row.channel, projectId: row.projectId, config: row.config, bot: row.bot, inboundUrl: this.inboundUrl(row), createdAt: row.createdAt, updatedAt: row.updatedAt };
+  }
+
+  private adapter(channel: string): ChannelAdapter {
+    if (!(CHANNELS as readonly string[]).includes(channel)) throw badRequest(`Unknown channel '${channel}'; channels: ${CHANNELS.join(', ')}`, [{ field: 'body.channel', message: `must be one of ${CHANNELS.join(', ')}` }]);
+    const adapter = this.adapters[channel as Channel];
+    if (!adapter) throw notAvailable(channel);
+    return adapter;
+  }
+
+  /** The inbound route of one channel named with an inbox of another. */
+  wrongChannel(channel: string) {
+    return unprocessable('WRONG_CHANNEL', `This route takes messages for api inboxes; this inbox is a ${channel} inbox`);
+  }
+
+  signingSecretOf(row: Pick<InboxRow, 'secretSealed'>): string | null {
+    return row.secretSealed ? this.box.open(row.secretSealed) : null;
+  }
+
+  async createInbox(scope: Scope, input: InboxInput) {
+    const adapter = this.adapter(input.channel);
+    const projectId = (await this.ports.orgs.projectFor(scope, input.projectId)) ?? (await this.ports.orgs.defaultProjectId(scope.orgId));
+    const prepared = await adapter.prepare(input.config ?? {}, null);
+    const [row] = await this.db.insert(inboxes).values({
+      id: newId('inbox'), orgId: scope.orgId, projectId, name: input.name, channel: input.channel, config: prepared.config,
+      bot: input.bot ?? { enabled: false },
+      credentialsSealed: input.credentials ? this.box.seal(JSON.stringify(input.credentials)) : null,
+      secretSealed: prepared.signingSecret ? this.box.seal(prepared.signingSecret) : null,
+    }).returning();
+    return { ...this.publicInbox(row!), ...(prepared.secrets ? { secrets: prepared.secrets } : {}) };
+  }
+
+  async inboxRow(scope: Scope, id: string): Promise<InboxRow> {
+    const [row] = await this.db.select().from(inboxes).where(inScope(scope, inboxes, eq(inboxes.id, id)));
+    if (!row) throw notFound('Inbox');
+    return row;
+  }
+
+  async listInboxes(scope: Scope, query: ListQuery & { channel?: string }) {
+    const page = pageOf(query);
+    const where = inScope(scope, inboxes, query.channel ? eq(inboxes.channel, query.channel) : undefined);
+    const [items, counted] = await Promise.all([
+      this.db.select().from(inboxes).where(where).orderBy(desc(inboxes.id)).limit(page.limit).offset(page.offset),
+      this.db.select({ n: sql<number>`count(*)::int` }).from(inboxes).where(where),
+    ]);
+    return envelope(items.map((r) => this.publicInbox(r)), counted[0]?.n ?? 0, page);
+  }
+
+  async updateInbox(scope: Scope, id: string, patch: Partial<Pick<InboxInput, 'name' | 'config' | 'credentials' | 'bot'>>) {
+    const before = await this.inboxRow(scope, id);
+    const set: Partial<InboxRow> = { updatedAt: this.clock.now() };
+    if (patch.name !== undefined) set.name = patch.name;
+    if (patch.bot !== undefined) set.bot = patch.bot;
+    if (patch.credentials !== undefined) set.credentialsSealed = this.box.seal(JSON.stringify(patch.credentials));
+    if (patch.config !== undefined) set.config = (await this.adapter(before.channel).prepare(patch.config, before.config)).config;
+    const [row] = await this.db.update(inboxes).set(set).where(inScope(scope, inboxes, eq(inboxes.id, id))).returning();
+    return this.publicInbox(row!);
+  }
+
+  async deleteInbox(scope: Scope, id: string): Promise<void> {
+    await this.inboxRow(scope, id);
+    await this.db.delete(inboxes).where(inScope(scope, inboxes, eq(inboxes.id, id)));
+  }
+
+  // ---------------------------------------------------------------- inbound
+
+  /** The lead a contact address stands for: matched by e-mail or phone, or created with source = channel. */
+  private async leadFor(scope: Scope, inbox: InboxRow, address: string, name: string | undefined): Promise<string | null> {
+    const keys = isEmail(address) ? { email: address } : isPhone(address) ? { phone: address } : null;
+    if (!keys) return null;
+    try {
+      const { lead } = await this.ports.leads.findOrCreate({ ...scope, projectId: inbox.projectId }, { projectId: inbox.projectId, ...keys, ...(name ? { name } : {}), source: inbox.channel });
+      return lead.id;
+    } catch {
+      // An address the leads module refuses (an impossible phone number) stays a contact.
+      return null;
+    }
+  }
+
+  /**
+   * Stores one inbound message and, in the same transaction, the conversation it opens and its
+   * events; the org stream hears of it at commit. A provider's retry (same externalId) changes
+   * nothing and answers the stored message.
+   */
+  async receive(scope: Scope, inboxId: string, input: { contact: { name?: string; address: string }; text: string; externalId?: string }) {
+    const inbox = await this.inboxRow(scope, inboxId);
+    if (input.externalId) {
+      const stored = await this.byExternalId(inbox.id, input.externalId);
+      if (stored) return { message: publicMessage(stored), duplicate: true };
+    }
+    const address = input.contact.address.trim();
+    const existing = await this.contactRow(inbox.id, address);
+    const leadId = existing?.leadId ?? (await this.leadFor(scope, inbox, address, input.contact.name));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.store(inbox, address, input, leadId);
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+        // A concurrent retry of the same provider message committed first: answer it.
+        if (input.externalId) {
+          const stored = await this.byExternalId(inbox.id, input.externalId);
+          if (stored) return { message: publicMessage(stored), duplicate: true };
+        }
+        // A concurrent first message of the same contact opened the thread: join it.
+        if (attempt >= 3) throw error;
+      }
+    }
+  }
+
+  private async store(inbox: InboxRow, address: string, input: { contact: { name?: string }; text: string; externalId?: string }, leadId: string | null) {
+    const now = this.clock.now();
+    const result = await this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      const contact = await this.upsertContact(tx, inbox, address, input.contact.name ?? null, leadId);
+      const events: NewEvent[] = [];
+      let conversation = await this.openConversation(tx, contact.id);
+      if (!conversation) {
+        [conversation] = await tx.insert(conversations).values({
+          id: newId('conversation', now.getTime()), orgId: inbox.orgId, projectId: inbox.projectId, inboxId: inbox.id, channel: inbox.channel,
+          contactId: contact.id, leadId: contact.leadId, status: 'OPEN', handledBy: inbox.bot.enabled ? 'bot' : 'human', lastMessageAt: now, openedAt: now,
+        }).returning();
+        events.push({ orgId: inbox.orgId, projectId: inbox.projectId, type: 'conversation.opened', payload: { conversation: publicConversation(conversation!, contact) } });
+      } else {
+        [conversation] = await tx.update(conversations).set({ lastMessageAt: now, ...(contact.leadId && !conversation.leadId ? { leadId: contact.leadId } : {}) })
+          .where(eq(conversations.id, conversation.id)).returning();
+      }
+      const [message] = await tx.insert(messages).values({
+        id: newId('message', now.getTime()), orgId: inbox.orgId, projectId: inbox.projectId, inboxId: inbox.id, conversationId: conversation!.id,
+        direction: 'in', sender: 'contact', text: input.text, status: 'received', externalId: input.externalId ?? null, at: now,
+      }).returning();
+      const view = publicConversation(conversation!, contact);
+      events.push({ orgId: inbox.orgId, projectId: inbox.projectId, type: 'message.received', payload: { message: publicMessage(message!), conversation: view, ...(contact.leadId ? { leadId: contact.leadId } : {}) } });
+      await this.ports.events.record(tx, events);
+      await this.ports.orgStream.publishInTx(tx, inbox.orgId, { kind: 'conversation.message', data: JSON.parse(JSON.stringify({ message: publicMessage(message!), conversation: { ...view, projectId: inbox.projectId }, projectId: inbox.projectId })) });
+      return message!;
+    });
+    return { message: publicMessage(result), duplicate: false };
+  }
+
+  private async byExternalId(inboxId: string, externalId: string): Promise<MessageRow | undefined> {
+    const [row] = await this.db.select().from(messages).where(and(eq(messages.inboxId, inboxId), eq(messages.direction, 'in'), eq(messages.externalId, externalId)));
+    return row;
+  }
+
+  private async contactRow(inboxId: string, address: string): Promise<ContactRow | undefined> {
+    const [row] = await this.db.select().from(contacts).where(and(eq(contacts.inboxId, inboxId), eq(contacts.address, address)));
+    return row;
+  }
+
+  private async upsertContact(tx: Db, inbox: InboxRow, address: string, name: string | null, leadId: string | null): Promise<ContactRow> {
+    const [row] = await tx.insert(contacts).values({ id: newId('contact'), orgId: inbox.orgId, projectId: inbox.projectId, inboxId: inbox.id, address, name, leadId })
+      .onConflictDoUpdate({
+        target: [contacts.inboxId, contacts.address],
+        set: { name: sql`coalesce(excluded.name, ${contacts.name})`, leadId: sql`coalesce(${contacts.leadId}, excluded.lead_id)` },
+      }).returning();
+    return row!;
+  }
+
+  private async openConversation(tx: Db, contactId: string): Promise<ConversationRow | undefined> {
+    const [row] = await tx.select().from(conversations).where(and(eq(conversations.contactId, contactId), eq(conversations.status, 'OPEN'))).for('update');
+    return row;
+  }
+
+  // ---------------------------------------------------------------- conversations
+
+  private readerOf(scope: Scope): string {
+    return scope.actor.id;
+  }
+
+  private unreadSql(scope: Scope): SQL<number> {
+    return sql<number>`(select count(*)::int from ${messages} m where m.conversation_id = ${conversations.id} and m.direction = 'in'
+      and m.at > coalesce((select r.read_at from ${conversationReads} r where r.conversation_id = ${conversations.id} and r.reader_id = ${this.readerOf(scope)}), '-infinity'::timestamptz))`;
+  }
+
+  private async view(scope: Scope, id: string) {
+    const [row] = await this.db.select({ c: conversations, contact: contacts, unread: this.unreadSql(scope) })
+      .from(conversations).innerJoin(contacts, eq(contacts.id, conversations.contactId))
+      .where(inScope(scope, conversations, eq(conversations.id, id)));
+    if (!row) throw notFound('Conversation');
+    return { row: row.c, contact: row.contact, out: publicConversation(row.c, row.contact, row.unread) };
+  }
+
+  async get(scope: Scope, id: string) {
+    return (await this.view(scope, id)).out;
+  }
+
+  async list(scope: Scope, query: ConversationQuery) {
+    const page = pageOf(query);
+    const conditions: (SQL | undefined)[] = [
+      query.status ? eq(conversations.status, query.status) : undefined,
+      query.inboxId ? eq(conversations.inboxId, query.inboxId) : undefined,
+      query.channel ? eq(conversations.channel, query.channel) : undefined,
+      query.handledBy ? eq(conversations.handledBy, query.handledBy) : undefined,
+      query.assigneeId ? eq(conversations.assigneeId, query.assigneeId) : undefined,
+      query.leadId ? eq(conversations.leadId, query.leadId) : undefined,
+    ];
+    const q = query.q?.trim();
+    if (q) {
+      const like = `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      conditions.push(sql`exists (select 1 from ${messages} m where m.conversation_id = ${conversations.id} and m.text ilike ${like})`);
+    }
+    const where = inScope(scope, conversations, ...conditions);
+    const sort = query.sort ?? '-lastMessageAt';
+    const column = { lastMessageAt: conversations.lastMessageAt, openedAt: conversations.openedAt }[sort.replace(/^-/, '')];
+    if (!column) throw badRequest(`Unknown sort '${sort}'; sortable: lastMessageAt, openedAt`, [{ field: 'querystring.sort', message: 'must be lastMessageAt or openedAt, optionally with a leading -' }]);
+    const order = sort.startsWith('-') ? [desc(column), desc(conversations.id)] : [asc(column), asc(conversations.id)];
+    const [items, counted] = await Promise.all([
+      this.db.select({ c: conversations, contact: contacts, unread: this.unreadSql(scope) }).from(conversations)
+        .innerJoin(contacts, eq(contacts.id, conversations.contactId)).where(where).orderBy(...order).limit(page.limit).offset(page.offset),
+      this.db.select({ n: sql<number>`count(*)::int` }).from(conversations).where(where),
+    ]);
+    return envelope(items.map((r) => publicConversation(r.c, r.contact, r.unread)), counted[0]?.n ?? 0, page);
+  }
+
+  async listMessages(scope: Scope, id: string, query: ListQuery) {
+    await this.view(scope, id);
+    const page = pageOf(query);
+    const where = and(eq(messages.orgId, scope.orgId), eq(messages.conversationId, id));
+    const [items, counted] = await Promise.all([
+      this.db.select().from(messages).where(where).orderBy(asc(messages.at), asc(messages.id)).limit(page.limit).offset(page.offset),
+      this.db.select({ n: sql<number>`count(*)::int` }).from(messages).where(where),
+    ]);
+    return envelope(items.map(publicMessage), counted[0]?.n ?? 0, page);
+  }
+
+  /** An outbound message, queued for the sender loop in the caller's transaction (woken at commit). */
+  private async queue(tx: Db, conversation: ConversationRow, text: string, sender: 'human' | 'bot' | 'campaign', authorId: string | null, now: Date): Promise<MessageRow> {
+    const [message] = await tx.insert(messages).values({
+      id: newId('message', now.getTime()), orgId: conversation.orgId, projectId: conversation.projectId, inboxId: conversation.inboxId,
+      conversationId: conversation.id, direction: 'out', sender, authorId, text, status: 'queued', nextAttemptAt: now, at: now,
+    }).returning();
+    await this.bus.publishInTx(tx, OUTBOUND_WAKE, null);
+    return message!;
+  }
+
+  private handoffEvent(row: ConversationRow, reason: string, by: 'bot' | 'human', assignedToId: string | null): NewEvent {
+    return { orgId: row.orgId, projectId: row.projectId, type: 'conversation.handoff', payload: { conversationId: row.id, reason, by, ...(assignedToId ? { assignedToId } : {}), ...(row.leadId ? { leadId: row.leadId } : {}) } };
+  }
+
+  /** A human reply (queued for sending) or a private note (never sent). A reply in a bot-handled thread is a takeover. */
+  async reply(scope: Scope, id: string, input: { text: string; private?: boolean }) {
+    const now = this.clock.now();
+    const authorId = scope.actor.id;
+    const message = await this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      const [row] = await tx.select().from(conversations).where(inScope(scope, conversations, eq(conversations.id, id))).for('update');
+      if (!row) throw notFound('Conversation');
+      if (input.private) {
+        const [note] = await tx.insert(messages).values({
+          id: newId('message', now.getTime()), orgId: row.orgId, projectId: row.projectId, inboxId: row.inboxId, conversationId: row.id,
+          direction: 'out', sender: 'human', authorId, text: input.text, private: true, status: 'sent', at: now,
+        }).returning();
+        return note!;
+      }
+      if (row.status !== 'OPEN') throw conflict('This conversation is closed: reopen it before replying');
+      const set: Partial<ConversationRow> = { lastMessageAt: now };
+      if (!row.firstReplyAt) set.firstReplyAt = now;
+      if (row.handledBy === 'bot') {
+        set.handledBy = 'human';
+        set.handoffReason = 'takeover';
+        set.handoffAt = now;
+        if (scope.actor.type === 'user' && !row.assigneeId) set.assigneeId = scope.actor.id;
+        await this.ports.events.record(tx, this.handoffEvent(row, 'takeover', 'human', set.assigneeId ?? row.assigneeId));
+      }
+      await tx.update(conversations).set(set).where(eq(conversations.id, row.id));
+      return this.queue(tx, row, input.text, 'human', authorId, now);
+    });
+    return publicMessage(message);
+  }
+
+  /** An outbound start: a conversation with a lead through an inbox, its first message queued. */
+  async start(scope: Scope, input: { inboxId: string; leadId: string; text: string; subject?: string }) {
+    const inbox = await this.inboxRow(scope, input.inboxId);
+    const lead = await this.ports.leads.get(scope, input.leadId);
+    if (lead.projectId !== inbox.projectId) throw badRequest('The lead and the inbox belong to different projects', [{ field: 'body.leadId', message: 'must be a lead of the inbox\'s project' }]);
+    const address = inbox.channel === 'email' ? lead.email : (lead.email ?? lead.phone);
+    if (!address) throw badRequest('The lead has no address this channel can reach (e-mail or phone)', [{ field: 'body.leadId', message: 'has no e-mail or phone' }]);
+    const now = this.clock.now();
+    const id = await this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      const contact = await this.upsertContact(tx, inbox, address, lead.name ?? null, lead.id);
+      let row = await this.openConversation(tx, contact.id);
+      if (!row) {
+        [row] = await tx.insert(conversations).values({
+          id: newId('conversation', now.getTime()), orgId: inbox.orgId, projectId: inbox.projectId, inboxId: inbox.id, channel: inbox.channel,
+          contactId: contact.id, leadId: lead.id, subject: input.subject ?? null, status: 'OPEN', handledBy: 'human',
+          assigneeId: scope.actor.type === 'user' ? scope.actor.id : null, lastMessageAt: now, openedAt: now, firstReplyAt: now,
+        }).returning();
+        await this.ports.events.record(tx, { orgId: inbox.orgId, projectId: inbox.projectId, type: 'conversation.opened', payload: { conversation: publicConversation(row!, contact), leadId: lead.id } });
+      } else {
+        await tx.update(conversations).set({ lastMessageAt: now }).where(eq(conversations.id, row.id));
+      }
+      await this.queue(tx, row!, input.text, 'human', scope.actor.id, now);
+      return row!.id;
+    });
+    return this.get(scope, id);
+  }
+
+  private async change(scope: Scope, id: string, fn: (tx: Db, row: ConversationRow, now: Date) => Promise<void>) {
+    const now = this.clock.now();
+    await this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      const [row] = await tx.select().from(conversations).where(inScope(scope, conversations, eq(conversations.id, id))).for('update');
+      if (!row) throw notFound('Conversation');
+      await fn(tx, row, now);
+    });
+    return this.get(scope, id);
+  }
+
+  private async assertMember(orgId: string, userId: string): Promise<void> {
+    if (!(await this.ports.orgs.roleOf(orgId, userId))) throw badRequest('The assignee is not a member of this organization', [{ field: 'body.assigneeId', message: 'must be a member of the organization' }]);
+  }
+
+  /** A hand-off to people: `handledBy: human`, the event, and a notification to the organization. */
+  async handoff(scope: Scope, id: string, input: { reason: string; assigneeId?: string }) {
+    if (input.assigneeId) await this.assertMember(scope.orgId, input.assigneeId);
+    return this.change(scope, id, async (tx, row, now) => {
+      const assigneeId = input.assigneeId ?? row.assigneeId;
+      await tx.update(conversations).set({ handledBy: 'human', handoffReason: input.reason, handoffAt: now, assigneeId }).where(eq(conversations.id, row.id));
+      await this.ports.events.record(tx, this.handoffEvent(row, input.reason, scope.actor.type === 'agent' ? 'bot' : 'human', assigneeId));
+      await this.ports.notifications.notify({
+        orgId: row.orgId, projectId: row.projectId, userId: null, kind: 'conversation.handoff',
+        title: 'A conversation needs a person', body: `Handed off: ${input.reason}`, link: `/conversations/${row.id}`,
+      }, tx);
+    });
+  }
+
+  async assign(scope: Scope, id: string, assigneeId: string | null) {
+    if (assigneeId) await this.assertMember(scope.orgId, assigneeId);
+    return this.change(scope, id, async (tx, row) => {
+      await tx.update(conversations).set({ assigneeId }).where(eq(conversations.id, row.id));
+    });
+  }
+
+  async read(scope: Scope, id: string) {
+    return this.change(scope, id, async (tx, row, now) => {
+      await tx.insert(conversationReads).values({ conversationId: row.id, readerId: this.readerOf(scope), readAt: now })
+        .onConflictDoUpdate({ target: [conversationReads.conversationId, conversationReads.readerId], set: { readAt: now } });
+    });
+  }
+
+  async close(scope: Scope, id: string) {
+    return this.change(scope, id, async (tx, row, now) => {
+      if (row.status === 'CLOSED') return;
+      const resolvedBy = scope.actor.type === 'agent' ? 'bot' : 'human';
+      await tx.update(conversations).set({ status: 'CLOSED', closedAt: now, resolvedBy }).where(eq(conversations.id, row.id));
+      const durationSec = Math.max(0, Math.round((now.getTime() - row.openedAt.getTime()) / 1000));
+      await this.ports.events.record(tx, { orgId: row.orgId, projectId: row.projectId, type: 'conversation.closed', payload: { conversationId: row.id, resolvedBy, durationSec, ...(row.leadId ? { leadId: row.leadId } : {}) } });
+    });
+  }
+
+  async reopen(scope: Scope, id: string) {
+    return this.change(scope, id, async (tx, row) => {
+      if (row.status === 'OPEN') return;
+      const [other] = await tx.select({ id: conversations.id }).from(conversations).where(and(eq(conversations.contactId, row.contactId), eq(conversations.status, 'OPEN')));
+      if (other) throw conflict(`The contact has another open conversation (${other.id})`);
+      await tx.update(conversations).set({ status: 'OPEN', closedAt: null, resolvedBy: null }).where(eq(conversations.id, row.id));
+    });
+  }
+
+  async stats(scope: Scope, query: { from?: string; to?: string; inboxId?: string }) {
+    const to = query.to ? new Date(query.to) : this.clock.now();
+    const from = query.from ? new Date(query.from) : new Date(to.getTime() - 30 * 86_400_000);
+    if (from >= to) throw badRequest('from must be before to', [{ field: 'querystring.from', message: 'must be before to' }]);
+    const inbox = query.inboxId ? eq(conversations.inboxId, query.inboxId) : undefined;
+    const inRange = (column: typeof conversations.openedAt | typeof conversations.closedAt) => and(gte(column, from), lt(column, to));
+    const [[opened], [closed], reasons] = await Promise.all([
+      this.db.select({
+        n: sql<number>`count(*)::int`,
+        firstReply: sql<number | null>`percentile_cont(0.5) within group (order by extract(epoch from (${conversations.firstReplyAt} - ${conversations.openedAt})))`,
+        handoff: sql<number | null>`percentile_cont(0.5) within group (order by extract(epoch from (${conversations.handoffAt} - ${conversations.openedAt})))`,
+      }).from(conversations).where(inScope(scope, conversations, inbox, inRange(conversations.openedAt))),
+      this.db.select({ n: sql<number>`count(*)::int`, byBot: sql<number>`(count(*) filter (where ${conversations.resolvedBy} = 'bot'))::int` })
+        .from(conversations).where(inScope(scope, conversations, inbox, inRange(conversations.closedAt))),
+      this.db.select({ reason: conversations.handoffReason, n: sql<number>`count(*)::int` }).from(conversations)
+        .where(inScope(scope, conversations, inbox, inRange(conversations.handoffAt))).groupBy(conversations.handoffReason),
+    ]);
+    const handoffReasons: Record<string, number> = {};
+    for (const r of reasons) handoffReasons[r.reason ?? 'unknown'] = r.n;
+    const round = (v: number | string | null | undefined) => (v === null || v === undefined ? null : Math.round(Number(v)));
+    return {
+      opened: opened?.n ?? 0, closed: closed?.n ?? 0, closedByBot: closed?.byBot ?? 0,
+      handoffs: reasons.reduce((sum, r) => sum + r.n, 0), handoffReasons,
+      medianFirstReplySec: round(opened?.firstReply), medianHandoffSec: round(opened?.handoff),
+    };
+  }
+}
+
+export function isUniqueViolation(error: unknown): boolean {
+  for (let e = error as { code?: string; cause?: unknown } | undefined, i = 0; e && i < 5; e = e.cause as typeof e, i++) if (e.code === '23505') return true;
+  return false;
+}

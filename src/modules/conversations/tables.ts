@@ -1,0 +1,98 @@
+import { sql } from 'drizzle-orm';
+import { boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { createdAt, ts, updatedAt } from '../../platform/columns.ts';
+
+/** One channel account. Credentials and the secrets we must sign with are sealed (AES-GCM, APP_SECRET). */
+export const inboxes = pgTable('inboxes', {
+  id: text('id').primaryKey(),
+  orgId: text('org_id').notNull(),
+  projectId: text('project_id').notNull(),
+  name: text('name').notNull(),
+  channel: text('channel').notNull(),
+  config: jsonb('config').$type<Record<string, unknown>>().notNull().default({}),
+  bot: jsonb('bot').$type<{ enabled: boolean; agentId?: string; modelId?: string }>().notNull().default({ enabled: false }),
+  /** The provider credentials, sealed; never returned. */
+  credentialsSealed: text('credentials_sealed'),
+  /** A secret the service signs with (the api channel's signing secret), sealed. */
+  secretSealed: text('secret_sealed'),
+  /** A secret the service only compares (an inbound token), as sha256 hex. */
+  secretHash: text('secret_hash'),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+}, (t) => [index('inboxes_org_idx').on(t.orgId, t.id)]);
+
+/** A person on one inbox, by the channel's address; linked to a lead when one is known. */
+export const contacts = pgTable('contacts', {
+  id: text('id').primaryKey(),
+  orgId: text('org_id').notNull(),
+  projectId: text('project_id').notNull(),
+  inboxId: text('inbox_id').notNull().references(() => inboxes.id, { onDelete: 'cascade' }),
+  address: text('address').notNull(),
+  name: text('name'),
+  leadId: text('lead_id'),
+  createdAt: createdAt(),
+}, (t) => [uniqueIndex('contacts_inbox_address_idx').on(t.inboxId, t.address)]);
+
+export const conversations = pgTable('conversations', {
+  id: text('id').primaryKey(),
+  orgId: text('org_id').notNull(),
+  projectId: text('project_id').notNull(),
+  inboxId: text('inbox_id').notNull().references(() => inboxes.id, { onDelete: 'cascade' }),
+  channel: text('channel').notNull(),
+  contactId: text('contact_id').notNull().references(() => contacts.id, { onDelete: 'cascade' }),
+  leadId: text('lead_id'),
+  subject: text('subject'),
+  status: text('status').notNull(),
+  handledBy: text('handled_by').notNull(),
+  assigneeId: text('assignee_id'),
+  handoffReason: text('handoff_reason'),
+  handoffAt: ts('handoff_at'),
+  firstReplyAt: ts('first_reply_at'),
+  lastMessageAt: ts('last_message_at').notNull(),
+  openedAt: ts('opened_at').notNull(),
+  closedAt: ts('closed_at'),
+  resolvedBy: text('resolved_by'),
+}, (t) => [
+  // At most one open thread per contact: the inbound path relies on it.
+  uniqueIndex('conversations_open_contact_idx').on(t.contactId).where(sql`status = 'OPEN'`),
+  index('conversations_org_last_idx').on(t.orgId, t.lastMessageAt),
+  index('conversations_org_opened_idx').on(t.orgId, t.openedAt),
+]);
+
+/**
+ * Messages, and the outbound queue: an outbound message is `queued` until the channel accepted it,
+ * claimed with SKIP LOCKED by the sender loop (attempts, next_attempt_at, locked_until).
+ */
+export const messages = pgTable('messages', {
+  id: text('id').primaryKey(),
+  orgId: text('org_id').notNull(),
+  projectId: text('project_id').notNull(),
+  inboxId: text('inbox_id').notNull().references(() => inboxes.id, { onDelete: 'cascade' }),
+  conversationId: text('conversation_id').notNull().references(() => conversations.id, { onDelete: 'cascade' }),
+  direction: text('direction').notNull(),
+  sender: text('sender').notNull(),
+  /** The user or key that wrote a human message. */
+  authorId: text('author_id'),
+  text: text('text').notNull(),
+  mediaUrl: text('media_url'),
+  private: boolean('private').notNull().default(false),
+  status: text('status').notNull(),
+  externalId: text('external_id'),
+  error: text('error'),
+  attempts: integer('attempts').notNull().default(0),
+  nextAttemptAt: ts('next_attempt_at'),
+  lockedUntil: ts('locked_until'),
+  at: ts('at').notNull(),
+}, (t) => [
+  // The provider's id de-duplicates its retries.
+  uniqueIndex('messages_inbox_external_idx').on(t.inboxId, t.direction, t.externalId),
+  index('messages_conversation_idx').on(t.conversationId, t.at),
+  index('messages_queue_idx').on(t.nextAttemptAt).where(sql`status = 'queued'`),
+]);
+
+/** Per reader (a user or an API key): messages after read_at are unread. */
+export const conversationReads = pgTable('conversation_reads', {
+  conversationId: text('conversation_id').notNull().references(() => conversations.id, { onDelete: 'cascade' }),
+  readerId: text('reader_id').notNull(),
+  readAt: ts('read_at').notNull(),
+}, (t) => [primaryKey({ columns: [t.conversationId, t.readerId] })]);
