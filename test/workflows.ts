@@ -1,9 +1,26 @@
 import { expect } from 'vitest';
-import type { TestApp } from './harness.ts';
+import { buildTestApp, type TestApp } from './harness.ts';
 import { eventually } from './helpers.ts';
+import { Receiver } from './receiver.ts';
 
 export type Node = { id: string; type: string; name?: string; params?: Record<string, unknown>; retry?: { maxAttempts: number; backoffSeconds?: number } };
 export type Edge = { from: string; to: string; output?: string };
+
+/**
+ * What a test file running workflows starts in its beforeAll: a test app (with `env`), org A's
+ * workflow API and a loopback receiver; `close` stops the receiver and the app.
+ */
+export async function startWorkflowApp(env: Record<string, string> = {}): Promise<{ t: TestApp; w: ReturnType<typeof api>; receiver: Receiver; close(): Promise<void> }> {
+  const t = await buildTestApp({ env });
+  const receiver = await new Receiver().start();
+  return {
+    t, w: api(t), receiver,
+    close: async () => {
+      await receiver.stop();
+      await t.close();
+    },
+  };
+}
 
 /** Shortcuts for the workflow API of org A. */
 export function api(t: TestApp) {

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
 import { Type } from 'typebox';
-import { buildTestApp, type TestApp } from '../../../test/harness.ts';
-import { Receiver } from '../../../test/receiver.ts';
+import type { TestApp } from '../../../test/harness.ts';
+import type { Receiver } from '../../../test/receiver.ts';
 import { events } from '../events/tables.ts';
 import { registerNode } from './nodes/registry.ts';
 import { main } from './nodes/types.ts';
-import { api, manual } from '../../../test/workflows.ts';
+import { api, manual, startWorkflowApp } from '../../../test/workflows.ts';
 import { eventually } from '../../../test/helpers.ts';
 
 // A node that spends money, as ai.agent will: a test fixture registered like any node file.
@@ -27,16 +27,12 @@ registerNode({
 let t: TestApp;
 let w: ReturnType<typeof api>;
 let receiver: Receiver;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  t = await buildTestApp({ env: { WORKFLOW_POLL_MS: '100' } });
-  w = api(t);
-  receiver = await new Receiver().start();
+  ({ t, w, receiver, close } = await startWorkflowApp({ WORKFLOW_POLL_MS: '100' }));
 });
-afterAll(async () => {
-  await receiver.stop();
-  await t.close();
-});
+afterAll(() => close());
 
 describe('validation', () => {
   const post = (payload: Record<string, unknown>) => t.call({ method: 'POST', url: `${w.base}/workflows`, auth: w.auth, payload: { name: 'x', ...payload } });

@@ -1,25 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, asc, eq } from 'drizzle-orm';
-import { buildTestApp, type TestApp } from '../../../test/harness.ts';
-import { Receiver } from '../../../test/receiver.ts';
+import type { TestApp } from '../../../test/harness.ts';
+import type { Receiver } from '../../../test/receiver.ts';
 import { sign } from '../webhooks/signer.ts';
 import { events } from '../events/tables.ts';
-import { api, manual } from '../../../test/workflows.ts';
+import { api, manual, startWorkflowApp } from '../../../test/workflows.ts';
 import { eventually } from '../../../test/helpers.ts';
 
 let t: TestApp;
 let w: ReturnType<typeof api>;
 let receiver: Receiver;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  t = await buildTestApp({ env: { WORKFLOW_POLL_MS: '100' } });
-  w = api(t);
-  receiver = await new Receiver().start();
+  ({ t, w, receiver, close } = await startWorkflowApp({ WORKFLOW_POLL_MS: '100' }));
 });
-afterAll(async () => {
-  await receiver.stop();
-  await t.close();
-});
+afterAll(() => close());
 
 describe('runs', () => {
   it('runs trigger → data.set → webhookOut: QUEUED, then SUCCEEDED with step items, events in order and a signed delivery', async () => {

@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../../../test/harness.ts';
+import type { TestApp } from '../../../test/harness.ts';
 import { freePort, startServer } from '../../../test/processes.ts';
 import { Receiver, type Received } from '../../../test/receiver.ts';
-import { api, manual } from '../../../test/workflows.ts';
+import { api, manual, startWorkflowApp } from '../../../test/workflows.ts';
 import { eventually } from '../../../test/helpers.ts';
 
 type Envelope = { id: string; type: string; payload: { runId: string; nodeId?: string; to?: string; lead?: { id: string } } };
@@ -16,14 +16,11 @@ const envelopeOf = (r: Received) => r.json as Envelope;
 describe('a retried sending step keeps its envelope id', () => {
   let t: TestApp;
   let receiver: Receiver;
+  let close: () => Promise<void>;
   beforeAll(async () => {
-    t = await buildTestApp();
-    receiver = await new Receiver().start();
+    ({ t, receiver, close } = await startWorkflowApp());
   });
-  afterAll(async () => {
-    await receiver.stop();
-    await t.close();
-  });
+  afterAll(() => close());
 
   it('webhookOut, leads.crmSync and messaging.send send the same id on every attempt, one id per item', async () => {
     const w = api(t);

@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../../../test/harness.ts';
-import { Receiver } from '../../../test/receiver.ts';
-import { api, manual } from '../../../test/workflows.ts';
+import type { TestApp } from '../../../test/harness.ts';
+import type { Receiver } from '../../../test/receiver.ts';
+import { api, manual, startWorkflowApp } from '../../../test/workflows.ts';
 
 const VALUE = 'sk_live_7hP2qv9XkLmN4rT8';
 const OTHER = 'sk_live_orgB_only_value_42';
@@ -11,16 +11,13 @@ const BEARER = 'Bearer tok_literal_3f9a8b7c6d5e';
 describe('organization secrets', () => {
   let t: TestApp;
   let receiver: Receiver;
+  let close: () => Promise<void>;
   let base: string;
   beforeAll(async () => {
-    t = await buildTestApp();
-    receiver = await new Receiver().start();
+    ({ t, receiver, close } = await startWorkflowApp());
     base = `/api/v1/orgs/${t.orgA.orgId}`;
   });
-  afterAll(async () => {
-    await receiver.stop();
-    await t.close();
-  });
+  afterAll(() => close());
 
   const put = (name: string, value: string, auth: { token?: string; apiKey?: string }, orgBase = base) =>
     t.call({ method: 'PUT', url: `${orgBase}/secrets/${name}`, auth, payload: { value } });
