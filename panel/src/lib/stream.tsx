@@ -4,9 +4,8 @@
  * names; lists that change are refreshed by invalidating their queries.
  */
 import { createContext, useContext, useEffect, useEffectEvent, useState, type ReactNode } from 'react';
-import { EventSource } from 'eventsource';
 import { useQueryClient } from '@tanstack/react-query';
-import { currentToken } from './session';
+import { apiEventSource } from './sse';
 import { PLATFORM_EVENT_NAMES } from '../../../src/shared/event-names.ts';
 
 type Listener = (type: string, data: unknown) => void;
@@ -33,12 +32,7 @@ export function OrgStreamProvider({ orgId, children }: { orgId: string; children
   const [listeners] = useState(() => new Set<Listener>());
 
   useEffect(() => {
-    const source = new EventSource(`/api/v1/orgs/${encodeURIComponent(orgId)}/events`, {
-      fetch: async (input, init) => {
-        const token = await currentToken();
-        return fetch(input, { ...init, headers: { ...init.headers, ...(token ? { authorization: `Bearer ${token}` } : {}) } });
-      },
-    });
+    const source = apiEventSource(`/api/v1/orgs/${encodeURIComponent(orgId)}/events`);
     const handle = (type: string) => (message: MessageEvent) => {
       let data: unknown = null;
       try {

@@ -5,8 +5,8 @@
  * fresh on every connection.
  */
 import { useEffect, useRef, useState } from 'react';
-import { EventSource } from 'eventsource';
-import { currentToken } from '../../lib/session';
+import type { EventSource } from 'eventsource';
+import { apiEventSource } from '../../lib/sse';
 import { addStreamStep, type AgentStep } from './steps';
 
 export interface DoneRun {
@@ -57,13 +57,7 @@ export function useAgentRunStream(orgId: string, runId: string, enabled: boolean
     const connect = () => {
       update(() => ({ state: 'connecting' }));
       // After a refused connection, ask only for what came after the last step seen (`since`).
-      const query = last >= 0 ? `?since=${last}` : '';
-      source = new EventSource(`/api/v1/orgs/${encodeURIComponent(orgId)}/agent-runs/${encodeURIComponent(runId)}/events${query}`, {
-        fetch: async (input, init) => {
-          const token = await currentToken();
-          return fetch(input, { ...init, headers: { ...init.headers, ...(token ? { authorization: `Bearer ${token}` } : {}) } });
-        },
-      });
+      source = apiEventSource(`/api/v1/orgs/${encodeURIComponent(orgId)}/agent-runs/${encodeURIComponent(runId)}/events`, () => ({ since: last >= 0 ? String(last) : undefined }));
       source.addEventListener('open', () => {
         retries = 0;
         update(() => ({ state: 'live' }));
@@ -92,7 +86,7 @@ export function useAgentRunStream(orgId: string, runId: string, enabled: boolean
         }
         // The EventSource reconnects by itself after a dropped connection; a refused one (a 401 from
         // an expired token, a 429) it gives up on: connect again with a fresh token, a few times.
-        if (source.readyState === EventSource.CLOSED) {
+        if (source.readyState === source.CLOSED) {
           if (retries >= MAX_RETRIES) {
             update(() => ({ state: 'failed', error: (event as Event & { message?: string }).message ?? 'The live connection failed.' }));
             return;

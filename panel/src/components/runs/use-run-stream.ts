@@ -1,6 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
-import { EventSource } from 'eventsource';
-import { currentToken } from '../../lib/session';
+import { apiEventSource } from '../../lib/sse';
 import { applyEvent, EMPTY_TIMELINE, type Timeline } from './timeline';
 
 /** The execution event kinds of SPEC "Execution event", and `reset`. */
@@ -26,14 +25,7 @@ export function useRunStream(orgId: string, runId: string, onChange: (kind: stri
   useEffect(() => {
     let lastSeq = 0;
     const url = `/api/v1/orgs/${encodeURIComponent(orgId)}/runs/${encodeURIComponent(runId)}/events`;
-    const source = new EventSource(url, {
-      fetch: async (input, init) => {
-        const token = await currentToken();
-        const target = new URL(String(input), globalThis.location?.href);
-        if (lastSeq > 0) target.searchParams.set('since', String(lastSeq));
-        return fetch(target.href, { ...init, headers: { ...init.headers, ...(token ? { authorization: `Bearer ${token}` } : {}) } });
-      },
-    });
+    const source = apiEventSource(url, () => ({ since: lastSeq > 0 ? String(lastSeq) : undefined }));
     const status = (value: StreamState) => setState({ runId, value });
     source.addEventListener('open', () => status('live'));
     source.addEventListener('error', () => status(source.readyState === source.CLOSED ? 'error' : 'connecting'));
