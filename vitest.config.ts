@@ -40,6 +40,9 @@ export default defineConfig({
           sequence: { groupOrder: 1 },
           testTimeout: 120_000,
           hookTimeout: 120_000,
+          // A page that waits on a live update can take seconds under CI's load; vitest's default
+          // of one second failed a run page's first render there.
+          expect: { poll: { timeout: 15_000 } },
         },
       },
     ],
