@@ -39,6 +39,7 @@ import { usageRoutes } from './modules/usage/routes.ts';
 import { budgetRoutes } from './modules/budgets/routes.ts';
 import { invitationAcceptRoutes, invitationRoutes } from './modules/invitations/routes.ts';
 import { conversationRoutes } from './modules/conversations/routes.ts';
+import { conversationHookRoutes } from './modules/conversations/hooks.ts';
 import { startWorkers, type Workers } from './workers.ts';
 import { assertNamedProject } from './platform/context.ts';
 
@@ -202,6 +203,7 @@ export async function buildApp(options: BuildOptions): Promise<App> {
     orgListRoutes(api);
     mediaFileRoutes(api);
     workflowHookRoutes(api);
+    conversationHookRoutes(api);
     await api.register(async (org: App) => {
       org.addHook('onRequest', async (request) => {
         const principal = await services.guard.authenticate(request);

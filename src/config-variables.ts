@@ -62,6 +62,8 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   { names: ['LOG_LEVEL'], default: '`info`', meaning: '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`; logs are JSON lines on stdout, with credentials redacted, query strings, workflow trigger tokens and media signatures masked in paths, and failed queries named by statement without their values' },
   { names: ['SMTP_URL'], default: 'unset', meaning: '`smtp://user:password@host:587` (STARTTLS when the server offers it) or `smtps://…:465`: the relay that sends invitation and password-reset e-mails; unset: no e-mail is sent (invitation links are still returned to the inviter)' },
   { names: ['SMTP_FROM'], default: '`no-reply@` the host of `PUBLIC_URL`', meaning: 'sender of those e-mails, an address or `Name <address>`' },
+  { names: ['WHATSAPP_API_BASE_URL'], default: '`https://graph.facebook.com/v21.0`', meaning: 'the WhatsApp Cloud API that `whatsapp` inboxes send through (with its version)' },
+  { names: ['TELEGRAM_API_BASE_URL'], default: '`https://api.telegram.org`', meaning: 'the Telegram Bot API that `telegram` inboxes send through and register their webhooks with' },
   { names: ['BODY_LIMIT_BYTES'], default: '`1048576` (1 MB)', meaning: 'largest JSON request body; larger gives 413 `PAYLOAD_TOO_LARGE`' },
 ];
 

@@ -62,6 +62,10 @@ export interface Config {
   mediaMaxBytes: number;
   /** Outgoing mail (invitations, password resets): an `smtp://` or `smtps://` URL, or unset for no mail; the From address. */
   smtpUrl: string | undefined;
+  /** The WhatsApp Cloud API (Graph API) base, with its version; a loopback stand-in in tests. */
+  whatsappApiBaseUrl: string;
+  /** The Telegram Bot API base; a loopback stand-in in tests. */
+  telegramApiBaseUrl: string;
   smtpFrom: string;
 }
 
@@ -247,6 +251,8 @@ export function loadConfig(env: Env = process.env): Config {
     publisherPollMs: int(env, 'PUBLISHER_POLL_MS', 1000, 10),
     mediaMaxBytes: int(env, 'MEDIA_MAX_BYTES', 50 * 1024 * 1024, 1),
     smtpUrl: parseSmtpUrl(str(env, 'SMTP_URL')),
+    whatsappApiBaseUrl: (str(env, 'WHATSAPP_API_BASE_URL') ?? 'https://graph.facebook.com/v21.0').replace(/\/+$/, ''),
+    telegramApiBaseUrl: (str(env, 'TELEGRAM_API_BASE_URL') ?? 'https://api.telegram.org').replace(/\/+$/, ''),
     smtpFrom: str(env, 'SMTP_FROM') ?? `no-reply@${new URL(str(env, 'PUBLIC_URL') ?? `http://localhost:${port}`).hostname}`,
   };
 }

@@ -10,6 +10,21 @@ export type Channel = (typeof CHANNELS)[number];
 export interface ChannelEnv {
   allowPrivate: boolean;
   timeoutMs: number;
+  whatsappApiBaseUrl: string;
+  telegramApiBaseUrl: string;
+  smtpUrl: string | undefined;
+  publicUrl: string;
+}
+
+/** The inbox being created (`previous` null) or changed, as a channel's prepare sees it. */
+export interface PrepareContext {
+  inboxId: string;
+  /** Where the provider posts this inbox's inbound messages. */
+  inboundUrl: string;
+  /** The credentials the inbox will hold (the new ones on a change that brings them, else the stored ones). */
+  credentials: Record<string, string> | null;
+  /** True when this change brings new credentials. */
+  credentialsChanged: boolean;
 }
 
 /** What a new or changed inbox stores: its config, and the secrets it generated (shown once). */
@@ -17,16 +32,29 @@ export interface Prepared {
   config: Record<string, unknown>;
   /** Sealed by the service: a secret the service signs with. */
   signingSecret?: string;
+  /** Stored as a SHA-256 hash: a secret the service only compares (an inbound token); see ConversationsService.inboundSecretMatches. */
+  inboundSecret?: string;
   /** Shown once in the 201 as `secrets`. */
   secrets?: Record<string, string>;
+}
+
+/** What a send about to be queued looks like, for a channel's own rules (windows, who may start). */
+export interface SendCheck {
+  /** An outbound start (the contact has not written on this channel in this thread). */
+  starting: boolean;
+  /** The contact's last inbound message in the conversation, if any. */
+  lastInboundAt: Date | null;
+  /** A template message rather than free text. */
+  template: boolean;
+  now: Date;
 }
 
 /** One outbound message to deliver, with what the channel needs to address it. */
 export interface Outgoing {
   orgId: string;
   projectId: string;
-  inbox: { id: string; config: Record<string, unknown>; signingSecret: string | null };
-  message: Record<string, unknown> & { id: string; text: string; at: Date | string };
+  inbox: { id: string; config: Record<string, unknown>; signingSecret: string | null; credentials: Record<string, string> | null };
+  message: Record<string, unknown> & { id: string; text: string; at: Date | string; template?: Record<string, unknown> };
   conversation: { id: string; subject: string | null; contact: { id: string; name: string | null; address: string } };
 }
 
@@ -44,8 +72,10 @@ export type Outcome =
  */
 export interface ChannelAdapter {
   readonly channel: Channel;
-  prepare(config: Record<string, unknown>, previous: Record<string, unknown> | null): Promise<Prepared>;
+  prepare(config: Record<string, unknown>, previous: Record<string, unknown> | null, context: PrepareContext): Promise<Prepared>;
   send(out: Outgoing): Promise<Outcome>;
+  /** Refuses (throws a 422) a send the channel cannot make; none: every send is allowed. */
+  checkSend?(check: SendCheck): void;
 }
 
 /** `Retry-After` as seconds (a number or an HTTP date), bounded to an hour. */
@@ -135,7 +165,9 @@ export class ApiChannel implements ChannelAdapter {
 
 /** The channels built so far; the others are refused with a clear 422 until they are. */
 export function channelAdapters(env: ChannelEnv): Partial<Record<Channel, ChannelAdapter>> {
-  return { api: new ApiChannel(env) };
+  return {
+    api: new ApiChannel(env),
+  };
 }
 
 export function notAvailable(channel: string) {

@@ -310,7 +310,7 @@ describe('people in conversations', () => {
 
 describe('outbound on the api channel', () => {
   it('guards the receiver URL against private addresses when they are not allowed, and reads Retry-After in both forms', async () => {
-    const guarded = new ApiChannel({ allowPrivate: false, timeoutMs: 1000 });
+    const guarded = new ApiChannel({ allowPrivate: false, timeoutMs: 1000, whatsappApiBaseUrl: '', telegramApiBaseUrl: '', smtpUrl: undefined, publicUrl: 'https://service.example' });
     for (const url of ['https://127.0.0.1/hook', 'https://10.0.0.7/hook', 'https://[::1]/hook', 'http://example.com/hook']) {
       await expect(guarded.prepare({ url }, null), url).rejects.toMatchObject({ statusCode: 400 });
     }

@@ -1,7 +1,7 @@
 import { Type, ListEnvelope, ListQueryProps, Nullable, OrgParams, orgErrors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
 import { orgOf } from '../../platform/context.ts';
-import { BotInput, ChannelSchema, ConversationSchema, CredentialsInput, InboxConfigInput, InboxSchema, MessageSchema, MessageText } from './schemas.ts';
+import { BotInput, ChannelSchema, ConversationSchema, CredentialsInput, InboxConfigInput, InboxSchema, MessageSchema, MessageTemplateInput, MessageText } from './schemas.ts';
 
 const read = { scope: 'conversations:read' };
 const write = { scope: 'conversations:write' };
@@ -98,8 +98,8 @@ export function conversationRoutes(app: App): void {
     config: { access: write },
     schema: {
       tags, summary: 'Start a conversation with a lead through an inbox; the first message is queued for sending', params: OrgParams,
-      body: Type.Object({ inboxId: ShortId, leadId: ShortId, text: MessageText, subject: Type.Optional(Type.String({ minLength: 1, maxLength: 300 })) }, { additionalProperties: false }),
-      response: { 201: Type.Ref('Conversation'), ...orgErrors() },
+      body: Type.Object({ inboxId: ShortId, leadId: ShortId, text: Type.Optional(MessageText), template: Type.Optional(MessageTemplateInput), subject: Type.Optional(Type.String({ minLength: 1, maxLength: 300 })) }, { additionalProperties: false }),
+      response: { 201: Type.Ref('Conversation'), ...orgErrors(422) },
     },
   }, async (request, reply) => {
     reply.code(201);
@@ -135,8 +135,8 @@ export function conversationRoutes(app: App): void {
     config: { access: write },
     schema: {
       tags, summary: 'Reply as a person (queued for sending; in a bot-handled conversation this is a takeover), or add a private note (never sent)', params: IdParams,
-      body: Type.Object({ text: MessageText, private: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
-      response: { 201: Type.Ref('Message'), ...orgErrors(409) },
+      body: Type.Object({ text: Type.Optional(MessageText), template: Type.Optional(MessageTemplateInput), private: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+      response: { 201: Type.Ref('Message'), ...orgErrors(409, 422) },
     },
   }, async (request, reply) => {
     reply.code(201);

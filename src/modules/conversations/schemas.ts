@@ -49,3 +49,10 @@ export const MessageSchema = Type.Object({
 }, { $id: 'Message' });
 
 export const MessageText = Type.String({ minLength: 1, maxLength: 4096 });
+
+/** A WhatsApp template message, sent instead of `text` (outside the 24-hour window only a template can be). */
+export const MessageTemplateInput = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 512 }),
+  language: Type.String({ minLength: 2, maxLength: 20, description: 'the template\'s language code, e.g. `en_US`' }),
+  components: Type.Optional(Type.Array(FreeObject('a template component as the WhatsApp Cloud API takes it (header, body, button parameters)'), { maxItems: 20 })),
+}, { additionalProperties: false, description: 'instead of `text`: a pre-approved WhatsApp template' });

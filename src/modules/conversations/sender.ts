@@ -65,8 +65,8 @@ export class OutboundSender {
     }
     const outcome = await adapter.send({
       orgId: message.orgId, projectId: message.projectId,
-      inbox: { id: found.inbox.id, config: found.inbox.config, signingSecret: this.conversations.signingSecretOf(found.inbox) },
-      message: { ...publicMessage(message), status: 'queued' },
+      inbox: { id: found.inbox.id, config: found.inbox.config, signingSecret: this.conversations.signingSecretOf(found.inbox), credentials: this.conversations.credentialsOf(found.inbox) },
+      message: { ...publicMessage(message), status: 'queued', ...(message.template ? { template: message.template } : {}) },
       conversation: { id: found.conversation.id, subject: found.conversation.subject, contact: { id: found.contact.id, name: found.contact.name, address: found.contact.address } },
     });
     if (outcome.ok) {

@@ -5,7 +5,7 @@ import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../config.ts';
 import type { Bus } from '../../platform/bus.ts';
 import type { Scope } from '../../platform/context.ts';
-import { SecretBox } from '../../platform/crypto.ts';
+import { SecretBox, safeEqual, sha256Hex } from '../../platform/crypto.ts';
 import { badRequest, conflict, notFound, unprocessable } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
@@ -15,7 +15,7 @@ import type { OrgStream } from '../events/org-stream.ts';
 import type { LeadsService } from '../leads/service.ts';
 import type { NotificationsService } from '../notifications/service.ts';
 import type { OrgsService } from '../orgs/service.ts';
-import { CHANNELS, channelAdapters, notAvailable, type Channel, type ChannelAdapter } from './channels.ts';
+import { CHANNELS, channelAdapters, notAvailable, type Channel, type ChannelAdapter, type Prepared } from './channels.ts';
 import { contacts, conversationReads, conversations, inboxes, messages } from './tables.ts';
 
 type InboxRow = typeof inboxes.$inferSelect;
@@ -41,6 +41,45 @@ export interface InboxInput {
   credentials?: Record<string, string>;
   bot?: { enabled: boolean; agentId?: string; modelId?: string };
 }
+
+/** One inbound message as a channel hands it over (after the channel verified the sender). */
+export interface InboundInput {
+  contact: { name?: string; address: string };
+  text: string;
+  /** The provider's id for the message: a retry with the same id is stored once. */
+  externalId?: string;
+  mediaUrl?: string;
+}
+
+/** A provider's pre-approved message (WhatsApp), sent instead of free text outside the channel's window. */
+export interface MessageTemplate {
+  name: string;
+  language: string;
+  components?: unknown[];
+}
+
+/** What a person sends: text, or a template where the channel needs one. */
+export interface OutboundInput {
+  text?: string;
+  template?: MessageTemplate;
+}
+
+/** The text a template message is stored and shown with. */
+function templateText(template: MessageTemplate): string {
+  return `[template ${template.name} (${template.language})]`;
+}
+
+/** Exactly one of text and template. */
+function outboundOf(input: OutboundInput): { text: string; template: MessageTemplate | null } {
+  if (input.text !== undefined && input.template !== undefined) throw badRequest('Send either text or a template, not both', [{ field: 'body.template', message: 'must not be given with text' }]);
+  if (input.template) return { text: templateText(input.template), template: input.template };
+  if (input.text === undefined) throw badRequest('A message needs text (or, where the channel needs one, a template)', [{ field: 'body.text', message: 'is required' }]);
+  return { text: input.text, template: null };
+}
+
+/** Delivery receipts, in the only order they may be applied (a later one never goes back). */
+export const RECEIPT_ORDER = ['queued', 'sent', 'delivered', 'read'] as const;
+export type Receipt = 'sent' | 'delivered' | 'read' | 'failed';
 
 export interface ConversationQuery extends ListQuery {
   status?: string;
@@ -96,12 +135,15 @@ export class ConversationsService {
     this.config = deps.config;
     this.bus = ports.bus;
     this.box = new SecretBox(deps.config.appSecret);
-    this.adapters = channelAdapters({ allowPrivate: deps.config.webhookAllowPrivate, timeoutMs: deps.config.webhookTimeoutMs });
+    this.adapters = channelAdapters({
+      allowPrivate: deps.config.webhookAllowPrivate, timeoutMs: deps.config.webhookTimeoutMs, publicUrl: deps.config.publicUrl,
+      whatsappApiBaseUrl: deps.config.whatsappApiBaseUrl, telegramApiBaseUrl: deps.config.telegramApiBaseUrl, smtpUrl: deps.config.smtpUrl,
+    });
   }
 
   // ---------------------------------------------------------------- inboxes
 
-  inboundUrl(row: InboxRow): string {
+  inboundUrl(row: Pick<InboxRow, 'id' | 'orgId' | 'channel'>): string {
     if (row.channel === 'api') return `${this.config.publicUrl}/api/v1/orgs/${row.orgId}/inboxes/${row.id}/messages`;
     return `${this.config.publicUrl}/api/v1/hooks/${row.channel}/${row.id}`;
   }
@@ -126,15 +168,43 @@ export class ConversationsService {
     return row.secretSealed ? this.box.open(row.secretSealed) : null;
   }
 
+  /** The inbox's provider credentials, opened (never returned by the API). */
+  credentialsOf(row: Pick<InboxRow, 'credentialsSealed'>): Record<string, string> | null {
+    return row.credentialsSealed ? (JSON.parse(this.box.open(row.credentialsSealed)) as Record<string, string>) : null;
+  }
+
+  /** Whether a presented inbound token is the inbox's (compared as hashes, in constant time); fails closed. */
+  inboundSecretMatches(row: Pick<InboxRow, 'secretHash'>, presented: string | undefined | null): boolean {
+    if (!row.secretHash || typeof presented !== 'string' || presented === '') return false;
+    return safeEqual(sha256Hex(presented), row.secretHash);
+  }
+
+  /** An inbox by id alone, for the providers' public inbound routes (which have no organization scope). */
+  async inboxById(id: string): Promise<InboxRow | undefined> {
+    const [row] = await this.db.select().from(inboxes).where(eq(inboxes.id, id));
+    return row;
+  }
+
+  /** The columns a prepared config and its secrets are stored in. */
+  private preparedColumns(prepared: Prepared): Partial<InboxRow> {
+    const out: Partial<InboxRow> = { config: prepared.config };
+    if (prepared.signingSecret) out.secretSealed = this.box.seal(prepared.signingSecret);
+    if (prepared.inboundSecret) out.secretHash = sha256Hex(prepared.inboundSecret);
+    return out;
+  }
+
   async createInbox(scope: Scope, input: InboxInput) {
     const adapter = this.adapter(input.channel);
     const projectId = (await this.ports.orgs.projectFor(scope, input.projectId)) ?? (await this.ports.orgs.defaultProjectId(scope.orgId));
-    const prepared = await adapter.prepare(input.config ?? {}, null);
+    const id = newId('inbox');
+    const inboundUrl = this.inboundUrl({ id, orgId: scope.orgId, channel: input.channel });
+    const prepared = await adapter.prepare(input.config ?? {}, null, { inboxId: id, inboundUrl, credentials: input.credentials ?? null, credentialsChanged: Boolean(input.credentials) });
     const [row] = await this.db.insert(inboxes).values({
-      id: newId('inbox'), orgId: scope.orgId, projectId, name: input.name, channel: input.channel, config: prepared.config,
+      id, orgId: scope.orgId, projectId, name: input.name, channel: input.channel, config: prepared.config,
       bot: input.bot ?? { enabled: false },
       credentialsSealed: input.credentials ? this.box.seal(JSON.stringify(input.credentials)) : null,
-      secretSealed: prepared.signingSecret ? this.box.seal(prepared.signingSecret) : null,
+      secretSealed: null, secretHash: null,
+      ...this.preparedColumns(prepared),
     }).returning();
     return { ...this.publicInbox(row!), ...(prepared.secrets ? { secrets: prepared.secrets } : {}) };
   }
@@ -161,7 +231,13 @@ export class ConversationsService {
     if (patch.name !== undefined) set.name = patch.name;
     if (patch.bot !== undefined) set.bot = patch.bot;
     if (patch.credentials !== undefined) set.credentialsSealed = this.box.seal(JSON.stringify(patch.credentials));
-    if (patch.config !== undefined) set.config = (await this.adapter(before.channel).prepare(patch.config, before.config)).config;
+    if (patch.config !== undefined || patch.credentials !== undefined) {
+      // New credentials may need the provider told again (a new bot token re-registers its webhook).
+      const prepared = await this.adapter(before.channel).prepare(patch.config ?? {}, before.config, {
+        inboxId: before.id, inboundUrl: this.inboundUrl(before), credentials: patch.credentials ?? this.credentialsOf(before), credentialsChanged: patch.credentials !== undefined,
+      });
+      Object.assign(set, this.preparedColumns(prepared));
+    }
     const [row] = await this.db.update(inboxes).set(set).where(inScope(scope, inboxes, eq(inboxes.id, id))).returning();
     return this.publicInbox(row!);
   }
@@ -191,8 +267,16 @@ export class ConversationsService {
    * events; the org stream hears of it at commit. A provider's retry (same externalId) changes
    * nothing and answers the stored message.
    */
-  async receive(scope: Scope, inboxId: string, input: { contact: { name?: string; address: string }; text: string; externalId?: string }) {
-    const inbox = await this.inboxRow(scope, inboxId);
+  async receive(scope: Scope, inboxId: string, input: InboundInput) {
+    return this.receiveInbound(await this.inboxRow(scope, inboxId), input);
+  }
+
+  /**
+   * One inbound message from any channel, once the channel verified where it comes from: stored (with
+   * its contact, lead and conversation) before the caller answers the provider.
+   */
+  async receiveInbound(inbox: InboxRow, input: InboundInput) {
+    const scope: Scope = { orgId: inbox.orgId, projectId: inbox.projectId, actor: { type: 'system', id: `inbox:${inbox.id}` } };
     if (input.externalId) {
       const stored = await this.byExternalId(inbox.id, input.externalId);
       if (stored) return { message: publicMessage(stored), duplicate: true };
@@ -216,7 +300,7 @@ export class ConversationsService {
     }
   }
 
-  private async store(inbox: InboxRow, address: string, input: { contact: { name?: string }; text: string; externalId?: string }, leadId: string | null) {
+  private async store(inbox: InboxRow, address: string, input: InboundInput, leadId: string | null) {
     const now = this.clock.now();
     const result = await this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
@@ -235,7 +319,7 @@ export class ConversationsService {
       }
       const [message] = await tx.insert(messages).values({
         id: newId('message', now.getTime()), orgId: inbox.orgId, projectId: inbox.projectId, inboxId: inbox.id, conversationId: conversation!.id,
-        direction: 'in', sender: 'contact', text: input.text, status: 'received', externalId: input.externalId ?? null, at: now,
+        direction: 'in', sender: 'contact', text: input.text, status: 'received', externalId: input.externalId ?? null, mediaUrl: input.mediaUrl ?? null, at: now,
       }).returning();
       const view = publicConversation(conversation!, contact);
       events.push({ orgId: inbox.orgId, projectId: inbox.projectId, type: 'message.received', payload: { message: publicMessage(message!), conversation: view, ...(contact.leadId ? { leadId: contact.leadId } : {}) } });
@@ -244,6 +328,25 @@ export class ConversationsService {
       return message!;
     });
     return { message: publicMessage(result), duplicate: false };
+  }
+
+  /**
+   * A provider's delivery receipt for an outbound message (by the provider's id): applied only
+   * forward (sent → delivered → read; `failed` only before delivery), so a late or repeated receipt
+   * changes nothing. The organization stream hears of a change. Returns whether anything changed.
+   */
+  async applyReceipt(inbox: Pick<InboxRow, 'id' | 'orgId'>, externalId: string, status: Receipt, error?: string): Promise<boolean> {
+    const rank = (s: string) => RECEIPT_ORDER.indexOf(s as (typeof RECEIPT_ORDER)[number]);
+    const allowedFrom = status === 'failed' ? ['queued', 'sent'] : RECEIPT_ORDER.filter((s) => rank(s) < rank(status));
+    return this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      const [row] = await tx.update(messages).set({ status, ...(status === 'failed' ? { error: (error ?? 'the provider reported a failure').slice(0, 1000), nextAttemptAt: null, lockedUntil: null } : {}) })
+        .where(and(eq(messages.inboxId, inbox.id), eq(messages.direction, 'out'), eq(messages.externalId, externalId), sql`${messages.status} = any(${sql.param(allowedFrom)}::text[])`))
+        .returning();
+      if (!row) return false;
+      await this.ports.orgStream.publishInTx(tx, inbox.orgId, { kind: 'conversation.message', data: JSON.parse(JSON.stringify({ message: publicMessage(row), conversationId: row.conversationId, projectId: row.projectId })) });
+      return true;
+    });
   }
 
   private async byExternalId(inboxId: string, externalId: string): Promise<MessageRow | undefined> {
@@ -332,11 +435,26 @@ export class ConversationsService {
     return envelope(items.map(publicMessage), counted[0]?.n ?? 0, page);
   }
 
+  /**
+   * The channel's own rules for a send about to be queued (WhatsApp's 24-hour window, Telegram's
+   * no-first-message): throws the channel's 422.
+   */
+  private async checkSend(tx: Db, channel: string, conversationId: string | null, template: boolean, now: Date): Promise<void> {
+    const adapter = this.adapters[channel as Channel];
+    if (!adapter?.checkSend) return;
+    let lastInboundAt: Date | null = null;
+    if (conversationId) {
+      const [last] = await tx.select({ at: sql<Date | null>`max(${messages.at})` }).from(messages).where(and(eq(messages.conversationId, conversationId), eq(messages.direction, 'in')));
+      lastInboundAt = last?.at ? new Date(last.at) : null;
+    }
+    adapter.checkSend({ starting: lastInboundAt === null, lastInboundAt, template, now });
+  }
+
   /** An outbound message, queued for the sender loop in the caller's transaction (woken at commit). */
-  private async queue(tx: Db, conversation: ConversationRow, text: string, sender: 'human' | 'bot' | 'campaign', authorId: string | null, now: Date): Promise<MessageRow> {
+  private async queue(tx: Db, conversation: ConversationRow, text: string, sender: 'human' | 'bot' | 'campaign', authorId: string | null, now: Date, template: MessageTemplate | null = null): Promise<MessageRow> {
     const [message] = await tx.insert(messages).values({
       id: newId('message', now.getTime()), orgId: conversation.orgId, projectId: conversation.projectId, inboxId: conversation.inboxId,
-      conversationId: conversation.id, direction: 'out', sender, authorId, text, status: 'queued', nextAttemptAt: now, at: now,
+      conversationId: conversation.id, direction: 'out', sender, authorId, text, template, status: 'queued', nextAttemptAt: now, at: now,
     }).returning();
     await this.bus.publishInTx(tx, OUTBOUND_WAKE, null);
     return message!;
@@ -347,7 +465,8 @@ export class ConversationsService {
   }
 
   /** A human reply (queued for sending) or a private note (never sent). A reply in a bot-handled thread is a takeover. */
-  async reply(scope: Scope, id: string, input: { text: string; private?: boolean }) {
+  async reply(scope: Scope, id: string, input: OutboundInput & { private?: boolean }) {
+    const out = outboundOf(input);
     const now = this.clock.now();
     const authorId = scope.actor.id;
     const message = await this.db.transaction(async (trx) => {
@@ -357,11 +476,12 @@ export class ConversationsService {
       if (input.private) {
         const [note] = await tx.insert(messages).values({
           id: newId('message', now.getTime()), orgId: row.orgId, projectId: row.projectId, inboxId: row.inboxId, conversationId: row.id,
-          direction: 'out', sender: 'human', authorId, text: input.text, private: true, status: 'sent', at: now,
+          direction: 'out', sender: 'human', authorId, text: out.text, private: true, status: 'sent', at: now,
         }).returning();
         return note!;
       }
       if (row.status !== 'OPEN') throw conflict('This conversation is closed: reopen it before replying');
+      await this.checkSend(tx, row.channel, row.id, out.template !== null, now);
       const set: Partial<ConversationRow> = { lastMessageAt: now };
       if (!row.firstReplyAt) set.firstReplyAt = now;
       if (row.handledBy === 'bot') {
@@ -372,13 +492,14 @@ export class ConversationsService {
         await this.ports.events.record(tx, this.handoffEvent(row, 'takeover', 'human', set.assigneeId ?? row.assigneeId));
       }
       await tx.update(conversations).set(set).where(eq(conversations.id, row.id));
-      return this.queue(tx, row, input.text, 'human', authorId, now);
+      return this.queue(tx, row, out.text, 'human', authorId, now, out.template);
     });
     return publicMessage(message);
   }
 
   /** An outbound start: a conversation with a lead through an inbox, its first message queued. */
-  async start(scope: Scope, input: { inboxId: string; leadId: string; text: string; subject?: string }) {
+  async start(scope: Scope, input: OutboundInput & { inboxId: string; leadId: string; subject?: string }) {
+    const out = outboundOf(input);
     const inbox = await this.inboxRow(scope, input.inboxId);
     const lead = await this.ports.leads.get(scope, input.leadId);
     if (lead.projectId !== inbox.projectId) throw badRequest('The lead and the inbox belong to different projects', [{ field: 'body.leadId', message: 'must be a lead of the inbox\'s project' }]);
@@ -389,6 +510,7 @@ export class ConversationsService {
       const tx = trx as unknown as Db;
       const contact = await this.upsertContact(tx, inbox, address, lead.name ?? null, lead.id);
       let row = await this.openConversation(tx, contact.id);
+      await this.checkSend(tx, inbox.channel, row?.id ?? null, out.template !== null, now);
       if (!row) {
         [row] = await tx.insert(conversations).values({
           id: newId('conversation', now.getTime()), orgId: inbox.orgId, projectId: inbox.projectId, inboxId: inbox.id, channel: inbox.channel,
@@ -399,7 +521,7 @@ export class ConversationsService {
       } else {
         await tx.update(conversations).set({ lastMessageAt: now }).where(eq(conversations.id, row.id));
       }
-      await this.queue(tx, row!, input.text, 'human', scope.actor.id, now);
+      await this.queue(tx, row!, out.text, 'human', scope.actor.id, now, out.template);
       return row!.id;
     });
     return this.get(scope, id);

@@ -75,6 +75,8 @@ export const messages = pgTable('messages', {
   authorId: text('author_id'),
   text: text('text').notNull(),
   mediaUrl: text('media_url'),
+  /** A provider template sent instead of free text (WhatsApp outside its 24-hour window). */
+  template: jsonb('template').$type<{ name: string; language: string; components?: unknown[] }>(),
   private: boolean('private').notNull().default(false),
   status: text('status').notNull(),
   externalId: text('external_id'),
