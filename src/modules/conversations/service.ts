@@ -49,6 +49,12 @@ export interface InboundInput {
   /** The provider's id for the message: a retry with the same id is stored once. */
   externalId?: string;
   mediaUrl?: string;
+  /** False when the address is not an e-mail or phone number whatever it looks like (a Telegram chat id): no lead is matched or created. */
+  linkLead?: boolean;
+  /** The thread's subject, kept when this message opens a conversation (e-mail). */
+  subject?: string;
+  /** An automatic answer (out-of-office, `Auto-Submitted` other than `no`): stored, but it is not a reply. */
+  autoReply?: boolean;
 }
 
 /** A provider's pre-approved message (WhatsApp), sent instead of free text outside the channel's window. */
@@ -283,7 +289,7 @@ export class ConversationsService {
     }
     const address = input.contact.address.trim();
     const existing = await this.contactRow(inbox.id, address);
-    const leadId = existing?.leadId ?? (await this.leadFor(scope, inbox, address, input.contact.name));
+    const leadId = existing?.leadId ?? (input.linkLead === false ? null : await this.leadFor(scope, inbox, address, input.contact.name));
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.store(inbox, address, input, leadId);
@@ -310,7 +316,7 @@ export class ConversationsService {
       if (!conversation) {
         [conversation] = await tx.insert(conversations).values({
           id: newId('conversation', now.getTime()), orgId: inbox.orgId, projectId: inbox.projectId, inboxId: inbox.id, channel: inbox.channel,
-          contactId: contact.id, leadId: contact.leadId, status: 'OPEN', handledBy: inbox.bot.enabled ? 'bot' : 'human', lastMessageAt: now, openedAt: now,
+          contactId: contact.id, leadId: contact.leadId, subject: input.subject ?? null, status: 'OPEN', handledBy: inbox.bot.enabled ? 'bot' : 'human', lastMessageAt: now, openedAt: now,
         }).returning();
         events.push({ orgId: inbox.orgId, projectId: inbox.projectId, type: 'conversation.opened', payload: { conversation: publicConversation(conversation!, contact) } });
       } else {
@@ -319,7 +325,7 @@ export class ConversationsService {
       }
       const [message] = await tx.insert(messages).values({
         id: newId('message', now.getTime()), orgId: inbox.orgId, projectId: inbox.projectId, inboxId: inbox.id, conversationId: conversation!.id,
-        direction: 'in', sender: 'contact', text: input.text, status: 'received', externalId: input.externalId ?? null, mediaUrl: input.mediaUrl ?? null, at: now,
+        direction: 'in', sender: 'contact', text: input.text, status: 'received', externalId: input.externalId ?? null, mediaUrl: input.mediaUrl ?? null, autoReply: input.autoReply ?? false, at: now,
       }).returning();
       const view = publicConversation(conversation!, contact);
       events.push({ orgId: inbox.orgId, projectId: inbox.projectId, type: 'message.received', payload: { message: publicMessage(message!), conversation: view, ...(contact.leadId ? { leadId: contact.leadId } : {}) } });

@@ -78,6 +78,8 @@ export const messages = pgTable('messages', {
   /** A provider template sent instead of free text (WhatsApp outside its 24-hour window). */
   template: jsonb('template').$type<{ name: string; language: string; components?: unknown[] }>(),
   private: boolean('private').notNull().default(false),
+  /** An inbound automatic answer (out-of-office): not a reply, never answered by the bot. */
+  autoReply: boolean('auto_reply').notNull().default(false),
   status: text('status').notNull(),
   externalId: text('external_id'),
   error: text('error'),
