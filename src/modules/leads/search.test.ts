@@ -49,6 +49,35 @@ describe('lead search and totals at scale', () => {
     expect((await list(`q=${encodeURIComponent('Quuxzq@')}`)).total).toBe(0);
     // LIKE's wildcards in q are plain characters.
     expect((await list(`q=${encodeURIComponent('Zelda%Quux')}`)).total).toBe(0);
+    // A short word (a legal form, a top-level domain) is matched with the rest, not left out.
+    expect((await list(`q=${encodeURIComponent('Triforce Ltd')}`)).items.map((l: { id: string }) => l.id)).toEqual([lead.id]);
+    expect((await list(`q=${encodeURIComponent('Triforce Inc')}`)).total).toBe(0);
+    expect((await list(`q=${encodeURIComponent('hyrule.example')}`)).total).toBe(1);
+    expect((await list(`q=${encodeURIComponent('hyrule.com')}`)).total).toBe(0);
+  });
+
+  it('pages a filter whose matches are not among the newest leads, and breaks ties by creation', async () => {
+    // The newest thousand leads all miss the filter (yesterday's import of another source).
+    await t.database.db.execute(sql`
+      insert into leads (id, org_id, project_id, name, company, source, score, tags, created_at, updated_at)
+      select 'lead_recent' || lpad(i::text, 6, '0'), ${t.orgA.orgId}, ${t.orgA.projectId}, 'Recent ' || i, 'Recent Co', 'import', 0, array['import'],
+        now() + (i || ' seconds')::interval, now() + (i || ' seconds')::interval
+      from generate_series(1, 1000) as i`);
+    await t.database.db.execute(sql`update leads set score = 90, tags = array['vip'] where id in ('lead_bulk000100', 'lead_bulk000200', 'lead_bulk000300')`);
+    await t.database.db.execute(sql`analyze leads`);
+    for (const query of ['minScore=90', 'tags=vip', 'minScore=90&tags=vip&source=fair']) {
+      const found = await list(query);
+      expect(found.total, query).toBe(3);
+      expect(found.items.map((l: { id: string }) => l.id), query).toEqual(['lead_bulk000100', 'lead_bulk000200', 'lead_bulk000300']);
+    }
+    // Equal companies: the newest first when descending, the oldest first when ascending.
+    const desc = (await list('source=import&sort=-company&pageSize=3')).items.map((l: { name: string }) => l.name);
+    expect(desc).toEqual(['Recent 1000', 'Recent 999', 'Recent 998']);
+    const asc = (await list('source=import&sort=company&pageSize=3')).items.map((l: { name: string }) => l.name);
+    expect(asc).toEqual(['Recent 1', 'Recent 2', 'Recent 3']);
+    const paged = await list('source=import&page=2&pageSize=10');
+    expect(paged.total).toBe(1000);
+    expect(paged.items[0].name).toBe('Recent 990');
   });
 
   it('sorts and pages a search like any list, and finds a lead by what it was changed to', async () => {

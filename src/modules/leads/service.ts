@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { eq, gte, inArray, or, sql, type AnyColumn, type SQL } from 'drizzle-orm';
+import { asc, desc, eq, gte, inArray, or, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
 import { isForeignKeyViolation, type Database, type Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
@@ -97,6 +97,21 @@ function sortableOf<T extends Record<SortKey, AnyColumn>>(t: T): Pick<T, SortKey
 }
 const SORTABLE = sortableOf(leads);
 
+/**
+ * A lead list's order: the sort field, then the newest (or, ascending, the oldest) first among equal
+ * values, then the id. Every sort index is (org_id, field, created_at, id) in this same order, so
+ * that an index serves both a sort by its field and an equality filter on it in the default order
+ * (status = QUALIFIED, newest first, is a walk of twenty index entries).
+ */
+function leadOrder<T extends Record<SortKey, AnyColumn> & { id: AnyColumn }>(sort: string | undefined, t: T): SQL[] {
+  const [first, second] = orderBy(sort, sortableOf(t), '-createdAt', t.id);
+  if (first === undefined || second === undefined) throw new Error('unreachable: orderBy gives two terms');
+  const descending = (sort && sort.length > 0 ? sort : '-createdAt').startsWith('-');
+  const field = (sort && sort.length > 0 ? sort : '-createdAt').replace(/^-/, '');
+  if (field === 'createdAt') return [first, second];
+  return [first, descending ? desc(t.createdAt) : asc(t.createdAt), second];
+}
+
 const FIELDS = ['name', 'email', 'phone', 'company', 'website', 'source', 'status', 'score', 'scoreReason', 'tags', 'custom', 'projectId'] as const;
 type Field = (typeof FIELDS)[number];
 type Changes = Record<string, { from: unknown; to: unknown }>;
@@ -126,6 +141,28 @@ function lockKey(projectId: string, kind: MatchKind, value: string): bigint {
 
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => '\\' + c);
+}
+
+/**
+ * The conditions of a `q` search over the stored `search` text: the one the trigram index answers,
+ * and, when that one is only part of the pattern, the whole pattern checked on the rows it gives.
+ * The trigram index reads a posting list per trigram of the pattern, and a short word's trigrams
+ * (`com`, ` co`, `inc`: top-level domains, legal forms) are in most leads: looking them up cost
+ * ten times the rest of "acmerobotics.com". So when the pattern has words of four characters or
+ * more, only those go to the index, and the full pattern is checked on an expression the index does
+ * not serve (`search || ''`), so the planner cannot take it back to the index.
+ */
+export function searchConditions(q: string): { indexed: SQL; recheck?: SQL } {
+  // Lower-cased by the database, as the stored text is (its lower() and JavaScript's differ on a few letters).
+  const pattern = q.trim();
+  const like = (text: string) => sql`lower(${`%${escapeLike(text)}%`})`;
+  const whole = sql`${leads.search} like ${like(pattern)}`;
+  // pg_trgm's words: runs of letters and digits.
+  const words = pattern.split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+  const long = words.filter((w) => w.length >= 4);
+  if (long.length === 0 || long.length === words.length) return { indexed: whole };
+  const indexed = sql.join(long.map((w) => sql`${leads.search} like ${like(w)}`), sql` and `);
+  return { indexed: sql`(${indexed})`, recheck: sql`(${leads.search} || '') like ${like(pattern)}` };
 }
 
 interface Keys {
@@ -457,38 +494,67 @@ export class LeadsService {
     if (query.projectId) conditions.push(eq(leads.projectId, query.projectId));
     if (query.source) conditions.push(eq(leads.source, query.source));
     const searching = Boolean(query.q && query.q.trim());
-    if (searching) conditions.push(sql`${leads.search} like lower(${`%${escapeLike(query.q!.trim())}%`})`);
-    const where = inScope(scope, leads, ...conditions);
+    const search = searching ? searchConditions(query.q!) : undefined;
+    const where = inScope(scope, leads, ...conditions, search?.indexed, search?.recheck);
     // Validated first: a bad sort is a 400 before any query runs.
-    const order = orderBy(query.sort, SORTABLE, '-createdAt', leads.id);
-    const estimated = await this.estimate(where);
+    const order = leadOrder(query.sort, leads);
+    // Estimated on what the indexes serve: the planner has no statistics for the recheck.
+    const estimated = await this.estimate(search?.recheck ? inScope(scope, leads, ...conditions, search.indexed) : where);
     if (searching && estimated <= BROAD) {
       // A likely selective search: one read of the matches gives the page and the exact count (the
-      // trigram index and the rows it points at are read once, not once per statement). Only the
-      // sort keys are carried through the count, so ten thousand matches stay in memory; the page's
-      // leads are read by id after.
-      const matches = this.db.select({ id: leads.id, ...SORTABLE }).from(leads).where(where).limit(EXACT_TOTAL + 1).as('m');
-      const keys = this.db.select({ id: matches.id, matched: sql<number>`(count(*) over ())::int` }).from(matches)
-        .orderBy(...orderBy(query.sort, sortableOf(matches), '-createdAt', matches.id)).limit(page.limit).offset(page.offset);
-      const ranked = await keys;
+      // trigram index and the rows it points at are read once, not once per statement).
+      const ranked = await this.rankMatches(where, query.sort, page);
       const matched = ranked[0]?.matched ?? (page.offset === 0 ? 0 : await this.cappedCount(where, estimated));
-      if (matched <= EXACT_TOTAL) {
-        const found = ranked.length ? await this.db.select().from(leads).where(inArray(leads.id, ranked.map((r) => r.id))) : [];
-        const byId = new Map(found.map((row) => [row.id, row]));
-        // A lead deleted between the two reads is left out of the page.
-        return envelope(ranked.flatMap((r) => (byId.has(r.id) ? [publicLead(byId.get(r.id)!)] : [])), matched, page);
-      }
+      if (matched <= EXACT_TOTAL) return envelope(await this.pageByIds(ranked), matched, page);
     }
-    // Filters, and broad searches: the page comes from the matches in order (an index on the sort
-    // column usually stops after a page) beside a count that stops at EXACT_TOTAL + 1 (the filters'
-    // indexes count without reading the rows); above that the total is the planner's estimate: an
-    // exact count would read every match on every page (CONTRACT §3).
+    // A filter that no sort index carries in the list's order (a score range, tags, a project; or a
+    // filtered sort other than the newest first): walking the sort index would skip every
+    // non-matching lead on the way, and recent leads often all miss (yesterday's import of another
+    // source), so when the count says the matches are few they are ranked directly instead.
+    if (!searching && conditions.length > 0 && !this.orderCarriesFilter(query)) {
+      const counted = await this.cappedCount(where, estimated);
+      if (counted <= EXACT_TOTAL) return envelope(await this.pageByIds(await this.rankMatches(where, query.sort, page)), counted, page);
+    }
+    // Filters in an index's order, and broad searches: the page comes from the matches in order (an
+    // index on the sort column stops after a page) beside a count that stops at EXACT_TOTAL + 1 (the
+    // filters' indexes count without reading the rows); above that the total is the planner's
+    // estimate: an exact count would read every match on every page (CONTRACT §3).
     const [items, counted] = await Promise.all([
       this.db.select().from(leads).where(where).orderBy(...order).limit(page.limit).offset(page.offset),
       this.cappedCount(where, estimated),
     ]);
     if (counted <= EXACT_TOTAL) return envelope(items.map(publicLead), counted, page);
     return { ...envelope(items.map(publicLead), Math.max(EXACT_TOTAL + 1, estimated), page), totalIsEstimate: true };
+  }
+
+  /**
+   * The page's ids from every match (at most EXACT_TOTAL + 1 of them) ranked in the list's order, with
+   * how many matched. Only the sort keys are carried through the ranking, so ten thousand matches
+   * stay small in memory (and an index holding the filter and the sort key answers without the rows).
+   */
+  private async rankMatches(where: SQL, sort: string | undefined, page: ReturnType<typeof pageOf>) {
+    const matches = this.db.select({ id: leads.id, ...SORTABLE }).from(leads).where(where).limit(EXACT_TOTAL + 1).as('m');
+    return this.db.select({ id: matches.id, matched: sql<number>`(count(*) over ())::int` }).from(matches)
+      .orderBy(...leadOrder(sort, matches)).limit(page.limit).offset(page.offset);
+  }
+
+  /** The leads of a ranked page, in its order; a lead deleted between the two reads is left out. */
+  private async pageByIds(ranked: { id: string }[]): Promise<Lead[]> {
+    const found = ranked.length ? await this.db.select().from(leads).where(inArray(leads.id, ranked.map((r) => r.id))) : [];
+    const byId = new Map(found.map((row) => [row.id, row]));
+    return ranked.flatMap((r) => (byId.has(r.id) ? [publicLead(byId.get(r.id)!)] : []));
+  }
+
+  /**
+   * Whether a sort index walks the filtered list in order: the default order (newest first, or its
+   * reverse) with one status or a source, whose indexes are (org_id, status | source, created_at, id).
+   */
+  private orderCarriesFilter(query: LeadListQuery): boolean {
+    if (query.minScore !== undefined || query.tags || query.projectId) return false;
+    const field = (query.sort && query.sort.length > 0 ? query.sort : '-createdAt').replace(/^-/, '');
+    if (field !== 'createdAt') return false;
+    if (query.source && query.status === undefined) return true;
+    return !query.source && query.status !== undefined && !query.status.includes(',');
   }
 
   /**

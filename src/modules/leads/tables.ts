@@ -45,15 +45,16 @@ export const leads = pgTable('leads', {
   // subset of its columns equally, so status + tag or a search + status intersect in the index
   // instead of in two bitmaps of a hundred thousand rows each.
   index('leads_filter_idx').using('gin', t.status, t.source, t.score, t.tags, t.search.op('gin_trgm_ops')),
-  index('leads_org_source_idx').on(t.orgId, t.source),
-  // The sort orders a broad list is read in (each with the id that breaks ties, as the list orders),
-  // so that a page of a million leads stops after the page; status and score count as filters too.
+  // The list's orders, each (org_id, field, created_at, id) as the list sorts (service.ts leadOrder),
+  // so that a page of a million leads stops after the page, whether sorted by the field or filtered
+  // on one status or source and read newest first.
   index('leads_org_created_idx').on(t.orgId, t.createdAt, t.id),
-  index('leads_org_updated_idx').on(t.orgId, t.updatedAt, t.id),
-  index('leads_org_name_idx').on(t.orgId, t.name, t.id),
-  index('leads_org_company_idx').on(t.orgId, t.company, t.id),
-  index('leads_org_status_idx').on(t.orgId, t.status, t.id),
-  index('leads_org_score_idx').on(t.orgId, t.score, t.id),
+  index('leads_org_updated_idx').on(t.orgId, t.updatedAt, t.createdAt, t.id),
+  index('leads_org_name_idx').on(t.orgId, t.name, t.createdAt, t.id),
+  index('leads_org_company_idx').on(t.orgId, t.company, t.createdAt, t.id),
+  index('leads_org_status_idx').on(t.orgId, t.status, t.createdAt, t.id),
+  index('leads_org_score_idx').on(t.orgId, t.score, t.createdAt, t.id),
+  index('leads_org_source_idx').on(t.orgId, t.source, t.createdAt, t.id),
 ]);
 
 /**
