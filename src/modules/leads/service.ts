@@ -533,9 +533,14 @@ export class LeadsService {
    * stay small in memory (and an index holding the filter and the sort key answers without the rows).
    */
   private async rankMatches(where: SQL, sort: string | undefined, page: ReturnType<typeof pageOf>) {
-    const matches = this.db.select({ id: leads.id, ...SORTABLE }).from(leads).where(where).limit(EXACT_TOTAL + 1).as('m');
+    const field = (sort && sort.length > 0 ? sort : '-createdAt').replace(/^-/, '') as SortKey;
+    // The order's columns alone: (org_id, score, created_at, id) answers minScore without the rows.
+    const matches = this.db.select({ id: leads.id, createdAt: sql`${leads.createdAt}`.as('created_key'), key: sql`${SORTABLE[field]}`.as('sort_key') })
+      .from(leads).where(where).limit(EXACT_TOTAL + 1).as('m');
+    const [created, key] = [matches.createdAt, matches.key] as unknown as [AnyColumn, AnyColumn];
+    const keys = { createdAt: created, updatedAt: key, name: key, email: key, company: key, score: key, status: key, id: matches.id };
     return this.db.select({ id: matches.id, matched: sql<number>`(count(*) over ())::int` }).from(matches)
-      .orderBy(...leadOrder(sort, matches)).limit(page.limit).offset(page.offset);
+      .orderBy(...leadOrder(sort, keys)).limit(page.limit).offset(page.offset);
   }
 
   /** The leads of a ranked page, in its order; a lead deleted between the two reads is left out. */
@@ -547,10 +552,10 @@ export class LeadsService {
 
   /**
    * Whether a sort index walks the filtered list in order: the default order (newest first, or its
-   * reverse) with one status or a source, whose indexes are (org_id, status | source, created_at, id).
+   * reverse) with one status or a source, whose indexes are (org_id, status | source, created_at, id);
+   * other filters beside it are checked on that status's or source's leads alone.
    */
   private orderCarriesFilter(query: LeadListQuery): boolean {
-    if (query.minScore !== undefined || query.tags || query.projectId) return false;
     const field = (query.sort && query.sort.length > 0 ? query.sort : '-createdAt').replace(/^-/, '');
     if (field !== 'createdAt') return false;
     if (query.source && query.status === undefined) return true;
