@@ -161,7 +161,7 @@ describe('API conventions', () => {
         }
         const lastSegment = path.split('/').pop()!;
         const takesBody = method === 'PATCH' || method === 'PUT' || (method === 'POST' && !BODYLESS_ACTIONS.has(lastSegment));
-        if (takesBody && !op.requestBody?.content?.['application/json']?.schema && !op.requestBody?.content?.['multipart/form-data']) {
+        if (takesBody && !op.requestBody?.content?.['application/json']?.schema && !op.requestBody?.content?.['multipart/form-data'] && !op.requestBody?.content?.['message/rfc822']?.schema) {
           problems.push(`${name}: no request body schema`);
         }
       }

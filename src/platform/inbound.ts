@@ -26,6 +26,8 @@ declare module 'fastify' {
 
 export interface InboundRequest<Params> {
   params: Params;
+  /** The query string, for senders that put their credential there (`?token=…`). */
+  query: Record<string, unknown>;
   headers: FastifyRequest['headers'];
   /** Empty when the request had no body. */
   rawBody: Buffer;
@@ -41,6 +43,11 @@ export interface InboundRoute<Params, Body, Sender> {
   /** What a refusal answers; the same for every reason, so it reveals nothing (e.g. a 404). */
   refusal: () => AppError;
   handle(sender: Sender, request: FastifyRequest & { params: Params; body: Body }, reply: FastifyReply): Promise<unknown>;
+  /**
+   * Content types taken besides JSON, as bytes only (e.g. `message/rfc822`): the handler reads them
+   * from `request.rawBody` and `request.body` stays undefined, so nothing parses or walks them first.
+   */
+  rawContentTypes?: string[];
   limits?: {
     /** Largest body accepted, in bytes; the server's BODY_LIMIT_BYTES when not given. */
     bodyBytes?: number;
@@ -62,6 +69,12 @@ export function inboundRoute<Params, Body, Sender>(app: App, route: InboundRoute
       // Fastify's own JSON parser (prototype-poisoning checks, its error codes), on the same bytes.
       json(request, (body as Buffer).toString('utf8'), done);
     });
+    for (const type of route.rawContentTypes ?? []) {
+      scope.addContentTypeParser(type, { parseAs: 'buffer' }, (request, body, done) => {
+        request.rawBody = body as Buffer;
+        done(null, undefined);
+      });
+    }
     const options: RouteShorthandOptions = { schema: route.schema };
     if (route.limits?.bodyBytes !== undefined) options.bodyLimit = route.limits.bodyBytes;
     const rate = route.limits?.rate;
@@ -80,7 +93,7 @@ export function inboundRoute<Params, Body, Sender>(app: App, route: InboundRoute
     }
     scope.post(route.path, options, async (request, reply) => {
       const req = request as FastifyRequest & { params: Params; body: Body };
-      const sender = await route.verify({ params: req.params, headers: req.headers, rawBody: req.rawBody ?? Buffer.alloc(0) });
+      const sender = await route.verify({ params: req.params, query: (req.query ?? {}) as Record<string, unknown>, headers: req.headers, rawBody: req.rawBody ?? Buffer.alloc(0) });
       if (sender === null) throw route.refusal();
       return route.handle(sender, req, reply);
     });

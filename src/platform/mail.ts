@@ -14,13 +14,22 @@ export interface MailMessage {
   subject: string;
   text: string;
   html?: string;
+  /** Instead of the mailer's From: a name and address (encoded by nodemailer, never raw header text). */
+  from?: { name?: string; address: string };
+  /** Threading (RFC 5322), each `<id@domain>`: this message's Message-ID, the one it answers, the thread's ids. */
+  messageId?: string;
+  inReplyTo?: string;
+  references?: string[];
 }
 
 export class MailError extends Error {
   readonly code: 'NOT_CONFIGURED' | 'INVALID_RECIPIENT' | 'TIMEOUT' | 'FAILED';
-  constructor(code: MailError['code'], message: string) {
+  /** The relay's reply code when it refused (a 4xx is worth trying again, a 5xx is not); none for network errors. */
+  readonly responseCode: number | undefined;
+  constructor(code: MailError['code'], message: string, responseCode?: number) {
     super(message);
     this.code = code;
+    this.responseCode = responseCode;
   }
 }
 
@@ -90,7 +99,12 @@ export class Mailer {
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new MailError('TIMEOUT', `The mail relay did not accept the message within ${this.timeoutMs} ms`)), this.timeoutMs);
     });
-    const sending = this.transport.sendMail({ from: this.from, to: message.to, subject: message.subject, text: message.text, html: message.html });
+    const sending = this.transport.sendMail({
+      from: message.from ?? this.from, to: message.to, subject: message.subject, text: message.text, html: message.html,
+      ...(message.messageId ? { messageId: message.messageId } : {}),
+      ...(message.inReplyTo ? { inReplyTo: message.inReplyTo } : {}),
+      ...(message.references?.length ? { references: message.references } : {}),
+    });
     // The abandoned send settles on its own time-outs; nobody waits for it then.
     sending.catch(() => {});
     try {
@@ -98,7 +112,8 @@ export class Mailer {
       return { messageId: String(info.messageId ?? '') };
     } catch (error) {
       if (error instanceof MailError) throw error;
-      throw new MailError('FAILED', (error as Error).message || 'sending failed');
+      const responseCode = (error as { responseCode?: unknown }).responseCode;
+      throw new MailError('FAILED', (error as Error).message || 'sending failed', typeof responseCode === 'number' ? responseCode : undefined);
     } finally {
       clearTimeout(timer);
     }

@@ -2,6 +2,9 @@ import { randomToken } from '../../platform/crypto.ts';
 import { assertOutboundUrl } from '../../platform/http-client.ts';
 import { badRequest, unprocessable } from '../../platform/errors.ts';
 import { sendSigned } from '../webhooks/signer.ts';
+import { WhatsAppChannel } from './whatsapp.ts';
+import { TelegramChannel } from './telegram.ts';
+import { EmailChannel } from './email.ts';
 
 export const CHANNELS = ['web', 'whatsapp', 'telegram', 'email', 'api'] as const;
 export type Channel = (typeof CHANNELS)[number];
@@ -53,9 +56,13 @@ export interface SendCheck {
 export interface Outgoing {
   orgId: string;
   projectId: string;
-  inbox: { id: string; config: Record<string, unknown>; signingSecret: string | null; credentials: Record<string, string> | null };
+  inbox: { id: string; name?: string; config: Record<string, unknown>; signingSecret: string | null; credentials: Record<string, string> | null };
   message: Record<string, unknown> & { id: string; text: string; at: Date | string; template?: Record<string, unknown> };
-  conversation: { id: string; subject: string | null; contact: { id: string; name: string | null; address: string } };
+  conversation: {
+    id: string; subject: string | null; contact: { id: string; name: string | null; address: string };
+    /** E-mail: the Message-IDs of the thread's earlier messages (received and sent), oldest first. */
+    references?: string[];
+  };
 }
 
 /**
@@ -167,6 +174,9 @@ export class ApiChannel implements ChannelAdapter {
 export function channelAdapters(env: ChannelEnv): Partial<Record<Channel, ChannelAdapter>> {
   return {
     api: new ApiChannel(env),
+    whatsapp: new WhatsAppChannel(env),
+    telegram: new TelegramChannel(env),
+    email: new EmailChannel(env),
   };
 }
 

@@ -73,9 +73,9 @@ describe('inboxes', () => {
   });
 
   it('refuses channels not built yet with 422, an api inbox without a usable url, and bounds the FAQ', async () => {
-    const whatsapp = await t.call({ method: 'POST', url: `${base()}/inboxes`, auth: owner(), payload: { name: 'wa', channel: 'whatsapp', config: { phoneNumberId: '1' } } });
-    expect(whatsapp.statusCode).toBe(422);
-    expect(whatsapp.json()).toMatchObject({ code: 'CHANNEL_NOT_AVAILABLE', message: 'the whatsapp channel is not available yet' });
+    const web = await t.call({ method: 'POST', url: `${base()}/inboxes`, auth: owner(), payload: { name: 'site', channel: 'web', config: { allowedOrigins: ['https://shop.example'] } } });
+    expect(web.statusCode).toBe(422);
+    expect(web.json()).toMatchObject({ code: 'CHANNEL_NOT_AVAILABLE', message: 'the web channel is not available yet' });
     const noUrl = await t.call({ method: 'POST', url: `${base()}/inboxes`, auth: owner(), payload: { name: 'api', channel: 'api' } });
     expect(noUrl.statusCode).toBe(400);
     const badUrl = await t.call({ method: 'POST', url: `${base()}/inboxes`, auth: owner(), payload: { name: 'api', channel: 'api', config: { url: 'ftp://example.com/x' } } });
@@ -148,6 +148,15 @@ describe('inbound on the api channel', () => {
       const res = await inbound(inbox.id, { contact: { address: `${unique('s')}@example.com` }, text: 'live?' });
       const message = await eventually(() => heard.find((m) => m.kind === 'conversation.message' && m.data.message.id === res.json().id));
       expect(message.data.message.text).toBe('live?');
+      // A colleague's reply and note, and a delivery the receiver refuses, are heard too.
+      const conversationId = message.data.message.conversationId;
+      rx.behaviour = () => ({ status: 400, body: 'no such contact' });
+      const reply = await t.call({ method: 'POST', url: `${base()}/conversations/${conversationId}/messages`, auth: owner(), payload: { text: 'on it' } });
+      const note = await t.call({ method: 'POST', url: `${base()}/conversations/${conversationId}/messages`, auth: owner(), payload: { text: 'VIP', private: true } });
+      await eventually(() => heard.find((m) => m.kind === 'conversation.message' && m.data.message.id === note.json().id));
+      const failed = await eventually(() => heard.find((m) => m.kind === 'conversation.message' && m.data.message.id === reply.json().id && m.data.message.status === 'failed'));
+      expect(failed.data.message.error).toContain('no such contact');
+      expect(heard.some((m) => m.data?.message?.id === reply.json().id && m.data.message.status === 'queued')).toBe(true);
     } finally {
       off();
     }

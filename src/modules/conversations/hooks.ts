@@ -1,4 +1,7 @@
 import type { App } from '../../platform/http/types.ts';
+import { whatsappHookRoutes } from './whatsapp.ts';
+import { telegramHookRoutes } from './telegram.ts';
+import { emailHookRoutes } from './email.ts';
 
 /**
  * The providers' public inbound routes (`/api/v1/hooks/<channel>/:inboxId`), one registrar per
@@ -7,4 +10,7 @@ import type { App } from '../../platform/http/types.ts';
  */
 export function conversationHookRoutes(app: App): void {
   void app;
+  whatsappHookRoutes(app);
+  telegramHookRoutes(app);
+  emailHookRoutes(app);
 }

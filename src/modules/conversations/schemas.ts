@@ -3,7 +3,7 @@ import { CHANNELS } from './channels.ts';
 
 const Literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
 
-export const ChannelSchema = Type.String({ minLength: 1, maxLength: 20, description: `one of ${CHANNELS.join(', ')}; only \`api\` is available so far` });
+export const ChannelSchema = Type.String({ minLength: 1, maxLength: 20, description: `one of ${CHANNELS.join(', ')}` });
 
 const Faq = Type.Array(Type.Object({ question: Type.String({ minLength: 1, maxLength: 500 }), answer: Type.String({ minLength: 1, maxLength: 4000 }) }, { additionalProperties: false }), { maxItems: 200 });
 

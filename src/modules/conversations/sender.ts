@@ -1,4 +1,4 @@
-import { eq, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, isNotNull, ne, sql } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
@@ -65,9 +65,12 @@ export class OutboundSender {
     }
     const outcome = await adapter.send({
       orgId: message.orgId, projectId: message.projectId,
-      inbox: { id: found.inbox.id, config: found.inbox.config, signingSecret: this.conversations.signingSecretOf(found.inbox), credentials: this.conversations.credentialsOf(found.inbox) },
+      inbox: { id: found.inbox.id, name: found.inbox.name, config: found.inbox.config, signingSecret: this.conversations.signingSecretOf(found.inbox), credentials: this.conversations.credentialsOf(found.inbox) },
       message: { ...publicMessage(message), status: 'queued', ...(message.template ? { template: message.template } : {}) },
-      conversation: { id: found.conversation.id, subject: found.conversation.subject, contact: { id: found.contact.id, name: found.contact.name, address: found.contact.address } },
+      conversation: {
+        id: found.conversation.id, subject: found.conversation.subject, contact: { id: found.contact.id, name: found.contact.name, address: found.contact.address },
+        ...(found.inbox.channel === 'email' ? { references: await this.threadIds(found.conversation.id, message.id) } : {}),
+      },
     });
     if (outcome.ok) {
       await this.db.transaction(async (trx) => {
@@ -89,12 +92,33 @@ export class OutboundSender {
     }
     const backoffS = delays[Math.min(message.attempts - 1, delays.length - 1)] ?? 60;
     const waitS = Math.max(backoffS, outcome.retryAfterS ?? 0);
-    await this.db.update(messages).set({ error: outcome.error, lockedUntil: null, nextAttemptAt: new Date(this.clock.now().getTime() + waitS * 1000) })
-      .where(sql`${messages.id} = ${message.id} and ${messages.status} = 'queued'`);
+    await this.settle(message, { error: outcome.error, lockedUntil: null, nextAttemptAt: new Date(this.clock.now().getTime() + waitS * 1000) });
   }
 
-  private async fail(message: MessageRow, error: string): Promise<void> {
-    await this.db.update(messages).set({ status: 'failed', error: error.slice(0, 1000), lockedUntil: null, nextAttemptAt: null })
-      .where(sql`${messages.id} = ${message.id} and ${messages.status} = 'queued'`);
+  /** Records a failed attempt (a retry's wait, or the failure) on a still-queued message; the org stream hears of it. */
+  private async settle(message: MessageRow, set: Partial<MessageRow>): Promise<void> {
+    await this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      const [row] = await tx.update(messages).set(set).where(sql`${messages.id} = ${message.id} and ${messages.status} = 'queued'`).returning();
+      if (row) await this.conversations.announce(tx, row);
+    });
+  }
+
+  /**
+   * E-mail threading: the provider ids (Message-IDs) of the conversation's other messages that
+   * reached or left the provider, oldest first; the first and the latest 49 of a long thread.
+   */
+  private async threadIds(conversationId: string, exceptId: string): Promise<string[]> {
+    const where = and(eq(messages.conversationId, conversationId), ne(messages.id, exceptId), isNotNull(messages.externalId), eq(messages.private, false),
+      sql`(${messages.direction} = 'in' or ${messages.status} in ('sent', 'delivered', 'read'))`);
+    const [first, latest] = await Promise.all([
+      this.db.select({ id: messages.externalId }).from(messages).where(where).orderBy(asc(messages.at), asc(messages.id)).limit(1),
+      this.db.select({ id: messages.externalId }).from(messages).where(where).orderBy(desc(messages.at), desc(messages.id)).limit(49),
+    ]);
+    return [...new Set([...first, ...latest.reverse()].map((r) => r.id!))];
+  }
+
+  private fail(message: MessageRow, error: string): Promise<void> {
+    return this.settle(message, { status: 'failed', error: error.slice(0, 1000), lockedUntil: null, nextAttemptAt: null });
   }
 }

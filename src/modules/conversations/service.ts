@@ -55,6 +55,12 @@ export interface InboundInput {
   subject?: string;
   /** An automatic answer (out-of-office, `Auto-Submitted` other than `no`): stored, but it is not a reply. */
   autoReply?: boolean;
+  /**
+   * Provider ids of the earlier messages this one answers (e-mail `References` and `In-Reply-To`,
+   * the one it answers last): when the contact has no open conversation, the closed conversation of
+   * the newest of them is reopened instead of a new one being opened.
+   */
+  threadIds?: string[];
 }
 
 /** A provider's pre-approved message (WhatsApp), sent instead of free text outside the channel's window. */
@@ -312,7 +318,7 @@ export class ConversationsService {
       const tx = trx as unknown as Db;
       const contact = await this.upsertContact(tx, inbox, address, input.contact.name ?? null, leadId);
       const events: NewEvent[] = [];
-      let conversation = await this.openConversation(tx, contact.id);
+      let conversation = await this.openConversation(tx, contact.id, input.threadIds?.length ? { inboxId: inbox.id, ids: input.threadIds } : undefined);
       if (!conversation) {
         [conversation] = await tx.insert(conversations).values({
           id: newId('conversation', now.getTime()), orgId: inbox.orgId, projectId: inbox.projectId, inboxId: inbox.id, channel: inbox.channel,
@@ -350,9 +356,14 @@ export class ConversationsService {
         .where(and(eq(messages.inboxId, inbox.id), eq(messages.direction, 'out'), eq(messages.externalId, externalId), sql`${messages.status} = any(${sql.param(allowedFrom)}::text[])`))
         .returning();
       if (!row) return false;
-      await this.ports.orgStream.publishInTx(tx, inbox.orgId, { kind: 'conversation.message', data: JSON.parse(JSON.stringify({ message: publicMessage(row), conversationId: row.conversationId, projectId: row.projectId })) });
+      await this.announce(tx, row);
       return true;
     });
+  }
+
+  /** Tells the organization stream (at commit) that a message was written or changed: a reply, a note, a failure. */
+  announce(tx: Db, row: MessageRow): Promise<void> {
+    return this.ports.orgStream.publishInTx(tx, row.orgId, { kind: 'conversation.message', data: JSON.parse(JSON.stringify({ message: publicMessage(row), conversationId: row.conversationId, projectId: row.projectId })) });
   }
 
   private async byExternalId(inboxId: string, externalId: string): Promise<MessageRow | undefined> {
@@ -374,9 +385,24 @@ export class ConversationsService {
     return row!;
   }
 
-  private async openConversation(tx: Db, contactId: string): Promise<ConversationRow | undefined> {
+  /**
+   * The contact's open conversation. Else, for a message answering earlier ones (`thread`: the
+   * provider ids it names), the conversation of the newest of them that is this contact's, reopened
+   * (as Chatwoot does with a reply to a resolved e-mail thread); a concurrent open of another thread
+   * fails the unique index and the caller's retry joins that one.
+   */
+  private async openConversation(tx: Db, contactId: string, thread?: { inboxId: string; ids: string[] }): Promise<ConversationRow | undefined> {
     const [row] = await tx.select().from(conversations).where(and(eq(conversations.contactId, contactId), eq(conversations.status, 'OPEN'))).for('update');
-    return row;
+    if (row || !thread) return row;
+    const [earlier] = await tx.select({ conversationId: messages.conversationId }).from(messages)
+      .innerJoin(conversations, eq(conversations.id, messages.conversationId))
+      // Both directions named, so the (inbox, direction, external id) index finds the ids.
+      .where(and(eq(messages.inboxId, thread.inboxId), sql`${messages.direction} in ('in', 'out')`, sql`${messages.externalId} = any(${sql.param(thread.ids)}::text[])`, eq(conversations.contactId, contactId)))
+      .orderBy(desc(messages.at), desc(messages.id)).limit(1);
+    if (!earlier) return undefined;
+    const [reopened] = await tx.update(conversations).set({ status: 'OPEN', closedAt: null, resolvedBy: null })
+      .where(and(eq(conversations.id, earlier.conversationId), eq(conversations.status, 'CLOSED'))).returning();
+    return reopened;
   }
 
   // ---------------------------------------------------------------- conversations
@@ -484,6 +510,7 @@ export class ConversationsService {
           id: newId('message', now.getTime()), orgId: row.orgId, projectId: row.projectId, inboxId: row.inboxId, conversationId: row.id,
           direction: 'out', sender: 'human', authorId, text: out.text, private: true, status: 'sent', at: now,
         }).returning();
+        await this.announce(tx, note!);
         return note!;
       }
       if (row.status !== 'OPEN') throw conflict('This conversation is closed: reopen it before replying');
@@ -498,7 +525,9 @@ export class ConversationsService {
         await this.ports.events.record(tx, this.handoffEvent(row, 'takeover', 'human', set.assigneeId ?? row.assigneeId));
       }
       await tx.update(conversations).set(set).where(eq(conversations.id, row.id));
-      return this.queue(tx, row, out.text, 'human', authorId, now, out.template);
+      const queued = await this.queue(tx, row, out.text, 'human', authorId, now, out.template);
+      await this.announce(tx, queued);
+      return queued;
     });
     return publicMessage(message);
   }
@@ -509,8 +538,10 @@ export class ConversationsService {
     const inbox = await this.inboxRow(scope, input.inboxId);
     const lead = await this.ports.leads.get(scope, input.leadId);
     if (lead.projectId !== inbox.projectId) throw badRequest('The lead and the inbox belong to different projects', [{ field: 'body.leadId', message: 'must be a lead of the inbox\'s project' }]);
-    const address = inbox.channel === 'email' ? lead.email : (lead.email ?? lead.phone);
-    if (!address) throw badRequest('The lead has no address this channel can reach (e-mail or phone)', [{ field: 'body.leadId', message: 'has no e-mail or phone' }]);
+    // E-mail reaches an address, WhatsApp a phone number, an api receiver whichever the lead has.
+    const address = inbox.channel === 'email' ? lead.email : inbox.channel === 'whatsapp' ? lead.phone : (lead.email ?? lead.phone);
+    const needs = inbox.channel === 'email' ? 'an e-mail address' : inbox.channel === 'whatsapp' ? 'a phone number' : 'an e-mail address or a phone number';
+    if (!address) throw badRequest(`The lead has no address this channel can reach (${needs})`, [{ field: 'body.leadId', message: `has no ${needs}` }]);
     const now = this.clock.now();
     const id = await this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
