@@ -19,6 +19,7 @@ export function panelPath(orgId: string, link: string | null | undefined): strin
     case 'webhook-endpoints': return id ? `${base}/webhooks/${enc(id)}` : `${base}/webhooks`;
     case 'reports': return id ? `${base}/reports/${enc(id)}` : `${base}/reports`;
     case 'leads': return id ? `${base}/leads?lead=${enc(id)}` : `${base}/leads`;
+    case 'conversations': return id ? `${base}/conversations?conversation=${enc(id)}` : `${base}/conversations`;
     default: return null;
   }
 }

@@ -20,6 +20,7 @@ export const Route = createFileRoute('/orgs/$orgId')({
 const NAV = [
   { to: '/orgs/$orgId', label: 'Dashboard', exact: true },
   { to: '/orgs/$orgId/leads', label: 'Leads' },
+  { to: '/orgs/$orgId/conversations', label: 'Conversations' },
   { to: '/orgs/$orgId/workflows', label: 'Workflows' },
   { to: '/orgs/$orgId/runs', label: 'Runs' },
   { to: '/orgs/$orgId/approvals', label: 'Approvals' },

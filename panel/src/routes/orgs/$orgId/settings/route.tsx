@@ -9,6 +9,7 @@ const TABS = [
   { to: '/orgs/$orgId/settings/projects', label: 'Projects' },
   { to: '/orgs/$orgId/settings/account', label: 'Account' },
   { to: '/orgs/$orgId/settings/integrations', label: 'Integrations' },
+  { to: '/orgs/$orgId/settings/inboxes', label: 'Inboxes' },
 ] as const;
 
 function SettingsLayout() {
