@@ -500,20 +500,17 @@ export class LeadsService {
     const order = leadOrder(query.sort, leads);
     // Estimated on what the indexes serve: the planner has no statistics for the recheck.
     const estimated = await this.estimate(search?.recheck ? inScope(scope, leads, ...conditions, search.indexed) : where);
-    if (searching && estimated <= BROAD) {
-      // A likely selective search: one read of the matches gives the page and the exact count (the
-      // trigram index and the rows it points at are read once, not once per statement).
+    // A likely selective search, or a filter that no sort index carries in the list's order (a score
+    // range, tags, a project; or a filtered sort other than the newest first): walking the sort index
+    // would skip every non-matching lead on the way, and recent leads often all miss (yesterday's
+    // import of another source). When the planner expects few matches they are ranked directly: one
+    // read gives the page and the exact count (the trigram index and the rows it points at are read
+    // once, not once per statement); more than EXACT_TOTAL after all, and the list is read in order.
+    const ranks = searching || (conditions.length > 0 && !this.orderCarriesFilter(query));
+    if (ranks && estimated <= BROAD) {
       const ranked = await this.rankMatches(where, query.sort, page);
       const matched = ranked[0]?.matched ?? (page.offset === 0 ? 0 : await this.cappedCount(where, estimated));
       if (matched <= EXACT_TOTAL) return envelope(await this.pageByIds(ranked), matched, page);
-    }
-    // A filter that no sort index carries in the list's order (a score range, tags, a project; or a
-    // filtered sort other than the newest first): walking the sort index would skip every
-    // non-matching lead on the way, and recent leads often all miss (yesterday's import of another
-    // source), so when the count says the matches are few they are ranked directly instead.
-    if (!searching && conditions.length > 0 && !this.orderCarriesFilter(query)) {
-      const counted = await this.cappedCount(where, estimated);
-      if (counted <= EXACT_TOTAL) return envelope(await this.pageByIds(await this.rankMatches(where, query.sort, page)), counted, page);
     }
     // Filters in an index's order, and broad searches: the page comes from the matches in order (an
     // index on the sort column stops after a page) beside a count that stops at EXACT_TOTAL + 1 (the
