@@ -178,7 +178,7 @@ function scaleCases(service: Service): { name: string; query: string }[] {
     ['filter: source (0.5 %)', 'source=trade-fair'],
     ['filter: minScore=100 (1 %)', 'minScore=100'],
     ['filter: status + tag (0.6 %)', 'status=QUALIFIED&tags=t7'],
-    ['q + filter (0.3 %)', 'q=Acme&status=NEW'],
+    ['q + filter (0.3 % of the seed, 1 % with the create rounds\' Acme leads, all NEW)', 'q=Acme&status=NEW'],
     ['broad q: ".com" (94 %)', 'q=.com'],
     ['broad q: "gmail" (3.8 %)', 'q=gmail'],
     ['broad filter: status=NEW (14 %)', 'status=NEW'],
