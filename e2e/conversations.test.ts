@@ -42,7 +42,7 @@ async function postInbound(inboundUrl: string, apiKey: string, body: Record<stri
 const searchParam = (page: Page, name: string) => new URL(page.url()).searchParams.get(name);
 
 describe.runIf(browserAvailable)('conversations in the panel', () => {
-  it('creates an api inbox, sees an inbound message arrive live, reads it, takes over from the bot, notes, hands off, closes and reopens', async () => {
+  it('creates an api inbox, sees an inbound message arrive live and the bot answer from the FAQ, reads it, takes over from the bot, notes, hands off, closes and reopens', async () => {
     const page = await e2e.page();
     const { orgId, accessToken } = await signUp(e2e, page);
     const me = await apiCall<{ user: { id: string } }>(e2e, accessToken, 'GET', '/auth/me');
@@ -93,6 +93,10 @@ describe.runIf(browserAvailable)('conversations in the panel', () => {
     await list.getByRole('button', { name: /Ada Lovelace/ }).click();
     const log = page.getByRole('log', { name: 'Messages' });
     await log.getByText('Hello, do you ship to Norway?').waitFor();
+    // The bot answers from the inbox's FAQ, live, through the customer's system.
+    await log.getByRole('article', { name: /^Bot: Yes, to all of Europe/ }).waitFor();
+    await rx.waitFor(1);
+    expect(rx.received[0]!.json).toMatchObject({ payload: { message: { sender: 'bot', text: 'Yes, to all of Europe.' } } });
     await list.getByRole('button', { name: 'Ada Lovelace', exact: true }).waitFor();
     const conversationId = searchParam(page, 'conversation')!;
     expect(conversationId).toMatch(/^conv_/);
@@ -110,8 +114,8 @@ describe.runIf(browserAvailable)('conversations in the panel', () => {
     await thread.getByText('sending a reply takes it over').waitFor();
     await thread.getByLabel('Reply').fill('Yes, we ship to Norway within 3 days.');
     await thread.getByRole('button', { name: 'Take over and send' }).click();
-    await rx.waitFor(1);
-    const delivery = rx.received[0]!;
+    await rx.waitFor(2);
+    const delivery = rx.received[1]!;
     expect(signedBy(delivery, signingSecret)).toBe(true);
     expect(delivery.json).toMatchObject({ type: 'conversation.message', payload: { message: { text: 'Yes, we ship to Norway within 3 days.' }, conversation: { id: conversationId, contact: { address: 'ada@engines.example' } } } });
     const reply = log.getByRole('article', { name: /^Team: Yes, we ship to Norway/ });
@@ -136,12 +140,13 @@ describe.runIf(browserAvailable)('conversations in the panel', () => {
     const messages = await apiCall<{ items: Message[] }>(e2e, accessToken, 'GET', `/orgs/${orgId}/conversations/${conversationId}/messages`);
     expect(messages.items.map((m) => [m.direction, m.private, m.text])).toEqual([
       ['in', false, 'Hello, do you ship to Norway?'],
+      ['out', false, 'Yes, to all of Europe.'],
       ['out', false, 'Yes, we ship to Norway within 3 days.'],
       ['in', false, 'Great, and to Sweden?'],
       ['out', true, 'Check the Swedish carrier rates before answering.'],
     ]);
     // Oldest first on the page too.
-    expect(await log.getByRole('article').evaluateAll((els) => els.map((el) => el.getAttribute('aria-label')?.split(':')[0]))).toEqual(['Contact', 'Team', 'Contact', 'Private note']);
+    expect(await log.getByRole('article').evaluateAll((els) => els.map((el) => el.getAttribute('aria-label')?.split(':')[0]))).toEqual(['Contact', 'Bot', 'Team', 'Contact', 'Private note']);
     await screenshot(page, 'conversations');
 
     // Hand off with a reason: kept, and the organization is notified.
@@ -165,7 +170,7 @@ describe.runIf(browserAvailable)('conversations in the panel', () => {
     await details.getByRole('button', { name: 'Reopen' }).click();
     await details.getByRole('button', { name: 'Close', exact: true }).waitFor();
     expect((await apiCall<Conversation>(e2e, accessToken, 'GET', `/orgs/${orgId}/conversations/${conversationId}`)).status).toBe('OPEN');
-    expect(rx.received).toHaveLength(1);
+    expect(rx.received).toHaveLength(2);
 
     // A reply the customer's system refuses shows as failed, with its answer.
     rx.behaviour = () => ({ status: 400, body: 'unknown contact' });

@@ -32,6 +32,7 @@ import { AgentsService } from './modules/agents/service.ts';
 import { InvitationsService } from './modules/invitations/service.ts';
 import { ConversationsService } from './modules/conversations/service.ts';
 import { OutboundSender } from './modules/conversations/sender.ts';
+import { ConversationBot } from './modules/conversations/bot.ts';
 
 /**
  * The composition root: every service, built once from the deps and shared by the routes, the
@@ -74,10 +75,12 @@ export function createServices(deps: Deps) {
   approvals.onResolved((tx, approval) => workflowRuns.onApprovalResolved(tx, approval));
   /** Open SSE connections, capped per credential and organization, closed when the server shuts down. */
   const streams = new SseStreams({ perCredential: deps.config.sseMaxPerCredential, perOrg: deps.config.sseMaxPerOrg });
+  // Before the agents (the conversations bot's tools) and the run driver (messaging.send).
+  const conversations = new ConversationsService(deps, { bus, orgStream, events, leads, notifications, orgs });
   const reports = new ReportsService(deps, events, notifications, { leads, content, workflows });
   const agents = new AgentsService(deps, {
     bus, orgStream, events, orgs, usage, budgets,
-    tools: { clock: deps.clock, config: deps.config, leads, usage, budgets, reports, content, approvals },
+    tools: { clock: deps.clock, config: deps.config, leads, usage, budgets, reports, content, approvals, conversations },
   });
   // The one cycle left: agents write reports, and a report's run_agent recommendation starts agents.
   reports.setAgents(agents);
@@ -86,12 +89,13 @@ export function createServices(deps: Deps) {
     nodes: {
       clock: deps.clock,
       outbound: { appSecret: deps.config.appSecret, allowPrivate: deps.config.webhookAllowPrivate, timeoutMs: deps.config.webhookTimeoutMs },
-      leads, content, agents,
+      leads, content, agents, conversations,
     },
   }, { concurrency: deps.config.workflowConcurrency, leaseMs: deps.config.workflowLeaseMs });
-  const conversations = new ConversationsService(deps, { bus, orgStream, events, leads, notifications, orgs });
+  const conversationBot = new ConversationBot(deps, { bus, events, agents, conversations });
+  dispatcher.subscribe('conversation-bot', (tx, batch) => conversationBot.onEvents(tx, batch));
   const outboundSender = new OutboundSender(deps, conversations, events);
-  return { ...deps, bus, orgStream, orgs, mailer, invitations, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams, integrations, media, content, publisher, stats, approvals, workflowRuns, schedules, scheduler, workflows, runDriver, usage, budgets, reports, agents, conversations, outboundSender };
+  return { ...deps, bus, orgStream, orgs, mailer, invitations, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams, integrations, media, content, publisher, stats, approvals, workflowRuns, schedules, scheduler, workflows, runDriver, usage, budgets, reports, agents, conversations, outboundSender, conversationBot };
 }
 
 export type Services = ReturnType<typeof createServices>;

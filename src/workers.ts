@@ -7,6 +7,7 @@ import { RUNS_WAKE } from './modules/workflows/engine/writer.ts';
 import { APPROVALS_WAKE } from './modules/workflows/approvals.ts';
 import { AGENTS_WAKE } from './modules/agents/runner.ts';
 import { OUTBOUND_WAKE } from './modules/conversations/service.ts';
+import { BOT_WAKE } from './modules/conversations/bot.ts';
 
 export interface Workers {
   loops: Record<string, Loop>;
@@ -29,6 +30,7 @@ export function startWorkers(services: Services): Workers {
     approvals: new Loop({ name: 'approvals', log, idleMs: services.config.workflowPollMs, run: () => services.approvals.expireDue() }),
     agents: new Loop({ name: 'agents', log, idleMs: 1000, run: () => services.agents.runner.round() }),
     conversations: new Loop({ name: 'conversations-outbound', log, idleMs: 1000, run: () => services.outboundSender.round() }),
+    bot: new Loop({ name: 'conversations-bot', log, idleMs: 1000, run: () => services.conversationBot.round() }),
     maintenance: new Loop({
       name: 'maintenance', log, idleMs: 3_600_000,
       run: async () => {
@@ -46,6 +48,9 @@ export function startWorkers(services: Services): Workers {
     bus.subscribe(APPROVALS_WAKE, () => loops.approvals!.wake()),
     bus.subscribe(AGENTS_WAKE, () => loops.agents!.wake()),
     bus.subscribe(OUTBOUND_WAKE, () => loops.conversations!.wake()),
+    // A requested turn, or a finished agent run (the conversation's next turn may start).
+    bus.subscribe(BOT_WAKE, () => loops.bot!.wake()),
+    bus.subscribe(AGENTS_WAKE, () => loops.bot!.wake()),
   ];
   dispatcher.onDispatched(() => loops.webhooks!.wake());
   for (const loop of Object.values(loops)) loop.start();

@@ -11,6 +11,14 @@ export interface AgentTypeDef {
   tools: string[];
   /** The report type it writes. */
   reportType: ReportType;
+  /** Other report types it writes when the run's `input.reportType` names one. */
+  alsoWrites?: ReportType[];
+  /**
+   * A conversation's bot (CHATBOT): its runs are turns started by the conversations module for one
+   * conversation (`input.conversationId`), one at a time per conversation. It writes no report, no
+   * agent hands over to it, and its own `handoff` tool hands the conversation to people.
+   */
+  conversational?: boolean;
 }
 
 const COMMON = 'Work only with the tools and the organization\'s real data; never invent records or numbers. '
@@ -40,9 +48,12 @@ export const AGENT_TYPES: Record<string, AgentTypeDef> = {
     type: 'REPORT_WRITER',
     description: 'Writes a WEEKLY_DIGEST report: pipeline figures, qualified leads to follow up, AI usage and budget.',
     instructions: 'You write the weekly digest for the team. Gather lead_stats, the qualified leads (search_leads status QUALIFIED) and usage_summary for input.days (default 7), '
-      + 'then write a concise digest with the key numbers and concrete follow-ups. ' + COMMON,
-    tools: ['lead_stats', 'search_leads', 'usage_summary'],
+      + 'then write a concise digest with the key numbers and concrete follow-ups. '
+      + 'When input.reportType is CHATBOT_INSIGHTS, write that report instead, as the CHATBOT_ANALYST type does: from conversation_stats for input.days (default 30), '
+      + 'the bot\'s resolution rate, the handoff reasons, the FAQ questions to add and concrete follow-ups. ' + COMMON,
+    tools: ['lead_stats', 'search_leads', 'usage_summary', 'conversation_stats'],
     reportType: 'WEEKLY_DIGEST',
+    alsoWrites: ['CHATBOT_INSIGHTS'],
   },
   CONTENT_WRITER: {
     type: 'CONTENT_WRITER',
@@ -54,6 +65,33 @@ export const AGENT_TYPES: Record<string, AgentTypeDef> = {
     tools: ['create_draft', 'fetch_web_page', 'lead_stats', 'request_approval'],
     reportType: 'CONTENT_PLAN',
   },
+  CHATBOT: {
+    type: 'CHATBOT',
+    description: 'The conversations bot: takes one turn in a bot-handled conversation when the contact writes — answers from the inbox\'s FAQ and the lead\'s data, records what the contact tells about themselves, closes a resolved thread, and hands off to people when it cannot help or the contact asks for a person.',
+    instructions: 'You are the first-line assistant answering a customer in a chat. The input holds the conversation: `messages` are the contact\'s new messages to answer, '
+      + '`transcript` the recent thread (oldest first), `faq` the questions and answers you may use, `contact` who is writing. '
+      + 'Answer only from the FAQ, the lead (lookupLead) and the transcript; never invent prices, dates, policies or promises. Keep answers short and friendly, in the contact\'s language. '
+      + 'Send your answer with reply (one reply per turn). When the contact gives an e-mail address, a phone number, a company or a name, record it with updateLead. '
+      + 'Call handoff with a short reason (e.g. "contact asked for a person", "no answer in the FAQ") when the contact asks for a human, agent or person, when the FAQ has no answer, '
+      + 'or when the contact is upset; do not reply after a handoff. Call close when the contact says the matter is settled. '
+      + 'If a tool answers that a person handles the conversation, stop at once. Finish with a one-line plain-text summary of the turn.',
+    tools: ['reply', 'handoff', 'close', 'lookupLead', 'updateLead'],
+    reportType: 'CHATBOT_INSIGHTS',
+    conversational: true,
+  },
+  CHATBOT_ANALYST: {
+    type: 'CHATBOT_ANALYST',
+    description: 'Reviews the conversations of a period (input.days, default 30; input.inboxId): how many the bot resolved, handoffs and their reasons, reply and handoff times, and writes a CHATBOT_INSIGHTS report with follow-up actions.',
+    instructions: 'You review how the conversations bot performs. Read conversation_stats for input.days (default 30) and input.inboxId if given: conversations opened and closed, '
+      + 'closed by the bot, handoffs and their reasons, median seconds to the first human reply and to the handoff, and the recently handed-off conversations with their leads. '
+      + 'Explain the bot\'s resolution rate and the main handoff reasons, say which questions to add to the inbox FAQ, and recommend concrete follow-ups '
+      + '(e.g. tag the handed-off leads for the sales team, qualify the leads the conversations brought). ' + COMMON,
+    tools: ['conversation_stats', 'lead_stats'],
+    reportType: 'CHATBOT_INSIGHTS',
+  },
 };
+
+/** Types whose runs are conversation turns, taken by the conversations bot's loop rather than the agent runner. */
+export const CONVERSATIONAL_TYPES = Object.values(AGENT_TYPES).filter((t) => t.conversational).map((t) => t.type);
 
 export const AGENT_TYPE_NAMES = Object.keys(AGENT_TYPES);

@@ -111,12 +111,13 @@ export class AgentEngine {
   }
 
   toolsOf(type: AgentTypeDef): ToolDef[] {
-    const names = [...type.tools, 'create_report'];
+    // A conversation's bot writes no report.
+    const names = type.conversational ? type.tools : [...type.tools, 'create_report'];
     return [...new Set(names)].map((n) => TOOLS[n]).filter((t): t is ToolDef => Boolean(t) && (!t!.available || t!.available(this.e.tools)));
   }
 
   private systemPrompt(run: RunRow, type: AgentTypeDef): string {
-    return `${type.instructions}\n\nAgent type: ${type.type}. The report you write has type ${type.reportType}.`
+    return `${type.instructions}\n\nAgent type: ${type.type}.${type.conversational ? '' : ` The report you write has type ${type.reportType}${type.alsoWrites ? ` (${type.alsoWrites.join(', ')} when input.reportType names it)` : ''}.`}`
       + (run.instructions ? `\n\nAdditional instructions:\n${run.instructions}` : '')
       + `\n\nToday is ${this.clock.now().toISOString().slice(0, 10)}.`;
   }
@@ -130,8 +131,9 @@ export class AgentEngine {
   private sdkTools(state: State): ToolSet {
     const set: ToolSet = {};
     for (const t of this.toolsOf(state.type)) set[t.name] = tool({ description: t.description, inputSchema: jsonSchema(t.input as never) });
-    const others = Object.keys(AGENT_TYPES).filter((k) => k !== state.type.type);
-    if (state.handoffs < MAX_HANDOFFS && others.length) {
+    // No agent hands over to a conversation's bot, and the bot's own `handoff` hands the conversation to people.
+    const others = Object.keys(AGENT_TYPES).filter((k) => k !== state.type.type && !AGENT_TYPES[k]!.conversational);
+    if (state.handoffs < MAX_HANDOFFS && others.length && !state.type.conversational) {
       set[HANDOFF_TOOL] = tool({ description: `${handoffTool.description} Agent types: ${others.join(', ')}.`, inputSchema: jsonSchema(handoffTool.input as never) });
     }
     return set;
@@ -301,6 +303,7 @@ export class AgentEngine {
       agentRunId: run.id,
       agentType: state.type.type,
       workflowRunId: run.workflowRunId,
+      input: run.input,
       leadScope: { orgId: run.orgId, projectId: run.projectId, actor: { type: 'agent', id: run.id } },
       signal,
       onReport: (id) => {
@@ -321,10 +324,10 @@ export class AgentEngine {
       await this.step(run, state, signal, { type: 'tool_call', name: call.toolName, input: plain(input) });
       const started = performance.now();
       let output: unknown;
-      if (call.toolName === HANDOFF_TOOL) {
+      if (call.toolName === HANDOFF_TOOL && !state.type.conversational) {
         const to = String(input.to ?? '');
         if (handoff) output = { error: 'Only one handoff per answer' };
-        else if (!AGENT_TYPES[to] || to === state.type.type) output = { error: `Unknown agent type "${to}"; use one of ${Object.keys(AGENT_TYPES).filter((k) => k !== state.type.type).join(', ')}` };
+        else if (!AGENT_TYPES[to] || to === state.type.type || AGENT_TYPES[to].conversational) output = { error: `Unknown agent type "${to}"; use one of ${Object.keys(AGENT_TYPES).filter((k) => k !== state.type.type && !AGENT_TYPES[k]!.conversational).join(', ')}` };
         else if (state.handoffs >= MAX_HANDOFFS) output = { error: `At most ${MAX_HANDOFFS} handoffs per run` };
         else if (!Value.Check(handoffTool.input, input)) output = { error: 'handoff needs { to, task, context? }' };
         else {

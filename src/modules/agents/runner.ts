@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { and, asc, eq, inArray, lt } from 'drizzle-orm';
+import { and, asc, eq, inArray, lt, notInArray } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db.ts';
 import type { Bus } from '../../platform/bus.ts';
@@ -7,6 +7,7 @@ import type { EventsService } from '../events/service.ts';
 import { finishedEvent, publishDone, SHUTDOWN, type AgentEngine, type RunRow } from './engine.ts';
 import type { StepStore } from './steps.ts';
 import { agentRuns, agentSteps } from './tables.ts';
+import { CONVERSATIONAL_TYPES } from './catalog.ts';
 
 /** Bus channel that wakes the agent runners of every instance (a run was queued). */
 export const AGENTS_WAKE = 'wake:agents';
@@ -73,7 +74,8 @@ export class AgentRunner {
   private async claim(limit: number): Promise<RunRow[]> {
     return this.deps.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
-      const queued = await tx.select({ id: agentRuns.id }).from(agentRuns).where(eq(agentRuns.status, 'QUEUED'))
+      // A conversation's turns are taken by the conversations bot's loop (one at a time per conversation).
+      const queued = await tx.select({ id: agentRuns.id }).from(agentRuns).where(and(eq(agentRuns.status, 'QUEUED'), notInArray(agentRuns.type, CONVERSATIONAL_TYPES)))
         .orderBy(asc(agentRuns.id)).limit(limit).for('update', { skipLocked: true });
       if (queued.length === 0) return [];
       const now = this.deps.clock.now();

@@ -136,7 +136,7 @@ export class AgentsService {
       description: t.description,
       reportType: t.reportType,
       instructions: t.instructions,
-      tools: [...this.engine.toolsOf(t).map((tool) => ({ name: tool.name, description: tool.description })), { name: handoffTool.name, description: handoffTool.description }],
+      tools: [...this.engine.toolsOf(t).map((tool) => ({ name: tool.name, description: tool.description })), ...(t.conversational ? [] : [{ name: handoffTool.name, description: handoffTool.description }])],
     }));
   }
 
@@ -246,6 +246,7 @@ export class AgentsService {
    */
   async runInline(request: InlineRequest): Promise<InlineResult> {
     this.assertType(request.type);
+    if (AGENT_TYPES[request.type]!.conversational) throw badRequest(`${request.type} runs are conversation turns: they start when a contact writes to a bot-handled conversation`, [{ field: 'type', message: 'is a conversation bot' }]);
     const modelId = this.models.check(request.modelId ?? this.deps.config.defaultModel);
     const now = this.deps.clock.now();
     const [row] = await this.db.insert(agentRuns).values({

@@ -5,6 +5,7 @@ import { sendSigned } from '../webhooks/signer.ts';
 import { WhatsAppChannel } from './whatsapp.ts';
 import { TelegramChannel } from './telegram.ts';
 import { EmailChannel } from './email.ts';
+import { WebChannel } from './web.ts';
 
 export const CHANNELS = ['web', 'whatsapp', 'telegram', 'email', 'api'] as const;
 export type Channel = (typeof CHANNELS)[number];
@@ -83,6 +84,12 @@ export interface ChannelAdapter {
   send(out: Outgoing): Promise<Outcome>;
   /** Refuses (throws a 422) a send the channel cannot make; none: every send is allowed. */
   checkSend?(check: SendCheck): void;
+  /**
+   * Tells the provider the inbox's account is no longer served here (Telegram: deleteWebhook), with
+   * the credentials it held: on delete, or on a change of credentials (`replacement`: the new ones).
+   * Best effort: a failure never keeps an inbox alive.
+   */
+  retire?(credentials: Record<string, string> | null, replacement?: Record<string, string>): Promise<void>;
 }
 
 /** `Retry-After` as seconds (a number or an HTTP date), bounded to an hour. */
@@ -177,6 +184,7 @@ export function channelAdapters(env: ChannelEnv): Partial<Record<Channel, Channe
     whatsapp: new WhatsAppChannel(env),
     telegram: new TelegramChannel(env),
     email: new EmailChannel(env),
+    web: new WebChannel(),
   };
 }
 

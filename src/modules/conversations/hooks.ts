@@ -2,6 +2,7 @@ import type { App } from '../../platform/http/types.ts';
 import { whatsappHookRoutes } from './whatsapp.ts';
 import { telegramHookRoutes } from './telegram.ts';
 import { emailHookRoutes } from './email.ts';
+import { widgetRoutes } from './web.ts';
 
 /**
  * The providers' public inbound routes (`/api/v1/hooks/<channel>/:inboxId`), one registrar per
@@ -13,4 +14,5 @@ export function conversationHookRoutes(app: App): void {
   whatsappHookRoutes(app);
   telegramHookRoutes(app);
   emailHookRoutes(app);
+  widgetRoutes(app);
 }

@@ -29,6 +29,7 @@ export const InboxSchema = Type.Object({
   id: Type.String(), name: Type.String(), channel: Type.String(), projectId: Type.String(),
   config: FreeObject('the channel\'s settings'), bot: Type.Object({ enabled: Type.Boolean(), agentId: Type.Optional(Type.String()), modelId: Type.Optional(Type.String()) }),
   inboundUrl: Type.String(), createdAt: Timestamp, updatedAt: Timestamp,
+  widgetSnippet: Type.Optional(Type.String({ description: '`web`: the HTML a site adds to embed the chat widget' })),
 }, { $id: 'Inbox' });
 
 export const ContactSchema = Type.Object({ id: Type.String(), name: Nullable(Type.String()), address: Type.String() });

@@ -16,7 +16,9 @@ import type { LeadsService } from '../leads/service.ts';
 import type { NotificationsService } from '../notifications/service.ts';
 import type { OrgsService } from '../orgs/service.ts';
 import { CHANNELS, channelAdapters, notAvailable, type Channel, type ChannelAdapter, type Prepared } from './channels.ts';
+import { conversationsMessagedForLead } from '../events/queries.ts';
 import { contacts, conversationReads, conversations, inboxes, messages } from './tables.ts';
+import { widgetSnippet } from './web.ts';
 
 type InboxRow = typeof inboxes.$inferSelect;
 type ContactRow = typeof contacts.$inferSelect;
@@ -157,11 +159,15 @@ export class ConversationsService {
 
   inboundUrl(row: Pick<InboxRow, 'id' | 'orgId' | 'channel'>): string {
     if (row.channel === 'api') return `${this.config.publicUrl}/api/v1/orgs/${row.orgId}/inboxes/${row.id}/messages`;
+    if (row.channel === 'web') return `${this.config.publicUrl}/api/v1/widget/${row.id}/messages`;
     return `${this.config.publicUrl}/api/v1/hooks/${row.channel}/${row.id}`;
   }
 
   publicInbox(row: InboxRow) {
-    return { id: row.id, name: row.name, channel: row.channel, projectId: row.projectId, config: row.config, bot: row.bot, inboundUrl: this.inboundUrl(row), createdAt: row.createdAt, updatedAt: row.updatedAt };
+    return {
+      id: row.id, name: row.name, channel: row.channel, projectId: row.projectId, config: row.config, bot: row.bot, inboundUrl: this.inboundUrl(row), createdAt: row.createdAt, updatedAt: row.updatedAt,
+      ...(row.channel === 'web' ? { widgetSnippet: widgetSnippet(this.config.publicUrl, row.id) } : {}),
+    };
   }
 
   private adapter(channel: string): ChannelAdapter {
@@ -251,23 +257,51 @@ export class ConversationsService {
       Object.assign(set, this.preparedColumns(prepared));
     }
     const [row] = await this.db.update(inboxes).set(set).where(inScope(scope, inboxes, eq(inboxes.id, id))).returning();
+    if (patch.credentials !== undefined) await this.retire(before.channel, this.credentialsOf(before), patch.credentials);
     return this.publicInbox(row!);
   }
 
   async deleteInbox(scope: Scope, id: string): Promise<void> {
-    await this.inboxRow(scope, id);
+    const row = await this.inboxRow(scope, id);
     await this.db.delete(inboxes).where(inScope(scope, inboxes, eq(inboxes.id, id)));
+    await this.retire(row.channel, this.credentialsOf(row));
+  }
+
+  /** The provider forgets an inbox's old account (best effort, after the change committed). */
+  private async retire(channel: string, credentials: Record<string, string> | null, replacement?: Record<string, string>): Promise<void> {
+    await this.adapters[channel as Channel]?.retire?.(credentials, replacement).catch(() => {});
   }
 
   // ---------------------------------------------------------------- inbound
 
+  /**
+   * Web widget: an anonymous contact who gave an e-mail address or a phone number is linked to the
+   * lead those stand for (matched, or created with source = the channel), and so is its open
+   * conversation. A contact already linked keeps its lead. Returns the contact's lead, if any.
+   */
+  async identifyContact(inbox: InboxRow, contactId: string, who: { name?: string; email?: string; phone?: string }): Promise<string | null> {
+    const [contact] = await this.db.select().from(contacts).where(and(eq(contacts.id, contactId), eq(contacts.inboxId, inbox.id)));
+    if (!contact) return null;
+    if (contact.leadId) return contact.leadId;
+    const scope: Scope = { orgId: inbox.orgId, projectId: inbox.projectId, actor: { type: 'system', id: `inbox:${inbox.id}` } };
+    const leadId = (who.email ? await this.leadFor(scope, inbox, who.email, who.name) : null) ?? (who.phone ? await this.leadFor(scope, inbox, who.phone, who.name) : null);
+    if (!leadId) return null;
+    await this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      await tx.update(contacts).set({ leadId, ...(who.name && !contact.name ? { name: who.name } : {}) }).where(and(eq(contacts.id, contact.id), sql`${contacts.leadId} is null`));
+      await tx.update(conversations).set({ leadId }).where(and(eq(conversations.contactId, contact.id), eq(conversations.status, 'OPEN'), sql`${conversations.leadId} is null`));
+    });
+    return leadId;
+  }
+
   /** The lead a contact address stands for: matched by e-mail or phone, or created with source = channel. */
-  private async leadFor(scope: Scope, inbox: InboxRow, address: string, name: string | undefined): Promise<string | null> {
+  private async leadFor(scope: Scope, inbox: InboxRow, address: string, name: string | undefined, created?: Set<string>): Promise<string | null> {
     const keys = isEmail(address) ? { email: address } : isPhone(address) ? { phone: address } : null;
     if (!keys) return null;
     try {
-      const { lead } = await this.ports.leads.findOrCreate({ ...scope, projectId: inbox.projectId }, { projectId: inbox.projectId, ...keys, ...(name ? { name } : {}), source: inbox.channel });
-      return lead.id;
+      const found = await this.ports.leads.findOrCreate({ ...scope, projectId: inbox.projectId }, { projectId: inbox.projectId, ...keys, ...(name ? { name } : {}), source: inbox.channel });
+      if (found.created) created?.add(found.lead.id);
+      return found.lead.id;
     } catch {
       // An address the leads module refuses (an impossible phone number) stays a contact.
       return null;
@@ -295,10 +329,11 @@ export class ConversationsService {
     }
     const address = input.contact.address.trim();
     const existing = await this.contactRow(inbox.id, address);
-    const leadId = existing?.leadId ?? (input.linkLead === false ? null : await this.leadFor(scope, inbox, address, input.contact.name));
+    const newLeads = new Set<string>();
+    const leadId = existing?.leadId ?? (input.linkLead === false ? null : await this.leadFor(scope, inbox, address, input.contact.name, newLeads));
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.store(inbox, address, input, leadId);
+        return await this.store(inbox, address, input, leadId, leadId !== null && newLeads.has(leadId));
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
         // A concurrent retry of the same provider message committed first: answer it.
@@ -312,7 +347,7 @@ export class ConversationsService {
     }
   }
 
-  private async store(inbox: InboxRow, address: string, input: InboundInput, leadId: string | null) {
+  private async store(inbox: InboxRow, address: string, input: InboundInput, leadId: string | null, newLead = false) {
     const now = this.clock.now();
     const result = await this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
@@ -335,11 +370,32 @@ export class ConversationsService {
       }).returning();
       const view = publicConversation(conversation!, contact);
       events.push({ orgId: inbox.orgId, projectId: inbox.projectId, type: 'message.received', payload: { message: publicMessage(message!), conversation: view, ...(contact.leadId ? { leadId: contact.leadId } : {}) } });
+      if (contact.leadId && !input.autoReply && !newLead && (await this.wasReachedOut(tx, inbox, contact.leadId, conversation!.id, now))) {
+        events.push({ orgId: inbox.orgId, projectId: inbox.projectId, type: 'lead.replied', payload: { leadId: contact.leadId, conversationId: conversation!.id, messageId: message!.id, channel: inbox.channel } });
+      }
       await this.ports.events.record(tx, events);
       await this.ports.orgStream.publishInTx(tx, inbox.orgId, { kind: 'conversation.message', data: JSON.parse(JSON.stringify({ message: publicMessage(message!), conversation: { ...view, projectId: inbox.projectId }, projectId: inbox.projectId })) });
       return message!;
     });
     return { message: publicMessage(result), duplicate: false };
+  }
+
+  /**
+   * Whether the lead was sent outreach on this inbox's channel before `before`: a message a person or
+   * an automation (`human`, `campaign`: campaigns and workflows) sent and the provider accepted (not a
+   * private note, not the bot's answer), in this conversation or in another of the lead's on the same
+   * channel. Then an inbound message of the lead is a reply (`lead.replied`). One statement: this
+   * conversation's messages (their index), else the lead's `message.sent` events (events_lead_idx,
+   * whose expression and predicate this repeats).
+   */
+  private async wasReachedOut(tx: Db, inbox: Pick<InboxRow, 'orgId' | 'channel'>, leadId: string, conversationId: string, before: Date): Promise<boolean> {
+    const at = before.toISOString();
+    const result = await tx.execute(sql`(select 1 as one from ${messages} m where m.conversation_id = ${conversationId} and m.direction = 'out'
+        and m.sender in ('human', 'campaign') and m.private = false and m.status in ('sent', 'delivered', 'read') and m.at < ${at}::timestamptz limit 1)
+      union all
+      (select 1 as one from ${conversations} c where c.id in (${conversationsMessagedForLead(inbox.orgId, leadId, ['human', 'campaign'], before)}) and c.channel = ${inbox.channel} limit 1)
+      limit 1`) as unknown as { rows: unknown[] };
+    return result.rows.length > 0;
   }
 
   /**
@@ -471,21 +527,25 @@ export class ConversationsService {
    * The channel's own rules for a send about to be queued (WhatsApp's 24-hour window, Telegram's
    * no-first-message): throws the channel's 422.
    */
-  private async checkSend(tx: Db, channel: string, conversationId: string | null, template: boolean, now: Date): Promise<void> {
+  private async checkSend(tx: Db, channel: string, contactId: string | null, template: boolean, now: Date): Promise<void> {
     const adapter = this.adapters[channel as Channel];
     if (!adapter?.checkSend) return;
+    // The contact's last word on this inbox, in any of its threads: WhatsApp's window and
+    // Telegram's "the contact wrote first" are the contact's, not one conversation's.
     let lastInboundAt: Date | null = null;
-    if (conversationId) {
-      const [last] = await tx.select({ at: sql<Date | null>`max(${messages.at})` }).from(messages).where(and(eq(messages.conversationId, conversationId), eq(messages.direction, 'in')));
+    if (contactId) {
+      const [last] = await tx.select({ at: sql<Date | null>`max(${messages.at})` }).from(messages)
+        .where(and(sql`${messages.conversationId} in (select ${conversations.id} from ${conversations} where ${conversations.contactId} = ${contactId})`, eq(messages.direction, 'in')));
       lastInboundAt = last?.at ? new Date(last.at) : null;
     }
     adapter.checkSend({ starting: lastInboundAt === null, lastInboundAt, template, now });
   }
 
+
   /** An outbound message, queued for the sender loop in the caller's transaction (woken at commit). */
-  private async queue(tx: Db, conversation: ConversationRow, text: string, sender: 'human' | 'bot' | 'campaign', authorId: string | null, now: Date, template: MessageTemplate | null = null): Promise<MessageRow> {
+  private async queue(tx: Db, conversation: ConversationRow, text: string, sender: 'human' | 'bot' | 'campaign', authorId: string | null, now: Date, template: MessageTemplate | null = null, id?: string): Promise<MessageRow> {
     const [message] = await tx.insert(messages).values({
-      id: newId('message', now.getTime()), orgId: conversation.orgId, projectId: conversation.projectId, inboxId: conversation.inboxId,
+      id: id ?? newId('message', now.getTime()), orgId: conversation.orgId, projectId: conversation.projectId, inboxId: conversation.inboxId,
       conversationId: conversation.id, direction: 'out', sender, authorId, text, template, status: 'queued', nextAttemptAt: now, at: now,
     }).returning();
     await this.bus.publishInTx(tx, OUTBOUND_WAKE, null);
@@ -514,7 +574,7 @@ export class ConversationsService {
         return note!;
       }
       if (row.status !== 'OPEN') throw conflict('This conversation is closed: reopen it before replying');
-      await this.checkSend(tx, row.channel, row.id, out.template !== null, now);
+      await this.checkSend(tx, row.channel, row.contactId, out.template !== null, now);
       const set: Partial<ConversationRow> = { lastMessageAt: now };
       if (!row.firstReplyAt) set.firstReplyAt = now;
       if (row.handledBy === 'bot') {
@@ -532,6 +592,27 @@ export class ConversationsService {
     return publicMessage(message);
   }
 
+  /**
+   * The bot's answer (a CHATBOT turn's `reply` tool), queued only if, in the same transaction (the
+   * conversation's row locked), the conversation is open and still handled by the bot: a person who
+   * took over mid-turn means the reply is dropped, never sent.
+   */
+  async botReply(scope: Scope, id: string, text: string): Promise<{ message: ReturnType<typeof publicMessage> } | { dropped: string }> {
+    const now = this.clock.now();
+    return this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      const [row] = await tx.select().from(conversations).where(inScope(scope, conversations, eq(conversations.id, id))).for('update');
+      if (!row) throw notFound('Conversation');
+      if (row.status !== 'OPEN') return { dropped: 'the conversation is closed' };
+      if (row.handledBy !== 'bot') return { dropped: 'a person handles this conversation' };
+      await this.checkSend(tx, row.channel, row.contactId, false, now);
+      await tx.update(conversations).set({ lastMessageAt: now }).where(eq(conversations.id, row.id));
+      const queued = await this.queue(tx, row, text, 'bot', null, now);
+      await this.announce(tx, queued);
+      return { message: publicMessage(queued) };
+    });
+  }
+
   /** An outbound start: a conversation with a lead through an inbox, its first message queued. */
   async start(scope: Scope, input: OutboundInput & { inboxId: string; leadId: string; subject?: string }) {
     const out = outboundOf(input);
@@ -547,7 +628,7 @@ export class ConversationsService {
       const tx = trx as unknown as Db;
       const contact = await this.upsertContact(tx, inbox, address, lead.name ?? null, lead.id);
       let row = await this.openConversation(tx, contact.id);
-      await this.checkSend(tx, inbox.channel, row?.id ?? null, out.template !== null, now);
+      await this.checkSend(tx, inbox.channel, contact.id, out.template !== null, now);
       if (!row) {
         [row] = await tx.insert(conversations).values({
           id: newId('conversation', now.getTime()), orgId: inbox.orgId, projectId: inbox.projectId, inboxId: inbox.id, channel: inbox.channel,
@@ -562,6 +643,86 @@ export class ConversationsService {
       return row!.id;
     });
     return this.get(scope, id);
+  }
+
+  /**
+   * A workflow's `messaging.send` through an inbox: to a lead (`leadId`, reached at the address the
+   * channel needs) or an address (`to`), in the contact's open conversation or a new one, the message
+   * queued with sender `campaign` (organization-initiated, automated outreach: not a person, who
+   * would take the thread over, and not the bot, which only answers). The channel's rules apply (its
+   * 422s). `messageId` is derived from (run, node, item): a step executed again after a retry or a
+   * crash finds its message instead of queueing another. `dryRun` (test mode) writes nothing and
+   * answers what would be sent, after the same checks.
+   */
+  async sendFromWorkflow(scope: Scope, input: OutboundInput & { inboxId: string; to?: string; leadId?: string; messageId: string; workflowId: string; dryRun?: boolean }) {
+    const out = outboundOf(input);
+    const to = input.to?.trim() || undefined;
+    if ((to === undefined) === (input.leadId === undefined)) throw badRequest('Give either to (an address) or leadId', [{ field: 'params.to', message: 'exactly one of to and leadId is required' }]);
+    const inbox = await this.inboxRow(scope, input.inboxId);
+    const [done] = await this.db.select().from(messages).where(and(eq(messages.orgId, scope.orgId), eq(messages.id, input.messageId)));
+    if (done) return { messageId: done.id, conversationId: done.conversationId, inboxId: done.inboxId, channel: inbox.channel, status: done.status, duplicate: true };
+    let address: string;
+    let lead: { id: string; name: string | null } | null = null;
+    if (input.leadId !== undefined) {
+      const found = await this.ports.leads.get(scope, input.leadId);
+      if (found.projectId !== inbox.projectId) throw badRequest('The lead and the inbox belong to different projects', [{ field: 'params.leadId', message: 'must be a lead of the inbox\'s project' }]);
+      // The lead's contact on this inbox when it has one (a Telegram chat), else the address the channel needs.
+      const [known] = await this.db.select({ address: contacts.address }).from(contacts).where(and(eq(contacts.inboxId, inbox.id), eq(contacts.leadId, found.id))).orderBy(desc(contacts.createdAt)).limit(1);
+      const reach = known?.address ?? (inbox.channel === 'email' ? found.email : inbox.channel === 'whatsapp' ? found.phone : inbox.channel === 'telegram' ? null : (found.email ?? found.phone));
+      // No thread and no address: a channel that cannot start one says so (its 422).
+      if (!reach) await this.checkSend(this.db, inbox.channel, null, input.template !== undefined, this.clock.now());
+      if (!reach) throw badRequest(`The lead has no address the ${inbox.channel} channel can reach`, [{ field: 'params.leadId', message: `has no address for the ${inbox.channel} channel` }]);
+      address = reach;
+      lead = { id: found.id, name: found.name ?? null };
+    } else {
+      address = to!;
+      if (address.length > 320) throw badRequest('to is too long', [{ field: 'params.to', message: 'must be at most 320 characters' }]);
+      if (inbox.channel === 'email' && !isEmail(address)) throw badRequest('The e-mail channel sends to an e-mail address', [{ field: 'params.to', message: 'must be an e-mail address' }]);
+      if (inbox.channel === 'whatsapp' && !isPhone(address)) throw badRequest('The WhatsApp channel sends to a phone number', [{ field: 'params.to', message: 'must be a phone number' }]);
+    }
+    const now = this.clock.now();
+    const existing = await this.contactRow(inbox.id, address);
+    // The channel's rules before anything is written (and again in the transaction that queues).
+    const [open] = existing ? await this.db.select().from(conversations).where(and(eq(conversations.contactId, existing.id), eq(conversations.status, 'OPEN'))) : [];
+    await this.checkSend(this.db, inbox.channel, existing?.id ?? null, out.template !== null, now);
+    if (input.dryRun) {
+      const leadId = lead?.id ?? existing?.leadId ?? null;
+      return {
+        dryRun: true, inboxId: inbox.id, channel: inbox.channel, to: address, text: out.text, conversationId: open?.id ?? null,
+        ...(leadId ? { leadId } : {}), ...(out.template ? { template: out.template } : {}),
+      };
+    }
+    // An address becomes a lead as an inbound contact does (not a Telegram chat id).
+    const leadId = lead?.id ?? existing?.leadId ?? (inbox.channel === 'telegram' ? null : await this.leadFor({ ...scope, projectId: inbox.projectId }, inbox, address, undefined));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const message = await this.db.transaction(async (trx) => {
+          const tx = trx as unknown as Db;
+          const contact = await this.upsertContact(tx, inbox, address, lead?.name ?? null, leadId);
+          let row = await this.openConversation(tx, contact.id);
+          await this.checkSend(tx, inbox.channel, contact.id, out.template !== null, now);
+          if (!row) {
+            [row] = await tx.insert(conversations).values({
+              id: newId('conversation', now.getTime()), orgId: inbox.orgId, projectId: inbox.projectId, inboxId: inbox.id, channel: inbox.channel,
+              contactId: contact.id, leadId: contact.leadId, subject: null, status: 'OPEN', handledBy: inbox.bot.enabled ? 'bot' : 'human',
+              lastMessageAt: now, openedAt: now, firstReplyAt: now,
+            }).returning();
+            await this.ports.events.record(tx, { orgId: inbox.orgId, projectId: inbox.projectId, type: 'conversation.opened', payload: { conversation: publicConversation(row!, contact), ...(contact.leadId ? { leadId: contact.leadId } : {}) } });
+          } else {
+            await tx.update(conversations).set({ lastMessageAt: now }).where(eq(conversations.id, row.id));
+          }
+          const queued = await this.queue(tx, row!, out.text, 'campaign', input.workflowId, now, out.template, input.messageId);
+          await this.announce(tx, queued);
+          return queued;
+        });
+        return { messageId: message.id, conversationId: message.conversationId, inboxId: inbox.id, channel: inbox.channel, status: message.status, duplicate: false };
+      } catch (error) {
+        if (!isUniqueViolation(error) || attempt >= 3) throw error;
+        // The same step's other execution queued it first, or a concurrent message opened the thread: look again.
+        const [raced] = await this.db.select().from(messages).where(and(eq(messages.orgId, scope.orgId), eq(messages.id, input.messageId)));
+        if (raced) return { messageId: raced.id, conversationId: raced.conversationId, inboxId: raced.inboxId, channel: inbox.channel, status: raced.status, duplicate: true };
+      }
+    }
   }
 
   private async change(scope: Scope, id: string, fn: (tx: Db, row: ConversationRow, now: Date) => Promise<void>) {
@@ -583,6 +744,9 @@ export class ConversationsService {
   async handoff(scope: Scope, id: string, input: { reason: string; assigneeId?: string }) {
     if (input.assigneeId) await this.assertMember(scope.orgId, input.assigneeId);
     return this.change(scope, id, async (tx, row, now) => {
+      // The bot (an agent run) hands off only what it handles.
+      if (scope.actor.type === 'agent' && row.handledBy !== 'bot') throw conflict('A person already handles this conversation');
+      if (scope.actor.type === 'agent' && row.status !== 'OPEN') throw conflict('This conversation is closed');
       const assigneeId = input.assigneeId ?? row.assigneeId;
       await tx.update(conversations).set({ handledBy: 'human', handoffReason: input.reason, handoffAt: now, assigneeId }).where(eq(conversations.id, row.id));
       await this.ports.events.record(tx, this.handoffEvent(row, input.reason, scope.actor.type === 'agent' ? 'bot' : 'human', assigneeId));
@@ -610,6 +774,7 @@ export class ConversationsService {
   async close(scope: Scope, id: string) {
     return this.change(scope, id, async (tx, row, now) => {
       if (row.status === 'CLOSED') return;
+      if (scope.actor.type === 'agent' && row.handledBy !== 'bot') throw conflict('A person handles this conversation');
       const resolvedBy = scope.actor.type === 'agent' ? 'bot' : 'human';
       await tx.update(conversations).set({ status: 'CLOSED', closedAt: now, resolvedBy }).where(eq(conversations.id, row.id));
       const durationSec = Math.max(0, Math.round((now.getTime() - row.openedAt.getTime()) / 1000));

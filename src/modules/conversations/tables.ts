@@ -55,6 +55,8 @@ export const conversations = pgTable('conversations', {
 }, (t) => [
   // At most one open thread per contact: the inbound path relies on it.
   uniqueIndex('conversations_open_contact_idx').on(t.contactId).where(sql`status = 'OPEN'`),
+  // A contact's threads, open or closed (a channel's window is the contact's last word in any of them).
+  index('conversations_contact_idx').on(t.contactId),
   index('conversations_org_last_idx').on(t.orgId, t.lastMessageAt),
   index('conversations_org_opened_idx').on(t.orgId, t.openedAt),
 ]);
@@ -100,3 +102,18 @@ export const conversationReads = pgTable('conversation_reads', {
   readerId: text('reader_id').notNull(),
   readAt: ts('read_at').notNull(),
 }, (t) => [primaryKey({ columns: [t.conversationId, t.readerId] })]);
+
+/**
+ * A web widget visitor's session: an anonymous contact of a web inbox, known by a random token the
+ * widget keeps (stored here only as its SHA-256). Sliding expiry: each use moves it forward.
+ */
+export const widgetSessions = pgTable('widget_sessions', {
+  id: text('id').primaryKey(),
+  orgId: text('org_id').notNull(),
+  inboxId: text('inbox_id').notNull().references(() => inboxes.id, { onDelete: 'cascade' }),
+  contactId: text('contact_id').notNull().references(() => contacts.id, { onDelete: 'cascade' }),
+  tokenHash: text('token_hash').notNull(),
+  createdAt: createdAt(),
+  lastSeenAt: ts('last_seen_at').notNull(),
+  expiresAt: ts('expires_at').notNull(),
+}, (t) => [uniqueIndex('widget_sessions_token_idx').on(t.tokenHash), index('widget_sessions_inbox_idx').on(t.inboxId)]);

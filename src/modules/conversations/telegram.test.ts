@@ -26,6 +26,7 @@ function telegram(req: Received): { status: number; headers: Record<string, stri
   const method = match[2]!;
   const body = req.json as Record<string, unknown>;
   if (method === 'setWebhook') return answer(200, { ok: true, result: true, description: 'Webhook was set' });
+  if (method === 'deleteWebhook') return answer(200, { ok: true, result: true, description: 'Webhook was deleted' });
   if (method === 'sendMessage') {
     const plan = sendPlan?.(calls('sendMessage').length);
     if (plan) return answer(plan.status, plan.body);
@@ -183,6 +184,8 @@ describe('telegram inboxes', () => {
     const { secret_token: newSecret, url } = registered.json as { secret_token: string; url: string };
     expect(url).toBe(inbox.inboundUrl);
     expect(newSecret).not.toBe(inbox.secrets.secretToken);
+    // The old bot is told to stop sending here; a refused token or a rename told it nothing.
+    expect(calls('deleteWebhook').map((r) => r.url)).toEqual([`/bot${inbox.token}/deleteWebhook`]);
     expect((await deliver(inbox.id, textUpdate(chat, 'old secret'), inbox.secrets.secretToken)).statusCode).toBe(401);
     expect((await deliver(inbox.id, textUpdate(chat, 'new bot'), newSecret)).statusCode).toBe(200);
     expect((await storedIn(inbox.id)).map((m) => m.text)).toEqual(['still here', 'and now', 'new bot']);
@@ -192,6 +195,10 @@ describe('telegram inboxes', () => {
     const reply = await t.call({ method: 'POST', url: `${base()}/conversations/${conversation!.id}/messages`, auth: owner(), payload: { text: 'from the new bot' } });
     expect((await finalState(reply.json().id)).status).toBe('sent');
     expect(calls('sendMessage').map((r) => r.url)).toEqual([`/bot${newToken}/sendMessage`]);
+
+    // Deleting the inbox deletes the bot's webhook: Telegram stops retrying into a 401.
+    expect((await t.call({ method: 'DELETE', url: `${base()}/inboxes/${inbox.id}`, auth: owner() })).statusCode).toBe(204);
+    expect(calls('deleteWebhook').map((r) => r.url).at(-1)).toBe(`/bot${newToken}/deleteWebhook`);
   });
 
   it('keeps organizations apart: another organization cannot see, change or delete the inbox or its conversations', async () => {

@@ -119,6 +119,14 @@ export class TelegramChannel implements ChannelAdapter {
     return { config: merged, inboundSecret: secretToken, secrets: { secretToken } };
   }
 
+  /** deleteWebhook for a bot this inbox no longer serves (deleted, or replaced by another bot; not a new token of the same bot). */
+  async retire(credentials: Record<string, string> | null, replacement?: Record<string, string>): Promise<void> {
+    const token = credentials?.botToken ?? '';
+    const bot = botIdOf(token);
+    if (!bot || (replacement && botIdOf(replacement.botToken ?? '') === bot)) return;
+    await callBotApi(this.env, token, 'deleteWebhook', {});
+  }
+
   checkSend(check: SendCheck): void {
     if (check.starting) throw unprocessable('CHANNEL_CANNOT_INITIATE', 'A Telegram bot cannot start a conversation: the contact has to write to the bot first');
     if (check.template) throw badRequest('Templates are a WhatsApp feature; a Telegram message is text', [{ field: 'body.template', message: 'is not available on the telegram channel' }]);

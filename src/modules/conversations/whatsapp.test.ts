@@ -312,6 +312,18 @@ describe('whatsapp sending', () => {
     expect(threads.map((c) => c.id)).toEqual([started.json().id]);
   });
 
+  it('the window is the contact\'s: after a closed thread with a recent message, a new start may be free text', async () => {
+    const inbox = await whatsappInbox();
+    const { conversation } = await openedBy(inbox, 'Can you call me back tomorrow?');
+    expect((await t.call({ method: 'POST', url: `${base()}/conversations/${conversation.id}/close`, auth: owner() })).statusCode).toBe(200);
+    const leadId = (await t.call({ method: 'GET', url: `${base()}/conversations/${conversation.id}`, auth: owner() })).json().leadId;
+    const started = await t.call({ method: 'POST', url: `${base()}/conversations`, auth: owner(), payload: { inboxId: inbox.id, leadId, text: 'As promised: here we are.' } });
+    expect(started.statusCode, started.body).toBe(201);
+    expect(started.json().id).not.toBe(conversation.id);
+    const [first] = await messagesOf(started.json().id);
+    expect(await settled(first!.id)).toMatchObject({ status: 'sent' });
+  });
+
   it('a Graph API 400 fails the message with its error; a 429 and a throttling code are retried until accepted', async () => {
     const inbox = await whatsappInbox();
     const { conversation } = await openedBy(inbox);

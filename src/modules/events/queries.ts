@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../platform/db.ts';
 import type { Page } from '../../platform/http/pagination.ts';
 import { toEnvelope, type PlatformEvent } from './service.ts';
@@ -17,4 +17,15 @@ export async function eventsAboutLead(db: Db, orgId: string, leadId: string, pag
     db.select({ n: sql<number>`count(*)::int` }).from(events).where(about),
   ]);
   return { rows: rows.map(toEnvelope), total: count!.n };
+}
+
+/**
+ * A subquery: the conversation ids of a lead's `message.sent` events from the given senders before
+ * `before` (the conversations module asks whether the lead was sent outreach). Read through
+ * events_lead_idx, whose expression and predicate this repeats exactly.
+ */
+export function conversationsMessagedForLead(orgId: string, leadId: string, senders: string[], before: Date): SQL {
+  return sql`select ${events.payload}->>'conversationId' from ${events} where ${events.orgId} = ${orgId} and (${events.payload} ? 'lead' or ${events.payload} ? 'leadId')
+    and coalesce(${events.payload}->'lead'->>'id', ${events.payload}->>'leadId') = ${leadId} and ${events.type} = 'message.sent'
+    and ${events.payload}->>'sender' = any(${sql.param(senders)}::text[]) and ${events.at} < ${before.toISOString()}::timestamptz`;
 }

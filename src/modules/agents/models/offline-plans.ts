@@ -308,6 +308,7 @@ function marketAnalyst(s: PlanState): Turn {
 // ---------------------------------------------------------------- REPORT_WRITER
 
 function reportWriter(s: PlanState): Turn {
+  if (s.input.reportType === 'CHATBOT_INSIGHTS') return chatbotAnalyst(s);
   const days = Math.min(366, Math.max(1, num(s.input.days, 7)));
   if (results(s, 'lead_stats').length === 0) {
     return {
@@ -442,11 +443,195 @@ function contentWriter(s: PlanState): Turn {
   return closing(s, `${summary} Report ${report.reportId}.`);
 }
 
+// ---------------------------------------------------------------- CHATBOT
+
+const FAQ_STOP = new Set([...STOP, ...'what when where which who whom whose how why are is was were does did do can could would should will your you yours i me my mine we us our ours it its is a an the of to in on at for with from by about please hi hello hey thanks thank there their them they this that these those have has had any some'.split(' ')]);
+
+/** A light stem: "opening", "opens" and "opened" all count as "open". */
+function stem(word: string): string {
+  for (const suffix of ['ing', 'ed', 'es', 's']) {
+    if (word.endsWith(suffix) && word.length - suffix.length >= 3) return word.slice(0, -suffix.length);
+  }
+  return word;
+}
+
+/** The words of a text that carry meaning (lower-case, stemmed, without stop words). */
+export function contentWords(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const w of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
+    if (w.length < 3 || FAQ_STOP.has(w)) continue;
+    out.add(stem(w));
+  }
+  return out;
+}
+
+export interface FaqEntry { question: string; answer: string }
+
+/**
+ * How well a message matches an FAQ question, by word overlap: the share of the question's words
+ * the message contains (0 when none). A match needs two shared words, or half of a short question.
+ */
+export function faqScore(message: string, question: string): number {
+  const q = contentWords(question);
+  if (q.size === 0) return 0;
+  const m = contentWords(message);
+  let shared = 0;
+  for (const w of q) if (m.has(w)) shared++;
+  if (shared === 0 || (shared < 2 && shared / q.size < 0.5)) return 0;
+  return shared / q.size + shared / 100;
+}
+
+/** The FAQ entry that answers a message best, if any matches. */
+export function faqAnswer(message: string, faq: FaqEntry[]): FaqEntry | null {
+  let best: FaqEntry | null = null;
+  let bestScore = 0;
+  for (const entry of faq) {
+    const score = faqScore(message, entry.question);
+    if (score > bestScore) {
+      best = entry;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
+const ASKS_FOR_PERSON = /\b(human|humans|agent|agents|person|people|someone|somebody|representative|operator|real person|staff member|customer service|support team|talk to (a|an|someone|somebody|your)|speak (to|with) (a|an|someone|somebody|your))\b/i;
+const CLOSING = /^\s*(thanks?( you)?( so much| a lot)?|thank you|thx|ty|bye|goodbye|that'?s all|all good|perfect|great)[\s!.,]*(that'?s all|bye|goodbye|thanks?( you)?)?[\s!.,]*$/i;
+
+/** Whether the contact asks for a person ("talk to someone", "a human please", "an agent"). */
+export function asksForPerson(text: string): boolean {
+  return ASKS_FOR_PERSON.test(text);
+}
+
+function faqOf(input: Record<string, unknown>): FaqEntry[] {
+  return (Array.isArray(input.faq) ? input.faq : [])
+    .filter((e): e is FaqEntry => Boolean(e) && typeof (e as FaqEntry).question === 'string' && typeof (e as FaqEntry).answer === 'string');
+}
+
+function newMessages(input: Record<string, unknown>): string[] {
+  return (Array.isArray(input.messages) ? input.messages : [])
+    .map((m) => (typeof m === 'string' ? m : typeof (m as { text?: unknown })?.text === 'string' ? (m as { text: string }).text : ''))
+    .filter((t) => t.trim().length > 0);
+}
+
+/**
+ * One turn of the conversations bot: a request for a person, or messages the FAQ cannot answer,
+ * hand the conversation off; a thank-you closes it; anything else is answered from the FAQ.
+ */
+function chatbot(s: PlanState): Turn {
+  const texts = newMessages(s.input);
+  const acted = results(s, 'reply', 'handoff', 'close');
+  if (acted.length === 0) {
+    if (texts.length === 0) return { text: 'Nothing new to answer.' };
+    if (texts.some(asksForPerson)) {
+      return { reasoning: 'The contact asks for a person: handing the conversation off.', toolCalls: [{ toolName: 'handoff', input: { reason: 'contact asked for a person' } }] };
+    }
+    if (texts.every((t) => CLOSING.test(t))) {
+      return {
+        reasoning: 'The contact is done: saying goodbye and closing the conversation.',
+        toolCalls: [{ toolName: 'reply', input: { text: 'You are welcome! Glad I could help. Goodbye.' } }, { toolName: 'close', input: {} }],
+      };
+    }
+    const faq = faqOf(s.input);
+    const answers = [...new Set(texts.map((t) => faqAnswer(t, faq)).filter((e): e is FaqEntry => e !== null).map((e) => e.answer))];
+    if (answers.length === 0) {
+      return { reasoning: 'The FAQ has no answer to this: handing the conversation off.', toolCalls: [{ toolName: 'handoff', input: { reason: 'no answer in the FAQ' } }] };
+    }
+    return { reasoning: `Answering from the FAQ (${plural(answers.length, 'answer')}).`, toolCalls: [{ toolName: 'reply', input: { text: answers.join('\n\n') } }] };
+  }
+  const parts: string[] = [];
+  for (const r of acted) {
+    const out = (r.output ?? {}) as { error?: string; dropped?: boolean; reason?: string };
+    if (out.error) parts.push(`${r.toolName} failed: ${out.error}`);
+    else if (r.toolName === 'reply') parts.push(out.dropped ? `The reply was dropped: ${out.reason ?? 'a person handles the conversation'}` : 'Answered from the FAQ');
+    else if (r.toolName === 'handoff') parts.push(`Handed off to a person (${String(r.input.reason ?? '')})`);
+    else parts.push('Closed the conversation');
+  }
+  return { text: `${parts.join('; ')}.` };
+}
+
+// ---------------------------------------------------------------- CHATBOT_ANALYST
+
+interface ConversationFigures {
+  opened?: number; closed?: number; closedByBot?: number; handoffs?: number; handoffReasons?: Record<string, number>;
+  medianFirstReplySec?: number | null; medianHandoffSec?: number | null;
+  handedOff?: { conversationId: string; leadId: string | null; reason?: string; channel?: string }[];
+}
+
+function chatbotAnalyst(s: PlanState): Turn {
+  const days = Math.min(366, Math.max(1, num(s.input.days, 30)));
+  const stats = results(s, 'conversation_stats');
+  if (stats.length === 0) {
+    const input: Record<string, unknown> = { days };
+    if (str(s.input.inboxId)) input.inboxId = str(s.input.inboxId);
+    return { reasoning: `Reading the conversation figures of the last ${plural(days, 'day')}.`, toolCalls: [{ toolName: 'conversation_stats', input }] };
+  }
+  const st = (ok(stats[0]!) ? stats[0]!.output : {}) as ConversationFigures;
+  if (!ok(stats[0]!)) return { text: `The conversation figures could not be read: ${String((stats[0]!.output as { error?: unknown })?.error ?? 'unknown error')}` };
+  const opened = st.opened ?? 0;
+  const closed = st.closed ?? 0;
+  const byBot = st.closedByBot ?? 0;
+  const handoffs = st.handoffs ?? 0;
+  const reasons = Object.entries(st.handoffReasons ?? {}).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  const botRate = closed ? Math.round((byBot / closed) * 100) : null;
+  const handoffRate = opened ? Math.round((handoffs / opened) * 100) : null;
+  const summary = `Last ${plural(days, 'day')}: ${plural(opened, 'conversation')} opened, ${closed} closed (${byBot} by the bot${botRate !== null ? `, ${botRate} %` : ''}), `
+    + `${plural(handoffs, 'handoff')}${handoffRate !== null ? ` (${handoffRate} % of the opened)` : ''}`
+    + (reasons.length ? `; main reason: ${reasons[0]![0]} (${reasons[0]![1]})` : '') + '.';
+  const report = reportOf(s);
+  if (!report) {
+    const error = reportFailed(s);
+    if (error) return { text: `${summary} The report could not be saved: ${error}` };
+    const leadIds = [...new Set((st.handedOff ?? []).map((c) => c.leadId).filter((id): id is string => typeof id === 'string'))];
+    const recommendations = [];
+    if (leadIds.length) {
+      recommendations.push({
+        title: `Tag the ${plural(leadIds.length, 'lead')} the bot handed to people for follow-up`,
+        description: 'Marks the contacts who needed a person, so the sales team follows them up.',
+        action: { type: 'tag_leads', params: { leadIds: leadIds.slice(0, 1000), tags: ['chatbot-handoff'] } },
+      });
+    }
+    if (opened > 0) {
+      recommendations.push({
+        title: 'Qualify the new leads the conversations brought',
+        description: 'Runs the lead qualifier on the NEW leads.',
+        action: { type: 'run_agent', params: { type: 'LEAD_QUALIFIER', task: 'Qualify the new leads', input: { status: 'NEW' } } },
+      });
+    }
+    const unanswered = (st.handoffReasons ?? {})['no answer in the FAQ'] ?? 0;
+    const body = [
+      '## Conversations',
+      `- Opened: ${opened}; closed: ${closed}; closed by the bot: ${byBot}${botRate !== null ? ` (${botRate} %)` : ''}`,
+      `- Handoffs: ${handoffs}${handoffRate !== null ? ` (${handoffRate} % of the opened)` : ''}`,
+      `- Median time to the first human reply: ${st.medianFirstReplySec ?? 'n/a'} s; to the handoff: ${st.medianHandoffSec ?? 'n/a'} s`,
+      '', '## Handoff reasons', ...(reasons.length ? reasons.map(([k, n]) => `- ${k}: ${n}`) : ['- none']),
+      ...(unanswered ? ['', `## FAQ`, `- ${plural(unanswered, 'conversation')} had no answer in the FAQ: read them and add their questions to the inbox's FAQ.`] : []),
+    ].join('\n');
+    return {
+      reasoning: 'Writing the chatbot insights.',
+      toolCalls: [{
+        toolName: 'create_report',
+        input: {
+          type: 'CHATBOT_INSIGHTS',
+          title: `Chatbot insights: last ${plural(days, 'day')}`,
+          summary,
+          metrics: { opened, closed, closedByBot: byBot, botResolutionPct: botRate, handoffs, handoffPct: handoffRate, medianFirstReplySec: st.medianFirstReplySec ?? null, medianHandoffSec: st.medianHandoffSec ?? null },
+          body,
+          recommendations,
+        },
+      }],
+    };
+  }
+  return closing(s, `${summary} Report ${report.reportId}.`);
+}
+
 const PLANS: Record<string, (s: PlanState) => Turn> = {
   LEAD_QUALIFIER: leadQualifier,
   MARKET_ANALYST: marketAnalyst,
   REPORT_WRITER: reportWriter,
   CONTENT_WRITER: contentWriter,
+  CHATBOT: chatbot,
+  CHATBOT_ANALYST: chatbotAnalyst,
 };
 
 export function planTurn(s: PlanState): Turn {

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { createContentDraft } from './content.ts';
+import { CONVERSATION_TOOLS } from './conversations.ts';
 import { getLead, leadStats, qualifyLead, searchLeads, updateLead } from './leads.ts';
 import { requestApproval } from './approvals.ts';
 import { createReport } from './reports.ts';
@@ -19,5 +20,5 @@ export const handoffTool: Omit<ToolDef, 'execute'> = {
 };
 
 export const TOOLS: Record<string, ToolDef> = Object.fromEntries(
-  [searchLeads, getLead, updateLead, qualifyLead, leadStats, usageSummary, createReport, fetchWebPage, createContentDraft, requestApproval].map((t) => [t.name, t]),
+  [searchLeads, getLead, updateLead, qualifyLead, leadStats, usageSummary, createReport, fetchWebPage, createContentDraft, requestApproval, ...CONVERSATION_TOOLS].map((t) => [t.name, t]),
 );

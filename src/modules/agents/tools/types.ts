@@ -7,11 +7,15 @@ import type { Scope } from '../../../platform/context.ts';
 import type { LeadsService } from '../../leads/service.ts';
 import type { ReportsService } from '../../reports/service.ts';
 import type { UsageService } from '../../usage/service.ts';
+import type { ConversationsService } from '../../conversations/service.ts';
 
 /** A request in the approvals inbox, as `request_approval` asks for it (the workflows module). */
 export interface ApprovalRequester {
   submit(input: { orgId: string; projectId?: string | null; title: string; description?: string | null; runId?: string | null; expiresAt?: Date | null; payload?: unknown }): Promise<{ id: string; status?: string }>;
 }
+
+/** The conversations bot's tools (reply, handoff, close) and the chatbot analyst's stats. */
+export type ConversationToolPort = Pick<ConversationsService, 'get' | 'botReply' | 'handoff' | 'close' | 'stats' | 'list'>;
 
 /**
  * What tools may reach in other modules: only the methods they call, passed in by src/services.ts.
@@ -27,6 +31,7 @@ export interface ToolPorts {
   reports: Pick<ReportsService, 'create' | 'availableActions'>;
   content?: Pick<ContentService, 'createDraft'>;
   approvals?: ApprovalRequester;
+  conversations?: ConversationToolPort;
 }
 
 /** What a tool can reach: the run it works for, and the ports — never another module's tables. */
@@ -36,6 +41,8 @@ export interface ToolContext extends ToolPorts {
   agentRunId: string;
   agentType: string;
   workflowRunId: string | null;
+  /** The run's input (a CHATBOT turn: the conversation it answers). */
+  input: Record<string, unknown>;
   /** The run's scope for every service call: its project only, actor `{ type: 'agent', id: agentRunId }`. */
   leadScope: Scope;
   signal: AbortSignal;

@@ -2,6 +2,7 @@ import type { Static, TSchema } from 'typebox';
 import type { Clock } from '../../../platform/clock.ts';
 import type { ContentService } from '../../content/service.ts';
 import type { LeadsService } from '../../leads/service.ts';
+import type { ConversationsService } from '../../conversations/service.ts';
 
 /** A data item: a JSON object flowing along the edges of a workflow. */
 export type Item = Record<string, unknown>;
@@ -41,6 +42,8 @@ export interface NodePorts {
   leads: Pick<LeadsService, 'create' | 'update' | 'get'>;
   content: Pick<ContentService, 'createDraft' | 'previewPublish' | 'get' | 'update' | 'publishNow'>;
   agents: InlineAgents;
+  /** `messaging.send` through an inbox. */
+  conversations: Pick<ConversationsService, 'sendFromWorkflow'>;
 }
 
 /** What a node can see and do while it executes: the ports, and the run it executes in. */
