@@ -109,6 +109,18 @@ export class Bus {
     return sql`pg_notify(${PG_CHANNEL}, ${`{"o":"","c":${JSON.stringify(channel)},"ms":[${JSON.stringify(message) ?? 'null'}]}`})`;
   }
 
+  /**
+   * For a statement of fixed text that tells the other instances itself (`pg_notify($a, $b)` where `$a`
+   * is not null) and emits locally right after its commit: the NOTIFY channel and payload. Null: no
+   * other instance to tell (PGlite); false: the messages do not fit one NOTIFY (use publishInTx).
+   */
+  notifyOthersParams(channel: string, messages: unknown[]): { channel: string; payload: string } | null | false {
+    if (this.database.kind !== 'postgres') return null;
+    const json = messages.map((m) => JSON.stringify(m) ?? 'null').join(',');
+    if (Buffer.byteLength(json) > MAX_NOTIFY) return false;
+    return { channel: PG_CHANNEL, payload: `{"o":"${this.origin}","c":${JSON.stringify(channel)},"ms":[${json}]}` };
+  }
+
   emitLocal(channel: string, message: unknown): void {
     this.emitter.emit(channel, message);
   }

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
-import type { Db } from '../../platform/db.ts';
+import type { Database, Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../config.ts';
 import type { Bus } from '../../platform/bus.ts';
@@ -11,6 +11,7 @@ import { newId } from '../../platform/ids.ts';
 import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import { inScope } from '../../platform/tenant.ts';
 import type { EventsService, NewEvent } from '../events/service.ts';
+import { eventRows, outboxCtes, outboxParam } from '../events/outbox.ts';
 import type { OrgStream } from '../events/org-stream.ts';
 import type { LeadsService } from '../leads/service.ts';
 import type { NotificationsService } from '../notifications/service.ts';
@@ -129,12 +130,35 @@ export function publicConversation(row: ConversationRow, contact: Pick<ContactRo
   return out;
 }
 
+/**
+ * An inbound message in a thread that is open, in one autocommitted statement of fixed text (prepared
+ * once per connection): the conversation's last message time — only while it is still open and
+ * handled as it was read ($14 handled_by, $15 assignee) — the message ($2…$10; a provider id stored
+ * before makes it nothing), its events ($11, the events module's CTEs, written only with the
+ * message) and the NOTIFY that tells the other instances' organization streams ($12 channel, $13
+ * payload; none on the embedded store). Nothing stored (0): the caller takes the locked way.
+ */
+const RECEIVE_FAST = `
+  with conv as (
+    update conversations set last_message_at = $10::timestamptz
+    where id = $1::text and status = 'OPEN' and handled_by = $14::text and assignee_id is not distinct from $15::text
+    returning id),
+  m as (
+    insert into messages (id, org_id, project_id, inbox_id, conversation_id, direction, sender, text, status, external_id, media_url, auto_reply, at)
+    select $2::text, $3::text, $4::text, $5::text, conv.id, 'in', 'contact', $6::text, 'received', $7::text, $8::text, $9::boolean, $10::timestamptz from conv
+    on conflict (inbox_id, direction, external_id) do nothing
+    returning id),
+  ${outboxCtes({ json: '$11', when: 'm' })},
+  told as (select pg_notify($12::text, $13::text) from m where $12::text is not null)
+  select (select count(*) from m)::int as stored, (select count(*) from told)::int as told`;
+
 const isEmail = (s: string) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(s);
 const isPhone = (s: string) => /^\+?[0-9 ().-]{6,20}$/.test(s) && /\d{6,}/.test(s.replace(/\D/g, ''));
 
 /** Conversations: inboxes, contacts, messages, handoff, and the outbound queue's writer. */
 export class ConversationsService {
   private readonly db: Db;
+  private readonly database: Database;
   private readonly clock: Clock;
   private readonly config: Config;
   private readonly bus: Bus;
@@ -145,6 +169,7 @@ export class ConversationsService {
   constructor(deps: Deps, ports: ConversationPorts) {
     this.ports = ports;
     this.db = deps.db;
+    this.database = deps.database;
     this.clock = deps.clock;
     this.config = deps.config;
     this.bus = ports.bus;
@@ -323,12 +348,24 @@ export class ConversationsService {
    */
   async receiveInbound(inbox: InboxRow, input: InboundInput) {
     const scope: Scope = { orgId: inbox.orgId, projectId: inbox.projectId, actor: { type: 'system', id: `inbox:${inbox.id}` } };
-    if (input.externalId) {
-      const stored = await this.byExternalId(inbox.id, input.externalId);
-      if (stored) return { message: publicMessage(stored), duplicate: true };
-    }
     const address = input.contact.address.trim();
-    const existing = await this.contactRow(inbox.id, address);
+    // One read: the contact, its open thread, and whether the provider's id is stored already.
+    const [known] = await this.db.select({
+      contact: contacts, conversation: conversations,
+      duplicate: input.externalId ? sql<string | null>`(select ${messages.id} from ${messages} where ${messages.inboxId} = ${inbox.id} and ${messages.direction} = 'in' and ${messages.externalId} = ${input.externalId})` : sql<null>`null`,
+    }).from(contacts).leftJoin(conversations, and(eq(conversations.contactId, contacts.id), eq(conversations.status, 'OPEN')))
+      .where(and(eq(contacts.inboxId, inbox.id), eq(contacts.address, address)));
+    // A new contact has no stored message, unless its first message was stored a moment ago.
+    const duplicate = known ? (known.duplicate ? await this.messageRow(known.duplicate) : undefined) : input.externalId ? await this.byExternalId(inbox.id, input.externalId) : undefined;
+    if (duplicate) return { message: publicMessage(duplicate), duplicate: true };
+    const existing = known?.contact;
+    // The common case, a known contact writing in an open thread: one statement.
+    const sameName = input.contact.name === undefined || input.contact.name === existing?.name;
+    const sameLead = !existing?.leadId || known?.conversation?.leadId === existing.leadId;
+    if (existing && known?.conversation && sameName && sameLead && !input.threadIds?.length) {
+      const fast = await this.receiveFast(inbox, existing, known.conversation, input);
+      if (fast) return fast;
+    }
     const newLeads = new Set<string>();
     const leadId = existing?.leadId ?? (input.linkLead === false ? null : await this.leadFor(scope, inbox, address, input.contact.name, newLeads));
     for (let attempt = 1; ; attempt++) {
@@ -345,6 +382,37 @@ export class ConversationsService {
         if (attempt >= 3) throw error;
       }
     }
+  }
+
+  /** RECEIVE_FAST; null when it stored nothing (a retry, a thread closed or taken over meanwhile). */
+  private async receiveFast(inbox: InboxRow, contact: ContactRow, conversation: ConversationRow, input: InboundInput) {
+    const now = this.clock.now();
+    const message: MessageRow = {
+      id: newId('message', now.getTime()), orgId: inbox.orgId, projectId: inbox.projectId, inboxId: inbox.id, conversationId: conversation.id,
+      direction: 'in', sender: 'contact', authorId: null, text: input.text, mediaUrl: input.mediaUrl ?? null, template: null, private: false,
+      autoReply: input.autoReply ?? false, status: 'received', externalId: input.externalId ?? null, error: null, attempts: 0, nextAttemptAt: null, lockedUntil: null, at: now,
+    };
+    const view = publicConversation({ ...conversation, lastMessageAt: now }, contact);
+    const events: NewEvent[] = [{ orgId: inbox.orgId, projectId: inbox.projectId, type: 'message.received', payload: { message: publicMessage(message), conversation: view, ...(contact.leadId ? { leadId: contact.leadId } : {}) } }];
+    if (contact.leadId && !input.autoReply && (await this.wasReachedOut(this.db, inbox, contact.leadId, conversation.id, now))) {
+      events.push({ orgId: inbox.orgId, projectId: inbox.projectId, type: 'lead.replied', payload: { leadId: contact.leadId, conversationId: conversation.id, messageId: message.id, channel: inbox.channel } });
+    }
+    const heard = { kind: 'conversation.message', data: JSON.parse(JSON.stringify({ message: publicMessage(message), conversation: { ...view, projectId: inbox.projectId }, projectId: inbox.projectId })) };
+    const others = this.ports.orgStream.notifyOthersParams(inbox.orgId, [heard]);
+    if (others === false) return null;
+    const [result] = await this.database.prepared<{ stored: number }>('conversation_receive_fast', RECEIVE_FAST, [
+      conversation.id, message.id, inbox.orgId, inbox.projectId, inbox.id, message.text, message.externalId, message.mediaUrl, message.autoReply,
+      now.toISOString(), outboxParam(eventRows(events, now)), others?.channel ?? null, others?.payload ?? null, conversation.handledBy, conversation.assigneeId,
+    ]);
+    if (result?.stored !== 1) return null;
+    this.ports.events.wakeLocal();
+    this.ports.orgStream.emitLocal(inbox.orgId, [heard]);
+    return { message: publicMessage(message), duplicate: false };
+  }
+
+  private async messageRow(id: string): Promise<MessageRow | undefined> {
+    const [row] = await this.db.select().from(messages).where(eq(messages.id, id));
+    return row;
   }
 
   private async store(inbox: InboxRow, address: string, input: InboundInput, leadId: string | null, newLead = false) {

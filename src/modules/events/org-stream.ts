@@ -65,6 +65,11 @@ export class OrgStream {
     return this.bus.publishToOthersInTx(tx, channel(orgId), messages);
   }
 
+  /** The NOTIFY for the other instances as parameters of a statement of fixed text (see Bus.notifyOthersParams). */
+  notifyOthersParams(orgId: string, messages: OrgMessage[]) {
+    return this.bus.notifyOthersParams(channel(orgId), messages);
+  }
+
   /** NOTIFY expressions for the other instances, to run inside the caller's own statement (see Bus.notifyOthersSql). */
   notifyOthersSql(orgId: string, messages: OrgMessage[]) {
     return this.bus.notifyOthersSql(channel(orgId), messages);
