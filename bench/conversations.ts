@@ -1,6 +1,7 @@
 /**
- * Conversations: inbound api-channel messages/s (autocannon from a separate process, each message
- * with its own provider id) on PostgreSQL and on the embedded PGlite, in two shapes — people who
+ * Conversations: inbound messages/s through the api channel's route and through the WhatsApp
+ * webhook (signed as Meta signs it) — autocannon from a separate process, each message with its own
+ * provider id — on PostgreSQL and on the embedded PGlite, in two shapes — people who
  * already have a thread (200 contacts) and a new person every message (a new lead and conversation
  * each time) — and the inbound → organization stream latency p50/p99: an SSE client on the org
  * stream, in its own process, times each POST it sends until the `conversation.message` frame
@@ -67,8 +68,14 @@ async function run(store: BenchStore): Promise<Record<string, string | number>[]
       store: name, case: label, 'msgs/s': Math.round(r.rps), 'p50 ms': r.p50, 'p99 ms': r.p99,
       '2xx': r.ok, 'non-2xx': r.non2xx, errors: r.errors,
     });
-    rows.push(row('inbound, 200 known contacts', await inbound({ url, apiKey: key, contacts: 200 })));
-    rows.push(row('inbound, a new contact each', await inbound({ url, apiKey: key, contacts: 0 })));
+    rows.push(row('api, 200 known contacts', await inbound({ url, apiKey: key, contacts: 200 })));
+    rows.push(row('api, a new contact each', await inbound({ url, apiKey: key, contacts: 0 })));
+    // The WhatsApp route: Meta's signed webhook (signature check, parse, store, events).
+    const wa = { appSecret: 'bench-app-secret', phoneNumberId: '100200300' };
+    const waInbox = await conversations.createInbox(scope, { name: 'bench-wa', channel: 'whatsapp', config: { phoneNumberId: wa.phoneNumberId }, credentials: { accessToken: 'bench-token', appSecret: wa.appSecret } });
+    const waUrl = `${address}/api/v1/hooks/whatsapp/${waInbox.id}`;
+    rows.push(row('WhatsApp webhook, 200 known contacts', await inbound({ url: waUrl, whatsapp: wa, contacts: 200 })));
+    rows.push(row('WhatsApp webhook, a new contact each', await inbound({ url: waUrl, whatsapp: wa, contacts: 0 })));
 
     const streamUrl = `${address}/api/v1/orgs/${organization.id}/events`;
     const { latencies, missing } = await child<{ latencies: number[]; missing: number }>('_inbound-latency.ts', [streamUrl, token, url, key, String(LATENCY_MESSAGES), String(LATENCY_GAP_MS)]);

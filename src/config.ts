@@ -66,6 +66,8 @@ export interface Config {
   whatsappApiBaseUrl: string;
   /** The Telegram Bot API base; a loopback stand-in in tests. */
   telegramApiBaseUrl: string;
+  /** Requests a minute per client address on each provider webhook route (WhatsApp, Telegram, e-mail relay). */
+  providerWebhookRateMax: number;
   smtpFrom: string;
 }
 
@@ -252,6 +254,7 @@ export function loadConfig(env: Env = process.env): Config {
     mediaMaxBytes: int(env, 'MEDIA_MAX_BYTES', 50 * 1024 * 1024, 1),
     smtpUrl: parseSmtpUrl(str(env, 'SMTP_URL')),
     whatsappApiBaseUrl: (str(env, 'WHATSAPP_API_BASE_URL') ?? 'https://graph.facebook.com/v21.0').replace(/\/+$/, ''),
+    providerWebhookRateMax: int(env, 'PROVIDER_WEBHOOK_RATE_LIMIT_MAX', 60_000, 1),
     telegramApiBaseUrl: (str(env, 'TELEGRAM_API_BASE_URL') ?? 'https://api.telegram.org').replace(/\/+$/, ''),
     smtpFrom: str(env, 'SMTP_FROM') ?? `no-reply@${new URL(str(env, 'PUBLIC_URL') ?? `http://localhost:${port}`).hostname}`,
   };

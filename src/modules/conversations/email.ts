@@ -289,6 +289,6 @@ export function emailHookRoutes(app: App): void {
       reply.code(duplicate ? 200 : 201);
       return { id: message.id, conversationId: message.conversationId, duplicate };
     },
-    limits: { bodyBytes: EMAIL_BODY_BYTES, rate: { max: 600, windowMs: 60_000 } },
+    limits: { bodyBytes: EMAIL_BODY_BYTES, rate: { max: conversations.providerRateMax, windowMs: 60_000 } },
   });
 }

@@ -131,6 +131,18 @@ export function publicConversation(row: ConversationRow, contact: Pick<ContactRo
 }
 
 /**
+ * Whether the lead (`leadId`, an expression) was sent outreach on the inbox's channel before
+ * `before` (see wasReachedOut), as an expression: in this conversation's messages (their index), else
+ * in the lead's `message.sent` events (events_lead_idx, whose expression and predicate this repeats).
+ */
+function reachedOutSql(inbox: Pick<InboxRow, 'orgId' | 'channel'>, leadId: SQL, conversationId: SQL, before: Date): SQL {
+  const at = before.toISOString();
+  return sql`(${leadId} is not null and (exists (select 1 from ${messages} m where m.conversation_id = ${conversationId} and m.direction = 'out'
+      and m.sender in ('human', 'campaign') and m.private = false and m.status in ('sent', 'delivered', 'read') and m.at < ${at}::timestamptz)
+    or exists (select 1 from ${conversations} c where c.id in (${conversationsMessagedForLead(inbox.orgId, leadId, ['human', 'campaign'], before)}) and c.channel = ${inbox.channel})))`;
+}
+
+/**
  * An inbound message in a thread that is open, in one autocommitted statement of fixed text (prepared
  * once per connection): the conversation's last message time — only while it is still open and
  * handled as it was read ($14 handled_by, $15 assignee) — the message ($2…$10; a provider id stored
@@ -152,6 +164,10 @@ const RECEIVE_FAST = `
   told as (select pg_notify($12::text, $13::text) from m where $12::text is not null)
   select (select count(*) from m)::int as stored, (select count(*) from told)::int as told`;
 
+/** How long the providers' inbound routes keep an inbox found by id (see inboxById), and how many. */
+const INBOX_CACHE_MS = 2000;
+const INBOX_CACHE_MAX = 1000;
+
 const isEmail = (s: string) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(s);
 const isPhone = (s: string) => /^\+?[0-9 ().-]{6,20}$/.test(s) && /\d{6,}/.test(s.replace(/\D/g, ''));
 
@@ -165,11 +181,15 @@ export class ConversationsService {
   private readonly box: SecretBox;
   readonly adapters: Partial<Record<Channel, ChannelAdapter>>;
   private readonly ports: ConversationPorts;
+  private readonly inboxCache = new Map<string, { row: InboxRow; until: number }>();
+  /** PROVIDER_WEBHOOK_RATE_LIMIT_MAX, for the providers' inbound routes. */
+  readonly providerRateMax: number;
 
   constructor(deps: Deps, ports: ConversationPorts) {
     this.ports = ports;
     this.db = deps.db;
     this.database = deps.database;
+    this.providerRateMax = deps.config.providerWebhookRateMax;
     this.clock = deps.clock;
     this.config = deps.config;
     this.bus = ports.bus;
@@ -222,9 +242,20 @@ export class ConversationsService {
     return safeEqual(sha256Hex(presented), row.secretHash);
   }
 
-  /** An inbox by id alone, for the providers' public inbound routes (which have no organization scope). */
+  /**
+   * An inbox by id alone, for the providers' public inbound routes (which have no organization
+   * scope). A provider delivers many messages a second to one inbox, so a found inbox is kept for
+   * INBOX_CACHE_MS: a change made here is seen at once, one made on another instance (new
+   * credentials, a delete) within that time.
+   */
   async inboxById(id: string): Promise<InboxRow | undefined> {
+    const now = Date.now();
+    const cached = this.inboxCache.get(id);
+    if (cached && cached.until > now) return cached.row;
     const [row] = await this.db.select().from(inboxes).where(eq(inboxes.id, id));
+    if (!row) return undefined;
+    if (this.inboxCache.size >= INBOX_CACHE_MAX) this.inboxCache.clear();
+    this.inboxCache.set(id, { row, until: now + INBOX_CACHE_MS });
     return row;
   }
 
@@ -282,6 +313,7 @@ export class ConversationsService {
       Object.assign(set, this.preparedColumns(prepared));
     }
     const [row] = await this.db.update(inboxes).set(set).where(inScope(scope, inboxes, eq(inboxes.id, id))).returning();
+    this.inboxCache.delete(id);
     if (patch.credentials !== undefined) await this.retire(before.channel, this.credentialsOf(before), patch.credentials);
     return this.publicInbox(row!);
   }
@@ -289,6 +321,7 @@ export class ConversationsService {
   async deleteInbox(scope: Scope, id: string): Promise<void> {
     const row = await this.inboxRow(scope, id);
     await this.db.delete(inboxes).where(inScope(scope, inboxes, eq(inboxes.id, id)));
+    this.inboxCache.delete(id);
     await this.retire(row.channel, this.credentialsOf(row));
   }
 
@@ -349,9 +382,12 @@ export class ConversationsService {
   async receiveInbound(inbox: InboxRow, input: InboundInput) {
     const scope: Scope = { orgId: inbox.orgId, projectId: inbox.projectId, actor: { type: 'system', id: `inbox:${inbox.id}` } };
     const address = input.contact.address.trim();
-    // One read: the contact, its open thread, and whether the provider's id is stored already.
+    // One read: the contact, its open thread, whether the provider's id is stored already, and
+    // whether the contact's lead was reached out to (then this is a reply).
+    const readAt = this.clock.now();
     const [known] = await this.db.select({
       contact: contacts, conversation: conversations,
+      reachedOut: input.autoReply ? sql<boolean>`false` : sql<boolean>`${reachedOutSql(inbox, sql`${contacts.leadId}`, sql`${conversations.id}`, readAt)}`,
       duplicate: input.externalId ? sql<string | null>`(select ${messages.id} from ${messages} where ${messages.inboxId} = ${inbox.id} and ${messages.direction} = 'in' and ${messages.externalId} = ${input.externalId})` : sql<null>`null`,
     }).from(contacts).leftJoin(conversations, and(eq(conversations.contactId, contacts.id), eq(conversations.status, 'OPEN')))
       .where(and(eq(contacts.inboxId, inbox.id), eq(contacts.address, address)));
@@ -363,7 +399,7 @@ export class ConversationsService {
     const sameName = input.contact.name === undefined || input.contact.name === existing?.name;
     const sameLead = !existing?.leadId || known?.conversation?.leadId === existing.leadId;
     if (existing && known?.conversation && sameName && sameLead && !input.threadIds?.length) {
-      const fast = await this.receiveFast(inbox, existing, known.conversation, input);
+      const fast = await this.receiveFast(inbox, existing, known.conversation, input, known.reachedOut === true);
       if (fast) return fast;
     }
     const newLeads = new Set<string>();
@@ -385,7 +421,7 @@ export class ConversationsService {
   }
 
   /** RECEIVE_FAST; null when it stored nothing (a retry, a thread closed or taken over meanwhile). */
-  private async receiveFast(inbox: InboxRow, contact: ContactRow, conversation: ConversationRow, input: InboundInput) {
+  private async receiveFast(inbox: InboxRow, contact: ContactRow, conversation: ConversationRow, input: InboundInput, reachedOut: boolean) {
     const now = this.clock.now();
     const message: MessageRow = {
       id: newId('message', now.getTime()), orgId: inbox.orgId, projectId: inbox.projectId, inboxId: inbox.id, conversationId: conversation.id,
@@ -394,7 +430,7 @@ export class ConversationsService {
     };
     const view = publicConversation({ ...conversation, lastMessageAt: now }, contact);
     const events: NewEvent[] = [{ orgId: inbox.orgId, projectId: inbox.projectId, type: 'message.received', payload: { message: publicMessage(message), conversation: view, ...(contact.leadId ? { leadId: contact.leadId } : {}) } }];
-    if (contact.leadId && !input.autoReply && (await this.wasReachedOut(this.db, inbox, contact.leadId, conversation.id, now))) {
+    if (contact.leadId && !input.autoReply && reachedOut) {
       events.push({ orgId: inbox.orgId, projectId: inbox.projectId, type: 'lead.replied', payload: { leadId: contact.leadId, conversationId: conversation.id, messageId: message.id, channel: inbox.channel } });
     }
     const heard = { kind: 'conversation.message', data: JSON.parse(JSON.stringify({ message: publicMessage(message), conversation: { ...view, projectId: inbox.projectId }, projectId: inbox.projectId })) };
@@ -457,13 +493,8 @@ export class ConversationsService {
    * whose expression and predicate this repeats).
    */
   private async wasReachedOut(tx: Db, inbox: Pick<InboxRow, 'orgId' | 'channel'>, leadId: string, conversationId: string, before: Date): Promise<boolean> {
-    const at = before.toISOString();
-    const result = await tx.execute(sql`(select 1 as one from ${messages} m where m.conversation_id = ${conversationId} and m.direction = 'out'
-        and m.sender in ('human', 'campaign') and m.private = false and m.status in ('sent', 'delivered', 'read') and m.at < ${at}::timestamptz limit 1)
-      union all
-      (select 1 as one from ${conversations} c where c.id in (${conversationsMessagedForLead(inbox.orgId, leadId, ['human', 'campaign'], before)}) and c.channel = ${inbox.channel} limit 1)
-      limit 1`) as unknown as { rows: unknown[] };
-    return result.rows.length > 0;
+    const result = await tx.execute(sql`select ${reachedOutSql(inbox, sql`${leadId}::text`, sql`${conversationId}::text`, before)} as reached`) as unknown as { rows: { reached: boolean }[] };
+    return result.rows[0]?.reached === true;
   }
 
   /**

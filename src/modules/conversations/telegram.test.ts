@@ -377,3 +377,21 @@ describe('telegram outbound', () => {
     expect(calls('sendMessage')).toHaveLength(0);
   });
 });
+
+describe('provider webhook routes under a flood', () => {
+  it('count requests per client address (PROVIDER_WEBHOOK_RATE_LIMIT_MAX) and answer 429 with Retry-After past it', async () => {
+    const limited = await buildTestApp({ env: { PROVIDER_WEBHOOK_RATE_LIMIT_MAX: '3' }, workers: false });
+    try {
+      const post = (path: string) => limited.call({ method: 'POST', url: `/api/v1/hooks/${path}/inbox_nope`, payload: { update_id: 1 } });
+      for (let i = 0; i < 3; i++) expect((await post('telegram')).statusCode).toBe(401);
+      const over = await post('telegram');
+      expect(over.statusCode).toBe(429);
+      expect(Number(over.headers['retry-after'])).toBeGreaterThan(0);
+      expect(over.json()).toMatchObject({ code: 'RATE_LIMIT' });
+      // Each route counts apart.
+      expect((await post('whatsapp')).statusCode).toBe(401);
+    } finally {
+      await limited.close();
+    }
+  });
+});

@@ -251,7 +251,7 @@ export function telegramHookRoutes(app: App): void {
       // Updates are a few KB; a message's text is at most 4096 characters.
       bodyBytes: 256 * 1024,
       // Telegram delivers every bot's updates from a few addresses; over the limit it retries later.
-      rate: { max: 3000, windowMs: 60_000 },
+      rate: { max: conversations.providerRateMax, windowMs: 60_000 },
     },
   });
 }

@@ -294,7 +294,7 @@ export function whatsappHookRoutes(app: App): void {
         ...errors(413),
       },
     },
-    limits: { bodyBytes: 1024 * 1024, rate: { max: 3000, windowMs: 60_000 } },
+    limits: { bodyBytes: 1024 * 1024, rate: { max: conversations.providerRateMax, windowMs: 60_000 } },
     verify: async ({ params, headers, rawBody }) => {
       const digest = presentedDigest(headers['x-hub-signature-256']);
       if (!digest) return null;

@@ -24,7 +24,7 @@ export async function eventsAboutLead(db: Db, orgId: string, leadId: string, pag
  * `before` (the conversations module asks whether the lead was sent outreach). Read through
  * events_lead_idx, whose expression and predicate this repeats exactly.
  */
-export function conversationsMessagedForLead(orgId: string, leadId: string, senders: string[], before: Date): SQL {
+export function conversationsMessagedForLead(orgId: string, leadId: string | SQL, senders: string[], before: Date): SQL {
   return sql`select ${events.payload}->>'conversationId' from ${events} where ${events.orgId} = ${orgId} and (${events.payload} ? 'lead' or ${events.payload} ? 'leadId')
     and coalesce(${events.payload}->'lead'->>'id', ${events.payload}->>'leadId') = ${leadId} and ${events.type} = 'message.sent'
     and ${events.payload}->>'sender' = any(${sql.param(senders)}::text[]) and ${events.at} < ${before.toISOString()}::timestamptz`;
