@@ -11,9 +11,11 @@
  *
  * Environment: BENCH_PG_URL (a throwaway database `svc_bench_conversations` is created there and
  * dropped after), BENCH_STORES (`postgres,pglite`), BENCH_CONNECTIONS (20), BENCH_SECONDS (6 per
- * case), BENCH_WARMUP_SECONDS (2), BENCH_LATENCY_MESSAGES (300), BENCH_LATENCY_GAP_MS (10).
+ * case), BENCH_WARMUP_SECONDS (2), BENCH_LATENCY_MESSAGES (300), BENCH_LATENCY_GAP_MS (10),
+ * BENCH_BOT_TURNS (50: messages, one new contact each, timed until the bot's answer is delivered).
  */
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { buildApp } from '../src/app.ts';
@@ -28,6 +30,48 @@ const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 const STORES = (process.env.BENCH_STORES ?? 'postgres,pglite').split(',').map((s) => s.trim());
 const LATENCY_MESSAGES = Number(process.env.BENCH_LATENCY_MESSAGES ?? 300);
 const LATENCY_GAP_MS = Number(process.env.BENCH_LATENCY_GAP_MS ?? 10);
+const BOT_TURNS = Number(process.env.BENCH_BOT_TURNS ?? 50);
+
+/**
+ * Inbound → the bot's answer delivered: an api inbox whose bot answers from its FAQ with the offline
+ * model delivers its replies to a receiver in this process, which notes when each arrives; one new
+ * contact at a time, so each time is one message's whole way (store, dispatch, the turn, the
+ * outbound queue, the signed delivery).
+ */
+async function botLatencies(post: (inboxUrl: string, body: unknown) => Promise<number>, createInbox: (url: string) => Promise<string>, turns: number): Promise<number[]> {
+  const arrived = new Map<string, number>();
+  const waiting = new Map<string, () => void>();
+  const receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => { body += c.toString(); });
+    req.on('end', () => {
+      const address = (JSON.parse(body) as { payload?: { conversation?: { contact?: { address?: string } } } }).payload?.conversation?.contact?.address;
+      if (address) {
+        arrived.set(address, performance.now());
+        waiting.get(address)?.();
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  try {
+    const inboxUrl = await createInbox(`http://127.0.0.1:${(receiver.address() as AddressInfo).port}/bot`);
+    const times: number[] = [];
+    for (let i = 0; i < turns; i++) {
+      const address = `visitor-${Date.now()}-${i}@bench.example`;
+      const answered = new Promise<void>((resolve) => waiting.set(address, resolve));
+      const sent = performance.now();
+      const status = await post(inboxUrl, { contact: { address }, text: 'When do you open tomorrow?', externalId: `bot-${address}` });
+      if (status >= 300) throw new Error(`inbound answered ${status}`);
+      await Promise.race([answered, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+      const at = arrived.get(address);
+      if (at !== undefined) times.push(at - sent);
+    }
+    return times;
+  } finally {
+    receiver.close();
+  }
+}
 
 const script = (name: string) => fileURLToPath(new URL(`./${name}`, import.meta.url));
 
@@ -76,6 +120,20 @@ async function run(store: BenchStore): Promise<Record<string, string | number>[]
     const waUrl = `${address}/api/v1/hooks/whatsapp/${waInbox.id}`;
     rows.push(row('WhatsApp webhook, 200 known contacts', await inbound({ url: waUrl, whatsapp: wa, contacts: 200 })));
     rows.push(row('WhatsApp webhook, a new contact each', await inbound({ url: waUrl, whatsapp: wa, contacts: 0 })));
+
+    const botTimes = await botLatencies(
+      async (inboxUrl, body) => (await fetch(inboxUrl, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) })).status,
+      async (url) => {
+        const bot = await conversations.createInbox(scope, { name: 'bench-bot', channel: 'api', config: { url, faq: [{ question: 'When do you open tomorrow?', answer: 'From 9 to 17.' }] }, bot: { enabled: true, modelId: 'offline' } });
+        return `${address}/api/v1/orgs/${organization.id}/inboxes/${bot.id}/messages`;
+      },
+      BOT_TURNS,
+    );
+    botTimes.sort((a, b) => a - b);
+    rows.push({
+      store: name, case: `inbound → bot answer delivered (${botTimes.length}/${BOT_TURNS}, offline model)`, 'msgs/s': '', 'p50 ms': botTimes.length ? percentile(botTimes, 50).toFixed(1) : '', 'p99 ms': botTimes.length ? percentile(botTimes, 99).toFixed(1) : '',
+      '2xx': '', 'non-2xx': '', errors: BOT_TURNS - botTimes.length,
+    });
 
     const streamUrl = `${address}/api/v1/orgs/${organization.id}/events`;
     const { latencies, missing } = await child<{ latencies: number[]; missing: number }>('_inbound-latency.ts', [streamUrl, token, url, key, String(LATENCY_MESSAGES), String(LATENCY_GAP_MS)]);
