@@ -200,6 +200,12 @@ describe.runIf(browserAvailable)('conversations in the panel', () => {
     await page.getByText('No conversations match these filters').waitFor();
     await page.getByRole('button', { name: 'Clear filters' }).click();
     await list.getByRole('button', { name: /Ada Lovelace/ }).waitFor();
+    // Taken over, so assigned to me: not in the unassigned queue.
+    await filters.getByLabel('Assignee').selectOption('none');
+    await expect.poll(() => searchParam(page, 'assigneeId')).toBe('none');
+    await page.getByText('No conversations match these filters').waitFor();
+    await page.getByRole('button', { name: 'Clear filters' }).click();
+    await list.getByRole('button', { name: /Ada Lovelace/ }).waitFor();
     expect(searchParam(page, 'handledBy')).toBeNull();
     expect(searchParam(page, 'conversation')).toBe(conversationId);
 

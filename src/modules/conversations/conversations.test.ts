@@ -301,6 +301,9 @@ describe('people in conversations', () => {
     expect(await list({ channel: 'api', q: 'umbrella' })).toEqual([a.id]);
     await t.call({ method: 'POST', url: `${base()}/conversations/${a.id}/assign`, auth: owner(), payload: { assigneeId: t.orgA.ownerId } });
     expect(await list({ assigneeId: t.orgA.ownerId, inboxId: inbox.id })).toEqual([a.id]);
+    // `none`: nobody's yet (the queue a team picks from).
+    expect(await list({ assigneeId: 'none', inboxId: inbox.id })).toEqual([]);
+    expect(await list({ assigneeId: 'none', inboxId: other.id, status: 'CLOSED' })).toEqual([b.id]);
     expect((await t.call({ method: 'GET', url: `${base()}/conversations`, auth: owner(), query: { status: 'PENDING' } })).statusCode).toBe(400);
   });
 

@@ -88,7 +88,7 @@ export function conversationRoutes(app: App): void {
       querystring: Type.Object({
         ...Paging, sort: ListQueryProps.sort, q: Type.Optional(Type.String({ maxLength: 200, description: 'text in any of the conversation\'s messages' })),
         status: Type.Optional(Status), inboxId: Type.Optional(ShortId), channel: Type.Optional(ChannelSchema), handledBy: Type.Optional(HandledBy),
-        assigneeId: Type.Optional(ShortId), leadId: Type.Optional(ShortId),
+        assigneeId: Type.Optional(Type.String({ maxLength: 64, description: 'a member\'s user id, or `none` for conversations nobody is assigned' })), leadId: Type.Optional(ShortId),
       }, { additionalProperties: false }),
       response: { 200: ListEnvelope(Type.Ref('Conversation')), ...orgErrors() },
     },

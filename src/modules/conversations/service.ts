@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, isNull, lt, sql, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
 import type { Database, Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
@@ -590,7 +590,7 @@ export class ConversationsService {
       query.inboxId ? eq(conversations.inboxId, query.inboxId) : undefined,
       query.channel ? eq(conversations.channel, query.channel) : undefined,
       query.handledBy ? eq(conversations.handledBy, query.handledBy) : undefined,
-      query.assigneeId ? eq(conversations.assigneeId, query.assigneeId) : undefined,
+      query.assigneeId === 'none' ? isNull(conversations.assigneeId) : query.assigneeId ? eq(conversations.assigneeId, query.assigneeId) : undefined,
       query.leadId ? eq(conversations.leadId, query.leadId) : undefined,
     ];
     const q = query.q?.trim();

@@ -22,7 +22,7 @@ interface ConversationsSearch extends ListSearch {
   status?: 'CLOSED' | 'ALL';
   inboxId?: string;
   handledBy?: (typeof HANDLED_BY)[number];
-  /** `mine`, or a member's user id; absent: anyone. */
+  /** `mine`, `none` (unassigned), or a member's user id; absent: anyone. */
   assigneeId?: string;
   /** The conversation open beside the list (notification links lead here). */
   conversation?: string;
@@ -121,8 +121,9 @@ function ConversationsPage() {
           <select value={search.assigneeId ?? ''} onChange={(e) => setSearch({ assigneeId: e.target.value || undefined })} className={`${select} max-w-56`}>
             <option value="">Anyone</option>
             <option value="mine">Mine</option>
+            <option value="none">Unassigned</option>
             {(members.data ?? []).filter((m) => m.userId !== myId).map((m) => <option key={m.userId} value={m.userId}>{m.name ?? m.email}</option>)}
-            {search.assigneeId && search.assigneeId !== 'mine' && members.data && !members.data.some((m) => m.userId === search.assigneeId) ? <option value={search.assigneeId}>{search.assigneeId}</option> : null}
+            {search.assigneeId && search.assigneeId !== 'mine' && search.assigneeId !== 'none' && members.data && !members.data.some((m) => m.userId === search.assigneeId) ? <option value={search.assigneeId}>{search.assigneeId}</option> : null}
           </select>
         </label>
         {filtered ? <Button variant="ghost" onClick={() => clear({ conversation: search.conversation })}>Clear filters</Button> : null}
