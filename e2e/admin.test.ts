@@ -298,6 +298,8 @@ describe.runIf(browserAvailable)('administration in the panel', () => {
     await page.getByRole('button', { name: 'Account' }).click();
     await page.getByRole('menuitem', { name: 'Sign out' }).click();
     await page.getByRole('link', { name: 'Forgot your password?' }).click();
+    // The reset form first: until its page has loaded, 'Email' is still the sign-in form's field.
+    await page.getByRole('button', { name: 'Send reset link' }).waitFor();
     await page.getByLabel('Email').fill(email);
     await page.getByRole('button', { name: 'Send reset link' }).click();
     await page.getByText('Check your e-mail').waitFor();
