@@ -92,6 +92,17 @@ export interface ChannelAdapter {
   retire?(credentials: Record<string, string> | null, replacement?: Record<string, string>): Promise<void>;
 }
 
+/**
+ * Refuses (400) a key of an inbox's `config` or `credentials` that the channel does not know: a typo
+ * (`phoneNumber` for `phoneNumberId`) must not be stored and silently ignored.
+ */
+export function assertKnownKeys(channel: Channel, part: 'config' | 'credentials', given: Record<string, unknown>, known: readonly string[]): void {
+  const what = part === 'config' ? 'a setting' : 'a credential';
+  for (const key of Object.keys(given)) {
+    if (!known.includes(key)) throw badRequest(`${part}.${key} is not ${what} of the ${channel} channel`, [{ field: `body.${part}.${key}`, message: `is not ${what} of the ${channel} channel (${known.join(', ')})` }]);
+  }
+}
+
 /** `Retry-After` as seconds (a number or an HTTP date), bounded to an hour. */
 export function retryAfterSeconds(value: string | undefined, now = Date.now()): number | undefined {
   if (!value) return undefined;
@@ -135,9 +146,7 @@ export class ApiChannel implements ChannelAdapter {
     const url = config.url ?? previous?.url;
     if (typeof url !== 'string' || url === '') throw badRequest('An api inbox needs config.url, where its outbound messages are delivered', [{ field: 'body.config.url', message: 'is required for the api channel' }]);
     await assertOutboundUrl(url, 'body.config.url', { allowPrivate: this.env.allowPrivate, requireHttps: true });
-    for (const key of Object.keys(config)) {
-      if (key !== 'url' && key !== 'faq') throw badRequest(`config.${key} is not a setting of the api channel`, [{ field: `body.config.${key}`, message: 'is not a setting of the api channel (url, faq)' }]);
-    }
+    assertKnownKeys('api', 'config', config, ['url', 'faq']);
     const out: Prepared = { config: { ...(previous ?? {}), ...config, url } };
     if (!previous) {
       out.signingSecret = 'whsec_' + randomToken(32);

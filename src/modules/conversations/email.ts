@@ -7,7 +7,7 @@ import { Type, errors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
 import { inboundRoute } from '../../platform/inbound.ts';
 import { MailError, Mailer, recipientProblem } from '../../platform/mail.ts';
-import type { ChannelAdapter, ChannelEnv, Outcome, Outgoing, Prepared } from './channels.ts';
+import { assertKnownKeys, type ChannelAdapter, type ChannelEnv, type Outcome, type Outgoing, type Prepared } from './channels.ts';
 import type { InboundInput } from './service.ts';
 import type { inboxes } from './tables.ts';
 
@@ -196,9 +196,7 @@ export class EmailChannel implements ChannelAdapter {
     if (!this.env.smtpUrl) {
       throw unprocessable('CHANNEL_NOT_AVAILABLE', 'the email channel needs SMTP_URL: set it to the mail relay that sends the inboxes\' mail (smtp://user:password@host:587)');
     }
-    for (const key of Object.keys(config)) {
-      if (!['address', 'fromName', 'faq'].includes(key)) throw badRequest(`config.${key} is not a setting of the email channel`, [{ field: `body.config.${key}`, message: 'is not a setting of the email channel (address, fromName, faq)' }]);
-    }
+    assertKnownKeys('email', 'config', config, ['address', 'fromName', 'faq']);
     const address = config.address ?? previous?.address;
     if (typeof address !== 'string' || address.trim() === '') throw badRequest('An email inbox needs config.address, the address it sends from and receives at', [{ field: 'body.config.address', message: 'is required for the email channel' }]);
     const problem = recipientProblem(address.trim());

@@ -4,7 +4,7 @@ import { badRequest, unauthorized, unprocessable } from '../../platform/errors.t
 import { Type, errors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
 import { inboundRoute } from '../../platform/inbound.ts';
-import type { ChannelAdapter, ChannelEnv, Outcome, Outgoing, PrepareContext, Prepared, SendCheck } from './channels.ts';
+import { assertKnownKeys, type ChannelAdapter, type ChannelEnv, type Outcome, type Outgoing, type PrepareContext, type Prepared, type SendCheck } from './channels.ts';
 import type { InboundInput } from './service.ts';
 import type { inboxes } from './tables.ts';
 
@@ -88,16 +88,12 @@ export class TelegramChannel implements ChannelAdapter {
   }
 
   async prepare(config: Record<string, unknown>, previous: Record<string, unknown> | null, context: PrepareContext): Promise<Prepared> {
-    for (const key of Object.keys(config)) {
-      if (key !== 'faq') throw badRequest(`config.${key} is not a setting of the telegram channel`, [{ field: `body.config.${key}`, message: 'is not a setting of the telegram channel (faq)' }]);
-    }
+    assertKnownKeys('telegram', 'config', config, ['faq']);
     const merged = { ...(previous ?? {}), ...config };
     if (previous && !context.credentialsChanged) return { config: merged };
 
     const credentials = context.credentials ?? {};
-    for (const key of Object.keys(credentials)) {
-      if (key !== 'botToken') throw badRequest(`credentials.${key} is not a credential of the telegram channel`, [{ field: `body.credentials.${key}`, message: 'is not a credential of the telegram channel (botToken)' }]);
-    }
+    assertKnownKeys('telegram', 'credentials', credentials, ['botToken']);
     const token = credentials.botToken;
     if (typeof token !== 'string' || token === '') throw badRequest('A telegram inbox needs credentials.botToken, the token BotFather gave the bot', [{ field: 'body.credentials.botToken', message: 'is required for the telegram channel' }]);
     if (!botIdOf(token)) throw badRequest('credentials.botToken is not a Telegram bot token (<bot id>:<secret>)', [{ field: 'body.credentials.botToken', message: 'must look like 123456789:AA…, as BotFather gives it' }]);

@@ -8,7 +8,7 @@ import { newId } from '../../platform/ids.ts';
 import { Type, errors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
 import { SseStreams } from '../../platform/sse.ts';
-import type { ChannelAdapter, Outcome, Outgoing, Prepared, SendCheck } from './channels.ts';
+import { assertKnownKeys, type ChannelAdapter, type Outcome, type Outgoing, type Prepared, type SendCheck } from './channels.ts';
 import { contacts, conversations, inboxes, messages, widgetSessions } from './tables.ts';
 
 type InboxRow = typeof inboxes.$inferSelect;
@@ -62,9 +62,7 @@ export class WebChannel implements ChannelAdapter {
   readonly channel = 'web' as const;
 
   async prepare(config: Record<string, unknown>, previous: Record<string, unknown> | null): Promise<Prepared> {
-    for (const key of Object.keys(config)) {
-      if (key !== 'allowedOrigins' && key !== 'faq') throw badRequest(`config.${key} is not a setting of the web channel`, [{ field: `body.config.${key}`, message: 'is not a setting of the web channel (allowedOrigins, faq)' }]);
-    }
+    assertKnownKeys('web', 'config', config, ['allowedOrigins', 'faq']);
     const given = config.allowedOrigins ?? previous?.allowedOrigins;
     if (!Array.isArray(given) || given.length === 0) {
       throw badRequest('A web inbox needs config.allowedOrigins: the sites (https://host[:port]) that may embed its widget', [{ field: 'body.config.allowedOrigins', message: 'must list at least one origin' }]);

@@ -5,7 +5,7 @@ import { outboundRequest } from '../../platform/http-client.ts';
 import { Type, FreeObject, errors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
 import { inboundRoute } from '../../platform/inbound.ts';
-import { retryAfterSeconds, type ChannelAdapter, type ChannelEnv, type Outcome, type Outgoing, type PrepareContext, type Prepared, type SendCheck } from './channels.ts';
+import { assertKnownKeys, retryAfterSeconds, type ChannelAdapter, type ChannelEnv, type Outcome, type Outgoing, type PrepareContext, type Prepared, type SendCheck } from './channels.ts';
 import type { InboundInput, Receipt } from './service.ts';
 import type { inboxes } from './tables.ts';
 
@@ -51,9 +51,7 @@ export class WhatsAppChannel implements ChannelAdapter {
   }
 
   async prepare(config: Record<string, unknown>, previous: Record<string, unknown> | null, context: PrepareContext): Promise<Prepared> {
-    for (const key of Object.keys(config)) {
-      if (key !== 'phoneNumberId' && key !== 'faq') throw badRequest(`config.${key} is not a setting of the whatsapp channel`, [{ field: `body.config.${key}`, message: 'is not a setting of the whatsapp channel (phoneNumberId, faq)' }]);
-    }
+    assertKnownKeys('whatsapp', 'config', config, ['phoneNumberId', 'faq']);
     const phoneNumberId = config.phoneNumberId ?? previous?.phoneNumberId;
     if (typeof phoneNumberId !== 'string' || phoneNumberId === '') throw badRequest('A whatsapp inbox needs config.phoneNumberId, the WhatsApp Business phone number id', [{ field: 'body.config.phoneNumberId', message: 'is required for the whatsapp channel' }]);
     if (!PHONE_NUMBER_ID.test(phoneNumberId)) throw badRequest('config.phoneNumberId is the numeric id Meta shows for the phone number (not the phone number itself)', [{ field: 'body.config.phoneNumberId', message: 'must be digits only' }]);
@@ -62,9 +60,7 @@ export class WhatsAppChannel implements ChannelAdapter {
       for (const key of CREDENTIAL_KEYS) {
         if (typeof credentials[key] !== 'string' || credentials[key].trim() === '') throw badRequest(`A whatsapp inbox needs credentials.${key}`, [{ field: `body.credentials.${key}`, message: 'is required for the whatsapp channel' }]);
       }
-      for (const key of Object.keys(credentials)) {
-        if (!(CREDENTIAL_KEYS as readonly string[]).includes(key)) throw badRequest(`credentials.${key} is not a credential of the whatsapp channel`, [{ field: `body.credentials.${key}`, message: 'is not a credential of the whatsapp channel (accessToken, appSecret)' }]);
-      }
+      assertKnownKeys('whatsapp', 'credentials', credentials, CREDENTIAL_KEYS);
     }
     const out: Prepared = { config: { ...(previous ?? {}), ...config, phoneNumberId } };
     if (!previous) {
