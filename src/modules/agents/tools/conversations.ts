@@ -29,16 +29,23 @@ async function guarded(fn: () => Promise<unknown>): Promise<unknown> {
 
 const NO_CONVERSATION = { error: 'This run answers no conversation (input.conversationId)' };
 
+type ConversationsPort = NonNullable<ToolContext['conversations']>;
+
+/** Runs a tool's work on the turn's own conversation (guarded), or says the run answers none. */
+function onTheConversation(ctx: ToolContext, fn: (port: ConversationsPort, id: string) => Promise<unknown>): Promise<unknown> {
+  const id = conversationOf(ctx);
+  const port = ctx.conversations;
+  if (!id || !port) return Promise.resolve(NO_CONVERSATION);
+  return guarded(() => fn(port, id));
+}
+
 export const botReply: ToolDef = {
   name: 'reply',
   description: 'Send your answer to the contact in this conversation (sender: bot). Dropped, not sent, when a person has taken the conversation over.',
   input: Type.Object({ text: Type.String({ minLength: 1, maxLength: 4096 }) }, { additionalProperties: false }),
   available,
   async execute(ctx, input) {
-    const id = conversationOf(ctx);
-    if (!id || !ctx.conversations) return NO_CONVERSATION;
-    const port = ctx.conversations;
-    return guarded(async () => {
+    return onTheConversation(ctx, async (port, id) => {
       const out = await port.botReply(ctx.leadScope, id, String(input.text));
       return 'dropped' in out ? { dropped: true, reason: out.dropped } : { sent: true, messageId: out.message.id, status: out.message.status };
     });
@@ -51,10 +58,7 @@ export const botHandoff: ToolDef = {
   input: Type.Object({ reason: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
   available,
   async execute(ctx, input) {
-    const id = conversationOf(ctx);
-    if (!id || !ctx.conversations) return NO_CONVERSATION;
-    const port = ctx.conversations;
-    return guarded(async () => {
+    return onTheConversation(ctx, async (port, id) => {
       const c = await port.handoff(ctx.leadScope, id, { reason: String(input.reason) }) as { handledBy?: string; handoffReason?: string };
       return { handedOff: true, handledBy: c.handledBy, reason: c.handoffReason };
     });
@@ -67,18 +71,15 @@ export const botClose: ToolDef = {
   input: Type.Object({}, { additionalProperties: false }),
   available,
   async execute(ctx) {
-    const id = conversationOf(ctx);
-    if (!id || !ctx.conversations) return NO_CONVERSATION;
-    const port = ctx.conversations;
-    return guarded(async () => {
+    return onTheConversation(ctx, async (port, id) => {
       const c = await port.close(ctx.leadScope, id) as { status?: string; resolvedBy?: string };
       return { closed: c.status === 'CLOSED', resolvedBy: c.resolvedBy };
     });
   },
 };
 
-async function leadIdOf(ctx: ToolContext, id: string): Promise<string | null> {
-  const c = await ctx.conversations!.get(ctx.leadScope, id) as { leadId?: string };
+async function leadIdOf(ctx: ToolContext, port: ConversationsPort, id: string): Promise<string | null> {
+  const c = await port.get(ctx.leadScope, id) as { leadId?: string };
   return c.leadId ?? null;
 }
 
@@ -88,10 +89,8 @@ export const lookupLead: ToolDef = {
   input: Type.Object({}, { additionalProperties: false }),
   available,
   async execute(ctx) {
-    const id = conversationOf(ctx);
-    if (!id || !ctx.conversations) return NO_CONVERSATION;
-    return guarded(async () => {
-      const leadId = await leadIdOf(ctx, id);
+    return onTheConversation(ctx, async (port, id) => {
+      const leadId = await leadIdOf(ctx, port, id);
       return { lead: leadId ? compactLead(await ctx.leads.get(ctx.leadScope, leadId)) : null };
     });
   },
@@ -112,10 +111,8 @@ export const updateConversationLead: ToolDef = {
   }, { additionalProperties: false }),
   available,
   async execute(ctx, input) {
-    const id = conversationOf(ctx);
-    if (!id || !ctx.conversations) return NO_CONVERSATION;
-    return guarded(async () => {
-      const leadId = await leadIdOf(ctx, id);
+    return onTheConversation(ctx, async (port, id) => {
+      const leadId = await leadIdOf(ctx, port, id);
       if (!leadId) return { error: 'The contact is not a lead yet (no e-mail address or phone number known)' };
       const patch = input as { status?: LeadStatus } & Record<string, unknown>;
       return { lead: compactLead(await ctx.leads.update(ctx.leadScope, leadId, patch)) };
