@@ -5,7 +5,7 @@ import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { sql, type SQL } from 'drizzle-orm';
-import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
+import { PgDialect, type PgDatabase, type PgQueryResultHKT, type PgTransaction } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
@@ -186,6 +186,17 @@ function fixedText(text: string, values: unknown[]): SQL {
   // split with a capture group: text, placeholder number, text, …
   const parts = text.split(/\$(\d+)/);
   return sql.join(parts.map((part, i) => (i % 2 === 0 ? sql.raw(part) : sql`${sql.param(values[Number(part) - 1])}`)));
+}
+
+/**
+ * A Drizzle expression as a piece of a statement of fixed text (Database.prepared): its parameters
+ * numbered from `$first` on, and what each is, in that order — a constant or a `sql.placeholder`,
+ * bound at each execution with `fillPlaceholders(params, values)`. So an expression kept once as a
+ * Drizzle builder can join a hot statement without a second copy of its text.
+ */
+export function fixedFragment(query: SQL, first: number): { text: string; params: unknown[] } {
+  const { sql: text, params } = new PgDialect().sqlToQuery(query);
+  return { text: text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + first - 1}`), params };
 }
 
 /** Rows of a raw query, whichever driver ran it. */

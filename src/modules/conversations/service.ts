@@ -1,6 +1,6 @@
-import { and, asc, desc, eq, gte, isNull, lt, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, fillPlaceholders, gte, isNull, lt, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
-import type { Database, Db } from '../../platform/db.ts';
+import { fixedFragment, type Database, type Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../config.ts';
 import type { Bus } from '../../platform/bus.ts';
@@ -132,37 +132,69 @@ export function publicConversation(row: ConversationRow, contact: Pick<ContactRo
 
 /**
  * Whether the lead (`leadId`, an expression) was sent outreach on the inbox's channel before
- * `before` (see wasReachedOut), as an expression: in this conversation's messages (their index), else
- * in the lead's `message.sent` events (events_lead_idx, whose expression and predicate this repeats).
+ * `before` (see wasReachedOut), as an expression: in this conversation's messages (messages_outreach_idx,
+ * whose predicate this repeats: one probe however long the thread), else in the lead's `message.sent`
+ * events (events_sent_lead_idx). The organization, channel and time may be placeholders of a
+ * prepared statement.
  */
-function reachedOutSql(inbox: Pick<InboxRow, 'orgId' | 'channel'>, leadId: SQL, conversationId: SQL, before: Date): SQL {
-  const at = before.toISOString();
+function reachedOutSql(orgId: string | Placeholder, channel: string | Placeholder, leadId: SQL, conversationId: SQL, before: Date | Placeholder): SQL {
+  const at = before instanceof Date ? before.toISOString() : before;
   return sql`(${leadId} is not null and (exists (select 1 from ${messages} m where m.conversation_id = ${conversationId} and m.direction = 'out'
       and m.sender in ('human', 'campaign') and m.private = false and m.status in ('sent', 'delivered', 'read') and m.at < ${at}::timestamptz)
-    or exists (select 1 from ${conversations} c where c.id in (${conversationsMessagedForLead(inbox.orgId, leadId, ['human', 'campaign'], before)}) and c.channel = ${inbox.channel})))`;
+    or exists (select 1 from ${conversations} c where c.id in (${conversationsMessagedForLead(orgId, leadId, ['human', 'campaign'], at)}) and c.channel = ${channel})))`;
 }
+
+/** Whether the thread's lead was reached out to, inside RECEIVE_FAST: its parameters from $18 on. */
+const REPLIED = fixedFragment(reachedOutSql(sql.placeholder('orgId'), sql.placeholder('channel'), sql`${sql.placeholder('leadId')}::text`, sql`${sql.placeholder('conversationId')}::text`, sql.placeholder('at')), 18);
 
 /**
  * An inbound message in a thread that is open, in one autocommitted statement of fixed text (prepared
- * once per connection): the conversation's last message time — only while it is still open and
- * handled as it was read ($14 handled_by, $15 assignee) — the message ($2…$10; a provider id stored
- * before makes it nothing), its events ($11, the events module's CTEs, written only with the
- * message) and the NOTIFY that tells the other instances' organization streams ($12 channel, $13
- * payload; none on the embedded store). Nothing stored (0): the caller takes the locked way.
+ * once per connection): the conversation's last message time — only while the conversation ($14)
+ * and the contact ($15, $16) are the row versions (`xmin`) the caller read, so the events describe
+ * them as they are, and while the provider's id is not stored — the message ($2…$10), its events
+ * ($11, the events module's CTEs, written only with the message; $17's `lead.replied` only if the lead
+ * was reached out to, decided here, REPLIED) and the NOTIFY that tells the other instances'
+ * organization streams ($12 channel, $13 payload; none on the embedded store). Nothing stored (0):
+ * the caller takes the locked way. Returns the conversation's new version.
  */
 const RECEIVE_FAST = `
   with conv as (
     update conversations set last_message_at = $10::timestamptz
-    where id = $1::text and status = 'OPEN' and handled_by = $14::text and assignee_id is not distinct from $15::text
-    returning id),
+    where id = $1::text and status = 'OPEN' and xmin::text = $14::text
+      and exists (select 1 from contacts where id = $15::text and xmin::text = $16::text)
+      and not exists (select 1 from messages where inbox_id = $5::text and direction = 'in' and external_id = $7::text)
+    returning id, xmin::text as version),
   m as (
     insert into messages (id, org_id, project_id, inbox_id, conversation_id, direction, sender, text, status, external_id, media_url, auto_reply, at)
     select $2::text, $3::text, $4::text, $5::text, conv.id, 'in', 'contact', $6::text, 'received', $7::text, $8::text, $9::boolean, $10::timestamptz from conv
     on conflict (inbox_id, direction, external_id) do nothing
     returning id),
-  ${outboxCtes({ json: '$11', when: 'm' })},
+  replied as (select 1 from m where not $9::boolean and ${REPLIED.text}),
+  ${outboxCtes({ json: '$11', when: 'm', also: { json: '$17', when: 'replied' } })},
   told as (select pg_notify($12::text, $13::text) from m where $12::text is not null)
-  select (select count(*) from m)::int as stored, (select count(*) from told)::int as told`;
+  select (select count(*) from m)::int as stored, (select version from conv) as version, (select count(*) from told)::int as told`;
+
+/** A contact and its open thread as last read or written here, with the row versions that prove it. */
+interface Thread { contact: ContactRow; contactVersion: string; conversation: ConversationRow; version: string }
+
+/**
+ * receiveInbound's read — the contact, its open thread, their row versions, whether the provider's
+ * id is stored already — prepared once per service (on PostgreSQL a named statement per pooled
+ * connection: built, parsed and planned once instead of for every message).
+ */
+function receiveReadQuery(db: Db) {
+  const p = sql.placeholder;
+  return db.select({
+    contact: contacts, conversation: conversations,
+    contactVersion: sql<string>`${contacts}.xmin::text`, version: sql<string | null>`${conversations}.xmin::text`,
+    duplicate: sql<string | null>`(select ${messages.id} from ${messages} where ${messages.inboxId} = ${p('inboxId')} and ${messages.direction} = 'in' and ${messages.externalId} = ${p('externalId')}::text)`,
+  }).from(contacts).leftJoin(conversations, and(eq(conversations.contactId, contacts.id), eq(conversations.status, 'OPEN')))
+    .where(and(eq(contacts.inboxId, p('inboxId')), eq(contacts.address, p('address'))))
+    .prepare('conversation_receive_read');
+}
+
+/** How many contacts' threads an instance keeps for RECEIVE_FAST without a read (see receiveInbound). */
+const THREAD_CACHE_MAX = 10_000;
 
 /** How long the providers' inbound routes keep an inbox found by id (see inboxById), and how many. */
 const INBOX_CACHE_MS = 2000;
@@ -181,6 +213,10 @@ export class ConversationsService {
   private readonly box: SecretBox;
   readonly adapters: Partial<Record<Channel, ChannelAdapter>>;
   private readonly ports: ConversationPorts;
+  private receiveRead?: ReturnType<typeof receiveReadQuery>;
+  /** Per contact (`inbox id \n address`), the thread RECEIVE_FAST last wrote here. */
+  private readonly threads = new Map<string, Thread>();
+  private readonly openedCredentials = new Map<string, Record<string, string>>();
   private readonly inboxCache = new Map<string, { row: InboxRow; until: number }>();
   /** PROVIDER_WEBHOOK_RATE_LIMIT_MAX, for the providers' inbound routes. */
   readonly providerRateMax: number;
@@ -233,7 +269,17 @@ export class ConversationsService {
 
   /** The inbox's provider credentials, opened (never returned by the API). */
   credentialsOf(row: Pick<InboxRow, 'credentialsSealed'>): Record<string, string> | null {
-    return row.credentialsSealed ? (JSON.parse(this.box.open(row.credentialsSealed)) as Record<string, string>) : null;
+    const sealed = row.credentialsSealed;
+    if (!sealed) return null;
+    // A provider route opens the same inbox's credentials for every delivery (its signing secret):
+    // opened once per sealed value (a changed credential is a new one), at most INBOX_CACHE_MAX kept.
+    let opened = this.openedCredentials.get(sealed);
+    if (!opened) {
+      opened = JSON.parse(this.box.open(sealed)) as Record<string, string>;
+      if (this.openedCredentials.size >= INBOX_CACHE_MAX) this.openedCredentials.clear();
+      this.openedCredentials.set(sealed, opened);
+    }
+    return { ...opened };
   }
 
   /** Whether a presented inbound token is the inbox's (compared as hashes, in constant time); fails closed. */
@@ -382,24 +428,26 @@ export class ConversationsService {
   async receiveInbound(inbox: InboxRow, input: InboundInput) {
     const scope: Scope = { orgId: inbox.orgId, projectId: inbox.projectId, actor: { type: 'system', id: `inbox:${inbox.id}` } };
     const address = input.contact.address.trim();
-    // One read: the contact, its open thread, whether the provider's id is stored already, and
-    // whether the contact's lead was reached out to (then this is a reply).
-    const readAt = this.clock.now();
-    const [known] = await this.db.select({
-      contact: contacts, conversation: conversations,
-      reachedOut: input.autoReply ? sql<boolean>`false` : sql<boolean>`${reachedOutSql(inbox, sql`${contacts.leadId}`, sql`${conversations.id}`, readAt)}`,
-      duplicate: input.externalId ? sql<string | null>`(select ${messages.id} from ${messages} where ${messages.inboxId} = ${inbox.id} and ${messages.direction} = 'in' and ${messages.externalId} = ${input.externalId})` : sql<null>`null`,
-    }).from(contacts).leftJoin(conversations, and(eq(conversations.contactId, contacts.id), eq(conversations.status, 'OPEN')))
-      .where(and(eq(contacts.inboxId, inbox.id), eq(contacts.address, address)));
+    // The common case, a known contact writing in an open thread, is one statement: RECEIVE_FAST,
+    // from the thread this instance last wrote for the contact (its row versions prove it unchanged)
+    // or else from one read.
+    const key = `${inbox.id}\n${address}`;
+    const fastWay = (thread: Thread) => (input.contact.name === undefined || input.contact.name === thread.contact.name)
+      && (!thread.contact.leadId || thread.conversation.leadId === thread.contact.leadId) && !input.threadIds?.length;
+    const hot = this.threads.get(key);
+    if (hot) {
+      const fast = fastWay(hot) ? await this.receiveFast(inbox, hot, input, key) : null;
+      if (fast) return fast;
+      this.threads.delete(key);
+    }
+    const [known] = await (this.receiveRead ??= receiveReadQuery(this.db)).execute({ inboxId: inbox.id, address, externalId: input.externalId ?? null });
     // A new contact has no stored message, unless its first message was stored a moment ago.
     const duplicate = known ? (known.duplicate ? await this.messageRow(known.duplicate) : undefined) : input.externalId ? await this.byExternalId(inbox.id, input.externalId) : undefined;
     if (duplicate) return { message: publicMessage(duplicate), duplicate: true };
     const existing = known?.contact;
-    // The common case, a known contact writing in an open thread: one statement.
-    const sameName = input.contact.name === undefined || input.contact.name === existing?.name;
-    const sameLead = !existing?.leadId || known?.conversation?.leadId === existing.leadId;
-    if (existing && known?.conversation && sameName && sameLead && !input.threadIds?.length) {
-      const fast = await this.receiveFast(inbox, existing, known.conversation, input, known.reachedOut === true);
+    if (known?.conversation && known.version) {
+      const thread: Thread = { contact: known.contact, contactVersion: known.contactVersion, conversation: known.conversation, version: known.version };
+      const fast = fastWay(thread) ? await this.receiveFast(inbox, thread, input, key) : null;
       if (fast) return fast;
     }
     const newLeads = new Set<string>();
@@ -420,27 +468,37 @@ export class ConversationsService {
     }
   }
 
-  /** RECEIVE_FAST; null when it stored nothing (a retry, a thread closed or taken over meanwhile). */
-  private async receiveFast(inbox: InboxRow, contact: ContactRow, conversation: ConversationRow, input: InboundInput, reachedOut: boolean) {
+  /**
+   * RECEIVE_FAST; null when it stored nothing (a retry, or the thread or contact changed since
+   * `thread` was read: closed, taken over, another message). Keeps the thread as written for the
+   * contact's next message.
+   */
+  private async receiveFast(inbox: InboxRow, thread: Thread, input: InboundInput, key: string) {
+    const { contact, conversation } = thread;
     const now = this.clock.now();
     const message: MessageRow = {
       id: newId('message', now.getTime()), orgId: inbox.orgId, projectId: inbox.projectId, inboxId: inbox.id, conversationId: conversation.id,
       direction: 'in', sender: 'contact', authorId: null, text: input.text, mediaUrl: input.mediaUrl ?? null, template: null, private: false,
       autoReply: input.autoReply ?? false, status: 'received', externalId: input.externalId ?? null, error: null, attempts: 0, nextAttemptAt: null, lockedUntil: null, at: now,
     };
-    const view = publicConversation({ ...conversation, lastMessageAt: now }, contact);
-    const events: NewEvent[] = [{ orgId: inbox.orgId, projectId: inbox.projectId, type: 'message.received', payload: { message: publicMessage(message), conversation: view, ...(contact.leadId ? { leadId: contact.leadId } : {}) } }];
-    if (contact.leadId && !input.autoReply && reachedOut) {
-      events.push({ orgId: inbox.orgId, projectId: inbox.projectId, type: 'lead.replied', payload: { leadId: contact.leadId, conversationId: conversation.id, messageId: message.id, channel: inbox.channel } });
-    }
+    const written = { ...conversation, lastMessageAt: now };
+    const view = publicConversation(written, contact);
+    const received: NewEvent[] = [{ orgId: inbox.orgId, projectId: inbox.projectId, type: 'message.received', payload: { message: publicMessage(message), conversation: view, ...(contact.leadId ? { leadId: contact.leadId } : {}) } }];
+    const replied: NewEvent[] = contact.leadId
+      ? [{ orgId: inbox.orgId, projectId: inbox.projectId, type: 'lead.replied', payload: { leadId: contact.leadId, conversationId: conversation.id, messageId: message.id, channel: inbox.channel } }]
+      : [];
     const heard = { kind: 'conversation.message', data: JSON.parse(JSON.stringify({ message: publicMessage(message), conversation: { ...view, projectId: inbox.projectId }, projectId: inbox.projectId })) };
     const others = this.ports.orgStream.notifyOthersParams(inbox.orgId, [heard]);
     if (others === false) return null;
-    const [result] = await this.database.prepared<{ stored: number }>('conversation_receive_fast', RECEIVE_FAST, [
+    const replyParams = fillPlaceholders(REPLIED.params, { orgId: inbox.orgId, channel: inbox.channel, leadId: contact.leadId, conversationId: conversation.id, at: now.toISOString() });
+    const [result] = await this.database.prepared<{ stored: number; version: string | null }>('conversation_receive_fast', RECEIVE_FAST, [
       conversation.id, message.id, inbox.orgId, inbox.projectId, inbox.id, message.text, message.externalId, message.mediaUrl, message.autoReply,
-      now.toISOString(), outboxParam(eventRows(events, now)), others?.channel ?? null, others?.payload ?? null, conversation.handledBy, conversation.assigneeId,
+      now.toISOString(), outboxParam(eventRows(received, now)), others?.channel ?? null, others?.payload ?? null, thread.version, contact.id, thread.contactVersion,
+      outboxParam(eventRows(replied, now)), ...replyParams,
     ]);
-    if (result?.stored !== 1) return null;
+    if (result?.stored !== 1 || !result.version) return null;
+    if (this.threads.size >= THREAD_CACHE_MAX) this.threads.clear();
+    this.threads.set(key, { ...thread, conversation: written, version: result.version });
     this.ports.events.wakeLocal();
     this.ports.orgStream.emitLocal(inbox.orgId, [heard]);
     return { message: publicMessage(message), duplicate: false };
@@ -493,7 +551,7 @@ export class ConversationsService {
    * whose expression and predicate this repeats).
    */
   private async wasReachedOut(tx: Db, inbox: Pick<InboxRow, 'orgId' | 'channel'>, leadId: string, conversationId: string, before: Date): Promise<boolean> {
-    const result = await tx.execute(sql`select ${reachedOutSql(inbox, sql`${leadId}::text`, sql`${conversationId}::text`, before)} as reached`) as unknown as { rows: { reached: boolean }[] };
+    const result = await tx.execute(sql`select ${reachedOutSql(inbox.orgId, inbox.channel, sql`${leadId}::text`, sql`${conversationId}::text`, before)} as reached`) as unknown as { rows: { reached: boolean }[] };
     return result.rows[0]?.reached === true;
   }
 

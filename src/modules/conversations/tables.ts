@@ -94,6 +94,10 @@ export const messages = pgTable('messages', {
   uniqueIndex('messages_inbox_external_idx').on(t.inboxId, t.direction, t.externalId),
   index('messages_conversation_idx').on(t.conversationId, t.at),
   index('messages_queue_idx').on(t.nextAttemptAt).where(sql`status = 'queued'`),
+  // Whether a thread had outreach (reachedOutSql, whose predicate this repeats): one probe, however
+  // many messages the thread holds.
+  index('messages_outreach_idx').on(t.conversationId, t.at)
+    .where(sql`direction = 'out' and sender in ('human', 'campaign') and private = false and status in ('sent', 'delivered', 'read')`),
 ]);
 
 /** Per reader (a user or an API key): messages after read_at are unread. */

@@ -47,11 +47,13 @@ export interface EventPlaceholders {
  * Where a statement of fixed text takes its events from:
  *  - `json`: the placeholder of a jsonb array of any number of events (outboxParam); with `when`,
  *    the name of a CTE of the statement returning at most one row: the events are written only if
- *    it returned one (the change they describe happened);
+ *    it returned one (the change they describe happened); with `also`, more events from a second
+ *    such placeholder, written only if its own CTE `when` returned a row (a consequence the
+ *    statement itself decides, e.g. that an inbound message is a reply);
  *  - `one`: one event, a placeholder per column, written once per row of the CTE `from` (which
  *    returns at most one).
  */
-export type OutboxSource = { json: string; when?: string } | { one: EventPlaceholders; from: string };
+export type OutboxSource = { json: string; when?: string; also?: { json: string; when: string } } | { one: EventPlaceholders; from: string };
 
 const placeholder = (p: string) => {
   if (!/^\$\d+$/.test(p)) throw new Error(`outboxCtes: ${p} is not a placeholder`);
@@ -65,9 +67,10 @@ const cteName = (name: string) => {
 /** The CTEs for a statement of fixed text. */
 export function outboxCtes(source: OutboxSource): string {
   if ('json' in source) {
-    const from = source.when ? `${cteName(source.when)}, ` : '';
-    return `${HEAD}select e.id, e.org_id, e.project_id, e.type, e.payload, e.at
-    from ${from}jsonb_to_recordset(${placeholder(source.json)}::jsonb) as e(id text, org_id text, project_id text, type text, payload jsonb, at timestamptz)${TAIL}`;
+    const from = (json: string, when?: string) => `select e.id, e.org_id, e.project_id, e.type, e.payload, e.at
+    from ${when ? `${cteName(when)}, ` : ''}jsonb_to_recordset(${placeholder(json)}::jsonb) as e(id text, org_id text, project_id text, type text, payload jsonb, at timestamptz)`;
+    const also = source.also ? `\n    union all ${from(source.also.json, source.also.when)}` : '';
+    return `${HEAD}${from(source.json, source.when)}${also}${TAIL}`;
   }
   const e = source.one;
   return `${HEAD}select ${placeholder(e.id)}::text, ${placeholder(e.orgId)}::text, ${placeholder(e.projectId)}::text, ${placeholder(e.type)}::text, ${placeholder(e.payload)}::jsonb, ${placeholder(e.at)}::timestamptz from ${cteName(source.from)}${TAIL}`;

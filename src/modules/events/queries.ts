@@ -1,4 +1,4 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { Db } from '../../platform/db.ts';
 import type { Page } from '../../platform/http/pagination.ts';
 import { toEnvelope, type PlatformEvent } from './service.ts';
@@ -22,10 +22,11 @@ export async function eventsAboutLead(db: Db, orgId: string, leadId: string, pag
 /**
  * A subquery: the conversation ids of a lead's `message.sent` events from the given senders before
  * `before` (the conversations module asks whether the lead was sent outreach). Read through
- * events_lead_idx, whose expression and predicate this repeats exactly.
+ * events_sent_lead_idx, whose expression and predicate this repeats exactly.
  */
-export function conversationsMessagedForLead(orgId: string, leadId: string | SQL, senders: string[], before: Date): SQL {
+export function conversationsMessagedForLead(orgId: string | Placeholder, leadId: string | SQL, senders: string[], before: Date | string | Placeholder): SQL {
+  const at = before instanceof Date ? before.toISOString() : before;
   return sql`select ${events.payload}->>'conversationId' from ${events} where ${events.orgId} = ${orgId} and (${events.payload} ? 'lead' or ${events.payload} ? 'leadId')
     and coalesce(${events.payload}->'lead'->>'id', ${events.payload}->>'leadId') = ${leadId} and ${events.type} = 'message.sent'
-    and ${events.payload}->>'sender' = any(${sql.param(senders)}::text[]) and ${events.at} < ${before.toISOString()}::timestamptz`;
+    and ${events.payload}->>'sender' = any(${sql.param(senders)}::text[]) and ${events.at} < ${at}::timestamptz`;
 }

@@ -18,6 +18,10 @@ export const events = pgTable('events', {
   // A lead's history (GET …/leads/:id/events): events that carry the lead, or name it by leadId.
   index('events_lead_idx').on(sql`(coalesce(${t.payload}->'lead'->>'id', ${t.payload}->>'leadId'))`, t.id)
     .where(sql`(${t.payload} ? 'lead' or ${t.payload} ? 'leadId')`),
+  // Whether a lead was sent outreach (conversationsMessagedForLead): one probe of its message.sent
+  // events, not a walk of its whole history (every inbound message of the lead adds to that).
+  index('events_sent_lead_idx').on(sql`(coalesce(${t.payload}->'lead'->>'id', ${t.payload}->>'leadId'))`, t.at)
+    .where(sql`${t.type} = 'message.sent' and (${t.payload} ? 'lead' or ${t.payload} ? 'leadId')`),
 ]);
 
 /**

@@ -1,0 +1,2 @@
+CREATE INDEX "messages_outreach_idx" ON "messages" USING btree ("conversation_id","at") WHERE direction = 'out' and sender in ('human', 'campaign') and private = false and status in ('sent', 'delivered', 'read');--> statement-breakpoint
+CREATE INDEX "events_sent_lead_idx" ON "events" USING btree ((coalesce("payload"->'lead'->>'id', "payload"->>'leadId')),"at") WHERE "events"."type" = 'message.sent' and ("events"."payload" ? 'lead' or "events"."payload" ? 'leadId');
