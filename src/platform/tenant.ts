@@ -35,6 +35,12 @@ export function tenant(scope: Tenant, table: TenantTable, options: TenantOptions
   return and(eq(table.orgId, scope.orgId), project(scope, table, options))!;
 }
 
+/** The same rule for a row already in hand (one kept in a cache): whether `tenant()` would find it. */
+export function visibleTo(scope: Tenant, row: { orgId: string; projectId: string | null }, options: TenantOptions = {}): boolean {
+  if (row.orgId !== scope.orgId) return false;
+  return !scope.projectId || row.projectId === scope.projectId || (options.orgWide === true && row.projectId === null);
+}
+
 /** `tenant()` and the query's own conditions, in one flat `and` (undefined conditions are left out). */
 export function inScope(scope: Tenant, table: TenantTable, ...conditions: (SQL | undefined)[]): SQL {
   return and(eq(table.orgId, scope.orgId), project(scope, table, {}), ...conditions)!;

@@ -74,9 +74,9 @@ export function conversationRoutes(app: App): void {
     },
   }, async (request, reply) => {
     const scope = orgOf(request);
-    const inbox = await conversations.inboxRow(scope, request.params.id);
+    const inbox = await conversations.inboundInbox(scope, request.params.id);
     if (inbox.channel !== 'api') throw conversations.wrongChannel(inbox.channel);
-    const { message, duplicate } = await conversations.receive(scope, inbox.id, request.body);
+    const { message, duplicate } = await conversations.receiveInbound(inbox, request.body);
     reply.code(duplicate ? 200 : 201);
     return message;
   });

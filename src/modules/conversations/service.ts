@@ -9,7 +9,7 @@ import { SecretBox, safeEqual, sha256Hex } from '../../platform/crypto.ts';
 import { badRequest, conflict, notFound, unprocessable } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
-import { inScope } from '../../platform/tenant.ts';
+import { inScope, visibleTo } from '../../platform/tenant.ts';
 import type { EventsService, NewEvent } from '../events/service.ts';
 import { eventRows, outboxCtes, outboxParam } from '../events/outbox.ts';
 import type { OrgStream } from '../events/org-stream.ts';
@@ -418,7 +418,14 @@ export class ConversationsService {
    * nothing and answers the stored message.
    */
   async receive(scope: Scope, inboxId: string, input: InboundInput) {
-    return this.receiveInbound(await this.inboxRow(scope, inboxId), input);
+    return this.receiveInbound(await this.inboundInbox(scope, inboxId), input);
+  }
+
+  /** An inbox of the scope for its inbound messages, as inboxById keeps it (a busy api inbox is read once per INBOX_CACHE_MS). */
+  async inboundInbox(scope: Scope, id: string): Promise<InboxRow> {
+    const row = await this.inboxById(id);
+    if (!row || !visibleTo(scope, row)) throw notFound('Inbox');
+    return row;
   }
 
   /**
