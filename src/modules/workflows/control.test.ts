@@ -73,6 +73,16 @@ describe('validation', () => {
     expect(JSON.stringify(row!.nodes)).not.toContain('original-secret');
   });
 
+  it('PATCH moves a workflow to a project, or answers 404 for an unknown one (on the embedded store too, whose one connection the change holds)', async () => {
+    const wf = await w.create([manual], []);
+    const patch = (projectId: string) => t.call({ method: 'PATCH', url: `${w.base}/workflows/${wf.id}`, auth: w.auth, payload: { projectId } });
+    expect((await patch('')).statusCode).toBe(404);
+    expect((await patch('prj_nope')).statusCode).toBe(404);
+    const moved = await patch(t.orgA.projectId);
+    expect(moved.statusCode, moved.body).toBe(200);
+    expect(moved.json().projectId).toBe(t.orgA.projectId);
+  });
+
   it('GET node-types comes from the executing definitions', async () => {
     const res = await t.call({ method: 'GET', url: `${w.base}/node-types`, auth: w.auth });
     expect(res.statusCode).toBe(200);

@@ -195,6 +195,9 @@ export class WorkflowsService {
 
   async update(scope: Scope, id: string, patch: Partial<WorkflowInput>) {
     let token: string | null = null;
+    // Before the transaction: the embedded store's one connection is the transaction's until it ends,
+    // so a read outside it from inside would wait for ever.
+    const projectId = patch.projectId !== undefined ? await this.resolveProject(scope, patch.projectId) : undefined;
     const row = await this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
       const [before] = await tx.select().from(workflows).where(inScope(scope, workflows, eq(workflows.id, id))).for('update');
@@ -204,7 +207,7 @@ export class WorkflowsService {
       if (patch.description !== undefined) set.description = patch.description;
       if (patch.budgetUsd !== undefined) set.budgetUsd = patch.budgetUsd;
       if (patch.active !== undefined) set.active = patch.active;
-      if (patch.projectId !== undefined) set.projectId = await this.resolveProject(scope, patch.projectId);
+      if (projectId !== undefined) set.projectId = projectId;
       if (patch.nodes !== undefined || patch.edges !== undefined) {
         const previous = before.nodes as WorkflowNode[];
         const nodes = patch.nodes ?? maskNodes(previous);
