@@ -39,6 +39,7 @@ import { usageRoutes } from './modules/usage/routes.ts';
 import { budgetRoutes } from './modules/budgets/routes.ts';
 import { invitationAcceptRoutes, invitationRoutes } from './modules/invitations/routes.ts';
 import { conversationRoutes } from './modules/conversations/routes.ts';
+import { campaignRoutes, unsubscribeRoutes } from './modules/campaigns/routes.ts';
 import { conversationHookRoutes } from './modules/conversations/hooks.ts';
 import { startWorkers, type Workers } from './workers.ts';
 import { assertNamedProject } from './platform/context.ts';
@@ -118,6 +119,9 @@ export async function buildApp(options: BuildOptions): Promise<App> {
     bodyLimit: config.bodyLimitBytes,
     // Forwarded headers only from the configured proxies; otherwise anyone could pick their address.
     trustProxy: config.trustProxy,
+    // A path parameter may be longer than find-my-way's 100 characters (an unsubscribe token carries
+    // its address); each route's schema still bounds its own parameters.
+    routerOptions: { maxParamLength: 1024 },
     // A whole request (headers and body) must arrive in time, or 408 and the connection closes.
     // The clock stops once the request is received, so long responses (SSE streams) are not cut.
     // Node takes it from the server's creation options (setting it later has no effect), and checks
@@ -204,6 +208,7 @@ export async function buildApp(options: BuildOptions): Promise<App> {
     mediaFileRoutes(api);
     workflowHookRoutes(api);
     conversationHookRoutes(api);
+    unsubscribeRoutes(api);
     await api.register(async (org: App) => {
       org.addHook('onRequest', async (request) => {
         const principal = await services.guard.authenticate(request);
@@ -229,6 +234,7 @@ export async function buildApp(options: BuildOptions): Promise<App> {
       budgetRoutes(org);
       invitationRoutes(org);
       conversationRoutes(org);
+      campaignRoutes(org);
     }, { prefix: '/orgs/:orgId' });
     api.get('/openapi.json', { config: health, schema: { hide: true } }, async () => app.swagger());
   }, { prefix: '/api/v1' });

@@ -33,6 +33,7 @@ import { InvitationsService } from './modules/invitations/service.ts';
 import { ConversationsService } from './modules/conversations/service.ts';
 import { OutboundSender } from './modules/conversations/sender.ts';
 import { ConversationBot } from './modules/conversations/bot.ts';
+import { CampaignsService } from './modules/campaigns/service.ts';
 
 /**
  * The composition root: every service, built once from the deps and shared by the routes, the
@@ -95,7 +96,9 @@ export function createServices(deps: Deps) {
   const conversationBot = new ConversationBot(deps, { bus, events, agents, conversations });
   dispatcher.subscribe('conversation-bot', (tx, batch) => conversationBot.onEvents(tx, batch));
   const outboundSender = new OutboundSender(deps, conversations, events);
-  return { ...deps, bus, orgStream, orgs, mailer, invitations, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams, integrations, media, content, publisher, stats, approvals, workflowRuns, schedules, scheduler, workflows, runDriver, usage, budgets, reports, agents, conversations, outboundSender, conversationBot };
+  const campaigns = new CampaignsService(deps, { events, notifications, orgs, conversations });
+  dispatcher.subscribe('campaigns', (tx, batch) => campaigns.onEvents(tx, batch));
+  return { ...deps, campaigns, bus, orgStream, orgs, mailer, invitations, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams, integrations, media, content, publisher, stats, approvals, workflowRuns, schedules, scheduler, workflows, runDriver, usage, budgets, reports, agents, conversations, outboundSender, conversationBot };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -31,6 +31,7 @@ export function startWorkers(services: Services): Workers {
     agents: new Loop({ name: 'agents', log, idleMs: 1000, run: () => services.agents.runner.round() }),
     conversations: new Loop({ name: 'conversations-outbound', log, idleMs: 1000, run: () => services.outboundSender.round() }),
     bot: new Loop({ name: 'conversations-bot', log, idleMs: 1000, run: () => services.conversationBot.round() }),
+    campaigns: new Loop({ name: 'campaigns', log, idleMs: 1000, run: () => services.campaigns.round() }),
     maintenance: new Loop({
       name: 'maintenance', log, idleMs: 3_600_000,
       run: async () => {
@@ -53,6 +54,8 @@ export function startWorkers(services: Services): Workers {
     bus.subscribe(AGENTS_WAKE, () => loops.bot!.wake()),
   ];
   dispatcher.onDispatched(() => loops.webhooks!.wake());
+  // A campaign started, a reply or an outcome may leave work for the campaign runner.
+  dispatcher.onDispatched(() => loops.campaigns!.wake());
   for (const loop of Object.values(loops)) loop.start();
   return {
     loops,

@@ -185,7 +185,7 @@ describe('API conventions', () => {
 });
 
 /** POST actions that carry no body: their request is the path. Add a new body-less action here, knowingly. */
-const BODYLESS_ACTIONS = new Set(['cancel', 'read', 'rotate-secret', 'test', 'resend', 'publish', 'webhook-token', 'close', 'reopen']);
+const BODYLESS_ACTIONS = new Set(['cancel', 'read', 'rotate-secret', 'test', 'resend', 'publish', 'webhook-token', 'close', 'reopen', 'pause', 'resume']);
 
 /** Documentation gaps known and not fixed yet; each must go once fixed. */
 const KNOWN_GAPS: string[] = [];

@@ -30,6 +30,10 @@ export const ID_PREFIXES = {
   contact: 'ctc',
   conversation: 'conv',
   message: 'msg',
+  campaign: 'cmp',
+  recipient: 'rcp',
+  suppression: 'sup',
+  consent: 'cns',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -20,6 +20,8 @@ export interface MailMessage {
   messageId?: string;
   inReplyTo?: string;
   references?: string[];
+  /** A one-click unsubscribe URL: `List-Unsubscribe: <url>` and `List-Unsubscribe-Post: List-Unsubscribe=One-Click` (RFC 8058). */
+  listUnsubscribe?: string;
 }
 
 export class MailError extends Error {
@@ -104,6 +106,7 @@ export class Mailer {
       ...(message.messageId ? { messageId: message.messageId } : {}),
       ...(message.inReplyTo ? { inReplyTo: message.inReplyTo } : {}),
       ...(message.references?.length ? { references: message.references } : {}),
+      ...(message.listUnsubscribe ? { list: { unsubscribe: message.listUnsubscribe }, headers: { 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' } } : {}),
     });
     // The abandoned send settles on its own time-outs; nobody waits for it then.
     sending.catch(() => {});

@@ -64,6 +64,8 @@ export interface Outgoing {
     /** E-mail: the Message-IDs of the thread's earlier messages (received and sent), oldest first. */
     references?: string[];
   };
+  /** Outreach (sender `campaign`): the recipient's one-click unsubscribe URL, which e-mail carries in List-Unsubscribe (RFC 8058). */
+  unsubscribeUrl?: string;
 }
 
 /**

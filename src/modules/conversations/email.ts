@@ -230,6 +230,7 @@ export class EmailChannel implements ChannelAdapter {
         to: out.conversation.contact.address,
         subject, text: out.message.text, messageId,
         ...(references.length ? { inReplyTo: references.at(-1)!, references } : {}),
+        ...(out.unsubscribeUrl ? { listUnsubscribe: out.unsubscribeUrl } : {}),
       });
       return { ok: true, externalId: messageId };
     } catch (error) {

@@ -67,6 +67,7 @@ export class OutboundSender {
       orgId: message.orgId, projectId: message.projectId,
       inbox: { id: found.inbox.id, name: found.inbox.name, config: found.inbox.config, signingSecret: this.conversations.signingSecretOf(found.inbox), credentials: this.conversations.credentialsOf(found.inbox) },
       message: { ...publicMessage(message), status: 'queued', ...(message.template ? { template: message.template } : {}) },
+      ...(message.sender === 'campaign' && this.conversations.unsubscribeUrl ? { unsubscribeUrl: this.conversations.unsubscribeUrl(message.orgId, found.inbox.channel, found.contact.address) } : {}),
       conversation: {
         id: found.conversation.id, subject: found.conversation.subject, contact: { id: found.contact.id, name: found.contact.name, address: found.contact.address },
         ...(found.inbox.channel === 'email' ? { references: await this.threadIds(found.conversation.id, message.id) } : {}),
@@ -82,6 +83,7 @@ export class OutboundSender {
           orgId: sent.orgId, projectId: sent.projectId, type: 'message.sent',
           payload: { message: publicMessage(sent), sender: sent.sender, conversationId: sent.conversationId, ...(found.conversation.leadId ? { leadId: found.conversation.leadId } : {}) },
         });
+        await this.conversations.outboundChanged(tx, sent);
       });
       return;
     }
@@ -100,7 +102,9 @@ export class OutboundSender {
     await this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
       const [row] = await tx.update(messages).set(set).where(sql`${messages.id} = ${message.id} and ${messages.status} = 'queued'`).returning();
-      if (row) await this.conversations.announce(tx, row);
+      if (!row) return;
+      await this.conversations.announce(tx, row);
+      await this.conversations.outboundChanged(tx, row);
     });
   }
 

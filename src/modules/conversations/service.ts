@@ -25,6 +25,8 @@ type InboxRow = typeof inboxes.$inferSelect;
 type ContactRow = typeof contacts.$inferSelect;
 type ConversationRow = typeof conversations.$inferSelect;
 type MessageRow = typeof messages.$inferSelect;
+/** An outbound message as the watchers of watchOutbound see it. */
+export type OutboundMessage = MessageRow;
 
 /** The sender loop is woken through the bus when a commit queued a message. */
 export const OUTBOUND_WAKE = 'wake:conversations-outbound';
@@ -577,6 +579,7 @@ export class ConversationsService {
         .returning();
       if (!row) return false;
       await this.announce(tx, row);
+      await this.outboundChanged(tx, row);
       return true;
     });
   }
@@ -860,25 +863,9 @@ export class ConversationsService {
     const leadId = lead?.id ?? existing?.leadId ?? (inbox.channel === 'telegram' ? null : await this.leadFor({ ...scope, projectId: inbox.projectId }, inbox, address, undefined));
     for (let attempt = 1; ; attempt++) {
       try {
-        const message = await this.db.transaction(async (trx) => {
-          const tx = trx as unknown as Db;
-          const contact = await this.upsertContact(tx, inbox, address, lead?.name ?? null, leadId);
-          let row = await this.openConversation(tx, contact.id);
-          await this.checkSend(tx, inbox.channel, contact.id, out.template !== null, now);
-          if (!row) {
-            [row] = await tx.insert(conversations).values({
-              id: newId('conversation', now.getTime()), orgId: inbox.orgId, projectId: inbox.projectId, inboxId: inbox.id, channel: inbox.channel,
-              contactId: contact.id, leadId: contact.leadId, subject: null, status: 'OPEN', handledBy: inbox.bot.enabled ? 'bot' : 'human',
-              lastMessageAt: now, openedAt: now, firstReplyAt: now,
-            }).returning();
-            await this.ports.events.record(tx, { orgId: inbox.orgId, projectId: inbox.projectId, type: 'conversation.opened', payload: { conversation: publicConversation(row!, contact), ...(contact.leadId ? { leadId: contact.leadId } : {}) } });
-          } else {
-            await tx.update(conversations).set({ lastMessageAt: now }).where(eq(conversations.id, row.id));
-          }
-          const queued = await this.queue(tx, row!, out.text, 'campaign', input.workflowId, now, out.template, input.messageId);
-          await this.announce(tx, queued);
-          return queued;
-        });
+        const message = await this.db.transaction((trx) => this.queueOutreach(trx as unknown as Db, inbox, {
+          address, name: lead?.name ?? null, leadId, subject: null, text: out.text, template: out.template, authorId: input.workflowId, messageId: input.messageId,
+        }, now));
         return { messageId: message.id, conversationId: message.conversationId, inboxId: inbox.id, channel: inbox.channel, status: message.status, duplicate: false };
       } catch (error) {
         if (!isUniqueViolation(error) || attempt >= 3) throw error;
@@ -888,6 +875,48 @@ export class ConversationsService {
       }
     }
   }
+
+  /**
+   * Organization-initiated outreach (a workflow's messaging.send, a campaign's step) queued in the
+   * caller's transaction: to `address` as the contact of `leadId`, in the contact's open thread or
+   * a new one (with `subject`), sender `campaign`, under the channel's rules (their 422 thrown, the
+   * transaction's writes then the caller's to undo). `messageId` is the caller's, derived from what
+   * is sent, so that a second attempt at the same send finds the first (a unique violation).
+   */
+  async queueOutreach(tx: Db, inbox: InboxRow, input: { address: string; name: string | null; leadId: string | null; subject: string | null; text: string; template: MessageTemplate | null; authorId: string; messageId: string }, now: Date): Promise<MessageRow> {
+    const contact = await this.upsertContact(tx, inbox, input.address, input.name, input.leadId);
+    let row = await this.openConversation(tx, contact.id);
+    await this.checkSend(tx, inbox.channel, contact.id, input.template !== null, now);
+    if (!row) {
+      [row] = await tx.insert(conversations).values({
+        id: newId('conversation', now.getTime()), orgId: inbox.orgId, projectId: inbox.projectId, inboxId: inbox.id, channel: inbox.channel,
+        contactId: contact.id, leadId: contact.leadId, subject: input.subject, status: 'OPEN', handledBy: inbox.bot.enabled ? 'bot' : 'human',
+        lastMessageAt: now, openedAt: now, firstReplyAt: now,
+      }).returning();
+      await this.ports.events.record(tx, { orgId: inbox.orgId, projectId: inbox.projectId, type: 'conversation.opened', payload: { conversation: publicConversation(row!, contact), ...(contact.leadId ? { leadId: contact.leadId } : {}) } });
+    } else {
+      await tx.update(conversations).set({ lastMessageAt: now }).where(eq(conversations.id, row.id));
+    }
+    const queued = await this.queue(tx, row!, input.text, 'campaign', input.authorId, now, input.template, input.messageId);
+    await this.announce(tx, queued);
+    return queued;
+  }
+
+  /** Who follows outbound messages: told in the transaction of every status change of one sent by an automation (sender `campaign`). */
+  private readonly outboundWatchers: ((tx: Db, row: MessageRow) => Promise<void>)[] = [];
+
+  watchOutbound(fn: (tx: Db, row: MessageRow) => Promise<void>): void {
+    this.outboundWatchers.push(fn);
+  }
+
+  /** A status change of an outbound message (sent, delivered, read, failed), in its transaction. */
+  async outboundChanged(tx: Db, row: MessageRow): Promise<void> {
+    if (row.sender !== 'campaign') return;
+    for (const fn of this.outboundWatchers) await fn(tx, row);
+  }
+
+  /** The one-click unsubscribe URL of an address (campaigns set it); outreach e-mail carries it (RFC 8058). */
+  unsubscribeUrl: ((orgId: string, channel: string, address: string) => string) | null = null;
 
   private async change(scope: Scope, id: string, fn: (tx: Db, row: ConversationRow, now: Date) => Promise<void>) {
     const now = this.clock.now();

@@ -1,0 +1,326 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
+import { simpleParser } from 'mailparser';
+import { buildTestApp, type OrgFixture, type TestApp } from '../../../test/harness.ts';
+import { SmtpStandIn } from '../../../test/smtp.ts';
+import { eventsOf, eventually } from '../../../test/helpers.ts';
+import { campaignSends } from './tables.ts';
+
+/**
+ * Campaigns over e-mail against a real SMTP server on loopback, with an injected clock so that
+ * delays, sending windows and per-minute limits are crossed without waiting.
+ */
+let t: TestApp;
+let smtp: SmtpStandIn;
+const clock = { at: Date.parse('2026-11-23T10:00:00Z'), now() { return new Date(this.at); } };
+const advance = (seconds: number) => { clock.at += seconds * 1000; };
+
+beforeAll(async () => {
+  smtp = await new SmtpStandIn({ rejectRecipient: (address) => (address.startsWith('bounce') ? '5.1.1 No such user here' : null) }).start();
+  t = await buildTestApp({ clock, env: { SMTP_URL: smtp.url, WEBHOOK_RETRY_DELAYS_S: '0,0', PUBLIC_URL: 'https://svc.example.com' } });
+});
+afterAll(async () => {
+  await t?.close();
+  await smtp?.close();
+});
+
+const base = (org: OrgFixture = t.orgA) => `/api/v1/orgs/${org.orgId}`;
+// API keys: the injected clock moves days ahead, past any access token's life.
+const owner = (org: OrgFixture = t.orgA) => ({ apiKey: org.apiKey });
+let counter = 0;
+const unique = (label: string) => `${label}-${++counter}-${Date.now()}`;
+
+async function call(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown, org: OrgFixture = t.orgA) {
+  const body = payload ?? (method === 'POST' ? {} : undefined);
+  return t.call({ method, url: `${base(org)}${url}`, auth: owner(org), ...(body !== undefined ? { payload: body as object } : {}) });
+}
+
+async function ok<T = Record<string, any>>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown, status = 200): Promise<T> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const res = await call(method, url, payload);
+  expect(res.statusCode, res.body).toBe(status);
+  return res.json() as T;
+}
+
+async function emailInbox(): Promise<{ id: string; secrets: { token: string }; config: { address: string } }> {
+  return ok('POST', '/inboxes', { name: 'Outreach', channel: 'email', config: { address: `${unique('sales')}@shop.example.com`, fromName: 'Shop' } }, 201);
+}
+
+async function lead(fields: Record<string, unknown>): Promise<string> {
+  return (await ok<{ id: string }>('POST', '/leads', fields, 201)).id;
+}
+
+/** The URL of a mail's List-Unsubscribe header (folded or not). */
+const unsubscribeLink = (raw: string) => raw.match(/^List-Unsubscribe:\s*<([^>]+)>/m)![1]!;
+
+const mailsTo = (address: string) => smtp.received.filter((m) => m.rcptTo.includes(address));
+
+async function campaign(body: Record<string, unknown>) {
+  return ok<{ id: string; status: string }>('POST', '/campaigns', body, 201);
+}
+
+/** Waits for the campaign to reach a state (the runner and the outbound loop work in the background). */
+async function campaignWhen(id: string, test: (c: Record<string, any>) => boolean) { // eslint-disable-line @typescript-eslint/no-explicit-any
+  return eventually(async () => {
+    const c = await ok('GET', `/campaigns/${id}`);
+    return test(c) ? c : undefined;
+  }, 15_000);
+}
+
+async function recipients(id: string, status?: string) {
+  return (await ok<{ items: Record<string, any>[] }>('GET', `/campaigns/${id}/recipients?pageSize=100${status ? `&status=${status}` : ''}`)).items; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+describe('campaigns', () => {
+  it('sends two personalised steps through an e-mail inbox: the follow-up answers in the thread, every mail carries RFC 8058 headers and a body link, stats count recipients, started and finished once', async () => {
+    const inbox = await emailInbox();
+    const tag = unique('tag');
+    const a = `${unique('ada')}@example.org`;
+    const b = `${unique('bob')}@example.org`;
+    await lead({ name: 'Ada', email: a, tags: [tag] });
+    await lead({ name: 'Bob', email: b, tags: [tag] });
+    const c = await campaign({
+      name: 'Welcome', inboxId: inbox.id, audience: { tags: [tag] },
+      steps: [{ delaySeconds: 0, subject: 'Hello {{ lead.name }}', text: 'Hi {{ lead.name }}, welcome!' }, { delaySeconds: 3600, text: 'Any questions, {{ lead.name }}?' }],
+      settings: { perMinute: 100 },
+    });
+    expect(c.status).toBe('DRAFT');
+    const started = await ok('POST', `/campaigns/${c.id}/start`);
+    expect(started).toMatchObject({ status: 'RUNNING', total: 2 });
+    await eventually(() => mailsTo(a).length === 1 && mailsTo(b).length === 1);
+    const first = await simpleParser(mailsTo(a)[0]!.raw);
+    expect(first.subject).toBe('Hello Ada');
+    expect(first.text).toContain('Hi Ada, welcome!');
+    expect(mailsTo(a)[0]!.raw).toMatch(/^List-Unsubscribe-Post: List-Unsubscribe=One-Click\r?$/m);
+    const listUrl = unsubscribeLink(mailsTo(a)[0]!.raw);
+    expect(listUrl).toMatch(/^https:\/\/svc\.example\.com\/api\/v1\/unsubscribe\/[\w.-]+$/);
+    expect(first.text).toContain(listUrl);
+    await campaignWhen(c.id, (x) => x.stats.sent === 2);
+    // Nothing more before the delay; the follow-up after it, in the same thread.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(mailsTo(a)).toHaveLength(1);
+    advance(3601);
+    await eventually(() => mailsTo(a).length === 2 && mailsTo(b).length === 2);
+    const second = await simpleParser(mailsTo(a)[1]!.raw);
+    expect(second.inReplyTo).toBe(first.messageId);
+    expect(second.subject).toBe('Re: Hello Ada');
+    expect(second.text).toContain('Any questions, Ada?');
+    const done = await campaignWhen(c.id, (x) => x.status === 'FINISHED');
+    expect(done.stats).toMatchObject({ total: 2, sent: 2, failed: 0, skipped: 0, pending: 0, replied: 0 });
+    expect((await recipients(c.id)).map((r) => r.status)).toEqual(['COMPLETED', 'COMPLETED']);
+    const startedEvents = (await eventsOf(t, t.orgA.orgId, 'campaign.started')).filter((e) => e.payload.campaign.id === c.id);
+    expect(startedEvents).toHaveLength(1);
+    expect(startedEvents[0]!.payload.campaign).toMatchObject({ name: 'Welcome', channel: 'email', total: 2 });
+    const finished = await eventually(async () => (await eventsOf(t, t.orgA.orgId, 'campaign.finished')).filter((e) => e.payload.campaign.id === c.id));
+    expect(finished).toHaveLength(1);
+    expect(finished[0]!.payload).toMatchObject({ status: 'FINISHED', stats: { sent: 2, failed: 0, skipped: 0 } });
+    const sent = (await eventsOf(t, t.orgA.orgId, 'message.sent')).filter((e) => [a, b].some((x) => JSON.stringify(e.payload).includes(x)) || e.payload.sender === 'campaign');
+    expect(sent.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it('skips with the reasons of CONTRACT §9: no address, the same address twice, suppressed, opted out, already in another running campaign', async () => {
+    const inbox = await emailInbox();
+    const tag = unique('skip');
+    const dup = `${unique('dup')}@example.org`;
+    const ok1 = await lead({ name: 'Fine', email: `${unique('fine')}@example.org`, tags: [tag] });
+    await lead({ name: 'No mail', phone: '+14155550100', tags: [tag] });
+    await lead({ name: 'Dup one', email: dup, tags: [tag] });
+    await lead({ name: 'Dup two', email: dup.toUpperCase(), company: 'Other', tags: [tag] }).catch(() => null);
+    const suppressedAddress = `${unique('sup')}@example.org`;
+    await lead({ name: 'Suppressed', email: suppressedAddress, tags: [tag] });
+    await ok('POST', '/suppressions', { channel: 'email', address: suppressedAddress.toUpperCase(), reason: 'complaint' }, 201);
+    const optedOut = await lead({ name: 'Opted out', email: `${unique('out')}@example.org`, tags: [tag] });
+    await ok('POST', `/leads/${optedOut}/consents`, { channel: 'email', status: 'opted_out', source: 'preference centre' }, 201);
+    // Busy in another running campaign (its only step a day away).
+    const busy = await lead({ name: 'Busy', email: `${unique('busy')}@example.org` });
+    const other = await campaign({ name: 'Other', inboxId: inbox.id, audience: { leadIds: [busy] }, steps: [{ delaySeconds: 86400, subject: 'Later', text: 'Later' }] });
+    await ok('POST', `/campaigns/${other.id}/start`);
+    await call('PATCH', `/leads/${busy}`, { tags: [tag] });
+
+    const c = await campaign({ name: 'Skips', inboxId: inbox.id, audience: { tags: [tag] }, steps: [{ delaySeconds: 0, subject: 'Hi', text: 'Hi' }] });
+    const started = await ok('POST', `/campaigns/${c.id}/start`);
+    const all = await recipients(c.id);
+    expect(started.total).toBe(all.length);
+    const reasons = Object.fromEntries(all.filter((r) => r.status === 'SKIPPED').map((r) => [r.leadId, r.skipReason]));
+    expect(Object.values(reasons).sort()).toEqual(expect.arrayContaining(['IN_OTHER_CAMPAIGN', 'NO_ADDRESS', 'SUPPRESSED', 'SUPPRESSED']));
+    expect(reasons[optedOut]).toBe('SUPPRESSED');
+    expect(reasons[busy]).toBe('IN_OTHER_CAMPAIGN');
+    expect(reasons[ok1]).toBeUndefined();
+    const done = await campaignWhen(c.id, (x) => x.status === 'FINISHED');
+    // Skipped and sent never both; each recipient counted once.
+    expect(done.stats.skipped + done.stats.sent).toBe(done.stats.total);
+    expect(done.stats.skipped).toBe(Object.keys(reasons).length);
+    expect(mailsTo(suppressedAddress)).toHaveLength(0);
+  });
+
+  it('one-click unsubscribe without login suppresses the address; the next step is not sent (STOPPED); the link\'s page has a confirm button', async () => {
+    const inbox = await emailInbox();
+    const address = `${unique('leaver')}@example.org`;
+    const id = await lead({ name: 'Leaver', email: address });
+    const c = await campaign({ name: 'Two steps', inboxId: inbox.id, audience: { leadIds: [id] }, steps: [{ delaySeconds: 0, subject: 'One', text: 'One' }, { delaySeconds: 60, text: 'Two' }] });
+    await ok('POST', `/campaigns/${c.id}/start`);
+    await eventually(() => mailsTo(address).length === 1);
+    const url = new URL(unsubscribeLink(mailsTo(address)[0]!.raw));
+    const pageRes = await t.app.inject({ method: 'GET', url: url.pathname });
+    expect(pageRes.statusCode).toBe(200);
+    expect(pageRes.headers['content-type']).toContain('text/html');
+    expect(pageRes.body).toContain(address);
+    expect(pageRes.body).toMatch(/<form method="post">[\s\S]*<button/);
+    expect(pageRes.body).not.toContain('<script');
+    const bad = await t.app.inject({ method: 'POST', url: `${url.pathname}x`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'List-Unsubscribe=One-Click' });
+    expect(bad.statusCode).toBe(401);
+    const res = await t.app.inject({ method: 'POST', url: url.pathname, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'List-Unsubscribe=One-Click' });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ unsubscribed: true, channel: 'email', address });
+    const listed = await ok<{ items: { address: string; reason: string }[] }>('GET', `/suppressions?channel=email&q=${encodeURIComponent(address)}`);
+    expect(listed.items).toEqual([expect.objectContaining({ address, reason: 'unsubscribed' })]);
+    await campaignWhen(c.id, (x) => x.stats.sent === 1);
+    advance(61);
+    const done = await campaignWhen(c.id, (x) => x.status === 'FINISHED');
+    expect(mailsTo(address)).toHaveLength(1);
+    expect((await recipients(c.id))[0]).toMatchObject({ status: 'STOPPED', currentStep: 1 });
+    expect(done.stats).toMatchObject({ sent: 1, skipped: 0 });
+  });
+
+  it('a reply stops the sequence (REPLIED, lead.replied) with stopOnReply; an out-of-office answer does not', async () => {
+    const inbox = await emailInbox();
+    const replier = `${unique('replier')}@example.org`;
+    const away = `${unique('away')}@example.org`;
+    const r1 = await lead({ name: 'Replier', email: replier });
+    const r2 = await lead({ name: 'Away', email: away });
+    const c = await campaign({ name: 'Stop on reply', inboxId: inbox.id, audience: { leadIds: [r1, r2] }, steps: [{ delaySeconds: 0, subject: 'Question', text: 'Interested?' }, { delaySeconds: 600, text: 'Following up' }] });
+    await ok('POST', `/campaigns/${c.id}/start`);
+    await eventually(() => mailsTo(replier).length === 1 && mailsTo(away).length === 1);
+    await campaignWhen(c.id, (x) => x.stats.sent === 2);
+    const sentId = (await simpleParser(mailsTo(replier)[0]!.raw)).messageId!;
+    const mime = (from: string, subject: string, extra = '') => [`From: ${from}`, `To: ${inbox.config.address}`, `Subject: ${subject}`, `Message-ID: <${unique('in')}@example.org>`,
+      `In-Reply-To: ${sentId}`, ...(extra ? [extra] : []), 'MIME-Version: 1.0', 'Content-Type: text/plain; charset=utf-8', '', 'Yes please'].join('\r\n');
+    const hook = (raw: string) => t.call({ method: 'POST', url: `/api/v1/hooks/email/${inbox.id}?token=${encodeURIComponent(inbox.secrets.token)}`, headers: { 'content-type': 'message/rfc822' }, payload: raw });
+    advance(60);
+    expect((await hook(mime(replier, 'Re: Question'))).statusCode).toBeLessThan(300);
+    expect((await hook(mime(away, 'Out of office', 'Auto-Submitted: auto-replied'))).statusCode).toBeLessThan(300);
+    await eventually(async () => (await recipients(c.id, 'REPLIED')).length === 1);
+    advance(601);
+    await eventually(() => mailsTo(away).length === 2);
+    const done = await campaignWhen(c.id, (x) => x.status === 'FINISHED');
+    expect(mailsTo(replier)).toHaveLength(1);
+    expect(done.stats).toMatchObject({ sent: 2, replied: 1 });
+    const byLead = Object.fromEntries((await recipients(c.id)).map((r) => [r.leadId, r.status]));
+    expect(byLead).toEqual({ [r1]: 'REPLIED', [r2]: 'COMPLETED' });
+    const replied = (await eventsOf(t, t.orgA.orgId, 'lead.replied')).filter((e) => e.payload.leadId === r1);
+    expect(replied).toHaveLength(1);
+  });
+
+  it('holds the per-minute limit and waits for the sending window (never dropping a send); pause and resume send each step once', async () => {
+    const inbox = await emailInbox();
+    const tag = unique('limit');
+    const addresses = Array.from({ length: 5 }, () => `${unique('lim')}@example.org`);
+    for (const email of addresses) await lead({ email, tags: [tag] });
+    const c = await campaign({
+      name: 'Limited', inboxId: inbox.id, audience: { tags: [tag] }, steps: [{ delaySeconds: 0, subject: 'Hi', text: 'Hi' }],
+      settings: { perMinute: 2, window: { days: [1, 2, 3, 4, 5, 6, 7], from: '12:00', to: '18:00', timezone: 'UTC' } },
+    });
+    // 10:00 UTC of the next day: two hours before the window opens.
+    const day = new Date(clock.at);
+    clock.at = Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate() + 1, 10, 0, 0);
+    await ok('POST', `/campaigns/${c.id}/start`);
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(addresses.flatMap(mailsTo)).toHaveLength(0);
+    expect((await recipients(c.id, 'PENDING')).length).toBe(5);
+    // Into the window: two a minute.
+    advance(2 * 3600 + 5);
+    await eventually(() => addresses.flatMap(mailsTo).length === 2);
+    await ok('POST', `/campaigns/${c.id}/pause`);
+    advance(61);
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(addresses.flatMap(mailsTo)).toHaveLength(2);
+    const paused = await ok('GET', `/campaigns/${c.id}`);
+    expect(paused).toMatchObject({ status: 'PAUSED', stats: { pending: 3 } });
+    expect((await call('PATCH', `/campaigns/${c.id}`, { name: 'Limited (edited)' })).statusCode).toBe(200);
+    await ok('POST', `/campaigns/${c.id}/resume`);
+    await eventually(() => addresses.flatMap(mailsTo).length === 4);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(addresses.flatMap(mailsTo)).toHaveLength(4);
+    advance(61);
+    await campaignWhen(c.id, (x) => x.status === 'FINISHED');
+    for (const address of addresses) expect(mailsTo(address)).toHaveLength(1);
+  });
+
+  it('maxErrors failures in a row pause the campaign and tell the members why', async () => {
+    const inbox = await emailInbox();
+    const tag = unique('bounce');
+    for (let i = 0; i < 3; i++) await lead({ email: `bounce-${unique('x')}@example.org`, tags: [tag] });
+    const c = await campaign({ name: 'Bouncing', inboxId: inbox.id, audience: { tags: [tag] }, steps: [{ delaySeconds: 0, subject: 'Hi', text: 'Hi' }], settings: { maxErrors: 2, perMinute: 1000 } });
+    await ok('POST', `/campaigns/${c.id}/start`);
+    const paused = await campaignWhen(c.id, (x) => x.status === 'PAUSED');
+    expect(paused.pausedReason).toMatch(/2 sends failed in a row/);
+    expect(paused.stats.failed).toBeGreaterThanOrEqual(2);
+    const failed = await recipients(c.id, 'FAILED');
+    expect(failed[0]!.error).toMatch(/No such user/);
+    const notes = await ok<{ items: { kind: string; title: string; link: string }[] }>('GET', '/notifications?pageSize=50');
+    expect(notes.items).toContainEqual(expect.objectContaining({ kind: 'campaign.paused', link: `/campaigns/${c.id}` }));
+  });
+
+  it('test mode renders and records every message and sends nothing; a test send goes to one address and is not counted', async () => {
+    const inbox = await emailInbox();
+    const address = `${unique('dry')}@example.org`;
+    const id = await lead({ name: 'Dry', email: address });
+    const c = await campaign({ name: 'Dry run', inboxId: inbox.id, audience: { leadIds: [id] }, steps: [{ delaySeconds: 0, subject: 'S {{ lead.name }}', text: 'T {{ lead.name }}' }, { delaySeconds: 0, text: 'Again' }] });
+    const tester = `${unique('me')}@example.org`;
+    const test = await ok('POST', `/campaigns/${c.id}/test`, { to: tester });
+    expect(test.ok).toBe(true);
+    await eventually(() => mailsTo(tester).length === 1);
+    expect((await simpleParser(mailsTo(tester)[0]!.raw)).subject).toBe('[Test] S Dry');
+    await ok('POST', `/campaigns/${c.id}/start`, { testMode: true });
+    const done = await campaignWhen(c.id, (x) => x.status === 'FINISHED');
+    expect(done.testMode).toBe(true);
+    const recorded = await t.database.db.select().from(campaignSends).where(eq(campaignSends.campaignId, c.id));
+    expect(recorded.map((r) => [r.step, r.subject, r.text.split('\n')[0], r.messageId])).toEqual(expect.arrayContaining([[0, 'S Dry', 'T Dry', null], [1, null, 'Again', null]]));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(mailsTo(address)).toHaveLength(0);
+  });
+
+  it('refuses what cannot work with a clear error: changes to a running campaign (409), a window that ends before it starts, an e-mail campaign without a subject, an api inbox', async () => {
+    const inbox = await emailInbox();
+    const id = await lead({ email: `${unique('v')}@example.org` });
+    const bad = await call('POST', '/campaigns', { name: 'x', inboxId: inbox.id, audience: { leadIds: [id] }, steps: [{ delaySeconds: 0, text: 'no subject' }] });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().message).toMatch(/subject/);
+    const window = await call('POST', '/campaigns', { name: 'x', inboxId: inbox.id, audience: { leadIds: [id] }, steps: [{ delaySeconds: 0, subject: 's', text: 't' }], settings: { window: { days: [1], from: '18:00', to: '09:00', timezone: 'Europe/Paris' } } });
+    expect(window.statusCode).toBe(400);
+    const zone = await call('POST', '/campaigns', { name: 'x', inboxId: inbox.id, audience: { leadIds: [id] }, steps: [{ delaySeconds: 0, subject: 's', text: 't' }], settings: { window: { days: [1], from: '09:00', to: '18:00', timezone: 'Mars/Olympus' } } });
+    expect(zone.statusCode).toBe(400);
+    const api = await ok('POST', '/inboxes', { name: 'api', channel: 'api', config: { url: 'https://example.com/hook' } }, 201);
+    const wrong = await call('POST', '/campaigns', { name: 'x', inboxId: api.id, audience: { leadIds: [id] }, steps: [{ delaySeconds: 0, text: 't' }] });
+    expect(wrong.statusCode).toBe(422);
+    const c = await campaign({ name: 'Running', inboxId: inbox.id, audience: { leadIds: [id] }, steps: [{ delaySeconds: 86400, subject: 's', text: 't' }] });
+    await ok('POST', `/campaigns/${c.id}/start`);
+    const patch = await call('PATCH', `/campaigns/${c.id}`, { name: 'changed' });
+    expect(patch.statusCode).toBe(409);
+    expect((await call('POST', `/campaigns/${c.id}/start`)).statusCode).toBe(409);
+    expect((await call('DELETE', `/campaigns/${c.id}`)).statusCode).toBe(409);
+    const canceled = await ok('POST', `/campaigns/${c.id}/cancel`);
+    expect(canceled.status).toBe('CANCELED');
+    expect((await recipients(c.id))[0]!.status).toBe('STOPPED');
+    const finished = await eventually(async () => (await eventsOf(t, t.orgA.orgId, 'campaign.finished')).filter((e) => e.payload.campaign.id === c.id));
+    expect(finished[0]!.payload.status).toBe('CANCELED');
+  });
+
+  it('keeps organizations apart (404) and needs the campaigns scopes (403)', async () => {
+    const inbox = await emailInbox();
+    const id = await lead({ email: `${unique('iso')}@example.org` });
+    const c = await campaign({ name: 'Mine', inboxId: inbox.id, audience: { leadIds: [id] }, steps: [{ delaySeconds: 0, subject: 's', text: 't' }] });
+    for (const [method, url] of [['GET', `/campaigns/${c.id}`], ['PATCH', `/campaigns/${c.id}`], ['POST', `/campaigns/${c.id}/start`], ['GET', `/campaigns/${c.id}/recipients`], ['DELETE', `/campaigns/${c.id}`], ['GET', `/leads/${id}/consents`]] as const) {
+      const res = await call(method, url, method === 'PATCH' ? { name: 'x' } : method === 'POST' ? {} : undefined, t.orgB);
+      expect(res.statusCode, `${method} ${url}`).toBe(404);
+    }
+    const sup = await ok('POST', '/suppressions', { channel: 'email', address: `${unique('s')}@example.org` }, 201);
+    expect((await call('DELETE', `/suppressions/${sup.id}`, undefined, t.orgB)).statusCode).toBe(404);
+    const readOnly = await t.key(t.orgA.orgId, ['campaigns:read']);
+    const leadsOnly = await t.key(t.orgA.orgId, ['leads:read']);
+    expect((await t.call({ method: 'GET', url: `${base()}/campaigns`, auth: { apiKey: readOnly } })).statusCode).toBe(200);
+    expect((await t.call({ method: 'POST', url: `${base()}/campaigns/${c.id}/start`, auth: { apiKey: readOnly } })).statusCode).toBe(403);
+    expect((await t.call({ method: 'GET', url: `${base()}/campaigns`, auth: { apiKey: leadsOnly } })).statusCode).toBe(403);
+    expect((await t.call({ method: 'GET', url: `${base()}/suppressions`, auth: { apiKey: leadsOnly } })).statusCode).toBe(403);
+    expect((await t.call({ method: 'DELETE', url: `${base()}/suppressions/${sup.id}`, auth: { apiKey: readOnly } })).statusCode).toBe(403);
+  });
+});

@@ -1,0 +1,716 @@
+import { and, desc, eq, inArray, sql } from 'drizzle-orm';
+import type { Deps } from '../../platform/deps.ts';
+import { rows, type Db } from '../../platform/db.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { Config } from '../../config.ts';
+import type { Scope } from '../../platform/context.ts';
+import { createHmac } from 'node:crypto';
+import { deriveKey, safeEqual } from '../../platform/crypto.ts';
+import { AppError, badRequest, conflict, notFound, unprocessable } from '../../platform/errors.ts';
+import { derivedId, newId } from '../../platform/ids.ts';
+import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
+import { inScope } from '../../platform/tenant.ts';
+import type { EventRow, EventsService } from '../events/service.ts';
+import { leadInScope, leadsByIds, leadsMatching, type LeadRow } from '../leads/queries.ts';
+import { publicLead } from '../leads/service.ts';
+import type { NotificationsService } from '../notifications/service.ts';
+import type { OrgsService } from '../orgs/service.ts';
+import type { ConversationsService, OutboundMessage } from '../conversations/service.ts';
+import { contactAddressOfLead } from '../conversations/queries.ts';
+
+type InboxRow = NonNullable<Awaited<ReturnType<ConversationsService['inboxById']>>>;
+import { ExpressionError, resolveParams } from '../workflows/engine/expressions.ts';
+import { assertTimezone } from '../stats/range.ts';
+import {
+  campaignRecipients, campaignSends, campaigns, leadConsents, suppressions,
+  type CampaignAudience, type CampaignRow, type CampaignSettings, type CampaignStep, type RecipientRow,
+} from './tables.ts';
+import { minutesOf, nextOpening, startOfLocalDay } from './window.ts';
+
+export const CAMPAIGN_CHANNELS = ['email', 'whatsapp', 'telegram'] as const;
+export const SUPPRESSION_REASONS = ['unsubscribed', 'hard_bounce', 'complaint', 'stop_keyword', 'manual'] as const;
+export const RECIPIENT_STATUSES = ['PENDING', 'ACTIVE', 'COMPLETED', 'REPLIED', 'SKIPPED', 'FAILED', 'STOPPED'] as const;
+const EDITABLE = ['DRAFT', 'SCHEDULED', 'PAUSED'];
+const DEFAULTS: CampaignSettings = { stopOnReply: true, perMinute: 60, dailyLimit: 1000, maxErrors: 50 };
+/** Recipients one runner transaction sends to at most. */
+const BATCH = 100;
+/** Campaigns one round looks at. */
+const CAMPAIGNS_PER_ROUND = 20;
+
+export interface CampaignInput {
+  name: string;
+  projectId?: string;
+  inboxId: string;
+  audience: CampaignAudience;
+  steps: CampaignStep[];
+  settings?: Partial<CampaignSettings>;
+  scheduledAt?: string | null;
+}
+
+type Ports = {
+  events: EventsService;
+  notifications: Pick<NotificationsService, 'notify'>;
+  orgs: Pick<OrgsService, 'projectFor' | 'defaultProjectId'>;
+  conversations: ConversationsService;
+};
+
+interface Stats { total: number; sent: number; delivered: number; read: number; replied: number; failed: number; skipped: number; pending: number }
+
+const normalAddress = (channel: string, address: string) => {
+  const a = address.trim();
+  return channel === 'email' ? a.toLowerCase() : channel === 'whatsapp' ? a.replace(/[^\d+]/g, '') : a;
+};
+
+
+export function publicCampaign(row: CampaignRow, stats: Stats) {
+  return {
+    id: row.id, name: row.name, projectId: row.projectId, inboxId: row.inboxId, channel: row.channel, status: row.status,
+    audience: row.audience, steps: row.steps, settings: row.settings, scheduledAt: row.scheduledAt, testMode: row.testMode,
+    total: row.total, stats, pausedReason: row.pausedReason, startedAt: row.startedAt, finishedAt: row.finishedAt,
+    createdAt: row.createdAt, updatedAt: row.updatedAt,
+  };
+}
+
+export function publicRecipient(row: RecipientRow) {
+  return {
+    id: row.id, leadId: row.leadId, address: row.address, status: row.status, ...(row.skipReason ? { skipReason: row.skipReason } : {}),
+    currentStep: row.step, nextSendAt: row.nextSendAt, sentAt: row.sentAt, deliveredAt: row.deliveredAt, readAt: row.readAt,
+    repliedAt: row.repliedAt, ...(row.error ? { error: row.error } : {}),
+  };
+}
+
+/**
+ * Campaigns (CONTRACT §9): audiences resolved once at start, steps sent through the conversations
+ * module's inboxes by a runner that claims due recipients with SKIP LOCKED under the campaign's row
+ * lock (so limits hold across instances), and records each (recipient, step) in campaign_sends in
+ * the transaction that queues its message: a step never goes out twice. Suppressions and consent
+ * are checked at every send; replies, receipts and failures come back through the events and the
+ * conversations module's outbound watcher.
+ */
+export class CampaignsService {
+  private readonly db: Db;
+  private readonly clock: Clock;
+  private readonly config: Config;
+  private readonly ports: Ports;
+  private readonly unsubscribeKey: Buffer;
+
+  constructor(deps: Deps, ports: Ports) {
+    this.db = deps.db;
+    this.clock = deps.clock;
+    this.config = deps.config;
+    this.ports = ports;
+    this.unsubscribeKey = deriveKey(deps.config.appSecret, 'unsubscribe');
+    ports.conversations.unsubscribeUrl = (orgId, channel, address) => this.unsubscribeUrl(orgId, channel, address);
+    ports.conversations.watchOutbound((tx, row) => this.onOutbound(tx, row));
+  }
+
+  // ------------------------------------------------------------------ unsubscribe
+
+  /** The token of one address: (organization, channel, address) and their HMAC; nothing else is needed to honour it. */
+  unsubscribeToken(orgId: string, channel: string, address: string): string {
+    const payload = Buffer.from([orgId, channel, normalAddress(channel, address)].join('\n')).toString('base64url');
+    return `${payload}.${this.mac(payload)}`;
+  }
+
+  unsubscribeUrl(orgId: string, channel: string, address: string): string {
+    return `${this.config.publicUrl}/api/v1/unsubscribe/${this.unsubscribeToken(orgId, channel, address)}`;
+  }
+
+  /** What a token names, or null when it is not one of ours (fails closed). */
+  readToken(token: string): { orgId: string; channel: string; address: string } | null {
+    const [payload, mac] = token.split('.');
+    if (!payload || !mac || token.length > 2000) return null;
+    if (!safeEqual(this.mac(payload), mac)) return null;
+    const [orgId, channel, address, extra] = Buffer.from(payload, 'base64url').toString('utf8').split('\n');
+    return orgId && channel && address && extra === undefined ? { orgId, channel, address } : null;
+  }
+
+  /** 128 bits of the HMAC-SHA256 of a token's payload, base64url. */
+  private mac(payload: string): string {
+    return createHmac('sha256', this.unsubscribeKey).update(payload).digest().subarray(0, 16).toString('base64url');
+  }
+
+  /** One-click unsubscribe: the address is suppressed (reason `unsubscribed`); doing it twice changes nothing. */
+  async unsubscribe(token: string): Promise<{ channel: string; address: string } | null> {
+    const who = this.readToken(token);
+    if (!who) return null;
+    await this.db.insert(suppressions).values({ id: newId('suppression'), orgId: who.orgId, channel: who.channel, address: who.address, reason: 'unsubscribed' })
+      .onConflictDoNothing();
+    return { channel: who.channel, address: who.address };
+  }
+
+  // ------------------------------------------------------------------ suppressions and consents
+
+  async listSuppressions(scope: Scope, query: ListQuery & { channel?: string; q?: string }) {
+    const page = pageOf(query);
+    const q = query.q?.trim().toLowerCase();
+    const where = and(eq(suppressions.orgId, scope.orgId), query.channel ? eq(suppressions.channel, query.channel) : undefined,
+      q ? sql`${suppressions.address} like ${`%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`}` : undefined);
+    const [items, [count]] = await Promise.all([
+      this.db.select().from(suppressions).where(where).orderBy(desc(suppressions.createdAt), desc(suppressions.id)).limit(page.limit).offset(page.offset),
+      this.db.select({ n: sql<number>`count(*)::int` }).from(suppressions).where(where),
+    ]);
+    return envelope(items.map(publicSuppression), count?.n ?? 0, page);
+  }
+
+  async addSuppression(scope: Scope, input: { channel: string; address: string; reason?: string }) {
+    const address = normalAddress(input.channel, input.address);
+    if (!address) throw badRequest('address is empty', [{ field: 'body.address', message: 'must not be empty' }]);
+    const [row] = await this.db.insert(suppressions).values({ id: newId('suppression'), orgId: scope.orgId, channel: input.channel, address, reason: input.reason ?? 'manual' })
+      .onConflictDoUpdate({ target: [suppressions.orgId, suppressions.channel, suppressions.address], set: { reason: input.reason ?? 'manual' } }).returning();
+    return publicSuppression(row!);
+  }
+
+  async deleteSuppression(scope: Scope, id: string): Promise<void> {
+    const gone = await this.db.delete(suppressions).where(and(eq(suppressions.orgId, scope.orgId), eq(suppressions.id, id))).returning({ id: suppressions.id });
+    if (!gone.length) throw notFound('Suppression');
+  }
+
+  private async leadOf(scope: Scope, leadId: string): Promise<LeadRow> {
+    const lead = await leadInScope(this.db, scope, leadId);
+    if (!lead) throw notFound('Lead');
+    return lead;
+  }
+
+  async listConsents(scope: Scope, leadId: string) {
+    await this.leadOf(scope, leadId);
+    const items = await this.db.select().from(leadConsents).where(and(eq(leadConsents.orgId, scope.orgId), eq(leadConsents.leadId, leadId)))
+      .orderBy(desc(leadConsents.createdAt), desc(leadConsents.id)).limit(500);
+    return { items: items.map(publicConsent) };
+  }
+
+  async addConsent(scope: Scope, leadId: string, input: { channel: string; status: string; source?: string; text?: string }) {
+    await this.leadOf(scope, leadId);
+    const [row] = await this.db.insert(leadConsents).values({
+      id: newId('consent'), orgId: scope.orgId, leadId, channel: input.channel, status: input.status, source: input.source ?? null, text: input.text ?? null, createdAt: this.clock.now(),
+    }).returning();
+    return publicConsent(row!);
+  }
+
+  // ------------------------------------------------------------------ campaigns
+
+  private async settingsOf(input: Partial<CampaignSettings> | undefined, base: CampaignSettings): Promise<CampaignSettings> {
+    const settings: CampaignSettings = { ...base, ...(input ?? {}) };
+    if (input && 'window' in input && input.window === undefined) delete settings.window;
+    const w = settings.window;
+    if (w) {
+      const from = minutesOf(w.from);
+      const to = minutesOf(w.to);
+      if (from === null || to === null) throw badRequest('settings.window.from and to are times of day, HH:MM', [{ field: 'body.settings.window', message: 'from and to must be HH:MM' }]);
+      if (to <= from) throw badRequest('settings.window.to must be after from (a window within one day)', [{ field: 'body.settings.window.to', message: 'must be after from' }]);
+      if (!w.days.length) throw badRequest('settings.window.days names at least one day', [{ field: 'body.settings.window.days', message: 'must name at least one day (1 Monday … 7 Sunday)' }]);
+      settings.window = { ...w, days: [...new Set(w.days)].sort(), timezone: assertTimezone(w.timezone, 'body.settings.window.timezone') };
+    }
+    return settings;
+  }
+
+  private checkSteps(steps: CampaignStep[], channel: string): void {
+    steps.forEach((step, i) => {
+      if (channel === 'email' && i === 0 && !step.subject?.trim()) throw badRequest('The first step of an e-mail campaign needs a subject', [{ field: 'body.steps.0.subject', message: 'is required for e-mail' }]);
+    });
+  }
+
+  private async inboxFor(scope: Scope, inboxId: string) {
+    const inbox = await this.ports.conversations.inboxRow(scope, inboxId).catch(() => null);
+    if (!inbox) throw badRequest(`Inbox ${inboxId} not found`, [{ field: 'body.inboxId', message: 'must be an inbox of this organization' }]);
+    if (!(CAMPAIGN_CHANNELS as readonly string[]).includes(inbox.channel)) {
+      throw unprocessable('CHANNEL_NOT_SUPPORTED', `Campaigns send through email, whatsapp or telegram inboxes; this one is ${inbox.channel}`, [{ field: 'body.inboxId', message: `a ${inbox.channel} inbox cannot send campaigns` }]);
+    }
+    return inbox;
+  }
+
+  private scheduledAtOf(value: string | null | undefined): Date | null {
+    if (value === undefined || value === null) return null;
+    const at = new Date(value);
+    if (Number.isNaN(at.getTime())) throw badRequest('scheduledAt is not a date-time', [{ field: 'body.scheduledAt', message: 'must be an ISO 8601 date-time' }]);
+    return at;
+  }
+
+  async create(scope: Scope, input: CampaignInput) {
+    const inbox = await this.inboxFor(scope, input.inboxId);
+    const projectId = (await this.ports.orgs.projectFor(scope, input.projectId)) ?? inbox.projectId;
+    if (projectId !== inbox.projectId) throw badRequest('The inbox belongs to another project', [{ field: 'body.inboxId', message: 'must be an inbox of the campaign\'s project' }]);
+    this.checkSteps(input.steps, inbox.channel);
+    const settings = await this.settingsOf(input.settings, DEFAULTS);
+    const now = this.clock.now();
+    const [row] = await this.db.insert(campaigns).values({
+      id: newId('campaign', now.getTime()), orgId: scope.orgId, projectId, name: input.name, inboxId: inbox.id, channel: inbox.channel,
+      audience: input.audience, steps: input.steps, settings, status: 'DRAFT', scheduledAt: this.scheduledAtOf(input.scheduledAt), createdAt: now, updatedAt: now,
+    }).returning();
+    return publicCampaign(row!, emptyStats(0));
+  }
+
+  private async row(scope: Scope, id: string, tx: Db = this.db, lock = false): Promise<CampaignRow> {
+    const query = tx.select().from(campaigns).where(inScope(scope, campaigns, eq(campaigns.id, id)));
+    const [row] = lock ? await query.for('update') : await query;
+    if (!row) throw notFound('Campaign');
+    return row;
+  }
+
+  async get(scope: Scope, id: string) {
+    const row = await this.row(scope, id);
+    return publicCampaign(row, (await this.statsOf([row])).get(row.id)!);
+  }
+
+  async list(scope: Scope, query: ListQuery & { status?: string }) {
+    const page = pageOf(query);
+    const where = inScope(scope, campaigns, query.status ? eq(campaigns.status, query.status) : undefined);
+    const [items, [count]] = await Promise.all([
+      this.db.select().from(campaigns).where(where).orderBy(desc(campaigns.createdAt), desc(campaigns.id)).limit(page.limit).offset(page.offset),
+      this.db.select({ n: sql<number>`count(*)::int` }).from(campaigns).where(where),
+    ]);
+    const stats = await this.statsOf(items);
+    return envelope(items.map((r) => publicCampaign(r, stats.get(r.id)!)), count?.n ?? 0, page);
+  }
+
+  async update(scope: Scope, id: string, patch: Partial<CampaignInput>) {
+    // Read before the transaction: the embedded store has one connection, which the transaction holds.
+    const inbox = patch.inboxId ? await this.inboxFor(scope, patch.inboxId) : null;
+    return this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      const row = await this.row(scope, id, tx, true);
+      if (!EDITABLE.includes(row.status)) throw conflict(`A ${row.status} campaign cannot be changed; only DRAFT, SCHEDULED and PAUSED ones can`);
+      if (patch.audience && row.startedAt) throw conflict('The audience was resolved when the campaign started; it cannot change now');
+      if (patch.inboxId && patch.inboxId !== row.inboxId && row.startedAt) throw conflict('A started campaign keeps its inbox');
+      if (inbox && inbox.projectId !== row.projectId) throw badRequest('The inbox belongs to another project', [{ field: 'body.inboxId', message: 'must be an inbox of the campaign\'s project' }]);
+      const steps = patch.steps ?? row.steps;
+      if (row.startedAt && patch.steps && patch.steps.length < row.steps.length) {
+        const [sent] = await tx.select({ n: sql<number>`coalesce(max(${campaignRecipients.step}), 0)::int` }).from(campaignRecipients).where(eq(campaignRecipients.campaignId, row.id));
+        if ((sent?.n ?? 0) > patch.steps.length) throw conflict('Some recipients are past the steps this change would remove');
+      }
+      this.checkSteps(steps, inbox?.channel ?? row.channel);
+      const set: Partial<CampaignRow> = { updatedAt: this.clock.now() };
+      if (patch.name !== undefined) set.name = patch.name;
+      if (inbox) Object.assign(set, { inboxId: inbox.id, channel: inbox.channel });
+      if (patch.audience) set.audience = patch.audience;
+      if (patch.steps) set.steps = patch.steps;
+      if (patch.settings) set.settings = await this.settingsOf(patch.settings, row.settings);
+      if (patch.scheduledAt !== undefined) set.scheduledAt = this.scheduledAtOf(patch.scheduledAt);
+      const [updated] = await tx.update(campaigns).set(set).where(eq(campaigns.id, row.id)).returning();
+      return publicCampaign(updated!, (await this.statsOf([updated!], tx)).get(row.id)!);
+    });
+  }
+
+  async delete(scope: Scope, id: string): Promise<void> {
+    const row = await this.row(scope, id);
+    if (row.status === 'RUNNING') throw conflict('A running campaign cannot be deleted: pause or cancel it first');
+    await this.db.delete(campaigns).where(eq(campaigns.id, row.id));
+  }
+
+  /** Start (CONTRACT §9): SCHEDULED when scheduledAt is still ahead, else RUNNING with the audience resolved now. */
+  async start(scope: Scope, id: string, options: { testMode?: boolean } = {}) {
+    await this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      const row = await this.row(scope, id, tx, true);
+      if (row.status !== 'DRAFT') throw conflict(`Only a DRAFT campaign can be started; this one is ${row.status}${row.status === 'PAUSED' ? ' (resume it)' : ''}`);
+      const now = this.clock.now();
+      await tx.update(campaigns).set({ testMode: options.testMode === true, updatedAt: now }).where(eq(campaigns.id, row.id));
+      if (row.scheduledAt && row.scheduledAt > now) {
+        await tx.update(campaigns).set({ status: 'SCHEDULED' }).where(eq(campaigns.id, row.id));
+        return;
+      }
+      await this.begin(tx, { ...row, testMode: options.testMode === true }, now);
+    });
+    this.ports.events.wakeLocal();
+    return this.get(scope, id);
+  }
+
+  async pause(scope: Scope, id: string) {
+    return this.move(scope, id, ['RUNNING', 'SCHEDULED'], 'PAUSED', { pausedReason: 'paused by a person' });
+  }
+
+  async resume(scope: Scope, id: string) {
+    await this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      const row = await this.row(scope, id, tx, true);
+      if (row.status !== 'PAUSED') throw conflict(`Only a PAUSED campaign can be resumed; this one is ${row.status}`);
+      const now = this.clock.now();
+      await tx.update(campaigns).set({ pausedReason: null, errorsInRow: 0, updatedAt: now }).where(eq(campaigns.id, row.id));
+      if (!row.startedAt && row.scheduledAt && row.scheduledAt > now) await tx.update(campaigns).set({ status: 'SCHEDULED' }).where(eq(campaigns.id, row.id));
+      else if (!row.startedAt) await this.begin(tx, row, now);
+      else await tx.update(campaigns).set({ status: 'RUNNING' }).where(eq(campaigns.id, row.id));
+    });
+    return this.get(scope, id);
+  }
+
+  async cancel(scope: Scope, id: string) {
+    await this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      const row = await this.row(scope, id, tx, true);
+      if (!['DRAFT', 'SCHEDULED', 'RUNNING', 'PAUSED'].includes(row.status)) throw conflict(`A ${row.status} campaign cannot be canceled`);
+      const now = this.clock.now();
+      await tx.update(campaignRecipients).set({ status: 'STOPPED', nextSendAt: null })
+        .where(and(eq(campaignRecipients.campaignId, row.id), inArray(campaignRecipients.status, ['PENDING', 'ACTIVE'])));
+      const [canceled] = await tx.update(campaigns).set({ status: 'CANCELED', finishedAt: now, updatedAt: now }).where(eq(campaigns.id, row.id)).returning();
+      if (row.startedAt) await this.finishedEvent(tx, canceled!);
+    });
+    return this.get(scope, id);
+  }
+
+  private async move(scope: Scope, id: string, from: string[], to: string, set: Partial<CampaignRow> = {}) {
+    await this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      const row = await this.row(scope, id, tx, true);
+      if (!from.includes(row.status)) throw conflict(`A ${row.status} campaign cannot be moved to ${to}`);
+      await tx.update(campaigns).set({ ...set, status: to, updatedAt: this.clock.now() }).where(eq(campaigns.id, row.id));
+    });
+    return this.get(scope, id);
+  }
+
+  /**
+   * The first move into RUNNING: the audience resolved into recipients in one statement (each
+   * skipped one with its reason), `total` fixed, `campaign.started` written.
+   */
+  private async begin(tx: Db, row: CampaignRow, now: Date): Promise<void> {
+    const total = await this.resolveAudience(tx, row, now);
+    const [started] = await tx.update(campaigns).set({ status: 'RUNNING', total, startedAt: now, updatedAt: now }).where(eq(campaigns.id, row.id)).returning();
+    await this.ports.events.record(tx, {
+      orgId: row.orgId, projectId: row.projectId, type: 'campaign.started',
+      payload: { campaign: { id: row.id, name: row.name, channel: row.channel, total, testMode: started!.testMode } },
+    });
+  }
+
+  /** The audience's leads as recipients; returns how many (the campaign's `total`). */
+  private async resolveAudience(tx: Db, row: CampaignRow, now: Date): Promise<number> {
+    const a = row.audience;
+    const matching = leadsMatching(row.orgId, row.projectId, 'leadIds' in a ? { leadIds: a.leadIds } : {
+      ...(a.status ? { status: a.status.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean) } : {}),
+      ...(a.tags ? { tags: a.tags } : {}), ...(a.minScore !== undefined ? { minScore: a.minScore } : {}),
+    });
+    const address = row.channel === 'email' ? sql`l.email` : row.channel === 'whatsapp' ? sql`regexp_replace(l.phone, '[^0-9+]', '', 'g')` : contactAddressOfLead(row.inboxId, sql`l.lead_id`);
+    const firstAt = new Date(now.getTime() + (row.steps[0]?.delaySeconds ?? 0) * 1000).toISOString();
+    const result = await rows<{ n: number }>(tx, sql`
+      with audience as (
+        select l.lead_id, ${address} as address from (${matching}) l),
+      judged as (
+        select a.lead_id, a.address,
+          case
+            when a.address is null or a.address = '' then 'NO_ADDRESS'
+            when row_number() over (partition by a.address order by a.lead_id) > 1 then 'DUPLICATE_ADDRESS'
+            when exists (select 1 from ${suppressions} s where s.org_id = ${row.orgId} and s.channel = ${row.channel} and s.address = a.address)
+              or (select k.status from ${leadConsents} k where k.lead_id = a.lead_id and k.channel = ${row.channel} order by k.created_at desc, k.id desc limit 1) = 'opted_out' then 'SUPPRESSED'
+            when ${row.channel} = 'whatsapp' and coalesce((select k.status from ${leadConsents} k where k.lead_id = a.lead_id and k.channel = 'whatsapp' order by k.created_at desc, k.id desc limit 1), '') <> 'opted_in' then 'NO_OPT_IN'
+            when exists (select 1 from ${campaignRecipients} r join ${campaigns} c on c.id = r.campaign_id
+              where r.lead_id = a.lead_id and r.status in ('PENDING', 'ACTIVE') and c.id <> ${row.id} and c.status in ('RUNNING', 'PAUSED')) then 'IN_OTHER_CAMPAIGN'
+          end as skip
+        from audience a),
+      added as (
+        insert into ${campaignRecipients} (id, campaign_id, org_id, lead_id, address, status, skip_reason, step, next_send_at)
+        select 'rcp_' || substr(md5(${row.id} || j.lead_id), 1, 26), ${row.id}, ${row.orgId}, j.lead_id, j.address,
+          case when j.skip is null then 'PENDING' else 'SKIPPED' end, j.skip, 0, case when j.skip is null then ${firstAt}::timestamptz end
+        from judged j
+        on conflict (campaign_id, lead_id) do nothing
+        returning 1)
+      select count(*)::int as n from added`);
+    return result[0]?.n ?? 0;
+  }
+
+  async test(scope: Scope, id: string, input: { to: string }) {
+    const row = await this.row(scope, id);
+    const inbox = await this.inboxFor(scope, row.inboxId);
+    const step = row.steps[0]!;
+    // The first lead of the audience, if it names some, so the personalisation shows; else an empty lead.
+    const leadId = 'leadIds' in row.audience ? row.audience.leadIds[0] : undefined;
+    const lead = leadId ? await leadInScope(this.db, scope, leadId) : undefined;
+    const rendered = await this.render(row, step, lead ?? null, input.to, true);
+    const messageId = newId('message');
+    const now = this.clock.now();
+    await this.db.transaction((trx) => this.ports.conversations.queueOutreach(trx as unknown as Db, inbox, {
+      address: normalAddress(row.channel, input.to), name: null, leadId: null, subject: rendered.subject ? `[Test] ${rendered.subject}` : null, text: rendered.text,
+      template: null, authorId: row.id, messageId,
+    }, now));
+    return { ok: true, messageId };
+  }
+
+  async recipients(scope: Scope, id: string, query: ListQuery & { status?: string }) {
+    const row = await this.row(scope, id);
+    const page = pageOf(query);
+    const where = and(eq(campaignRecipients.campaignId, row.id), query.status ? eq(campaignRecipients.status, query.status) : undefined);
+    const [items, [count]] = await Promise.all([
+      this.db.select().from(campaignRecipients).where(where).orderBy(campaignRecipients.id).limit(page.limit).offset(page.offset),
+      this.db.select({ n: sql<number>`count(*)::int` }).from(campaignRecipients).where(where),
+    ]);
+    return envelope(items.map(publicRecipient), count?.n ?? 0, page);
+  }
+
+  /** Recipient counters of campaigns (CONTRACT §9): each recipient at most once per counter. */
+  private async statsOf(list: CampaignRow[], db: Db = this.db): Promise<Map<string, Stats>> {
+    const out = new Map(list.map((r) => [r.id, emptyStats(r.total)]));
+    if (!list.length) return out;
+    const counted = await db.select({
+      id: campaignRecipients.campaignId,
+      sent: sql<number>`count(*) filter (where ${campaignRecipients.sentAt} is not null)::int`,
+      delivered: sql<number>`count(*) filter (where ${campaignRecipients.deliveredAt} is not null)::int`,
+      read: sql<number>`count(*) filter (where ${campaignRecipients.readAt} is not null)::int`,
+      replied: sql<number>`count(*) filter (where ${campaignRecipients.repliedAt} is not null)::int`,
+      failed: sql<number>`count(*) filter (where ${campaignRecipients.status} = 'FAILED')::int`,
+      skipped: sql<number>`count(*) filter (where ${campaignRecipients.status} = 'SKIPPED')::int`,
+      pending: sql<number>`count(*) filter (where ${campaignRecipients.status} in ('PENDING', 'ACTIVE'))::int`,
+    }).from(campaignRecipients).where(inArray(campaignRecipients.campaignId, list.map((r) => r.id))).groupBy(campaignRecipients.campaignId);
+    for (const c of counted) out.set(c.id, { ...out.get(c.id)!, sent: c.sent, delivered: c.delivered, read: c.read, replied: c.replied, failed: c.failed, skipped: c.skipped, pending: c.pending });
+    return out;
+  }
+
+  // ------------------------------------------------------------------ the runner
+
+  /**
+   * One round: scheduled campaigns that came due start; then each running campaign with due
+   * recipients sends one batch (in its own transaction). True when there may be more to do now.
+   */
+  async round(): Promise<boolean> {
+    const now = this.clock.now();
+    const due = await this.db.select({ id: campaigns.id }).from(campaigns)
+      .where(sql`${campaigns.status} = 'SCHEDULED' and ${campaigns.scheduledAt} <= ${now.toISOString()}::timestamptz`).limit(CAMPAIGNS_PER_ROUND);
+    for (const { id } of due) {
+      await this.db.transaction(async (trx) => {
+        const tx = trx as unknown as Db;
+        const [row] = await tx.select().from(campaigns).where(and(eq(campaigns.id, id), eq(campaigns.status, 'SCHEDULED'))).for('update', { skipLocked: true });
+        if (row) await this.begin(tx, row, now);
+      });
+    }
+    const running = await this.db.select({ id: campaigns.id, inboxId: campaigns.inboxId }).from(campaigns).where(eq(campaigns.status, 'RUNNING'))
+      .orderBy(campaigns.updatedAt).limit(CAMPAIGNS_PER_ROUND);
+    let more = false;
+    for (const { id, inboxId } of running) {
+      if (await this.sendBatch(id, inboxId, now)) more = true;
+    }
+    return more;
+  }
+
+  /** How many more the campaign may send now under its per-minute and daily limits (test mode: no limits). */
+  private async allowance(tx: Db, row: CampaignRow, now: Date): Promise<number> {
+    if (row.testMode) return BATCH;
+    const dayStart = startOfLocalDay(now, row.settings.window?.timezone);
+    const minuteAgo = new Date(now.getTime() - 60_000);
+    const [counts] = await tx.select({
+      minute: sql<number>`count(*) filter (where ${campaignSends.at} > ${minuteAgo.toISOString()}::timestamptz)::int`,
+      day: sql<number>`count(*)::int`,
+    }).from(campaignSends).where(sql`${campaignSends.campaignId} = ${row.id} and ${campaignSends.at} >= ${dayStart.toISOString()}::timestamptz`);
+    return Math.max(0, Math.min(BATCH, row.settings.perMinute - (counts?.minute ?? 0), row.settings.dailyLimit - (counts?.day ?? 0)));
+  }
+
+  /** One batch of one campaign, under its row lock (another instance skips it meanwhile). True when it sent anything. */
+  private async sendBatch(id: string, inboxId: string, now: Date): Promise<boolean> {
+    // Read before the transaction: the embedded store has one connection, which the transaction holds.
+    const inbox = await this.ports.conversations.inboxById(inboxId);
+    const finished = await this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      const [row] = await tx.select().from(campaigns).where(and(eq(campaigns.id, id), eq(campaigns.status, 'RUNNING'))).for('update', { skipLocked: true });
+      if (!row) return { sent: 0 };
+      if (row.settings.window && !row.testMode && nextOpening(row.settings.window, now).getTime() > now.getTime()) return { sent: 0 };
+      const allowed = await this.allowance(tx, row, now);
+      let sent = 0;
+      if (allowed > 0) {
+        const claimed = await tx.select().from(campaignRecipients)
+          .where(sql`${campaignRecipients.campaignId} = ${row.id} and ${campaignRecipients.status} in ('PENDING', 'ACTIVE') and ${campaignRecipients.awaiting} is null
+            and ${campaignRecipients.nextSendAt} <= ${now.toISOString()}::timestamptz`)
+          .orderBy(campaignRecipients.nextSendAt, campaignRecipients.id).limit(allowed).for('update', { skipLocked: true });
+        if (claimed.length) sent = await this.sendTo(tx, row, inbox, claimed, now);
+      }
+      await this.finishIfDone(tx, row.id, now);
+      return { sent };
+    });
+    return finished.sent > 0;
+  }
+
+  private async sendTo(tx: Db, row: CampaignRow, inbox: InboxRow | undefined, claimed: RecipientRow[], now: Date): Promise<number> {
+    const byId = new Map((await leadsByIds(tx, claimed.map((r) => r.leadId))).map((l) => [l.id, l]));
+    const blocked = await this.blockedAddresses(tx, row, claimed);
+    let errorsInRow = row.errorsInRow;
+    let sent = 0;
+    for (const r of claimed) {
+      const step = row.steps[r.step];
+      const lead = byId.get(r.leadId);
+      if (!step || !lead || !inbox) {
+        await tx.update(campaignRecipients).set({ status: 'STOPPED', nextSendAt: null, error: !inbox ? 'the campaign\'s inbox was deleted' : !lead ? 'the lead was deleted' : null }).where(eq(campaignRecipients.id, r.id));
+        continue;
+      }
+      const block = blocked.get(r.id);
+      if (block) {
+        // Before the first step a recipient is skipped; later, their sequence stops.
+        await tx.update(campaignRecipients).set(r.step === 0 ? { status: 'SKIPPED', skipReason: block, nextSendAt: null } : { status: 'STOPPED', error: `no further steps: ${block.toLowerCase()}`, nextSendAt: null })
+          .where(eq(campaignRecipients.id, r.id));
+        continue;
+      }
+      let failure: string | null = null;
+      try {
+        const rendered = await this.render(row, step, lead, r.address!, false);
+        const messageId = row.testMode ? null : derivedId('message', r.id, [String(r.step)]);
+        // A savepoint: a channel's refusal (its 422) undoes this send only, not the batch.
+        await tx.transaction(async (sp) => {
+          const inner = sp as unknown as Db;
+          await inner.insert(campaignSends).values({ recipientId: r.id, step: r.step, campaignId: row.id, messageId, subject: rendered.subject, text: rendered.text, at: now });
+          if (messageId) {
+            await this.ports.conversations.queueOutreach(inner, inbox, {
+              address: r.address!, name: lead.name, leadId: lead.id, subject: rendered.subject, text: rendered.text, template: step.template ?? null, authorId: row.id, messageId,
+            }, now);
+          }
+        });
+        sent++;
+        // A real send's outcome (sent or failed) moves the recipient on (onOutbound); a test mode one is done now.
+        if (messageId) await tx.update(campaignRecipients).set({ status: 'ACTIVE', awaiting: messageId, step: r.step + 1, nextSendAt: null }).where(eq(campaignRecipients.id, r.id));
+        else await this.advance(tx, row, r, r.step + 1, now);
+      } catch (error) {
+        // A refusal with a name (the channel's 422, a personalisation that failed); anything else fails the batch, retried whole.
+        if (!(error instanceof AppError) && !(error instanceof ExpressionError)) throw error;
+        failure = error.message;
+      }
+      if (failure) {
+        errorsInRow++;
+        await tx.update(campaignRecipients).set({ status: 'FAILED', failedAt: now, error: failure.slice(0, 1000), nextSendAt: null }).where(eq(campaignRecipients.id, r.id));
+      }
+    }
+    await this.noteErrors(tx, row, errorsInRow, now);
+    return sent;
+  }
+
+  /**
+   * The claimed recipients who must not be sent to now, and why: a suppression of their address on
+   * the channel or an opt-out (SUPPRESSED), or — WhatsApp — no opt-in (NO_OPT_IN). Checked at every send.
+   */
+  private async blockedAddresses(tx: Db, row: CampaignRow, claimed: RecipientRow[]): Promise<Map<string, string>> {
+    const found = await rows<{ id: string; block: string | null }>(tx, sql`
+      select r.id, case
+        when exists (select 1 from ${suppressions} s where s.org_id = ${row.orgId} and s.channel = ${row.channel} and s.address = r.address)
+          or k.status = 'opted_out' then 'SUPPRESSED'
+        when ${row.channel} = 'whatsapp' and coalesce(k.status, '') <> 'opted_in' then 'NO_OPT_IN'
+      end as block
+      from ${campaignRecipients} r
+      left join lateral (select status from ${leadConsents} c where c.lead_id = r.lead_id and c.channel = ${row.channel} order by c.created_at desc, c.id desc limit 1) k on true
+      where r.id = any(${sql.param(claimed.map((r) => r.id))}::text[])`);
+    return new Map(found.filter((f) => f.block).map((f) => [f.id, f.block!]));
+  }
+
+  /** The step's subject and text for a lead, personalised (`{{ lead.name }}`); e-mail gets its unsubscribe link. */
+  private async render(row: CampaignRow, step: CampaignStep, lead: LeadRow | null, address: string, test: boolean): Promise<{ subject: string | null; text: string }> {
+    const item = { lead: lead ? publicLead(lead) : {} };
+    const scope = { input: item, run: { id: row.id, workflowId: '', testMode: test || row.testMode, startedAt: row.startedAt?.toISOString() ?? null }, node: () => undefined };
+    const out = await resolveParams({ subject: step.subject ?? null, text: step.text }, item as never, scope) as { subject?: string | null; text?: string };
+    let text = String(out.text ?? '');
+    if (row.channel === 'email') text += `\n\n--\nTo stop receiving these messages: ${this.unsubscribeUrl(row.orgId, row.channel, address)}`;
+    return { subject: out.subject ? String(out.subject) : null, text };
+  }
+
+  /** A recipient after a step went out: the next step's time, or done (COMPLETED, or REPLIED if they answered). */
+  private async advance(tx: Db, row: CampaignRow, r: Pick<RecipientRow, 'id' | 'repliedAt' | 'sentAt'>, nextStep: number, now: Date): Promise<void> {
+    const next = row.steps[nextStep];
+    const base = { awaiting: null, step: nextStep, sentAt: r.sentAt ?? now };
+    await tx.update(campaignRecipients).set(next
+      ? { ...base, status: 'ACTIVE', nextSendAt: new Date(now.getTime() + next.delaySeconds * 1000) }
+      : { ...base, status: r.repliedAt ? 'REPLIED' : 'COMPLETED', nextSendAt: null })
+      .where(eq(campaignRecipients.id, r.id));
+  }
+
+  /** Failures in a row: maxErrors of them pause the campaign and tell the organization why. */
+  private async noteErrors(tx: Db, row: CampaignRow, errorsInRow: number, now: Date): Promise<void> {
+    if (errorsInRow === row.errorsInRow) return;
+    const pause = errorsInRow >= row.settings.maxErrors && row.status === 'RUNNING';
+    const reason = `${errorsInRow} sends failed in a row (maxErrors ${row.settings.maxErrors})`;
+    await tx.update(campaigns).set({ errorsInRow, ...(pause ? { status: 'PAUSED', pausedReason: reason } : {}), updatedAt: now }).where(eq(campaigns.id, row.id));
+    if (pause) {
+      await this.ports.notifications.notify({
+        orgId: row.orgId, projectId: row.projectId, userId: null, kind: 'campaign.paused',
+        title: `Campaign "${row.name}" was paused`, body: `${reason}. Fix the cause (the recipients' errors say what it is) and resume it.`, link: `/campaigns/${row.id}`,
+      }, tx);
+    }
+  }
+
+  /** FINISHED once no recipient is waiting for anything; `campaign.finished` with the stats. */
+  private async finishIfDone(tx: Db, id: string, now: Date): Promise<void> {
+    const [open] = await tx.select({ id: campaignRecipients.id }).from(campaignRecipients)
+      .where(and(eq(campaignRecipients.campaignId, id), inArray(campaignRecipients.status, ['PENDING', 'ACTIVE']))).limit(1);
+    if (open) return;
+    const [done] = await tx.update(campaigns).set({ status: 'FINISHED', finishedAt: now, updatedAt: now })
+      .where(and(eq(campaigns.id, id), eq(campaigns.status, 'RUNNING'))).returning();
+    if (done) await this.finishedEvent(tx, done);
+  }
+
+  private async finishedEvent(tx: Db, row: CampaignRow): Promise<void> {
+    const stats = (await this.statsOf([row], tx)).get(row.id)!;
+    const { pending: _pending, total: _total, ...counters } = stats;
+    await this.ports.events.record(tx, {
+      orgId: row.orgId, projectId: row.projectId, type: 'campaign.finished',
+      payload: { campaign: { id: row.id, name: row.name, channel: row.channel, total: row.total }, stats: counters, status: row.status },
+    });
+  }
+
+  // ------------------------------------------------------------------ what comes back
+
+  /** An outbound campaign message changed (in its transaction): the recipient's counters and next step. */
+  private async onOutbound(tx: Db, message: OutboundMessage): Promise<void> {
+    const [found] = await tx.select({ r: campaignRecipients, c: campaigns }).from(campaignSends)
+      .innerJoin(campaignRecipients, eq(campaignRecipients.id, campaignSends.recipientId))
+      .innerJoin(campaigns, eq(campaigns.id, campaignSends.campaignId))
+      .where(eq(campaignSends.messageId, message.id)).for('update', { of: campaignRecipients });
+    if (!found) return;
+    const { r, c } = found;
+    const now = this.clock.now();
+    if (message.status === 'delivered' || message.status === 'read') {
+      await tx.update(campaignRecipients).set({ deliveredAt: r.deliveredAt ?? now, ...(message.status === 'read' ? { readAt: r.readAt ?? now } : {}) }).where(eq(campaignRecipients.id, r.id));
+      return;
+    }
+    if (r.awaiting !== message.id) {
+      // A late outcome (a receipt's failure after it was sent): counted, never moving the recipient back.
+      if (message.status === 'failed' && !r.failedAt) await tx.update(campaignRecipients).set({ failedAt: now, error: message.error }).where(eq(campaignRecipients.id, r.id));
+      return;
+    }
+    if (message.status === 'sent') {
+      if (r.status === 'ACTIVE') await this.advance(tx, c, r, r.step, now);
+      else await tx.update(campaignRecipients).set({ awaiting: null, sentAt: r.sentAt ?? now }).where(eq(campaignRecipients.id, r.id));
+      if (c.errorsInRow > 0) await tx.update(campaigns).set({ errorsInRow: 0 }).where(eq(campaigns.id, c.id));
+    } else if (message.status === 'failed') {
+      await tx.update(campaignRecipients).set({ awaiting: null, ...(r.status === 'ACTIVE' ? { status: 'FAILED' } : {}), failedAt: now, error: message.error, nextSendAt: null })
+        .where(eq(campaignRecipients.id, r.id));
+      await this.noteErrors(tx, c, c.errorsInRow + 1, now);
+    }
+    if (c.status === 'RUNNING') await this.finishIfDone(tx, c.id, now);
+  }
+
+  /**
+   * Platform events (the dispatcher's batch, in its transaction): a `lead.replied` marks the lead's
+   * recipients in campaigns on that channel — REPLIED at once with stopOnReply (no further step),
+   * else their sequence goes on and ends REPLIED. Auto-replies never produce `lead.replied`.
+   */
+  async onEvents(tx: Db, batch: EventRow[]): Promise<void> {
+    const replies = batch.filter((e) => e.type === 'lead.replied');
+    for (const e of replies) {
+      const p = e.payload as { leadId?: string; channel?: string };
+      if (!p.leadId) continue;
+      const at = e.at instanceof Date ? e.at : new Date(e.at);
+      await tx.execute(sql`
+        update ${campaignRecipients} r set replied_at = coalesce(r.replied_at, ${at.toISOString()}::timestamptz),
+          status = case when r.status in ('PENDING', 'ACTIVE') and (c.settings->>'stopOnReply')::boolean is not false then 'REPLIED'
+                        when r.status = 'COMPLETED' then 'REPLIED' else r.status end,
+          next_send_at = case when (c.settings->>'stopOnReply')::boolean is not false then null else r.next_send_at end
+        from ${campaigns} c
+        where c.id = r.campaign_id and r.org_id = ${e.orgId} and r.lead_id = ${p.leadId} and c.channel = ${p.channel ?? ''}
+          and r.status in ('PENDING', 'ACTIVE', 'COMPLETED') and r.replied_at is null and c.started_at <= ${at.toISOString()}::timestamptz`);
+      const ended = await rows<{ id: string }>(tx, sql`select distinct r.campaign_id as id from ${campaignRecipients} r join ${campaigns} c on c.id = r.campaign_id
+        where r.lead_id = ${p.leadId} and c.status = 'RUNNING'`);
+      for (const { id } of ended) await this.finishIfDone(tx, id, this.clock.now());
+    }
+  }
+
+  /** A finished campaign's figures for a report (CAMPAIGN_SUMMARY). */
+  async summary(scope: Scope, id: string) {
+    const campaign = await this.get(scope, id);
+    const [skips] = await Promise.all([
+      this.db.select({ reason: campaignRecipients.skipReason, n: sql<number>`count(*)::int` }).from(campaignRecipients)
+        .where(and(eq(campaignRecipients.campaignId, id), eq(campaignRecipients.status, 'SKIPPED'))).groupBy(campaignRecipients.skipReason),
+    ]);
+    return { campaign, skipped: Object.fromEntries(skips.map((s) => [s.reason ?? 'unknown', s.n])) };
+  }
+}
+
+function emptyStats(total: number): Stats {
+  return { total, sent: 0, delivered: 0, read: 0, replied: 0, failed: 0, skipped: 0, pending: 0 };
+}
+
+function publicSuppression(row: typeof suppressions.$inferSelect) {
+  return { id: row.id, channel: row.channel, address: row.address, reason: row.reason, createdAt: row.createdAt };
+}
+
+function publicConsent(row: typeof leadConsents.$inferSelect) {
+  return { id: row.id, leadId: row.leadId, channel: row.channel, status: row.status, source: row.source, text: row.text, createdAt: row.createdAt };
+}
+
