@@ -157,6 +157,7 @@ export async function buildApp(options: BuildOptions): Promise<App> {
   app.addHook('onClose', async () => {
     await app.workers?.stop();
     await services.mailer.close();
+    await services.conversations.closeChannels();
     await services.bus.close();
   });
   for (const schema of [ErrorBody, UserSchema, TokensSchema, OrganizationSchema]) app.addSchema(schema);

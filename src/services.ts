@@ -78,10 +78,12 @@ export function createServices(deps: Deps) {
   const streams = new SseStreams({ perCredential: deps.config.sseMaxPerCredential, perOrg: deps.config.sseMaxPerOrg });
   // Before the agents (the conversations bot's tools) and the run driver (messaging.send).
   const conversations = new ConversationsService(deps, { bus, orgStream, events, leads, notifications, orgs });
+  const campaigns = new CampaignsService(deps, { events, notifications, orgs, conversations });
+  dispatcher.subscribe('campaigns', (tx, batch) => campaigns.onEvents(tx, batch));
   const reports = new ReportsService(deps, events, notifications, { leads, content, workflows });
   const agents = new AgentsService(deps, {
     bus, orgStream, events, orgs, usage, budgets,
-    tools: { clock: deps.clock, config: deps.config, leads, usage, budgets, reports, content, approvals, conversations },
+    tools: { clock: deps.clock, config: deps.config, leads, usage, budgets, reports, content, approvals, conversations, campaigns },
   });
   // The one cycle left: agents write reports, and a report's run_agent recommendation starts agents.
   reports.setAgents(agents);
@@ -90,14 +92,12 @@ export function createServices(deps: Deps) {
     nodes: {
       clock: deps.clock,
       outbound: { appSecret: deps.config.appSecret, allowPrivate: deps.config.webhookAllowPrivate, timeoutMs: deps.config.webhookTimeoutMs },
-      leads, content, agents, conversations,
+      leads, content, agents, conversations, campaigns,
     },
   }, { concurrency: deps.config.workflowConcurrency, leaseMs: deps.config.workflowLeaseMs });
   const conversationBot = new ConversationBot(deps, { bus, events, agents, conversations });
   dispatcher.subscribe('conversation-bot', (tx, batch) => conversationBot.onEvents(tx, batch));
   const outboundSender = new OutboundSender(deps, conversations, events);
-  const campaigns = new CampaignsService(deps, { events, notifications, orgs, conversations });
-  dispatcher.subscribe('campaigns', (tx, batch) => campaigns.onEvents(tx, batch));
   return { ...deps, campaigns, bus, orgStream, orgs, mailer, invitations, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams, integrations, media, content, publisher, stats, approvals, workflowRuns, schedules, scheduler, workflows, runDriver, usage, budgets, reports, agents, conversations, outboundSender, conversationBot };
 }
 

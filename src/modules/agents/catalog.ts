@@ -46,14 +46,16 @@ export const AGENT_TYPES: Record<string, AgentTypeDef> = {
   },
   REPORT_WRITER: {
     type: 'REPORT_WRITER',
-    description: 'Writes a WEEKLY_DIGEST report: pipeline figures, qualified leads to follow up, AI usage and budget.',
+    description: 'Writes a WEEKLY_DIGEST report: pipeline figures, qualified leads to follow up, AI usage and budget (input.reportType CHATBOT_INSIGHTS or CAMPAIGN_SUMMARY with input.campaignId: that report instead).',
     instructions: 'You write the weekly digest for the team. Gather lead_stats, the qualified leads (search_leads status QUALIFIED) and usage_summary for input.days (default 7), '
       + 'then write a concise digest with the key numbers and concrete follow-ups. '
       + 'When input.reportType is CHATBOT_INSIGHTS, write that report instead, as the CHATBOT_ANALYST type does: from conversation_stats for input.days (default 30), '
-      + 'the bot\'s resolution rate, the handoff reasons, the FAQ questions to add and concrete follow-ups. ' + COMMON,
-    tools: ['lead_stats', 'search_leads', 'usage_summary', 'conversation_stats'],
+      + 'the bot\'s resolution rate, the handoff reasons, the FAQ questions to add and concrete follow-ups. '
+      + 'When input.reportType is CAMPAIGN_SUMMARY, write that report instead from campaign_stats for input.campaignId: what was sent, delivered, read and answered, '
+      + 'why recipients were skipped or failed, and follow-ups for the leads who replied and those who did not. ' + COMMON,
+    tools: ['lead_stats', 'search_leads', 'usage_summary', 'conversation_stats', 'campaign_stats'],
     reportType: 'WEEKLY_DIGEST',
-    alsoWrites: ['CHATBOT_INSIGHTS'],
+    alsoWrites: ['CHATBOT_INSIGHTS', 'CAMPAIGN_SUMMARY'],
   },
   CONTENT_WRITER: {
     type: 'CONTENT_WRITER',

@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { simpleParser } from 'mailparser';
 import { buildTestApp, type OrgFixture, type TestApp } from '../../../test/harness.ts';
+import { createHmac } from 'node:crypto';
 import { SmtpStandIn } from '../../../test/smtp.ts';
+import { Receiver } from '../../../test/receiver.ts';
 import { eventsOf, eventually } from '../../../test/helpers.ts';
 import { campaignSends } from './tables.ts';
 
@@ -12,16 +14,25 @@ import { campaignSends } from './tables.ts';
  */
 let t: TestApp;
 let smtp: SmtpStandIn;
+/** The WhatsApp Cloud API (Graph) stand-in: accepts every message with a new wamid. */
+let graph: Receiver;
+let wamids = 0;
 const clock = { at: Date.parse('2026-11-23T10:00:00Z'), now() { return new Date(this.at); } };
 const advance = (seconds: number) => { clock.at += seconds * 1000; };
 
 beforeAll(async () => {
   smtp = await new SmtpStandIn({ rejectRecipient: (address) => (address.startsWith('bounce') ? '5.1.1 No such user here' : null) }).start();
-  t = await buildTestApp({ clock, env: { SMTP_URL: smtp.url, WEBHOOK_RETRY_DELAYS_S: '0,0', PUBLIC_URL: 'https://svc.example.com' } });
+  graph = await new Receiver().start();
+  graph.behaviour = (req) => {
+    const to = (req.json as { to?: string } | undefined)?.to ?? '';
+    return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messaging_product: 'whatsapp', contacts: [{ input: to, wa_id: to }], messages: [{ id: `wamid.C${++wamids}` }] }) };
+  };
+  t = await buildTestApp({ clock, env: { SMTP_URL: smtp.url, WHATSAPP_API_BASE_URL: graph.url('/v21.0'), WEBHOOK_RETRY_DELAYS_S: '0,0', PUBLIC_URL: 'https://svc.example.com' } });
 });
 afterAll(async () => {
   await t?.close();
   await smtp?.close();
+  await graph?.stop();
 });
 
 const base = (org: OrgFixture = t.orgA) => `/api/v1/orgs/${org.orgId}`;
@@ -303,6 +314,94 @@ describe('campaigns', () => {
     expect((await recipients(c.id))[0]!.status).toBe('STOPPED');
     const finished = await eventually(async () => (await eventsOf(t, t.orgA.orgId, 'campaign.finished')).filter((e) => e.payload.campaign.id === c.id));
     expect(finished[0]!.payload.status).toBe('CANCELED');
+  });
+
+  it('a workflow\'s campaigns.start starts a DRAFT campaign once; the REPORT_WRITER writes a CAMPAIGN_SUMMARY whose recommendation applies', async () => {
+    const inbox = await emailInbox();
+    const fan = `${unique('fan')}@example.org`;
+    const quiet = `${unique('quiet')}@example.org`;
+    const fanId = await lead({ name: 'Fan', email: fan });
+    const quietId = await lead({ name: 'Quiet', email: quiet });
+    const c = await campaign({ name: 'From a workflow', inboxId: inbox.id, audience: { leadIds: [fanId, quietId] }, steps: [{ delaySeconds: 0, subject: 'News', text: 'News for you' }] });
+    const wf = await ok('POST', '/workflows', {
+      name: unique('wf'), nodes: [{ id: 'start', type: 'trigger.manual' }, { id: 'go', type: 'campaigns.start', params: { campaignId: c.id } }], edges: [{ from: 'start', to: 'go' }],
+    }, 201);
+    const runOf = async () => {
+      const run = await ok('POST', `/workflows/${wf.id}/run`, {}, 201);
+      return eventually(async () => {
+        const r = await ok('GET', `/runs/${run.id}`);
+        return ['SUCCEEDED', 'FAILED'].includes(r.status) ? r : undefined;
+      });
+    };
+    const first = await runOf();
+    expect(first.status, JSON.stringify(first.error)).toBe('SUCCEEDED');
+    expect(first.steps.find((step: { nodeId: string }) => step.nodeId === 'go').items[0]).toMatchObject({ campaignId: c.id, status: 'RUNNING', total: 2, alreadyStarted: false });
+    const second = await runOf();
+    expect(second.steps.find((step: { nodeId: string }) => step.nodeId === 'go').items[0]).toMatchObject({ campaignId: c.id, alreadyStarted: true });
+    expect((await eventsOf(t, t.orgA.orgId, 'campaign.started')).filter((e) => e.payload.campaign.id === c.id)).toHaveLength(1);
+
+    await eventually(() => mailsTo(fan).length === 1 && mailsTo(quiet).length === 1);
+    await campaignWhen(c.id, (x) => x.stats.sent === 2);
+    advance(60);
+    const sentId = (await simpleParser(mailsTo(fan)[0]!.raw)).messageId!;
+    const raw = [`From: ${fan}`, `To: ${inbox.config.address}`, 'Subject: Re: News', `Message-ID: <${unique('r')}@example.org>`, `In-Reply-To: ${sentId}`, 'MIME-Version: 1.0', 'Content-Type: text/plain', '', 'Tell me more'].join('\r\n');
+    expect((await t.call({ method: 'POST', url: `/api/v1/hooks/email/${inbox.id}?token=${encodeURIComponent(inbox.secrets.token)}`, headers: { 'content-type': 'message/rfc822' }, payload: raw })).statusCode).toBeLessThan(300);
+    await campaignWhen(c.id, (x) => x.status === 'FINISHED' && x.stats.replied === 1);
+
+    const writer = await ok('POST', '/agents/run', { type: 'REPORT_WRITER', task: 'Summarise the campaign', input: { reportType: 'CAMPAIGN_SUMMARY', campaignId: c.id } }, 202);
+    const done = await eventually(async () => {
+      const r = await ok('GET', `/agent-runs/${writer.id}`);
+      return ['succeeded', 'failed', 'canceled'].includes(r.status) ? r : undefined;
+    });
+    expect(done.status, done.error).toBe('succeeded');
+    const report = await ok('GET', `/reports/${done.reportId}`);
+    expect(report).toMatchObject({ type: 'CAMPAIGN_SUMMARY', metrics: { total: 2, sent: 2, replied: 1, campaignId: c.id } });
+    const engage = report.recommendations.find((r: { action: { type: string } }) => r.action.type === 'set_lead_status');
+    expect(engage.action.params).toEqual({ leadIds: [fanId], status: 'ENGAGED' });
+    await ok('POST', `/reports/${report.id}/apply-recommendation`, { index: engage.index });
+    expect((await ok('GET', `/leads/${fanId}`)).status).toBe('ENGAGED');
+  });
+
+  it('WhatsApp: only leads with a recorded opt-in receive the step (a template); receipts move delivered and read forward only', async () => {
+    const appSecret = `secret-${unique('wa')}`;
+    const phoneNumberId = String(200000000000000 + counter++);
+    const inbox = await ok('POST', '/inboxes', { name: unique('wa'), channel: 'whatsapp', config: { phoneNumberId }, credentials: { accessToken: `EAAG${unique('t')}`, appSecret } }, 201);
+    const tag = unique('wa');
+    const phone = (n: number) => `+1415555${String(1000 + counter * 10 + n).slice(-4)}`;
+    const yes = await lead({ name: 'Yes', phone: phone(1), tags: [tag] });
+    const no = await lead({ name: 'No', phone: phone(2), tags: [tag] });
+    await ok('POST', `/leads/${yes}/consents`, { channel: 'whatsapp', status: 'opted_in', source: 'checkout form', text: 'Send me order news on WhatsApp' }, 201);
+    const consents = await ok<{ items: { status: string; source: string }[] }>('GET', `/leads/${yes}/consents`);
+    expect(consents.items[0]).toMatchObject({ status: 'opted_in', source: 'checkout form' });
+    const c = await campaign({
+      name: 'WhatsApp news', inboxId: inbox.id, audience: { tags: [tag] },
+      steps: [{ delaySeconds: 0, text: 'Order news for {{ lead.name }}', template: { name: 'order_news', language: 'en_US' } }],
+    });
+    await ok('POST', `/campaigns/${c.id}/start`);
+    const skipped = await recipients(c.id, 'SKIPPED');
+    expect(skipped.map((r) => [r.leadId, r.skipReason])).toEqual([[no, 'NO_OPT_IN']]);
+    const sent = await eventually(() => graph.received.find((r) => (r.json as { to?: string }).to === phone(1).replace('+', '') || (r.json as { to?: string }).to === phone(1)));
+    expect((sent.json as { type: string; template: { name: string } })).toMatchObject({ type: 'template', template: { name: 'order_news' } });
+    await campaignWhen(c.id, (x) => x.stats.sent === 1);
+    // The provider's id of the message, as the campaign's message in the lead's conversation carries it.
+    const [thread] = (await ok<{ items: { id: string }[] }>('GET', `/conversations?inboxId=${inbox.id}`)).items;
+    const wamid = (await ok<{ items: { direction: string; externalId?: string }[] }>('GET', `/conversations/${thread!.id}/messages`)).items.find((m) => m.direction === 'out')!.externalId!;
+    expect(wamid).toMatch(/^wamid\./);
+    const hook = async (status: string) => {
+      const raw = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: 'WABA', changes: [{ field: 'messages', value: {
+        messaging_product: 'whatsapp', metadata: { display_phone_number: '15550001111', phone_number_id: phoneNumberId },
+        statuses: [{ id: wamid, status, timestamp: String(Math.floor(clock.at / 1000)), recipient_id: phone(1).replace('+', '') }],
+      } }] }] });
+      const res = await t.call({ method: 'POST', url: `/api/v1/hooks/whatsapp/${inbox.id}`, headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${createHmac('sha256', appSecret).update(raw).digest('hex')}` }, payload: raw });
+      expect(res.statusCode, res.body).toBe(200);
+    };
+    await hook('read');
+    await hook('delivered');
+    const done = await campaignWhen(c.id, (x) => x.status === 'FINISHED');
+    expect(done.stats).toMatchObject({ total: 2, sent: 1, delivered: 1, read: 1, skipped: 1, failed: 0 });
+    const [recipient] = await recipients(c.id, 'COMPLETED');
+    expect(recipient).toMatchObject({ leadId: yes });
+    expect(recipient!.readAt).not.toBeNull();
   });
 
   it('keeps organizations apart (404) and needs the campaigns scopes (403)', async () => {

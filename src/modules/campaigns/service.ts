@@ -691,14 +691,21 @@ export class CampaignsService {
     }
   }
 
-  /** A finished campaign's figures for a report (CAMPAIGN_SUMMARY). */
+  /** A campaign's figures for a report (CAMPAIGN_SUMMARY): the record, the skip reasons, who replied and who was sent everything without replying. */
   async summary(scope: Scope, id: string) {
     const campaign = await this.get(scope, id);
-    const [skips] = await Promise.all([
+    const leadsWhere = (condition: ReturnType<typeof sql>) => this.db.select({ id: campaignRecipients.leadId }).from(campaignRecipients)
+      .where(and(eq(campaignRecipients.campaignId, id), condition)).orderBy(campaignRecipients.id).limit(1000);
+    const [skips, replied, unanswered] = await Promise.all([
       this.db.select({ reason: campaignRecipients.skipReason, n: sql<number>`count(*)::int` }).from(campaignRecipients)
         .where(and(eq(campaignRecipients.campaignId, id), eq(campaignRecipients.status, 'SKIPPED'))).groupBy(campaignRecipients.skipReason),
+      leadsWhere(sql`${campaignRecipients.repliedAt} is not null`),
+      leadsWhere(sql`${campaignRecipients.status} = 'COMPLETED' and ${campaignRecipients.repliedAt} is null`),
     ]);
-    return { campaign, skipped: Object.fromEntries(skips.map((s) => [s.reason ?? 'unknown', s.n])) };
+    return {
+      campaign, skipped: Object.fromEntries(skips.map((s) => [s.reason ?? 'unknown', s.n])),
+      repliedLeadIds: replied.map((r) => r.id), unansweredLeadIds: unanswered.map((r) => r.id),
+    };
   }
 }
 

@@ -92,6 +92,8 @@ export interface ChannelAdapter {
    * Best effort: a failure never keeps an inbox alive.
    */
   retire?(credentials: Record<string, string> | null, replacement?: Record<string, string>): Promise<void>;
+  /** Lets go of what the channel holds open (a pool of connections to the relay), at shutdown. */
+  close?(): Promise<void>;
 }
 
 /**

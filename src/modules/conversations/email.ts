@@ -188,8 +188,15 @@ export class EmailChannel implements ChannelAdapter {
     this.mailerInstance ??= new Mailer({
       url: this.env.smtpUrl, from: 'conversations@localhost', log: pino({ enabled: false }),
       timeoutMs: Math.max(this.env.timeoutMs, 15_000),
+      // The outbound loop sends a batch at once (a campaign's step): a few connections, reused.
+      pool: 5,
     });
     return this.mailerInstance;
+  }
+
+  async close(): Promise<void> {
+    await this.mailerInstance?.close();
+    this.mailerInstance = null;
   }
 
   async prepare(config: Record<string, unknown>, previous: Record<string, unknown> | null): Promise<Prepared> {

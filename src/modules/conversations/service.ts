@@ -238,6 +238,11 @@ export class ConversationsService {
     });
   }
 
+  /** At shutdown: the channels let go of their connections. */
+  async closeChannels(): Promise<void> {
+    await Promise.all(Object.values(this.adapters).map((adapter) => adapter?.close?.()));
+  }
+
   // ---------------------------------------------------------------- inboxes
 
   inboundUrl(row: Pick<InboxRow, 'id' | 'orgId' | 'channel'>): string {

@@ -8,6 +8,7 @@ import type { LeadsService } from '../../leads/service.ts';
 import type { ReportsService } from '../../reports/service.ts';
 import type { UsageService } from '../../usage/service.ts';
 import type { ConversationsService } from '../../conversations/service.ts';
+import type { CampaignsService } from '../../campaigns/service.ts';
 
 /** A request in the approvals inbox, as `request_approval` asks for it (the workflows module). */
 export interface ApprovalRequester {
@@ -32,6 +33,8 @@ export interface ToolPorts {
   content?: Pick<ContentService, 'createDraft'>;
   approvals?: ApprovalRequester;
   conversations?: ConversationToolPort;
+  /** The report writer's campaign_stats (CAMPAIGN_SUMMARY). */
+  campaigns?: Pick<CampaignsService, 'summary'>;
 }
 
 /** What a tool can reach: the run it works for, and the ports — never another module's tables. */

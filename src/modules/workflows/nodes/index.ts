@@ -4,6 +4,7 @@ import './flow.ts';
 import './data.ts';
 import './leads.ts';
 import './messaging.ts';
+import './campaigns.ts';
 import './utility.ts';
 import './ai-agent.ts';
 import './content.ts';

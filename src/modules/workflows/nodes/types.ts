@@ -3,6 +3,7 @@ import type { Clock } from '../../../platform/clock.ts';
 import type { ContentService } from '../../content/service.ts';
 import type { LeadsService } from '../../leads/service.ts';
 import type { ConversationsService } from '../../conversations/service.ts';
+import type { CampaignsService } from '../../campaigns/service.ts';
 
 /** A data item: a JSON object flowing along the edges of a workflow. */
 export type Item = Record<string, unknown>;
@@ -44,6 +45,8 @@ export interface NodePorts {
   agents: InlineAgents;
   /** `messaging.send` through an inbox. */
   conversations: Pick<ConversationsService, 'sendFromWorkflow'>;
+  /** `campaigns.start`. */
+  campaigns: Pick<CampaignsService, 'get' | 'start'>;
 }
 
 /** What a node can see and do while it executes: the ports, and the run it executes in. */
