@@ -1,3 +1,10 @@
+CREATE TABLE "campaign_rate" (
+	"campaign_id" text NOT NULL,
+	"second" bigint NOT NULL,
+	"sent" integer NOT NULL,
+	CONSTRAINT "campaign_rate_campaign_id_second_pk" PRIMARY KEY("campaign_id","second")
+);
+--> statement-breakpoint
 CREATE TABLE "campaign_recipients" (
 	"id" text PRIMARY KEY NOT NULL,
 	"campaign_id" text NOT NULL,
@@ -44,6 +51,8 @@ CREATE TABLE "campaigns" (
 	"total" integer DEFAULT 0 NOT NULL,
 	"errors_in_row" integer DEFAULT 0 NOT NULL,
 	"paused_reason" text,
+	"day" text,
+	"day_sent" integer DEFAULT 0 NOT NULL,
 	"started_at" timestamp (3) with time zone,
 	"finished_at" timestamp (3) with time zone,
 	"created_at" timestamp (3) with time zone DEFAULT now() NOT NULL,
@@ -70,13 +79,13 @@ CREATE TABLE "suppressions" (
 	"created_at" timestamp (3) with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
+ALTER TABLE "campaign_rate" ADD CONSTRAINT "campaign_rate_campaign_id_campaigns_id_fk" FOREIGN KEY ("campaign_id") REFERENCES "public"."campaigns"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "campaign_recipients" ADD CONSTRAINT "campaign_recipients_campaign_id_campaigns_id_fk" FOREIGN KEY ("campaign_id") REFERENCES "public"."campaigns"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "campaign_sends" ADD CONSTRAINT "campaign_sends_recipient_id_campaign_recipients_id_fk" FOREIGN KEY ("recipient_id") REFERENCES "public"."campaign_recipients"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE UNIQUE INDEX "campaign_recipients_lead_idx" ON "campaign_recipients" USING btree ("campaign_id","lead_id");--> statement-breakpoint
 CREATE INDEX "campaign_recipients_status_idx" ON "campaign_recipients" USING btree ("campaign_id","status","id");--> statement-breakpoint
 CREATE INDEX "campaign_recipients_due_idx" ON "campaign_recipients" USING btree ("campaign_id","next_send_at") WHERE status in ('PENDING', 'ACTIVE') and awaiting is null;--> statement-breakpoint
 CREATE INDEX "campaign_recipients_of_lead_idx" ON "campaign_recipients" USING btree ("lead_id") WHERE status in ('PENDING', 'ACTIVE');--> statement-breakpoint
-CREATE INDEX "campaign_sends_at_idx" ON "campaign_sends" USING btree ("campaign_id","at");--> statement-breakpoint
 CREATE INDEX "campaign_sends_message_idx" ON "campaign_sends" USING btree ("message_id");--> statement-breakpoint
 CREATE INDEX "campaigns_org_idx" ON "campaigns" USING btree ("org_id","created_at");--> statement-breakpoint
 CREATE INDEX "campaigns_active_idx" ON "campaigns" USING btree ("status","scheduled_at") WHERE status in ('RUNNING', 'SCHEDULED');--> statement-breakpoint

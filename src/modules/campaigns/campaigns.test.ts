@@ -300,6 +300,12 @@ describe('campaigns', () => {
     expect(window.statusCode).toBe(400);
     const zone = await call('POST', '/campaigns', { name: 'x', inboxId: inbox.id, audience: { leadIds: [id] }, steps: [{ delaySeconds: 0, subject: 's', text: 't' }], settings: { window: { days: [1], from: '09:00', to: '18:00', timezone: 'Mars/Olympus' } } });
     expect(zone.statusCode).toBe(400);
+    // A window stays through a change that leaves it out, and goes with null.
+    const windowed = await campaign({ name: 'w', inboxId: inbox.id, audience: { leadIds: [id] }, steps: [{ delaySeconds: 0, subject: 's', text: 't' }], settings: { window: { days: [1, 2], from: '09:00', to: '17:00', timezone: 'Europe/Paris' } } });
+    expect((await ok('PATCH', `/campaigns/${windowed.id}`, { settings: { perMinute: 5 } })).settings).toMatchObject({ perMinute: 5, window: { from: '09:00', timezone: 'Europe/Paris' } });
+    const unwindowed = await ok('PATCH', `/campaigns/${windowed.id}`, { settings: { window: null } });
+    expect(unwindowed.settings.window).toBeUndefined();
+    expect(unwindowed.settings.perMinute).toBe(5);
     const api = await ok('POST', '/inboxes', { name: 'api', channel: 'api', config: { url: 'https://example.com/hook' } }, 201);
     const wrong = await call('POST', '/campaigns', { name: 'x', inboxId: api.id, audience: { leadIds: [id] }, steps: [{ delaySeconds: 0, text: 't' }] });
     expect(wrong.statusCode).toBe(422);

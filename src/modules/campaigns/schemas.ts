@@ -36,11 +36,12 @@ export const WindowInput = Type.Object({
 }, { additionalProperties: false });
 
 export const SettingsInput = Type.Object({
-  stopOnReply: Type.Optional(Type.Boolean({ default: true })),
-  perMinute: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, default: 60 })),
-  dailyLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000, default: 1000 })),
-  maxErrors: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, default: 50, description: 'send failures in a row that pause the campaign' })),
-  window: Type.Optional(WindowInput),
+  // Defaults are the service's (on create); a change names only what it changes.
+  stopOnReply: Type.Optional(Type.Boolean({ description: 'no further step for a recipient who replied (default true)' })),
+  perMinute: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, description: 'sends a minute at most, across instances (default 60)' })),
+  dailyLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000, description: 'sends a day at most, the day of the window\'s time zone or UTC (default 1000)' })),
+  maxErrors: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000, description: 'send failures in a row that pause the campaign (default 50)' })),
+  window: Type.Optional(Type.Union([WindowInput, Type.Null()], { description: 'send only within this window; null removes it' })),
 }, { additionalProperties: false });
 
 const Stats = Type.Object({

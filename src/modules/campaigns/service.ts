@@ -20,12 +20,12 @@ import { contactAddressOfLead } from '../conversations/queries.ts';
 
 type InboxRow = NonNullable<Awaited<ReturnType<ConversationsService['inboxById']>>>;
 import { ExpressionError, resolveParams } from '../workflows/engine/expressions.ts';
-import { assertTimezone } from '../stats/range.ts';
+import { assertTimezone, localDate } from '../stats/range.ts';
 import {
-  campaignRecipients, campaignSends, campaigns, leadConsents, suppressions,
+  campaignRate, campaignRecipients, campaignSends, campaigns, leadConsents, suppressions,
   type CampaignAudience, type CampaignRow, type CampaignSettings, type CampaignStep, type RecipientRow,
 } from './tables.ts';
-import { minutesOf, nextOpening, startOfLocalDay } from './window.ts';
+import { minutesOf, nextOpening } from './window.ts';
 
 export const CAMPAIGN_CHANNELS = ['email', 'whatsapp', 'telegram'] as const;
 export const SUPPRESSION_REASONS = ['unsubscribed', 'hard_bounce', 'complaint', 'stop_keyword', 'manual'] as const;
@@ -43,7 +43,7 @@ export interface CampaignInput {
   inboxId: string;
   audience: CampaignAudience;
   steps: CampaignStep[];
-  settings?: Partial<CampaignSettings>;
+  settings?: Partial<Omit<CampaignSettings, 'window'>> & { window?: CampaignSettings['window'] | null };
   scheduledAt?: string | null;
 }
 
@@ -101,7 +101,7 @@ export class CampaignsService {
     this.ports = ports;
     this.unsubscribeKey = deriveKey(deps.config.appSecret, 'unsubscribe');
     ports.conversations.unsubscribeUrl = (orgId, channel, address) => this.unsubscribeUrl(orgId, channel, address);
-    ports.conversations.watchOutbound((tx, row) => this.onOutbound(tx, row));
+    ports.conversations.watchOutbound((tx, rows) => this.onOutbound(tx, rows));
   }
 
   // ------------------------------------------------------------------ unsubscribe
@@ -189,9 +189,11 @@ export class CampaignsService {
 
   // ------------------------------------------------------------------ campaigns
 
-  private async settingsOf(input: Partial<CampaignSettings> | undefined, base: CampaignSettings): Promise<CampaignSettings> {
-    const settings: CampaignSettings = { ...base, ...(input ?? {}) };
-    if (input && 'window' in input && input.window === undefined) delete settings.window;
+  private async settingsOf(input: Partial<Omit<CampaignSettings, 'window'>> & { window?: CampaignSettings['window'] | null } | undefined, base: CampaignSettings): Promise<CampaignSettings> {
+    const { window, ...rest } = input ?? {};
+    const settings: CampaignSettings = { ...base, ...rest, ...(window ? { window } : {}) };
+    // null removes the window; leaving it out keeps the one there is.
+    if (window === null) delete settings.window;
     const w = settings.window;
     if (w) {
       const from = minutesOf(w.from);
@@ -480,13 +482,23 @@ export class CampaignsService {
   /** How many more the campaign may send now under its per-minute and daily limits (test mode: no limits). */
   private async allowance(tx: Db, row: CampaignRow, now: Date): Promise<number> {
     if (row.testMode) return BATCH;
-    const dayStart = startOfLocalDay(now, row.settings.window?.timezone);
-    const minuteAgo = new Date(now.getTime() - 60_000);
-    const [counts] = await tx.select({
-      minute: sql<number>`count(*) filter (where ${campaignSends.at} > ${minuteAgo.toISOString()}::timestamptz)::int`,
-      day: sql<number>`count(*)::int`,
-    }).from(campaignSends).where(sql`${campaignSends.campaignId} = ${row.id} and ${campaignSends.at} >= ${dayStart.toISOString()}::timestamptz`);
-    return Math.max(0, Math.min(BATCH, row.settings.perMinute - (counts?.minute ?? 0), row.settings.dailyLimit - (counts?.day ?? 0)));
+    const second = Math.floor(now.getTime() / 1000);
+    const [minute] = await tx.select({ sent: sql<number>`coalesce(sum(${campaignRate.sent}), 0)::int` }).from(campaignRate)
+      .where(and(eq(campaignRate.campaignId, row.id), sql`${campaignRate.second} > ${second - 60}`));
+    const today = localDate(now.getTime(), row.settings.window?.timezone ?? 'UTC');
+    const daySent = row.day === today ? row.daySent : 0;
+    return Math.max(0, Math.min(BATCH, row.settings.perMinute - (minute?.sent ?? 0), row.settings.dailyLimit - daySent));
+  }
+
+  /** Counts `sent` sends against the limits (in the batch's transaction, under the campaign's row lock). */
+  private async countSends(tx: Db, row: CampaignRow, sent: number, now: Date): Promise<void> {
+    if (sent === 0 || row.testMode) return;
+    const second = Math.floor(now.getTime() / 1000);
+    await tx.insert(campaignRate).values({ campaignId: row.id, second, sent })
+      .onConflictDoUpdate({ target: [campaignRate.campaignId, campaignRate.second], set: { sent: sql`${campaignRate.sent} + excluded.sent` } });
+    await tx.delete(campaignRate).where(and(eq(campaignRate.campaignId, row.id), sql`${campaignRate.second} <= ${second - 60}`));
+    const today = localDate(now.getTime(), row.settings.window?.timezone ?? 'UTC');
+    await tx.update(campaigns).set({ day: today, daySent: row.day === today ? sql`${campaigns.daySent} + ${sent}` : sent }).where(eq(campaigns.id, row.id));
   }
 
   /** One batch of one campaign, under its row lock (another instance skips it meanwhile). True when it sent anything. */
@@ -506,6 +518,7 @@ export class CampaignsService {
             and ${campaignRecipients.nextSendAt} <= ${now.toISOString()}::timestamptz`)
           .orderBy(campaignRecipients.nextSendAt, campaignRecipients.id).limit(allowed).for('update', { skipLocked: true });
         if (claimed.length) sent = await this.sendTo(tx, row, inbox, claimed, now);
+        await this.countSends(tx, row, sent, now);
       }
       await this.finishIfDone(tx, row.id, now);
       return { sent };
@@ -513,11 +526,18 @@ export class CampaignsService {
     return finished.sent > 0;
   }
 
+  /**
+   * One batch of claimed recipients: those who may not be reached now are skipped or stopped, each
+   * step is rendered for its lead, and every rendered one is recorded in the ledger and queued in
+   * the conversations module — in bulk on a channel without send rules (e-mail: a few statements
+   * for the whole batch), else one by one, each in a savepoint so that the channel's refusal (its
+   * 422) fails that recipient only.
+   */
   private async sendTo(tx: Db, row: CampaignRow, inbox: InboxRow | undefined, claimed: RecipientRow[], now: Date): Promise<number> {
     const byId = new Map((await leadsByIds(tx, claimed.map((r) => r.leadId))).map((l) => [l.id, l]));
     const blocked = await this.blockedAddresses(tx, row, claimed);
-    let errorsInRow = row.errorsInRow;
-    let sent = 0;
+    const failures: { id: string; error: string }[] = [];
+    const ready: { r: RecipientRow; step: CampaignStep; lead: LeadRow; subject: string | null; text: string; messageId: string | null }[] = [];
     for (const r of claimed) {
       const step = row.steps[r.step];
       const lead = byId.get(r.leadId);
@@ -532,36 +552,58 @@ export class CampaignsService {
           .where(eq(campaignRecipients.id, r.id));
         continue;
       }
-      let failure: string | null = null;
       try {
         const rendered = await this.render(row, step, lead, r.address!, false);
-        const messageId = row.testMode ? null : derivedId('message', r.id, [String(r.step)]);
-        // A savepoint: a channel's refusal (its 422) undoes this send only, not the batch.
-        await tx.transaction(async (sp) => {
-          const inner = sp as unknown as Db;
-          await inner.insert(campaignSends).values({ recipientId: r.id, step: r.step, campaignId: row.id, messageId, subject: rendered.subject, text: rendered.text, at: now });
-          if (messageId) {
-            await this.ports.conversations.queueOutreach(inner, inbox, {
-              address: r.address!, name: lead.name, leadId: lead.id, subject: rendered.subject, text: rendered.text, template: step.template ?? null, authorId: row.id, messageId,
-            }, now);
-          }
-        });
-        sent++;
-        // A real send's outcome (sent or failed) moves the recipient on (onOutbound); a test mode one is done now.
-        if (messageId) await tx.update(campaignRecipients).set({ status: 'ACTIVE', awaiting: messageId, step: r.step + 1, nextSendAt: null }).where(eq(campaignRecipients.id, r.id));
-        else await this.advance(tx, row, r, r.step + 1, now);
+        ready.push({ r, step, lead, ...rendered, messageId: row.testMode ? null : derivedId('message', r.id, [String(r.step)]) });
       } catch (error) {
-        // A refusal with a name (the channel's 422, a personalisation that failed); anything else fails the batch, retried whole.
-        if (!(error instanceof AppError) && !(error instanceof ExpressionError)) throw error;
-        failure = error.message;
-      }
-      if (failure) {
-        errorsInRow++;
-        await tx.update(campaignRecipients).set({ status: 'FAILED', failedAt: now, error: failure.slice(0, 1000), nextSendAt: null }).where(eq(campaignRecipients.id, r.id));
+        if (!(error instanceof ExpressionError)) throw error;
+        failures.push({ id: r.id, error: error.message });
       }
     }
-    await this.noteErrors(tx, row, errorsInRow, now);
+    const ledger = (x: (typeof ready)[number]) => ({ recipientId: x.r.id, step: x.r.step, campaignId: row.id, messageId: x.messageId, subject: x.subject, text: x.text, at: now });
+    let sent = 0;
+    if (ready.length && (row.testMode || !this.ports.conversations.hasSendRules(row.channel))) {
+      await tx.insert(campaignSends).values(ready.map(ledger));
+      if (row.testMode) {
+        for (const x of ready) await this.advance(tx, row, x.r, x.r.step + 1, now);
+      } else {
+        await this.ports.conversations.queueOutreachMany(tx, inbox!, ready.map((x) => ({
+          address: x.r.address!, name: x.lead.name, leadId: x.lead.id, subject: x.subject, text: x.text, authorId: row.id, messageId: x.messageId!,
+        })), now);
+        await this.awaitOutcomes(tx, ready.map((x) => ({ id: x.r.id, messageId: x.messageId!, step: x.r.step + 1 })));
+      }
+      sent = ready.length;
+    } else {
+      for (const x of ready) {
+        try {
+          await tx.transaction(async (sp) => {
+            const inner = sp as unknown as Db;
+            await inner.insert(campaignSends).values(ledger(x));
+            await this.ports.conversations.queueOutreach(inner, inbox!, {
+              address: x.r.address!, name: x.lead.name, leadId: x.lead.id, subject: x.subject, text: x.text, template: x.step.template ?? null, authorId: row.id, messageId: x.messageId!,
+            }, now);
+          });
+          await this.awaitOutcomes(tx, [{ id: x.r.id, messageId: x.messageId!, step: x.r.step + 1 }]);
+          sent++;
+        } catch (error) {
+          // A refusal with a name (the channel's 422); anything else fails the batch, retried whole.
+          if (!(error instanceof AppError)) throw error;
+          failures.push({ id: x.r.id, error: error.message });
+        }
+      }
+    }
+    for (const f of failures) {
+      await tx.update(campaignRecipients).set({ status: 'FAILED', failedAt: now, error: f.error.slice(0, 1000), nextSendAt: null }).where(eq(campaignRecipients.id, f.id));
+    }
+    await this.noteErrors(tx, row, row.errorsInRow + failures.length, now);
     return sent;
+  }
+
+  /** Recipients whose step was queued: ACTIVE, waiting for the message's outcome (onOutbound) before the next step. */
+  private async awaitOutcomes(tx: Db, list: { id: string; messageId: string; step: number }[]): Promise<void> {
+    await tx.execute(sql`update ${campaignRecipients} r set status = 'ACTIVE', awaiting = v.message_id, step = v.step, next_send_at = null
+      from unnest(${sql.param(list.map((x) => x.id))}::text[], ${sql.param(list.map((x) => x.messageId))}::text[], ${sql.param(list.map((x) => x.step))}::int[]) as v(id, message_id, step)
+      where r.id = v.id`);
   }
 
   /**
@@ -636,34 +678,52 @@ export class CampaignsService {
 
   // ------------------------------------------------------------------ what comes back
 
-  /** An outbound campaign message changed (in its transaction): the recipient's counters and next step. */
-  private async onOutbound(tx: Db, message: OutboundMessage): Promise<void> {
-    const [found] = await tx.select({ r: campaignRecipients, c: campaigns }).from(campaignSends)
+  /**
+   * Outbound campaign messages changed (in their transaction; a sender's batch of successes at once):
+   * the recipients' counters, and for the step each was waiting on, its next step or its end.
+   */
+  private async onOutbound(tx: Db, changed: OutboundMessage[]): Promise<void> {
+    const found = await tx.select({ r: campaignRecipients, c: campaigns, messageId: campaignSends.messageId }).from(campaignSends)
       .innerJoin(campaignRecipients, eq(campaignRecipients.id, campaignSends.recipientId))
       .innerJoin(campaigns, eq(campaigns.id, campaignSends.campaignId))
-      .where(eq(campaignSends.messageId, message.id)).for('update', { of: campaignRecipients });
-    if (!found) return;
-    const { r, c } = found;
+      .where(inArray(campaignSends.messageId, changed.map((m) => m.id))).for('update', { of: campaignRecipients });
+    if (!found.length) return;
     const now = this.clock.now();
-    if (message.status === 'delivered' || message.status === 'read') {
-      await tx.update(campaignRecipients).set({ deliveredAt: r.deliveredAt ?? now, ...(message.status === 'read' ? { readAt: r.readAt ?? now } : {}) }).where(eq(campaignRecipients.id, r.id));
-      return;
+    const byMessage = new Map(changed.map((m) => [m.id, m]));
+    const moves: { id: string; status: string; nextSendAt: Date | null }[] = [];
+    const touched = new Map<string, CampaignRow>();
+    const failedIn = new Map<string, number>();
+    for (const { r, c, messageId } of found) {
+      const message = byMessage.get(messageId!)!;
+      touched.set(c.id, c);
+      if (message.status === 'delivered' || message.status === 'read') {
+        await tx.update(campaignRecipients).set({ deliveredAt: r.deliveredAt ?? now, ...(message.status === 'read' ? { readAt: r.readAt ?? now } : {}) }).where(eq(campaignRecipients.id, r.id));
+      } else if (r.awaiting !== message.id) {
+        // A late outcome (a receipt's failure after it was sent): counted, never moving the recipient back.
+        if (message.status === 'failed' && !r.failedAt) await tx.update(campaignRecipients).set({ failedAt: now, error: message.error }).where(eq(campaignRecipients.id, r.id));
+      } else if (message.status === 'sent') {
+        const next = c.steps[r.step];
+        moves.push(r.status !== 'ACTIVE' ? { id: r.id, status: r.status, nextSendAt: null }
+          : next ? { id: r.id, status: 'ACTIVE', nextSendAt: new Date(now.getTime() + next.delaySeconds * 1000) }
+            : { id: r.id, status: r.repliedAt ? 'REPLIED' : 'COMPLETED', nextSendAt: null });
+      } else if (message.status === 'failed') {
+        await tx.update(campaignRecipients).set({ awaiting: null, ...(r.status === 'ACTIVE' ? { status: 'FAILED' } : {}), failedAt: now, error: message.error, nextSendAt: null })
+          .where(eq(campaignRecipients.id, r.id));
+        failedIn.set(c.id, (failedIn.get(c.id) ?? 0) + 1);
+      }
     }
-    if (r.awaiting !== message.id) {
-      // A late outcome (a receipt's failure after it was sent): counted, never moving the recipient back.
-      if (message.status === 'failed' && !r.failedAt) await tx.update(campaignRecipients).set({ failedAt: now, error: message.error }).where(eq(campaignRecipients.id, r.id));
-      return;
+    if (moves.length) {
+      // The sent ones in one statement: sent_at kept from the first step, the next step's time or the end.
+      await tx.execute(sql`update ${campaignRecipients} r set awaiting = null, sent_at = coalesce(r.sent_at, ${now.toISOString()}::timestamptz), status = v.status, next_send_at = v.next_send_at
+        from unnest(${sql.param(moves.map((m) => m.id))}::text[], ${sql.param(moves.map((m) => m.status))}::text[], ${sql.param(moves.map((m) => m.nextSendAt?.toISOString() ?? null))}::timestamptz[]) as v(id, status, next_send_at)
+        where r.id = v.id`);
     }
-    if (message.status === 'sent') {
-      if (r.status === 'ACTIVE') await this.advance(tx, c, r, r.step, now);
-      else await tx.update(campaignRecipients).set({ awaiting: null, sentAt: r.sentAt ?? now }).where(eq(campaignRecipients.id, r.id));
-      if (c.errorsInRow > 0) await tx.update(campaigns).set({ errorsInRow: 0 }).where(eq(campaigns.id, c.id));
-    } else if (message.status === 'failed') {
-      await tx.update(campaignRecipients).set({ awaiting: null, ...(r.status === 'ACTIVE' ? { status: 'FAILED' } : {}), failedAt: now, error: message.error, nextSendAt: null })
-        .where(eq(campaignRecipients.id, r.id));
-      await this.noteErrors(tx, c, c.errorsInRow + 1, now);
+    for (const c of touched.values()) {
+      const failed = failedIn.get(c.id) ?? 0;
+      if (failed) await this.noteErrors(tx, c, c.errorsInRow + failed, now);
+      else if (c.errorsInRow > 0 && moves.length) await tx.update(campaigns).set({ errorsInRow: 0 }).where(eq(campaigns.id, c.id));
+      if (c.status === 'RUNNING') await this.finishIfDone(tx, c.id, now);
     }
-    if (c.status === 'RUNNING') await this.finishIfDone(tx, c.id, now);
   }
 
   /**

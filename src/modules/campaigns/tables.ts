@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { createdAt, ts, updatedAt } from '../../platform/columns.ts';
 
 export interface CampaignStep { delaySeconds: number; subject?: string; text: string; template?: { name: string; language: string; components?: unknown[] } }
@@ -26,6 +26,9 @@ export const campaigns = pgTable('campaigns', {
   /** Send failures in a row; maxErrors of them pause the campaign. */
   errorsInRow: integer('errors_in_row').notNull().default(0),
   pausedReason: text('paused_reason'),
+  /** The daily limit's count: sends on `day` (YYYY-MM-DD in the window's time zone, else UTC). */
+  day: text('day'),
+  daySent: integer('day_sent').notNull().default(0),
   startedAt: ts('started_at'),
   finishedAt: ts('finished_at'),
   createdAt: createdAt(),
@@ -81,10 +84,19 @@ export const campaignSends = pgTable('campaign_sends', {
   at: ts('at').notNull(),
 }, (t) => [
   primaryKey({ columns: [t.recipientId, t.step] }),
-  // Rate limits: what a campaign sent in the last minute, and today.
-  index('campaign_sends_at_idx').on(t.campaignId, t.at),
   index('campaign_sends_message_idx').on(t.messageId),
 ]);
+
+/**
+ * The per-minute limit's count: sends per campaign and second (Unix time), written with the sends
+ * under the campaign's row lock; the last 60 rows are the last minute, older ones are removed as
+ * the campaign goes on. A few rows per campaign, however large its audience.
+ */
+export const campaignRate = pgTable('campaign_rate', {
+  campaignId: text('campaign_id').notNull().references(() => campaigns.id, { onDelete: 'cascade' }),
+  second: bigint('second', { mode: 'number' }).notNull(),
+  sent: integer('sent').notNull(),
+}, (t) => [primaryKey({ columns: [t.campaignId, t.second] })]);
 
 /** An address that must not receive outreach on a channel (CONTRACT §9 reasons). */
 export const suppressions = pgTable('suppressions', {

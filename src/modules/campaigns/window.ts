@@ -49,9 +49,3 @@ export function nextOpening(window: CampaignWindow, now: Date): Date {
   // Unreachable for a valid window; never sleep forever on an invalid one.
   return new Date(now.getTime() + 3_600_000);
 }
-
-/** When the day `now` falls in began, in the time zone (UTC without one): the daily limit's day. */
-export function startOfLocalDay(now: Date, timezone = 'UTC'): Date {
-  const [y, m, d] = ymd(now.getTime(), timezone);
-  return new Date(localInstant(y, m, d, 0, timezone));
-}

@@ -1,10 +1,10 @@
-import { and, asc, desc, eq, isNotNull, ne, sql } from 'drizzle-orm';
+import { eq, inArray, sql } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
-import type { Db } from '../../platform/db.ts';
+import { rows, type Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../config.ts';
 import type { EventsService } from '../events/service.ts';
-import type { Channel } from './channels.ts';
+import type { Channel, Outcome } from './channels.ts';
 import { publicMessage, type ConversationsService } from './service.ts';
 import { contacts, conversations, inboxes, messages } from './tables.ts';
 
@@ -47,46 +47,61 @@ export class OutboundSender {
       return tx.update(messages).set({ lockedUntil: new Date(now.getTime() + LEASE_MS), attempts: sql`${messages.attempts} + 1` })
         .where(sql`${messages.id} = any(${sql.param(due.map((d) => d.id))}::text[])`).returning();
     });
-    await Promise.all(claimed.map((m) => this.deliver(m).catch(() => {})));
-    return claimed.length > 0;
-  }
-
-  private async deliver(message: MessageRow): Promise<void> {
-    const [found] = await this.db.select({ inbox: inboxes, conversation: conversations, contact: contacts }).from(messages)
+    if (claimed.length === 0) return false;
+    // What every send needs, read once for the batch: the inbox, the thread, the contact, and for
+    // e-mail the thread's earlier Message-IDs.
+    const found = new Map((await this.db.select({ id: messages.id, inbox: inboxes, conversation: conversations, contact: contacts }).from(messages)
       .innerJoin(inboxes, eq(inboxes.id, messages.inboxId))
       .innerJoin(conversations, eq(conversations.id, messages.conversationId))
       .innerJoin(contacts, eq(contacts.id, conversations.contactId))
-      .where(eq(messages.id, message.id));
-    if (!found) return;
-    const adapter = this.conversations.adapters[found.inbox.channel as Channel];
-    if (!adapter) {
-      await this.fail(message, `the ${found.inbox.channel} channel is not available`);
-      return;
+      .where(inArray(messages.id, claimed.map((m) => m.id)))).map((row) => [row.id, row]));
+    const threads = await this.threadIds(claimed.filter((m) => found.get(m.id)?.inbox.channel === 'email'));
+    const outcomes = await Promise.all(claimed.map(async (message) => {
+      const context = found.get(message.id);
+      return { message, context, outcome: context ? await this.attempt(message, context, threads.get(message.id)).catch((error: Error): Outcome => ({ ok: false, retry: true, error: error.message })) : null };
+    }));
+    // The accepted ones in one transaction: `sent` with the provider's id, their message.sent, what follows them.
+    const accepted = outcomes.filter((o): o is typeof o & { outcome: { ok: true; externalId: string } } => o.outcome?.ok === true);
+    if (accepted.length) {
+      await this.db.transaction(async (trx) => {
+        const tx = trx as unknown as Db;
+        const sent = await rows<{ id: string }>(tx, sql`update ${messages} m set status = 'sent', external_id = v.external_id, error = null, locked_until = null, next_attempt_at = null
+          from unnest(${sql.param(accepted.map((o) => o.message.id))}::text[], ${sql.param(accepted.map((o) => o.outcome.externalId))}::text[]) as v(id, external_id)
+          where m.id = v.id and m.status = 'queued' returning m.id`);
+        if (!sent.length) return;
+        const rowsSent = await tx.select().from(messages).where(inArray(messages.id, sent.map((r) => r.id)));
+        const leadOf = new Map(accepted.map((o) => [o.message.id, o.context!.conversation.leadId]));
+        await this.events.record(tx, rowsSent.map((row) => ({
+          orgId: row.orgId, projectId: row.projectId, type: 'message.sent',
+          payload: { message: publicMessage(row), sender: row.sender, conversationId: row.conversationId, ...(leadOf.get(row.id) ? { leadId: leadOf.get(row.id) } : {}) },
+        })));
+        await this.conversations.outboundChanged(tx, rowsSent);
+      });
     }
-    const outcome = await adapter.send({
+    for (const { message, outcome } of outcomes) {
+      if (outcome && !outcome.ok) await this.refused(message, outcome).catch(() => {});
+    }
+    return true;
+  }
+
+  /** One send through the message's channel. */
+  private async attempt(message: MessageRow, found: { inbox: typeof inboxes.$inferSelect; conversation: typeof conversations.$inferSelect; contact: typeof contacts.$inferSelect }, references: string[] | undefined): Promise<Outcome> {
+    const adapter = this.conversations.adapters[found.inbox.channel as Channel];
+    if (!adapter) return { ok: false, retry: false, error: `the ${found.inbox.channel} channel is not available` };
+    return adapter.send({
       orgId: message.orgId, projectId: message.projectId,
       inbox: { id: found.inbox.id, name: found.inbox.name, config: found.inbox.config, signingSecret: this.conversations.signingSecretOf(found.inbox), credentials: this.conversations.credentialsOf(found.inbox) },
       message: { ...publicMessage(message), status: 'queued', ...(message.template ? { template: message.template } : {}) },
       ...(message.sender === 'campaign' && this.conversations.unsubscribeUrl ? { unsubscribeUrl: this.conversations.unsubscribeUrl(message.orgId, found.inbox.channel, found.contact.address) } : {}),
       conversation: {
         id: found.conversation.id, subject: found.conversation.subject, contact: { id: found.contact.id, name: found.contact.name, address: found.contact.address },
-        ...(found.inbox.channel === 'email' ? { references: await this.threadIds(found.conversation.id, message.id) } : {}),
+        ...(found.inbox.channel === 'email' ? { references: references ?? [] } : {}),
       },
     });
-    if (outcome.ok) {
-      await this.db.transaction(async (trx) => {
-        const tx = trx as unknown as Db;
-        const [sent] = await tx.update(messages).set({ status: 'sent', externalId: outcome.externalId, error: null, lockedUntil: null, nextAttemptAt: null })
-          .where(sql`${messages.id} = ${message.id} and ${messages.status} = 'queued'`).returning();
-        if (!sent) return;
-        await this.events.record(tx, {
-          orgId: sent.orgId, projectId: sent.projectId, type: 'message.sent',
-          payload: { message: publicMessage(sent), sender: sent.sender, conversationId: sent.conversationId, ...(found.conversation.leadId ? { leadId: found.conversation.leadId } : {}) },
-        });
-        await this.conversations.outboundChanged(tx, sent);
-      });
-      return;
-    }
+  }
+
+  /** A refusal: tried again after the back-off (or the provider's Retry-After), or failed for good. */
+  private async refused(message: MessageRow, outcome: { ok: false; retry: boolean; retryAfterS?: number; error: string }): Promise<void> {
     const delays = this.config.webhookRetryDelaysS;
     if (!outcome.retry || message.attempts > delays.length) {
       await this.fail(message, outcome.error);
@@ -104,22 +119,33 @@ export class OutboundSender {
       const [row] = await tx.update(messages).set(set).where(sql`${messages.id} = ${message.id} and ${messages.status} = 'queued'`).returning();
       if (!row) return;
       await this.conversations.announce(tx, row);
-      await this.conversations.outboundChanged(tx, row);
+      await this.conversations.outboundChanged(tx, [row]);
     });
   }
 
   /**
-   * E-mail threading: the provider ids (Message-IDs) of the conversation's other messages that
-   * reached or left the provider, oldest first; the first and the latest 49 of a long thread.
+   * E-mail threading, for a batch of messages: per message, the provider ids (Message-IDs) of its
+   * conversation's other messages that reached or left the provider, oldest first; the first and the
+   * latest 49 of a long thread. One statement for the batch.
    */
-  private async threadIds(conversationId: string, exceptId: string): Promise<string[]> {
-    const where = and(eq(messages.conversationId, conversationId), ne(messages.id, exceptId), isNotNull(messages.externalId), eq(messages.private, false),
-      sql`(${messages.direction} = 'in' or ${messages.status} in ('sent', 'delivered', 'read'))`);
-    const [first, latest] = await Promise.all([
-      this.db.select({ id: messages.externalId }).from(messages).where(where).orderBy(asc(messages.at), asc(messages.id)).limit(1),
-      this.db.select({ id: messages.externalId }).from(messages).where(where).orderBy(desc(messages.at), desc(messages.id)).limit(49),
-    ]);
-    return [...new Set([...first, ...latest.reverse()].map((r) => r.id!))];
+  private async threadIds(batch: MessageRow[]): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    if (!batch.length) return out;
+    const found = await rows<{ conversation_id: string; id: string; external_id: string }>(this.db, sql`
+      select conversation_id, id, external_id from (
+        select m.conversation_id, m.id, m.external_id, m.at,
+          row_number() over (partition by m.conversation_id order by m.at, m.id) as first,
+          row_number() over (partition by m.conversation_id order by m.at desc, m.id desc) as latest
+        from ${messages} m
+        where m.conversation_id = any(${sql.param([...new Set(batch.map((m) => m.conversationId))])}::text[]) and m.external_id is not null and m.private = false
+          and (m.direction = 'in' or m.status in ('sent', 'delivered', 'read'))) t
+      where first = 1 or latest <= 50
+      order by conversation_id, at, id`);
+    for (const message of batch) {
+      const ids = found.filter((r) => r.conversation_id === message.conversationId && r.id !== message.id).map((r) => r.external_id);
+      out.set(message.id, [...new Set(ids.length > 50 ? [ids[0]!, ...ids.slice(-49)] : ids)]);
+    }
+    return out;
   }
 
   private fail(message: MessageRow, error: string): Promise<void> {

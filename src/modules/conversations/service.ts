@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, fillPlaceholders, gte, isNull, lt, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
-import { fixedFragment, type Database, type Db } from '../../platform/db.ts';
+import { fixedFragment, rows, type Database, type Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../config.ts';
 import type { Bus } from '../../platform/bus.ts';
@@ -584,7 +584,7 @@ export class ConversationsService {
         .returning();
       if (!row) return false;
       await this.announce(tx, row);
-      await this.outboundChanged(tx, row);
+      await this.outboundChanged(tx, [row]);
       return true;
     });
   }
@@ -907,17 +907,71 @@ export class ConversationsService {
     return queued;
   }
 
-  /** Who follows outbound messages: told in the transaction of every status change of one sent by an automation (sender `campaign`). */
-  private readonly outboundWatchers: ((tx: Db, row: MessageRow) => Promise<void>)[] = [];
+  /** Whether a channel has send rules of its own (a window, no first message): then outreach is queued one by one (queueOutreach). */
+  hasSendRules(channel: string): boolean {
+    return Boolean(this.adapters[channel as Channel]?.checkSend);
+  }
 
-  watchOutbound(fn: (tx: Db, row: MessageRow) => Promise<void>): void {
+  /**
+   * Many outreach messages through one inbox of a channel without send rules (e-mail), queued in the
+   * caller's transaction in a few statements whatever their number: the contacts upserted, their
+   * open threads found (locked) or opened, the messages inserted, one wake-up for the sender loop
+   * and one announcement per batch. Distinct addresses only (a campaign's recipients are).
+   */
+  async queueOutreachMany(tx: Db, inbox: InboxRow, items: { address: string; name: string | null; leadId: string | null; subject: string | null; text: string; authorId: string; messageId: string }[], now: Date): Promise<void> {
+    if (this.hasSendRules(inbox.channel)) throw new Error(`queueOutreachMany: the ${inbox.channel} channel has send rules; queue one by one`);
+    if (!items.length) return;
+    const list = <K extends keyof (typeof items)[number]>(key: K) => sql.param(items.map((i) => i[key]));
+    const people = await rows<{ id: string; address: string; name: string | null; lead_id: string | null; created_at: Date }>(tx, sql`
+      insert into ${contacts} (id, org_id, project_id, inbox_id, address, name, lead_id)
+      select c.id, ${inbox.orgId}, ${inbox.projectId}, ${inbox.id}, c.address, c.name, c.lead_id
+      from unnest(${sql.param(items.map(() => newId('contact', now.getTime())))}::text[], ${list('address')}::text[], ${list('name')}::text[], ${list('leadId')}::text[]) as c(id, address, name, lead_id)
+      on conflict (inbox_id, address) do update set name = coalesce(excluded.name, ${contacts}.name), lead_id = coalesce(${contacts}.lead_id, excluded.lead_id)
+      returning id, address, name, lead_id, created_at`);
+    const contactOf = new Map(people.map((c) => [c.address, c]));
+    const open = await tx.select().from(conversations)
+      .where(and(sql`${conversations.contactId} = any(${sql.param(people.map((c) => c.id))}::text[])`, eq(conversations.status, 'OPEN'))).for('update');
+    const threadOf = new Map(open.map((c) => [c.contactId, c]));
+    const fresh = items.filter((i) => !threadOf.has(contactOf.get(i.address)!.id)).map((i) => {
+      const contact = contactOf.get(i.address)!;
+      return {
+        id: newId('conversation', now.getTime()), orgId: inbox.orgId, projectId: inbox.projectId, inboxId: inbox.id, channel: inbox.channel,
+        contactId: contact.id, leadId: contact.lead_id, subject: i.subject, status: 'OPEN', handledBy: inbox.bot.enabled ? 'bot' : 'human',
+        lastMessageAt: now, openedAt: now, firstReplyAt: now,
+      };
+    });
+    if (fresh.length) {
+      const opened = await tx.insert(conversations).values(fresh).returning();
+      for (const row of opened) threadOf.set(row.contactId, row);
+      await this.ports.events.record(tx, opened.map((row) => {
+        const c = people.find((p) => p.id === row.contactId)!;
+        return { orgId: inbox.orgId, projectId: inbox.projectId, type: 'conversation.opened', payload: { conversation: publicConversation(row, { id: c.id, name: c.name, address: c.address }), ...(row.leadId ? { leadId: row.leadId } : {}) } };
+      }));
+    }
+    if (open.length) await tx.update(conversations).set({ lastMessageAt: now }).where(sql`${conversations.id} = any(${sql.param(open.map((c) => c.id))}::text[])`);
+    const queued = await tx.insert(messages).values(items.map((i) => {
+      const thread = threadOf.get(contactOf.get(i.address)!.id)!;
+      return {
+        id: i.messageId, orgId: inbox.orgId, projectId: inbox.projectId, inboxId: inbox.id, conversationId: thread.id,
+        direction: 'out', sender: 'campaign', authorId: i.authorId, text: i.text, template: null, status: 'queued', nextAttemptAt: now, at: now,
+      };
+    })).returning();
+    await this.bus.publishInTx(tx, OUTBOUND_WAKE, null);
+    await this.ports.orgStream.publishManyInTx(tx, inbox.orgId, queued.map((row) => ({ kind: 'conversation.message', data: JSON.parse(JSON.stringify({ message: publicMessage(row), conversationId: row.conversationId, projectId: row.projectId })) })));
+  }
+
+  /** Who follows outbound messages: told in the transaction of every status change of ones sent by an automation (sender `campaign`). */
+  private readonly outboundWatchers: ((tx: Db, rows: MessageRow[]) => Promise<void>)[] = [];
+
+  watchOutbound(fn: (tx: Db, rows: MessageRow[]) => Promise<void>): void {
     this.outboundWatchers.push(fn);
   }
 
-  /** A status change of an outbound message (sent, delivered, read, failed), in its transaction. */
-  async outboundChanged(tx: Db, row: MessageRow): Promise<void> {
-    if (row.sender !== 'campaign') return;
-    for (const fn of this.outboundWatchers) await fn(tx, row);
+  /** Status changes of outbound messages (sent, delivered, read, failed), in their transaction. */
+  async outboundChanged(tx: Db, changed: MessageRow[]): Promise<void> {
+    const automated = changed.filter((row) => row.sender === 'campaign');
+    if (!automated.length) return;
+    for (const fn of this.outboundWatchers) await fn(tx, automated);
   }
 
   /** The one-click unsubscribe URL of an address (campaigns set it); outreach e-mail carries it (RFC 8058). */
