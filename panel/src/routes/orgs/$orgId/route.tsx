@@ -21,6 +21,7 @@ const NAV = [
   { to: '/orgs/$orgId', label: 'Dashboard', exact: true },
   { to: '/orgs/$orgId/leads', label: 'Leads' },
   { to: '/orgs/$orgId/conversations', label: 'Conversations' },
+  { to: '/orgs/$orgId/campaigns', label: 'Campaigns' },
   { to: '/orgs/$orgId/workflows', label: 'Workflows' },
   { to: '/orgs/$orgId/runs', label: 'Runs' },
   { to: '/orgs/$orgId/approvals', label: 'Approvals' },

@@ -10,6 +10,7 @@ const TABS = [
   { to: '/orgs/$orgId/settings/account', label: 'Account' },
   { to: '/orgs/$orgId/settings/integrations', label: 'Integrations' },
   { to: '/orgs/$orgId/settings/inboxes', label: 'Inboxes' },
+  { to: '/orgs/$orgId/settings/suppressions', label: 'Suppressions' },
 ] as const;
 
 function SettingsLayout() {
