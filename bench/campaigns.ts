@@ -8,10 +8,13 @@
  *   npm run bench -- campaigns
  *
  * Environment: BENCH_PG_URL (a throwaway database `svc_bench_campaigns`), BENCH_RECIPIENTS,
- * BENCH_STORES (`postgres`), BENCH_EMBEDDED_RECIPIENTS.
+ * BENCH_STORES (`postgres`), BENCH_EMBEDDED_RECIPIENTS, BENCH_PROFILE (a file: the server's CPU
+ * profile while the campaign sends, for Chrome DevTools).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -83,6 +86,12 @@ async function run(store: BenchStore, recipients: number): Promise<Record<string
       settings: { perMinute: 100_000, dailyLimit: 10_000_000, maxErrors: 1_000_000 },
     });
     global.gc?.();
+    const profiler = process.env.BENCH_PROFILE ? new Session() : null;
+    if (profiler) {
+      profiler.connect();
+      await profiler.post('Profiler.enable');
+      await profiler.post('Profiler.start');
+    }
     const before = process.memoryUsage();
     const t0 = performance.now();
     const started = await campaigns.start(scope, created.id);
@@ -98,6 +107,7 @@ async function run(store: BenchStore, recipients: number): Promise<Record<string
       if (marks.length > 10 && received === last && marks.at(-10)!.received === received) throw new Error(`stalled at ${received} of ${started.total}`);
       last = received;
     }
+    if (profiler) writeFileSync(process.env.BENCH_PROFILE!, JSON.stringify((await profiler.post('Profiler.stop')).profile));
     const seconds = marks.at(-1)!.at / 1000;
     const { received, distinct } = await relay.count();
     const tenths: number[] = [];
