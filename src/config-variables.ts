@@ -38,6 +38,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   { names: ['AGENT_MAX_STEPS'], default: '`12`', meaning: 'default limit of model calls per agent run (a saved agent\'s `maxSteps` overrides it); a run that reaches it ends `max_steps`' },
   { names: ['AGENT_CONCURRENCY'], default: '`4`', meaning: 'agent runs executed at once per instance' },
   { names: ['AGENT_LEASE_MS'], default: '`60000`', meaning: 'lease of a running agent run; a run whose instance died is ended `failed` once it expires' },
+  { names: ['OUTBOUND_LEASE_MS'], default: '`60000`', meaning: 'lease of a conversation message being sent; one whose instance died is sent again once it expires (e-mail with the same Message-ID)' },
   { names: ['AGENT_WEB_ALLOW_PRIVATE'], default: '`false`', meaning: 'let the agents\' `fetch_web_page` tool reach private and loopback addresses (ignored in production); see [docs/agents.md](docs/agents.md)' },
   { names: ['WORKFLOW_CONCURRENCY'], default: '`32`', meaning: 'workflow runs executed at once by one instance' },
   { names: ['WORKFLOW_LEASE_MS'], default: '`30000`', meaning: 'how long an instance holds a claimed workflow run before another may take it over' },

@@ -34,6 +34,7 @@ export interface Config {
   agentMaxSteps: number;
   agentConcurrency: number;
   agentLeaseMs: number;
+  outboundLeaseMs: number;
   /** Lets the agents' fetch_web_page tool reach private and loopback addresses (never in production). */
   agentWebAllowPrivate: boolean;
   /** Workflow run driver: runs executed at once per instance, claim lease, poll interval; run stream buffer per client. */
@@ -225,6 +226,7 @@ export function loadConfig(env: Env = process.env): Config {
     agentMaxSteps: int(env, 'AGENT_MAX_STEPS', 12, 1),
     agentConcurrency: int(env, 'AGENT_CONCURRENCY', 4, 1),
     agentLeaseMs: int(env, 'AGENT_LEASE_MS', 60_000, 100),
+    outboundLeaseMs: int(env, 'OUTBOUND_LEASE_MS', 60_000, 100),
     agentWebAllowPrivate: bool(env, 'AGENT_WEB_ALLOW_PRIVATE', false) && !production,
     workflowConcurrency: int(env, 'WORKFLOW_CONCURRENCY', 32, 1),
     workflowLeaseMs: int(env, 'WORKFLOW_LEASE_MS', 30_000, 100),

@@ -9,9 +9,10 @@ import { publicMessage, type ConversationsService } from './service.ts';
 import { contacts, conversations, inboxes, messages } from './tables.ts';
 
 const BATCH = 100;
-const LEASE_MS = 60_000;
 
 type MessageRow = typeof messages.$inferSelect;
+/** A send the provider accepted, not recorded yet. */
+interface Accepted { message: MessageRow; externalId: string; leadId: string | null }
 
 /**
  * The outbound queue's loop: claims due `queued` messages with SKIP LOCKED (leased, so a crashed
@@ -44,7 +45,7 @@ export class OutboundSender {
           and (${messages.lockedUntil} is null or ${messages.lockedUntil} < ${now.toISOString()}::timestamptz)`)
         .orderBy(messages.nextAttemptAt).limit(BATCH).for('update', { skipLocked: true });
       if (due.length === 0) return [];
-      return tx.update(messages).set({ lockedUntil: new Date(now.getTime() + LEASE_MS), attempts: sql`${messages.attempts} + 1` })
+      return tx.update(messages).set({ lockedUntil: new Date(now.getTime() + this.config.outboundLeaseMs), attempts: sql`${messages.attempts} + 1` })
         .where(sql`${messages.id} = any(${sql.param(due.map((d) => d.id))}::text[])`).returning();
     });
     if (claimed.length === 0) return false;
@@ -56,32 +57,54 @@ export class OutboundSender {
       .innerJoin(contacts, eq(contacts.id, conversations.contactId))
       .where(inArray(messages.id, claimed.map((m) => m.id)))).map((row) => [row.id, row]));
     const threads = await this.threadIds(claimed.filter((m) => found.get(m.id)?.inbox.channel === 'email'));
-    const outcomes = await Promise.all(claimed.map(async (message) => {
+    // Each accepted send is recorded as soon as it can be: a write of every success so far starts
+    // when one completes and none is under way (a group commit), so the sends and their records
+    // overlap, and a crash can repeat only the few the relay accepted since the last write.
+    const pending: Accepted[] = [];
+    let writing: Promise<void> | null = null;
+    const record = () => {
+      writing ??= (async () => {
+        try {
+          while (pending.length) await this.recordSent(pending.splice(0));
+        } finally {
+          writing = null;
+        }
+      })();
+      return writing;
+    };
+    const refusals: { message: MessageRow; outcome: Extract<Outcome, { ok: false }> }[] = [];
+    await Promise.all(claimed.map(async (message) => {
       const context = found.get(message.id);
-      return { message, context, outcome: context ? await this.attempt(message, context, threads.get(message.id)).catch((error: Error): Outcome => ({ ok: false, retry: true, error: error.message })) : null };
+      if (!context) return;
+      const outcome = await this.attempt(message, context, threads.get(message.id)).catch((error: Error): Outcome => ({ ok: false, retry: true, error: error.message }));
+      if (outcome.ok) {
+        pending.push({ message, externalId: outcome.externalId, leadId: context.conversation.leadId });
+        await record();
+      } else {
+        refusals.push({ message, outcome });
+      }
     }));
-    // The accepted ones in one transaction: `sent` with the provider's id, their message.sent, what follows them.
-    const accepted = outcomes.filter((o): o is typeof o & { outcome: { ok: true; externalId: string } } => o.outcome?.ok === true);
-    if (accepted.length) {
-      await this.db.transaction(async (trx) => {
-        const tx = trx as unknown as Db;
-        const sent = await rows<{ id: string }>(tx, sql`update ${messages} m set status = 'sent', external_id = v.external_id, error = null, locked_until = null, next_attempt_at = null
-          from unnest(${sql.param(accepted.map((o) => o.message.id))}::text[], ${sql.param(accepted.map((o) => o.outcome.externalId))}::text[]) as v(id, external_id)
-          where m.id = v.id and m.status = 'queued' returning m.id`);
-        if (!sent.length) return;
-        const rowsSent = await tx.select().from(messages).where(inArray(messages.id, sent.map((r) => r.id)));
-        const leadOf = new Map(accepted.map((o) => [o.message.id, o.context!.conversation.leadId]));
-        await this.events.record(tx, rowsSent.map((row) => ({
-          orgId: row.orgId, projectId: row.projectId, type: 'message.sent',
-          payload: { message: publicMessage(row), sender: row.sender, conversationId: row.conversationId, ...(leadOf.get(row.id) ? { leadId: leadOf.get(row.id) } : {}) },
-        })));
-        await this.conversations.outboundChanged(tx, rowsSent);
-      });
-    }
-    for (const { message, outcome } of outcomes) {
-      if (outcome && !outcome.ok) await this.refused(message, outcome).catch(() => {});
-    }
+    await writing;
+    for (const { message, outcome } of refusals) await this.refused(message, outcome);
     return true;
+  }
+
+  /** Accepted sends, in one transaction: `sent` with the provider's ids, their message.sent, what follows them. */
+  private async recordSent(accepted: Accepted[]): Promise<void> {
+    await this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      const sent = await rows<{ id: string }>(tx, sql`update ${messages} m set status = 'sent', external_id = v.external_id, error = null, locked_until = null, next_attempt_at = null
+        from unnest(${sql.param(accepted.map((a) => a.message.id))}::text[], ${sql.param(accepted.map((a) => a.externalId))}::text[]) as v(id, external_id)
+        where m.id = v.id and m.status = 'queued' returning m.id`);
+      if (!sent.length) return;
+      const rowsSent = await tx.select().from(messages).where(inArray(messages.id, sent.map((r) => r.id)));
+      const leadOf = new Map(accepted.map((a) => [a.message.id, a.leadId]));
+      await this.events.record(tx, rowsSent.map((row) => ({
+        orgId: row.orgId, projectId: row.projectId, type: 'message.sent',
+        payload: { message: publicMessage(row), sender: row.sender, conversationId: row.conversationId, ...(leadOf.get(row.id) ? { leadId: leadOf.get(row.id) } : {}) },
+      })));
+      await this.conversations.outboundChanged(tx, rowsSent);
+    });
   }
 
   /** One send through the message's channel. */
