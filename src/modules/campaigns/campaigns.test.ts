@@ -310,7 +310,9 @@ describe('campaigns', () => {
     const wrong = await call('POST', '/campaigns', { name: 'x', inboxId: api.id, audience: { leadIds: [id] }, steps: [{ delaySeconds: 0, text: 't' }] });
     expect(wrong.statusCode).toBe(422);
     const c = await campaign({ name: 'Running', inboxId: inbox.id, audience: { leadIds: [id] }, steps: [{ delaySeconds: 86400, subject: 's', text: 't' }] });
-    await ok('POST', `/campaigns/${c.id}/start`);
+    // Start takes no body (CONTRACT §9).
+    const bare = await t.call({ method: 'POST', url: `${base()}/campaigns/${c.id}/start`, auth: owner() });
+    expect(bare.statusCode, bare.body).toBe(200);
     const patch = await call('PATCH', `/campaigns/${c.id}`, { name: 'changed' });
     expect(patch.statusCode).toBe(409);
     expect((await call('POST', `/campaigns/${c.id}/start`)).statusCode).toBe(409);

@@ -72,6 +72,10 @@ export function campaignRoutes(app: App): void {
 
   app.post('/campaigns/:id/start', {
     config: { access: write },
+    // CONTRACT §9 lists no body: none is an empty one.
+    preValidation: async (request) => {
+      request.body ??= {};
+    },
     schema: {
       tags, summary: 'Start a DRAFT campaign: its audience is resolved now (SCHEDULED instead while scheduledAt is ahead)', params: IdParams,
       body: Type.Object({ testMode: Type.Optional(Type.Boolean({ description: 'render and record every message, send nothing' })) }, { additionalProperties: false }),

@@ -483,8 +483,10 @@ export class CampaignsService {
   private async allowance(tx: Db, row: CampaignRow, now: Date): Promise<number> {
     if (row.testMode) return BATCH;
     const second = Math.floor(now.getTime() / 1000);
+    // A second's count leaves the window only when the whole second is more than 60 s ago: the
+    // count errs on the side of the limit, never past it.
     const [minute] = await tx.select({ sent: sql<number>`coalesce(sum(${campaignRate.sent}), 0)::int` }).from(campaignRate)
-      .where(and(eq(campaignRate.campaignId, row.id), sql`${campaignRate.second} > ${second - 60}`));
+      .where(and(eq(campaignRate.campaignId, row.id), sql`${campaignRate.second} >= ${second - 60}`));
     const today = localDate(now.getTime(), row.settings.window?.timezone ?? 'UTC');
     const daySent = row.day === today ? row.daySent : 0;
     return Math.max(0, Math.min(BATCH, row.settings.perMinute - (minute?.sent ?? 0), row.settings.dailyLimit - daySent));
@@ -496,7 +498,7 @@ export class CampaignsService {
     const second = Math.floor(now.getTime() / 1000);
     await tx.insert(campaignRate).values({ campaignId: row.id, second, sent })
       .onConflictDoUpdate({ target: [campaignRate.campaignId, campaignRate.second], set: { sent: sql`${campaignRate.sent} + excluded.sent` } });
-    await tx.delete(campaignRate).where(and(eq(campaignRate.campaignId, row.id), sql`${campaignRate.second} <= ${second - 60}`));
+    await tx.delete(campaignRate).where(and(eq(campaignRate.campaignId, row.id), sql`${campaignRate.second} < ${second - 60}`));
     const today = localDate(now.getTime(), row.settings.window?.timezone ?? 'UTC');
     await tx.update(campaigns).set({ day: today, daySent: row.day === today ? sql`${campaigns.daySent} + ${sent}` : sent }).where(eq(campaigns.id, row.id));
   }
