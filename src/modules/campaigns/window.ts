@@ -1,4 +1,4 @@
-import { localDate, offsetMs } from '../stats/range.ts';
+import { localDate, localTime } from '../stats/range.ts';
 import type { CampaignWindow } from './tables.ts';
 
 const HHMM = /^([01]\d|2[0-3]):([0-5]\d)$/;
@@ -7,15 +7,6 @@ const HHMM = /^([01]\d|2[0-3]):([0-5]\d)$/;
 export function minutesOf(text: string): number | null {
   const m = HHMM.exec(text);
   return m ? Number(m[1]) * 60 + Number(m[2]) : null;
-}
-
-/** The instant a wall-clock time of a calendar day has in a time zone (the later one in a DST overlap's doubt, the shifted one in a gap). */
-function localInstant(y: number, m: number, d: number, minutes: number, tz: string): number {
-  const guess = Date.UTC(y, m - 1, d, 0, minutes);
-  let t = guess - offsetMs(tz, guess);
-  const again = offsetMs(tz, t);
-  if (guess - again !== t) t = guess - again;
-  return t;
 }
 
 function ymd(ms: number, tz: string): [number, number, number] {
@@ -41,8 +32,8 @@ export function nextOpening(window: CampaignWindow, now: Date): Date {
     const day = new Date(Date.UTC(y, m - 1, d + i));
     const [dy, dm, dd] = [day.getUTCFullYear(), day.getUTCMonth() + 1, day.getUTCDate()];
     if (!window.days.includes(isoWeekday(dy, dm, dd))) continue;
-    const start = localInstant(dy, dm, dd, from, window.timezone);
-    const end = localInstant(dy, dm, dd, to, window.timezone);
+    const start = localTime(dy, dm, dd, from, window.timezone).getTime();
+    const end = localTime(dy, dm, dd, to, window.timezone).getTime();
     if (now.getTime() < start) return new Date(start);
     if (now.getTime() < end) return now;
   }

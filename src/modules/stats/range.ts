@@ -35,13 +35,18 @@ export function offsetMs(tz: string, ms: number): number {
   return Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!, p.second!) - Math.floor(ms / 1000) * 1000;
 }
 
-/** The instant a calendar day starts in a time zone. */
-export function startOfDay(year: number, month: number, day: number, tz: string): Date {
-  const guess = Date.UTC(year, month - 1, day);
+/** The instant a wall-clock time (minutes after midnight) of a calendar day has in a time zone. */
+export function localTime(year: number, month: number, day: number, minutes: number, tz: string): Date {
+  const guess = Date.UTC(year, month - 1, day, 0, minutes);
   let t = guess - offsetMs(tz, guess);
   const again = offsetMs(tz, t);
   if (guess - again !== t) t = guess - again;
   return new Date(t);
+}
+
+/** The instant a calendar day starts in a time zone. */
+export function startOfDay(year: number, month: number, day: number, tz: string): Date {
+  return localTime(year, month, day, 0, tz);
 }
 
 /** The calendar date (YYYY-MM-DD) of an instant in a time zone. */
