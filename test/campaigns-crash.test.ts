@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freshDatabase, onPostgres } from './database.ts';
 import { eventually } from './helpers.ts';
-import { freePort, startServer } from './processes.ts';
+import { freePort, ownerClient, startServer } from './processes.ts';
 import { SmtpStandIn, type ReceivedMail } from './smtp.ts';
 
 /**
@@ -58,18 +58,8 @@ describe('campaigns survive kill -9', () => {
     const seconds = () => ((performance.now() - began) / 1000).toFixed(1);
 
     let child = await start();
-    const base = `http://127.0.0.1:${port}/api/v1`;
-    const login = async () => ((await (await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: EMAIL, password: PASSWORD }) })).json()) as { tokens: { accessToken: string } }).tokens.accessToken;
-    let token = await login();
-    const me = await (await fetch(`${base}/auth/me`, { headers: { authorization: `Bearer ${token}` } })).json() as { memberships: { organizationId: string }[] };
-    const org = `${base}/orgs/${me.memberships[0]!.organizationId}`;
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    const call = async (method: string, path: string, body?: unknown): Promise<any> => {
-      const res = await fetch(`${org}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
-      const json = await res.json();
-      if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-      return json;
-    };
+    const owner = await ownerClient(port, EMAIL, PASSWORD);
+    const { call } = owner;
 
     const inbox = await call('POST', '/inboxes', { name: 'Outreach', channel: 'email', config: { address: 'sales@shop.example.com', fromName: 'Shop' } });
     const addressOf = (i: number) => `lead-${String(i).padStart(4, '0')}@crash.example.com`;
@@ -95,7 +85,7 @@ describe('campaigns survive kill -9', () => {
 
     child = await start();
     const restarted = seconds();
-    token = await login();
+    await owner.signIn();
     // The messages the killed process had claimed wait for their lease (OUTBOUND_LEASE_MS) before they are sent again.
     const finished = await eventually(async () => {
       const c = await call('GET', `/campaigns/${campaign.id}`);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freshDatabase, onPostgres } from './database.ts';
 import { eventually } from './helpers.ts';
-import { freePort, startServer } from './processes.ts';
+import { freePort, ownerClient, startServer } from './processes.ts';
 import { SmtpStandIn } from './smtp.ts';
 
 /**
@@ -44,17 +44,7 @@ describe.skipIf(!onPostgres)('a campaign run by two instances', () => {
       }, children, 90_000);
     }
 
-    const base = `http://127.0.0.1:${ports[0]}/api/v1`;
-    const token = ((await (await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: EMAIL, password: PASSWORD }) })).json()) as { tokens: { accessToken: string } }).tokens.accessToken;
-    const me = await (await fetch(`${base}/auth/me`, { headers: { authorization: `Bearer ${token}` } })).json() as { memberships: { organizationId: string }[] };
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    const call = async (method: string, path: string, body?: unknown, port = ports[0]!): Promise<any> => {
-      const url = `http://127.0.0.1:${port}/api/v1/orgs/${me.memberships[0]!.organizationId}${path}`;
-      const res = await fetch(url, { method, headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
-      const json = await res.json();
-      if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-      return json;
-    };
+    const { call } = await ownerClient(ports[0]!, EMAIL, PASSWORD);
 
     const inbox = await call('POST', '/inboxes', { name: 'Outreach', channel: 'email', config: { address: 'sales@shop.example.com', fromName: 'Shop' } });
     const addressOf = (i: number) => `lead-${String(i).padStart(3, '0')}@instances.example.com`;

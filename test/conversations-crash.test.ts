@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, startServer } from './processes.ts';
+import { freePort, ownerClient, startServer } from './processes.ts';
 import { Receiver, type Received } from './receiver.ts';
 import { eventually } from './helpers.ts';
 
@@ -50,18 +50,8 @@ describe('conversations survive kill -9', () => {
 
     const port = await freePort();
     let child = await start(port);
-    const base = `http://127.0.0.1:${port}/api/v1`;
-    const login = async () => ((await (await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: EMAIL, password: PASSWORD }) })).json()) as { tokens: { accessToken: string } }).tokens.accessToken;
-    let token = await login();
-    const me = await (await fetch(`${base}/auth/me`, { headers: { authorization: `Bearer ${token}` } })).json() as { memberships: { organizationId: string }[] };
-    const org = `${base}/orgs/${me.memberships[0]!.organizationId}`;
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    const call = async (method: string, path: string, body?: unknown): Promise<any> => {
-      const res = await fetch(`${org}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
-      const json = await res.json();
-      if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-      return json;
-    };
+    const owner = await ownerClient(port, EMAIL, PASSWORD);
+    const { call, org } = owner;
     const { key } = await call('POST', '/api-keys', { name: 'relay', scopes: ['conversations:read', 'conversations:write'] });
     const inbox = await call('POST', '/inboxes', { name: 'crm', channel: 'api', config: { url: receiver.url('/out') } });
     const lead = await call('POST', '/leads', { name: 'Queued', email: 'queued@example.com' });
@@ -101,7 +91,7 @@ describe('conversations survive kill -9', () => {
     up = true;
 
     child = await start(port);
-    token = await login();
+    await owner.signIn();
 
     // Every acknowledged message is stored, once.
     const stored = new Map<string, number>();
