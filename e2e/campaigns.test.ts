@@ -1,10 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { SmtpStandIn } from '../test/smtp.ts';
-import { apiCall, browserAvailable, signUp, startE2E, type E2E } from './harness.ts';
-
-/** Where the reviewer looks at the pages (the brief asks for them outside docs/screenshots). */
-const SHOTS = '/tmp/helpers';
+import { apiCall, browserAvailable, screenshot, signUp, startE2E, type E2E } from './harness.ts';
 
 let e2e: E2E;
 let smtp: SmtpStandIn;
@@ -88,7 +85,7 @@ describe.runIf(browserAvailable)('campaigns in the panel', () => {
     await form.getByRole('button', { name: 'Create campaign' }).click();
     await expect.poll(() => form.getByRole('alert').innerText()).toMatch(/window\.to must be after from/);
     await form.getByText('must be after from', { exact: true }).waitFor();
-    await page.screenshot({ path: `${SHOTS}/campaign-editor.png`, fullPage: true });
+    await screenshot(page, 'campaign-editor');
     await form.getByLabel('Send only within a window').uncheck();
     await form.getByRole('button', { name: 'Create campaign' }).click();
 
@@ -138,7 +135,7 @@ describe.runIf(browserAvailable)('campaigns in the panel', () => {
     // The follow-up is due a day and 6 hours after the first mail went out.
     await expect.poll(() => adaRow.getByRole('cell').nth(4).innerText()).not.toBe('—');
     expect(smtp.received.filter((m) => m.rcptTo.includes('dee@example.org'))).toHaveLength(0);
-    await page.screenshot({ path: `${SHOTS}/campaign-detail.png`, fullPage: true });
+    await screenshot(page, 'campaign-detail');
 
     // The recipients' status filter lives in the URL.
     await page.getByLabel('Recipient status').selectOption('SKIPPED');
@@ -174,6 +171,7 @@ describe.runIf(browserAvailable)('campaigns in the panel', () => {
     await row.waitFor();
     const { stats } = await call<Campaign>('GET', `/campaigns/${campaignId}`);
     expect(await row.getByRole('cell').allInnerTexts()).toEqual(['Spring welcome (v2)', 'E-mail', 'Running', '3', '2', String(stats.pending), expect.any(String)]);
+    await screenshot(page, 'campaigns');
     await page.getByLabel('Status').selectOption('DRAFT');
     await expect.poll(() => searchParam(page, 'status')).toBe('DRAFT');
     await page.getByText('No draft campaigns').waitFor();
@@ -215,6 +213,7 @@ describe.runIf(browserAvailable)('campaigns in the panel', () => {
     await table.getByRole('row', { name: /gone@example\.org/ }).waitFor();
     expect(await table.getByRole('row').count()).toBe(2);
     expect(await filters.getByLabel('Search').inputValue()).toBe('gone');
+    await screenshot(page, 'suppressions');
 
     // Lifting asks first; Cancel keeps it.
     await table.getByRole('button', { name: 'Delete the suppression of gone@example.org' }).click();
