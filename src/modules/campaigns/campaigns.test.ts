@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
+import { rows } from '../../platform/db.ts';
 import { simpleParser } from 'mailparser';
 import { buildTestApp, type OrgFixture, type TestApp } from '../../../test/harness.ts';
 import { createHmac } from 'node:crypto';
@@ -254,6 +255,33 @@ describe('campaigns', () => {
     advance(61);
     await campaignWhen(c.id, (x) => x.status === 'FINISHED');
     for (const address of addresses) expect(mailsTo(address)).toHaveLength(1);
+  });
+
+  it('stays at most 1,000 messages ahead of the sender, never queueing the whole audience; every one goes out once when it catches up', async () => {
+    const inbox = await emailInbox();
+    const tag = unique('ahead');
+    const org = t.orgA.orgId;
+    await t.database.db.execute(sql`insert into leads (id, org_id, project_id, name, email, email_key, source, status, score, tags, custom, created_at, updated_at)
+      select 'lead_ahead' || i || '_' || ${tag}, ${org}, p.id, 'P' || i, 'ahead' || i || '-' || ${tag} || '@example.org', 'ahead' || i || '-' || ${tag} || '@example.org', 'test', 'NEW', 0, array[${tag}], '{}'::jsonb, now(), now()
+      from generate_series(1, 1050) as i, (select id from projects where org_id = ${org} order by created_at limit 1) as p`);
+    const sender = t.app.workers!.loops.conversations!;
+    await sender.stop();
+    const c = await campaign({ name: 'Ahead', inboxId: inbox.id, audience: { tags: [tag] }, steps: [{ delaySeconds: 0, subject: 'Hi', text: 'Hi' }], settings: { perMinute: 100_000, dailyLimit: 100_000 } });
+    await ok('POST', `/campaigns/${c.id}/start`);
+    const queued = async () => (await rows<{ n: number }>(t.database.db, sql`select count(*)::int as n from messages where author_id = ${c.id} and status = 'queued'`))[0]!.n;
+    await eventually(async () => (await queued()) === 1000);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await queued()).toBe(1000);
+    expect(smtp.received.filter((m) => m.rcptTo.some((to) => to.includes(`-${tag}@`)))).toHaveLength(0);
+    sender.start();
+    const done = await eventually(async () => {
+      const x = await ok('GET', `/campaigns/${c.id}`);
+      return x.status === 'FINISHED' ? x : undefined;
+    }, 60_000, 500);
+    expect(done.stats).toMatchObject({ sent: 1050, failed: 0 });
+    const mails = smtp.received.filter((m) => m.rcptTo.some((to) => to.includes(`-${tag}@`)));
+    expect(new Set(mails.map((m) => m.rcptTo[0])).size).toBe(1050);
+    expect(mails).toHaveLength(1050);
   });
 
   it('maxErrors failures in a row pause the campaign and tell the members why', async () => {
