@@ -204,3 +204,6 @@ export function channelAdapters(env: ChannelEnv): Partial<Record<Channel, Channe
 export function notAvailable(channel: string) {
   return unprocessable('CHANNEL_NOT_AVAILABLE', `the ${channel} channel is not available yet`);
 }
+
+/** The first e-mail address in a message's text: an anonymous contact who writes one is linked to its lead. */
+export const EMAIL_IN_TEXT = /[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}/;

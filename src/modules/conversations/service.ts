@@ -386,7 +386,7 @@ export class ConversationsService {
   // ---------------------------------------------------------------- inbound
 
   /**
-   * Web widget: an anonymous contact who gave an e-mail address or a phone number is linked to the
+   * Web widget and Telegram: an anonymous contact who gave an e-mail address or a phone number is linked to the
    * lead those stand for (matched, or created with source = the channel), and so is its open
    * conversation. A contact already linked keeps its lead. Returns the contact's lead, if any.
    */
@@ -403,6 +403,12 @@ export class ConversationsService {
       await tx.update(conversations).set({ leadId }).where(and(eq(conversations.contactId, contact.id), eq(conversations.status, 'OPEN'), sql`${conversations.leadId} is null`));
     });
     return leadId;
+  }
+
+  /** identifyContact for the contact of an inbox with that address (a Telegram chat id), if there is one. */
+  async identifyAddress(inbox: InboxRow, address: string, who: { name?: string; email?: string; phone?: string }): Promise<string | null> {
+    const [contact] = await this.db.select({ id: contacts.id }).from(contacts).where(and(eq(contacts.inboxId, inbox.id), eq(contacts.address, address)));
+    return contact ? this.identifyContact(inbox, contact.id, who) : null;
   }
 
   /** The lead a contact address stands for: matched by e-mail or phone, or created with source = channel. */

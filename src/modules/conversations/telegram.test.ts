@@ -359,6 +359,53 @@ describe('telegram outbound', () => {
     expect((await eventsOf(t, t.orgA.orgId, 'message.sent')).find((e) => e.payload.message.id === failed.id)).toBeUndefined();
   });
 
+  it('a chat that shares its own phone number or writes an e-mail address is linked to that lead; a campaign reaches exactly the leads with a chat, in that chat (others NO_ADDRESS)', async () => {
+    const inbox = await telegramInbox();
+    const secret = inbox.secrets.secretToken;
+    const [byEmail, byCard, byOthersCard] = [chatId(), chatId(), chatId()];
+    const email = `${unique('tg-ann')}@example.com`;
+    const phone = `+3519${String(Date.now()).slice(-8)}`;
+    expect((await deliver(inbox.id, textUpdate(byEmail, `Hi! Write to me at ${email} please`), secret)).statusCode).toBe(200);
+    expect((await deliver(inbox.id, textUpdate(byCard, '', { text: undefined, contact: { phone_number: phone.slice(1), first_name: 'Ann', user_id: byCard } }), secret)).statusCode).toBe(200);
+    // Someone else's card says nothing about who writes.
+    expect((await deliver(inbox.id, textUpdate(byOthersCard, '', { text: undefined, contact: { phone_number: '+351911111111', first_name: 'Bob', user_id: 42 } }), secret)).statusCode).toBe(200);
+    const threads = new Map((await conversationsOf(inbox.id)).map((c) => [c.contact.address, c]));
+    const leadOf = async (query: Record<string, string>) => {
+      const res = await t.call({ method: 'GET', url: `${base()}/leads`, auth: owner(), query });
+      return res.json().items[0] as { id: string; source: string; email?: string; phone?: string };
+    };
+    const ann = await leadOf({ q: email });
+    const carded = await leadOf({ q: phone.slice(1) });
+    expect(ann).toMatchObject({ email, source: 'telegram' });
+    expect(carded).toMatchObject({ phone, source: 'telegram' });
+    expect(threads.get(String(byEmail))!.leadId).toBe(ann.id);
+    expect(threads.get(String(byCard))!.leadId).toBe(carded.id);
+    expect(threads.get(String(byOthersCard))!.leadId).toBeUndefined();
+
+    const cold = (await t.call({ method: 'POST', url: `${base()}/leads`, auth: owner(), payload: { email: `${unique('tg-cold')}@example.com`, name: 'Cold' } })).json();
+    const created = await t.call({
+      method: 'POST', url: `${base()}/campaigns`, auth: owner(),
+      payload: { name: 'Telegram news', inboxId: inbox.id, audience: { leadIds: [ann.id, carded.id, cold.id] }, steps: [{ delaySeconds: 0, text: 'News for {{ lead.name }}' }], settings: { perMinute: 1000 } },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    api.received.length = 0;
+    const started = await t.call({ method: 'POST', url: `${base()}/campaigns/${created.json().id}/start`, auth: owner() });
+    expect(started.statusCode, started.body).toBe(200);
+    const finished = await eventually(async () => {
+      const c = (await t.call({ method: 'GET', url: `${base()}/campaigns/${created.json().id}`, auth: owner() })).json();
+      return c.status === 'FINISHED' ? c : undefined;
+    });
+    expect(finished.stats).toMatchObject({ total: 3, sent: 2, skipped: 1, failed: 0 });
+    const recipients = (await t.call({ method: 'GET', url: `${base()}/campaigns/${created.json().id}/recipients`, auth: owner() })).json().items as { leadId: string; status: string; skipReason?: string }[];
+    expect(recipients.find((r) => r.leadId === cold.id)).toMatchObject({ status: 'SKIPPED', skipReason: 'NO_ADDRESS' });
+    const sent = calls('sendMessage').map((r) => r.json as { chat_id: number | string; text: string });
+    expect(sent.map((m) => String(m.chat_id)).sort()).toEqual([String(byEmail), String(byCard)].sort());
+    expect(sent.find((m) => String(m.chat_id) === String(byEmail))!.text).toBe('News for Ann Lee');
+    // In the chat's own conversation, not a new one.
+    const out = await t.database.db.select().from(messages).where(and(eq(messages.conversationId, threads.get(String(byEmail))!.id), eq(messages.direction, 'out')));
+    expect(out.map((m) => [m.sender, m.text, m.status])).toEqual([['campaign', 'News for Ann Lee', 'sent']]);
+  });
+
   it('cannot start a conversation (422 CHANNEL_CANNOT_INITIATE) and takes no templates, storing nothing', async () => {
     const inbox = await telegramInbox();
     const lead = await t.call({ method: 'POST', url: `${base()}/leads`, auth: owner(), payload: { email: `${unique('tg-lead')}@example.com`, name: 'Cold lead' } });

@@ -4,7 +4,7 @@ import { badRequest, unauthorized, unprocessable } from '../../platform/errors.t
 import { Type, errors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
 import { inboundRoute } from '../../platform/inbound.ts';
-import { assertKnownKeys, type ChannelAdapter, type ChannelEnv, type Outcome, type Outgoing, type PrepareContext, type Prepared, type SendCheck } from './channels.ts';
+import { EMAIL_IN_TEXT, assertKnownKeys, type ChannelAdapter, type ChannelEnv, type Outcome, type Outgoing, type PrepareContext, type Prepared, type SendCheck } from './channels.ts';
 import type { InboundInput } from './service.ts';
 import type { inboxes } from './tables.ts';
 
@@ -156,7 +156,7 @@ export class TelegramChannel implements ChannelAdapter {
   }
 }
 
-interface TelegramUser { first_name?: unknown; last_name?: unknown; username?: unknown }
+interface TelegramUser { id?: unknown; first_name?: unknown; last_name?: unknown; username?: unknown }
 interface TelegramMessage {
   message_id?: unknown;
   from?: TelegramUser;
@@ -179,6 +179,22 @@ function nameOf(message: TelegramMessage): string | undefined {
   };
   const name = chat.type === 'private' || chat.type === undefined ? (person(message.from) ?? person(chat)) : (str(chat.title) ?? person(message.from));
   return name?.slice(0, NAME_LIMIT);
+}
+
+/**
+ * Who the writer of a private chat says they are: their own contact card (shared with Telegram's
+ * "share my phone number" button: `contact.user_id` is the sender's id — a card of someone else is
+ * not theirs) or the first e-mail address in the text. The chat's contact is then linked to that
+ * lead, so that campaigns and workflows can reach the lead in this chat.
+ */
+export function identityOf(update: TelegramUpdate): { phone?: string; email?: string } | null {
+  const message = update.message;
+  if (!message || typeof message !== 'object' || message.chat?.type !== 'private') return null;
+  const card = message.contact as { phone_number?: unknown; user_id?: unknown } | undefined;
+  const phone = str(card?.phone_number);
+  if (phone && card?.user_id !== undefined && card.user_id === message.from?.id) return { phone: phone.startsWith('+') ? phone : `+${phone}` };
+  const email = typeof message.text === 'string' ? EMAIL_IN_TEXT.exec(message.text)?.[0] : undefined;
+  return email ? { email } : null;
 }
 
 /**
@@ -240,7 +256,10 @@ export function telegramHookRoutes(app: App): void {
     handle: async (inbox, request) => {
       const botId = botIdOf(conversations.credentialsOf(inbox)?.botToken);
       const input = botId ? inboundOf(request.body, botId) : null;
-      if (input) await conversations.receiveInbound(inbox, input);
+      if (!input) return { ok: true };
+      await conversations.receiveInbound(inbox, input);
+      const who = identityOf(request.body);
+      if (who) await conversations.identifyAddress(inbox, input.contact.address, { ...who, ...(input.contact.name ? { name: input.contact.name } : {}) });
       return { ok: true };
     },
     limits: {

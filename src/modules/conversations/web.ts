@@ -8,7 +8,7 @@ import { newId } from '../../platform/ids.ts';
 import { Type, errors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
 import { SseStreams } from '../../platform/sse.ts';
-import { assertKnownKeys, type ChannelAdapter, type Outcome, type Outgoing, type Prepared, type SendCheck } from './channels.ts';
+import { EMAIL_IN_TEXT, assertKnownKeys, type ChannelAdapter, type Outcome, type Outgoing, type Prepared, type SendCheck } from './channels.ts';
 import { contacts, conversations, inboxes, messages, widgetSessions } from './tables.ts';
 
 type InboxRow = typeof inboxes.$inferSelect;
@@ -88,7 +88,6 @@ function widgetMessage(m: Pick<MessageRow, 'id' | 'conversationId' | 'direction'
 }
 type WidgetMessage = ReturnType<typeof widgetMessage>;
 
-const EMAIL_IN_TEXT = /[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}/;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}\.[^\s@]{2,}$/;
 
 const Params = Type.Object({ inboxId: Type.String({ minLength: 1, maxLength: 64 }) });
