@@ -63,6 +63,17 @@ export interface Config {
   mediaMaxBytes: number;
   /** Outgoing mail (invitations, password resets): an `smtp://` or `smtps://` URL, or unset for no mail; the From address. */
   smtpUrl: string | undefined;
+  /**
+   * OAuth 2.0 clients (CONTRACT §10): per provider the client id and secret (unset: that provider's
+   * connect flow answers 422 INTEGRATION_NOT_CONFIGURED) and its authorization and token endpoints.
+   */
+  oauth: Record<OAuthProvider, OAuthClientConfig>;
+  /** Google analytics APIs: GA4 Data API, GA4 Admin API, Search Console API (bases; stand-ins in tests). */
+  ga4ApiUrl: string;
+  ga4AdminApiUrl: string;
+  gscApiUrl: string;
+  /** The hour (UTC, 0–23) of the daily analytics sync. */
+  analyticsSyncHour: number;
   /** The WhatsApp Cloud API (Graph API) base, with its version; a loopback stand-in in tests. */
   whatsappApiBaseUrl: string;
   /** The Telegram Bot API base; a loopback stand-in in tests. */
@@ -74,7 +85,12 @@ export interface Config {
 
 type Env = Record<string, string | undefined>;
 
+export type OAuthProvider = 'linkedin' | 'x' | 'google';
+export interface OAuthClientConfig { clientId: string | undefined; clientSecret: string | undefined; authUrl: string; tokenUrl: string }
+
 export class ConfigError extends Error {}
+
+const url = (env: Env, name: string, fallback: string) => (str(env, name) ?? fallback).replace(/\/+$/, '');
 
 function int(env: Env, name: string, fallback: number, min = 0): number {
   const raw = env[name];
@@ -255,6 +271,19 @@ export function loadConfig(env: Env = process.env): Config {
     publisherPollMs: int(env, 'PUBLISHER_POLL_MS', 1000, 10),
     mediaMaxBytes: int(env, 'MEDIA_MAX_BYTES', 50 * 1024 * 1024, 1),
     smtpUrl: parseSmtpUrl(str(env, 'SMTP_URL')),
+    oauth: {
+      linkedin: { clientId: str(env, 'LINKEDIN_CLIENT_ID'), clientSecret: str(env, 'LINKEDIN_CLIENT_SECRET'), authUrl: url(env, 'LINKEDIN_AUTH_URL', 'https://www.linkedin.com/oauth/v2/authorization'), tokenUrl: url(env, 'LINKEDIN_TOKEN_URL', 'https://www.linkedin.com/oauth/v2/accessToken') },
+      x: { clientId: str(env, 'X_CLIENT_ID'), clientSecret: str(env, 'X_CLIENT_SECRET'), authUrl: url(env, 'X_AUTH_URL', 'https://x.com/i/oauth2/authorize'), tokenUrl: url(env, 'X_TOKEN_URL', 'https://api.x.com/2/oauth2/token') },
+      google: { clientId: str(env, 'GOOGLE_CLIENT_ID'), clientSecret: str(env, 'GOOGLE_CLIENT_SECRET'), authUrl: url(env, 'GOOGLE_AUTH_URL', 'https://accounts.google.com/o/oauth2/v2/auth'), tokenUrl: url(env, 'GOOGLE_TOKEN_URL', 'https://oauth2.googleapis.com/token') },
+    },
+    ga4ApiUrl: url(env, 'GA4_API_URL', 'https://analyticsdata.googleapis.com'),
+    ga4AdminApiUrl: url(env, 'GA4_ADMIN_API_URL', 'https://analyticsadmin.googleapis.com'),
+    gscApiUrl: url(env, 'GSC_API_URL', 'https://searchconsole.googleapis.com'),
+    analyticsSyncHour: (() => {
+      const hour = int(env, 'ANALYTICS_SYNC_HOUR', 4, 0);
+      if (hour > 23) throw new ConfigError(`ANALYTICS_SYNC_HOUR must be an hour from 0 to 23, got "${hour}"`);
+      return hour;
+    })(),
     whatsappApiBaseUrl: (str(env, 'WHATSAPP_API_BASE_URL') ?? 'https://graph.facebook.com/v21.0').replace(/\/+$/, ''),
     providerWebhookRateMax: int(env, 'PROVIDER_WEBHOOK_RATE_LIMIT_MAX', 60_000, 1),
     telegramApiBaseUrl: (str(env, 'TELEGRAM_API_BASE_URL') ?? 'https://api.telegram.org').replace(/\/+$/, ''),
