@@ -83,7 +83,7 @@ export function createServices(deps: Deps) {
   const reports = new ReportsService(deps, events, notifications, { leads, content, workflows });
   const agents = new AgentsService(deps, {
     bus, orgStream, events, orgs, usage, budgets,
-    tools: { clock: deps.clock, config: deps.config, leads, usage, budgets, reports, content, approvals, conversations, campaigns },
+    tools: { clock: deps.clock, config: deps.config, leads, usage, budgets, reports, content, approvals, conversations, campaigns, stats },
   });
   // The one cycle left: agents write reports, and a report's run_agent recommendation starts agents.
   reports.setAgents(agents);

@@ -23,6 +23,10 @@ export interface AgentTypeDef {
 
 const COMMON = 'Work only with the tools and the organization\'s real data; never invent records or numbers. '
   + 'Finish with one create_report call (unless there is nothing to report), then answer with a short plain-text summary of what you did and found.';
+/** How the analytics reports are written (MARKET_ANALYST and REPORT_WRITER, by input.reportType). */
+const ANALYTICS = 'When input.reportType is ANALYTICS_REVIEW, SEO_AUDIT or TRAFFIC_STRATEGY, write that report instead from analytics_summary for input.days (default 28): '
+  + 'ANALYTICS_REVIEW the traffic, users and conversions and their change against the previous period; SEO_AUDIT the Search Console clicks, impressions, click-through rate and average position; '
+  + 'TRAFFIC_STRATEGY where the visits come from and convert, and where to invest next. Quote the real numbers; with no synced data, say how to connect Google and recommend first steps. '
 
 export const AGENT_TYPES: Record<string, AgentTypeDef> = {
   LEAD_QUALIFIER: {
@@ -37,25 +41,28 @@ export const AGENT_TYPES: Record<string, AgentTypeDef> = {
   },
   MARKET_ANALYST: {
     type: 'MARKET_ANALYST',
-    description: 'Analyses the lead base (sources, statuses, scores) and public web pages given in input.urls, and writes a MARKET_RESEARCH report with recommended next steps.',
+    description: 'Analyses the lead base (sources, statuses, scores) and public web pages given in input.urls, and writes a MARKET_RESEARCH report with recommended next steps '
+      + '(input.reportType ANALYTICS_REVIEW, SEO_AUDIT or TRAFFIC_STRATEGY: that report from the synced Google Analytics and Search Console numbers instead).',
     instructions: 'You are a market analyst for a marketing team. Use lead_stats and search_leads to understand the pipeline, '
       + 'and fetch_web_page for any page in input.url / input.urls (competitors, market pages). Identify the strongest channels, gaps and opportunities. '
-      + COMMON,
-    tools: ['lead_stats', 'search_leads', 'fetch_web_page', 'usage_summary'],
+      + ANALYTICS + COMMON,
+    tools: ['lead_stats', 'search_leads', 'fetch_web_page', 'usage_summary', 'analytics_summary'],
     reportType: 'MARKET_RESEARCH',
+    alsoWrites: ['ANALYTICS_REVIEW', 'SEO_AUDIT', 'TRAFFIC_STRATEGY'],
   },
   REPORT_WRITER: {
     type: 'REPORT_WRITER',
-    description: 'Writes a WEEKLY_DIGEST report: pipeline figures, qualified leads to follow up, AI usage and budget (input.reportType CHATBOT_INSIGHTS or CAMPAIGN_SUMMARY with input.campaignId: that report instead).',
+    description: 'Writes a WEEKLY_DIGEST report: pipeline figures, qualified leads to follow up, AI usage and budget (input.reportType CHATBOT_INSIGHTS, CAMPAIGN_SUMMARY with input.campaignId, '
+      + 'or ANALYTICS_REVIEW, SEO_AUDIT, TRAFFIC_STRATEGY from the synced Google numbers: that report instead).',
     instructions: 'You write the weekly digest for the team. Gather lead_stats, the qualified leads (search_leads status QUALIFIED) and usage_summary for input.days (default 7), '
       + 'then write a concise digest with the key numbers and concrete follow-ups. '
       + 'When input.reportType is CHATBOT_INSIGHTS, write that report instead, as the CHATBOT_ANALYST type does: from conversation_stats for input.days (default 30), '
       + 'the bot\'s resolution rate, the handoff reasons, the FAQ questions to add and concrete follow-ups. '
       + 'When input.reportType is CAMPAIGN_SUMMARY, write that report instead from campaign_stats for input.campaignId: what was sent, delivered, read and answered, '
-      + 'why recipients were skipped or failed, and follow-ups for the leads who replied and those who did not. ' + COMMON,
-    tools: ['lead_stats', 'search_leads', 'usage_summary', 'conversation_stats', 'campaign_stats'],
+      + 'why recipients were skipped or failed, and follow-ups for the leads who replied and those who did not. ' + ANALYTICS + COMMON,
+    tools: ['lead_stats', 'search_leads', 'usage_summary', 'conversation_stats', 'campaign_stats', 'analytics_summary'],
     reportType: 'WEEKLY_DIGEST',
-    alsoWrites: ['CHATBOT_INSIGHTS', 'CAMPAIGN_SUMMARY'],
+    alsoWrites: ['CHATBOT_INSIGHTS', 'CAMPAIGN_SUMMARY', 'ANALYTICS_REVIEW', 'SEO_AUDIT', 'TRAFFIC_STRATEGY'],
   },
   CONTENT_WRITER: {
     type: 'CONTENT_WRITER',

@@ -38,7 +38,23 @@ export const USAGE_METRICS: Record<string, string> = {
   'usage.outputTokens': 'output_tokens',
 };
 
-export const METRICS = [...Object.keys(EVENT_METRICS), ...Object.keys(USAGE_METRICS)];
+/**
+ * From the synced analytics days (analytics_daily; CONTRACT §10): summed per bucket, except the
+ * ratios — `gsc.ctr` is clicks over impressions and `gsc.position` the impression-weighted average
+ * position of the bucket (and of the whole range for `total`).
+ */
+export const ANALYTICS_METRICS: Record<string, { source: 'ga4' | 'gsc'; field: string }> = {
+  'ga4.sessions': { source: 'ga4', field: 'sessions' },
+  'ga4.users': { source: 'ga4', field: 'users' },
+  'ga4.conversions': { source: 'ga4', field: 'conversions' },
+  'gsc.clicks': { source: 'gsc', field: 'clicks' },
+  'gsc.impressions': { source: 'gsc', field: 'impressions' },
+  'gsc.ctr': { source: 'gsc', field: 'ctr' },
+  'gsc.position': { source: 'gsc', field: 'position' },
+};
+const RATIOS = new Set(['gsc.ctr', 'gsc.position']);
+
+export const METRICS = [...Object.keys(EVENT_METRICS), ...Object.keys(USAGE_METRICS), ...Object.keys(ANALYTICS_METRICS)];
 export const GRANULARITIES = ['hour', 'day', 'week', 'month'] as const;
 export type Granularity = (typeof GRANULARITIES)[number];
 
@@ -212,9 +228,41 @@ export class StatsService {
         });
       }));
     }
+    const ratioTotals = new Map<string, number>();
+    const analyticsMetrics = metrics.filter((m) => ANALYTICS_METRICS[m]);
+    if (analyticsMetrics.length) {
+      // A day counts at its midnight in the query's time zone; the days are the provider's own.
+      const day = sql`((date::date)::timestamp at time zone ${tz})`;
+      const found = rows<{ i: number; sessions: number; users: number; conversions: number; clicks: number; impressions: number; weighted: number }>(this.db, sql`
+        select width_bucket(${day}, ${starts}) as i,
+          sum((metrics->>'sessions')::float8) filter (where source = 'ga4') as sessions,
+          sum((metrics->>'users')::float8) filter (where source = 'ga4') as users,
+          sum((metrics->>'conversions')::float8) filter (where source = 'ga4') as conversions,
+          sum((metrics->>'clicks')::float8) filter (where source = 'gsc') as clicks,
+          sum((metrics->>'impressions')::float8) filter (where source = 'gsc') as impressions,
+          sum((metrics->>'position')::float8 * (metrics->>'impressions')::float8) filter (where source = 'gsc') as weighted
+        from analytics_daily
+        where org_id = ${scope.orgId}
+          and date >= to_char((${from}::timestamptz at time zone ${tz})::date, 'YYYY-MM-DD')
+          and date <= to_char((${to}::timestamptz at time zone ${tz})::date, 'YYYY-MM-DD')
+          and ${day} >= ${from}::timestamptz and ${day} < ${to}::timestamptz ${project(sql`project_id`)}
+        group by 1`);
+      work.push(found.then((list) => {
+        const ratio = (a: number, b: number) => (b > 0 ? a / b : 0);
+        const of = (r: (typeof list)[number], metric: string) => {
+          if (metric === 'gsc.ctr') return ratio(Number(r.clicks ?? 0), Number(r.impressions ?? 0));
+          if (metric === 'gsc.position') return ratio(Number(r.weighted ?? 0), Number(r.impressions ?? 0));
+          return Number(r[ANALYTICS_METRICS[metric]!.field as 'sessions'] ?? 0);
+        };
+        const sum = (field: 'clicks' | 'impressions' | 'weighted') => list.reduce((s, r) => s + Number(r[field] ?? 0), 0);
+        ratioTotals.set('gsc.ctr', ratio(sum('clicks'), sum('impressions')));
+        ratioTotals.set('gsc.position', ratio(sum('weighted'), sum('impressions')));
+        for (const m of analyticsMetrics) values.set(m, new Map(list.map((r) => [bucketMs(r.i), of(r, m)])));
+      }));
+    }
     await Promise.all(work);
 
-    const round = (metric: string, v: number) => (metric === 'usage.costUsd' ? Math.round(v * 1e6) / 1e6 : v);
+    const round = (metric: string, v: number) => (metric === 'usage.costUsd' ? Math.round(v * 1e6) / 1e6 : RATIOS.has(metric) ? Math.round(v * 1e4) / 1e4 : v);
     return {
       granularity: g,
       timezone: tz,
@@ -223,7 +271,7 @@ export class StatsService {
       series: metrics.map((metric) => {
         const map = values.get(metric) ?? new Map<number, number>();
         const pointsOut = buckets.map((b) => ({ at: new Date(Number(b.ms)), value: round(metric, map.get(Number(b.ms)) ?? 0) }));
-        return { metric, total: round(metric, pointsOut.reduce((s, p) => s + p.value, 0)), points: pointsOut };
+        return { metric, total: round(metric, RATIOS.has(metric) ? ratioTotals.get(metric) ?? 0 : pointsOut.reduce((s, p) => s + p.value, 0)), points: pointsOut };
       }),
     };
   }

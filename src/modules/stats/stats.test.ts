@@ -5,6 +5,8 @@ import { usageRecords } from '../usage/tables.ts';
 import { newId } from '../../platform/ids.ts';
 import { parseRange } from './range.ts';
 import { statsHourly } from './tables.ts';
+import { integrations } from '../integrations/tables.ts';
+import { analyticsDaily } from '../analytics/tables.ts';
 import { eq } from 'drizzle-orm';
 import { eventually } from '../../../test/helpers.ts';
 
@@ -119,6 +121,42 @@ describe('stats/query', () => {
     expect(seriesOf(res, 'usage.costUsd').total).toBe(1.875);
     expect(seriesOf(res, 'usage.inputTokens').total).toBe(600);
     expect(seriesOf(res, 'usage.costUsd').points.reduce((s: number, p: { value: number }) => s + p.value, 0)).toBe(1.875);
+  });
+
+  it('ga4.* and gsc.* come from the synced analytics days: sums per bucket, ctr and position as ratios weighted by impressions; other organizations not counted', async () => {
+    const integration = async (orgId: string) => {
+      const id = newId('integration');
+      await t.database.db.insert(integrations).values({ id, orgId, projectId: null, provider: 'google', name: 'Google', credentialsSealed: 'x', authType: 'oauth' });
+      return id;
+    };
+    const mine = await integration(t.orgA.orgId);
+    const theirs = await integration(t.orgB.orgId);
+    const day = (integrationId: string, orgId: string, date: string, ga4: Record<string, number>, gsc: Record<string, number>) => [
+      { integrationId, orgId, source: 'ga4', date, metrics: ga4 },
+      { integrationId, orgId, source: 'gsc', date, metrics: gsc },
+    ];
+    await t.database.db.insert(analyticsDaily).values([
+      ...day(mine, t.orgA.orgId, '2032-03-01', { sessions: 100, users: 80, conversions: 3 }, { clicks: 10, impressions: 100, ctr: 0.1, position: 4 }),
+      ...day(mine, t.orgA.orgId, '2032-03-02', { sessions: 50, users: 40, conversions: 0 }, { clicks: 30, impressions: 300, ctr: 0.1, position: 8 }),
+      ...day(mine, t.orgA.orgId, '2032-03-08', { sessions: 7, users: 7, conversions: 1 }, { clicks: 0, impressions: 0, ctr: 0, position: 0 }),
+      ...day(theirs, t.orgB.orgId, '2032-03-01', { sessions: 9999, users: 9999, conversions: 9999 }, { clicks: 9999, impressions: 9999, ctr: 1, position: 1 }),
+    ]);
+    const metrics = ['ga4.sessions', 'ga4.users', 'ga4.conversions', 'gsc.clicks', 'gsc.impressions', 'gsc.ctr', 'gsc.position'];
+    const days = (await query({ metrics, from: '2032-03-01', to: '2032-03-03', granularity: 'day' })).json();
+    expect(seriesOf(days, 'ga4.sessions').points.map((p) => p.value)).toEqual([100, 50, 0]);
+    expect(seriesOf(days, 'ga4.sessions').total).toBe(150);
+    expect(seriesOf(days, 'ga4.users').total).toBe(120);
+    expect(seriesOf(days, 'gsc.clicks').points.map((p) => p.value)).toEqual([10, 30, 0]);
+    expect(seriesOf(days, 'gsc.ctr').total).toBe(0.1);
+    // (4 × 100 + 8 × 300) / 400 impressions.
+    expect(seriesOf(days, 'gsc.position').total).toBe(7);
+    expect(seriesOf(days, 'gsc.position').points.map((p) => p.value)).toEqual([4, 8, 0]);
+    const weeks = (await query({ metrics: ['ga4.sessions', 'ga4.conversions'], from: '2032-03-01', to: '2032-03-14', granularity: 'week' })).json();
+    expect(seriesOf(weeks, 'ga4.sessions').points.map((p) => p.value)).toEqual([150, 7]);
+    expect(seriesOf(weeks, 'ga4.conversions').total).toBe(4);
+    // A day belongs to its local midnight in the query's zone.
+    const tokyo = (await query({ metrics: ['ga4.sessions'], from: '2032-03-02', to: '2032-03-02', granularity: 'day', timezone: 'Asia/Tokyo' })).json();
+    expect(seriesOf(tokyo, 'ga4.sessions').total).toBe(50);
   });
 
   it('filters by project', async () => {

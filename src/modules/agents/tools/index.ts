@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { createContentDraft } from './content.ts';
 import { CONVERSATION_TOOLS } from './conversations.ts';
 import { campaignStats } from './campaigns.ts';
+import { analyticsSummary } from './analytics.ts';
 import { getLead, leadStats, qualifyLead, searchLeads, updateLead } from './leads.ts';
 import { requestApproval } from './approvals.ts';
 import { createReport } from './reports.ts';
@@ -21,5 +22,5 @@ export const handoffTool: Omit<ToolDef, 'execute'> = {
 };
 
 export const TOOLS: Record<string, ToolDef> = Object.fromEntries(
-  [searchLeads, getLead, updateLead, qualifyLead, leadStats, usageSummary, createReport, fetchWebPage, createContentDraft, requestApproval, ...CONVERSATION_TOOLS, campaignStats].map((t) => [t.name, t]),
+  [searchLeads, getLead, updateLead, qualifyLead, leadStats, usageSummary, createReport, fetchWebPage, createContentDraft, requestApproval, ...CONVERSATION_TOOLS, campaignStats, analyticsSummary].map((t) => [t.name, t]),
 );

@@ -9,6 +9,7 @@ import type { ReportsService } from '../../reports/service.ts';
 import type { UsageService } from '../../usage/service.ts';
 import type { ConversationsService } from '../../conversations/service.ts';
 import type { CampaignsService } from '../../campaigns/service.ts';
+import type { StatsService } from '../../stats/service.ts';
 
 /** A request in the approvals inbox, as `request_approval` asks for it (the workflows module). */
 export interface ApprovalRequester {
@@ -35,6 +36,8 @@ export interface ToolPorts {
   conversations?: ConversationToolPort;
   /** The report writer's campaign_stats (CAMPAIGN_SUMMARY). */
   campaigns?: Pick<CampaignsService, 'summary'>;
+  /** analytics_summary (the analytics reports): the ga4.* and gsc.* metrics of stats/query. */
+  stats?: Pick<StatsService, 'query'>;
 }
 
 /** What a tool can reach: the run it works for, and the ports — never another module's tables. */
