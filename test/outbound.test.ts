@@ -133,7 +133,7 @@ describe('the SSRF guard refuses embedded-IPv4 IPv6 forms and trailing-dot host 
         payload: { name: 'w', nodes: [manual, { id: 'call', type, params }], edges: [{ from: 'start', to: 'call' }] },
       });
       expect(res.statusCode, url).toBe(422);
-      expect(res.json(), url).toMatchObject({ code: 'WORKFLOW_INVALID', details: [{ nodeId: 'call', param: 'url' }] });
+      expect(res.json(), url).toMatchObject({ code: 'WORKFLOW_INVALID', details: { nodeId: 'call', param: 'url' } });
     }
   });
 

@@ -37,22 +37,69 @@ afterAll(() => close());
 describe('validation', () => {
   const post = (payload: Record<string, unknown>) => t.call({ method: 'POST', url: `${w.base}/workflows`, auth: w.auth, payload: { name: 'x', ...payload } });
   it.each([
-    ['unknown node type', { nodes: [manual, { id: 'n', type: 'nope.nothing' }], edges: [{ from: 'start', to: 'n' }] }, /unknown node type "nope.nothing"/],
-    ['params not matching the schema', { nodes: [manual, { id: 'n', type: 'utility.httpRequest', params: { method: 'FETCH', url: 'http://x' } }], edges: [] }, /Node "n" \(utility.httpRequest\) has invalid params: method/],
-    ['unknown param', { nodes: [manual, { id: 'n', type: 'data.set', params: { fields: {}, extra: 1 } }], edges: [] }, /has invalid params: unknown property 'extra'$/],
-    ['broken expression', { nodes: [manual, { id: 'n', type: 'data.set', params: { fields: { a: '{{ $$$( }}' } } }], edges: [] }, /invalid expression/],
-    ['a cycle', { nodes: [manual, { id: 'a', type: 'data.set', params: { fields: {} } }, { id: 'b', type: 'data.set', params: { fields: {} } }], edges: [{ from: 'start', to: 'a' }, { from: 'a', to: 'b' }, { from: 'b', to: 'a' }] }, /cycle: a → b → a/],
-    ['a dangling edge', { nodes: [manual], edges: [{ from: 'start', to: 'ghost' }] }, /missing node "ghost"/],
-    ['no trigger', { nodes: [{ id: 'a', type: 'data.set', params: { fields: {} } }], edges: [] }, /no trigger node/],
-    ['two triggers', { nodes: [manual, { id: 'other', type: 'trigger.manual' }], edges: [] }, /2 trigger nodes/],
-    ['an unknown output', { nodes: [manual, { id: 'a', type: 'data.set', params: { fields: {} } }], edges: [{ from: 'start', to: 'a', output: 'true' }] }, /has no output "true"/],
-    ['a bad cron', { nodes: [{ id: 's', type: 'trigger.schedule', params: { cron: 'every tuesday' } }], edges: [] }, /invalid cron/],
-    ['a bad time zone', { nodes: [{ id: 's', type: 'trigger.schedule', params: { cron: '0 9 * * *', timezone: 'Mars/Olympus' } }], edges: [] }, /invalid cron|time zone/],
-  ])('422 WORKFLOW_INVALID for %s', async (_name, payload, message) => {
+    ['unknown node type', { nodes: [manual, { id: 'n', type: 'nope.nothing' }], edges: [{ from: 'start', to: 'n' }] }, /unknown node type "nope.nothing"/, { nodeId: 'n' }],
+    ['params not matching the schema', { nodes: [manual, { id: 'n', type: 'utility.httpRequest', params: { method: 'FETCH', url: 'http://x' } }], edges: [] }, /Node "n" \(utility.httpRequest\) has invalid params: method/, { nodeId: 'n', param: 'method' }],
+    ['unknown param', { nodes: [manual, { id: 'n', type: 'data.set', params: { fields: {}, extra: 1 } }], edges: [] }, /has invalid params: unknown property 'extra'$/, { nodeId: 'n' }],
+    ['broken expression', { nodes: [manual, { id: 'n', type: 'data.set', params: { fields: { a: '{{ $$$( }}' } } }], edges: [] }, /invalid expression/, { nodeId: 'n', param: 'fields.a' }],
+    ['a cycle', { nodes: [manual, { id: 'a', type: 'data.set', params: { fields: {} } }, { id: 'b', type: 'data.set', params: { fields: {} } }], edges: [{ from: 'start', to: 'a' }, { from: 'a', to: 'b' }, { from: 'b', to: 'a' }] }, /cycle: a → b → a/, { nodeId: 'a', edge: { from: 'b', to: 'a' } }],
+    ['a dangling edge', { nodes: [manual], edges: [{ from: 'start', to: 'ghost' }] }, /missing node "ghost"/, { edge: { from: 'start', to: 'ghost' } }],
+    ['no trigger', { nodes: [{ id: 'a', type: 'data.set', params: { fields: {} } }], edges: [] }, /no trigger node/, undefined],
+    ['two triggers', { nodes: [manual, { id: 'other', type: 'trigger.manual' }], edges: [] }, /2 trigger nodes/, { nodeId: 'other' }],
+    ['an unknown output', { nodes: [manual, { id: 'a', type: 'data.set', params: { fields: {} } }], edges: [{ from: 'start', to: 'a', output: 'true' }] }, /has no output "true"/, { nodeId: 'start', edge: { from: 'start', to: 'a', output: 'true' } }],
+    ['a bad cron', { nodes: [{ id: 's', type: 'trigger.schedule', params: { cron: 'every tuesday' } }], edges: [] }, /invalid cron/, { nodeId: 's', param: 'cron' }],
+    ['a bad time zone', { nodes: [{ id: 's', type: 'trigger.schedule', params: { cron: '0 9 * * *', timezone: 'Mars/Olympus' } }], edges: [] }, /invalid cron|time zone/, { nodeId: 's' }],
+  ])('422 WORKFLOW_INVALID for %s, its details naming the node, edge or param (CONTRACT §4)', async (_name, payload, message, details) => {
     const res = await post(payload);
     expect(res.statusCode).toBe(422);
     expect(res.json()).toMatchObject({ statusCode: 422, code: 'WORKFLOW_INVALID' });
     expect(res.json().message).toMatch(message);
+    if (details) expect(res.json().details).toMatchObject(details);
+    else expect(res.json().details).toBeUndefined();
+  });
+
+  it('a workflow carries its version; a PATCH on a stale version is 409 CONFLICT and changes nothing', async () => {
+    const wf = await w.create([manual, { id: 'a', type: 'data.set', params: { fields: { n: 1 } } }], [{ from: 'start', to: 'a' }]);
+    expect(wf.version).toBe(1);
+    const patch = (payload: Record<string, unknown>) => t.call({ method: 'PATCH', url: `${w.base}/workflows/${wf.id}`, auth: w.auth, payload });
+    const first = await patch({ name: 'Renamed', version: 1 });
+    expect(first.statusCode, first.body).toBe(200);
+    expect(first.json().version).toBe(2);
+    // Another editor still holding version 1.
+    const stale = await patch({ nodes: [manual], edges: [], version: 1 });
+    expect(stale.statusCode).toBe(409);
+    expect(stale.json()).toMatchObject({ code: 'CONFLICT' });
+    expect(stale.json().message).toContain('version 2');
+    const stored = (await t.call({ method: 'GET', url: `${w.base}/workflows/${wf.id}`, auth: w.auth })).json();
+    expect(stored).toMatchObject({ name: 'Renamed', version: 2 });
+    expect(stored.nodes).toHaveLength(2);
+    // Without a version the change is made (last write wins), and counted.
+    expect((await patch({ active: false })).json().version).toBe(3);
+  });
+
+  it('evaluates an editor\'s expression against an item or the last run\'s input item of a node, under the run limits; $secrets never', async () => {
+    const wf = await w.create([manual, { id: 'a', type: 'data.set', params: { fields: { doubled: '{{ n * 2 }}' } } }, { id: 'b', type: 'data.set', params: { fields: { x: 1 } } }], [{ from: 'start', to: 'a' }, { from: 'a', to: 'b' }]);
+    const evaluate = (payload: Record<string, unknown>, id = wf.id) => t.call({ method: 'POST', url: `${w.base}/workflows/${id}/expressions/evaluate`, auth: w.auth, payload });
+    expect((await evaluate({ expression: 'Hello {{ name }}!', item: { name: 'Ann' } })).json()).toEqual({ value: 'Hello Ann!', item: { name: 'Ann' } });
+    expect((await evaluate({ expression: 'score > 50', item: { score: 70 } })).json().value).toBe(true);
+    expect((await evaluate({ expression: '{{ missing }}' })).json().value).toBeNull();
+
+    const run = await w.run(wf.id, { input: { n: 21 } });
+    const finished = await w.until(run.id);
+    expect(finished.status).toBe('SUCCEEDED');
+    const atB = await evaluate({ expression: '{{ doubled + 1 }} from {{ $input.n }}; a gave {{ $count($node("a")) }}', runId: run.id, nodeId: 'b' });
+    expect(atB.statusCode, atB.body).toBe(200);
+    expect(atB.json()).toMatchObject({ value: '43 from 21; a gave 1', item: { n: 21, doubled: 42 } });
+
+    const broken = await evaluate({ expression: '{{ $$$( }}' });
+    expect(broken.statusCode).toBe(422);
+    expect(broken.json()).toMatchObject({ code: 'EXPRESSION_ERROR' });
+    const endless = await evaluate({ expression: '($f := function($x) { $f($x + 1) }; $f(0))' });
+    expect(endless.statusCode).toBe(422);
+    expect(endless.json()).toMatchObject({ code: 'EXPRESSION_LIMIT' });
+    const secret = await evaluate({ expression: '{{ $secrets.API_KEY }}' });
+    expect(secret.statusCode).toBe(400);
+    expect((await evaluate({ expression: '1', runId: 'run_unknown' })).statusCode).toBe(404);
+    expect((await evaluate({ expression: '1' }, 'wf_unknown')).statusCode).toBe(404);
   });
 
   it('PATCH validates too, and keeps stored secrets when the mask is sent back', async () => {

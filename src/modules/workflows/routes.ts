@@ -3,10 +3,11 @@ import type { App } from '../../platform/http/types.ts';
 import { orgOf } from '../../platform/context.ts';
 import { allNodes, getNode } from './nodes/index.ts';
 import {
-  ApprovalListQuery, ApprovalSchema, ApproveBody, NodeTypeSchema, RejectBody, RunBody, RunListQuery, RunSchema, RunSummarySchema,
+  ApprovalListQuery, ApprovalSchema, ApproveBody, EvaluateBody, NodeTypeSchema, RejectBody, RunBody, RunListQuery, RunSchema, RunSummarySchema,
   TemplateDetailSchema, TemplateSchema, WorkflowCreateBody, WorkflowPatchBody, WorkflowSchema,
 } from './schemas.ts';
 import { secretRoutes } from './secrets-routes.ts';
+import { evaluateForEditor, type EvaluateInput } from './evaluate.ts';
 import { runStreamRoute } from './stream.ts';
 import { findTemplate, TEMPLATES, type Template } from './templates/index.ts';
 import { notFound } from '../../platform/errors.ts';
@@ -53,6 +54,22 @@ export function workflowRoutes(app: App): void {
     config: { access: write },
     schema: { tags, summary: 'Change a workflow (runs in flight keep the graph they started with)', params: IdParams, body: WorkflowPatchBody, response: { 200: Type.Ref('Workflow'), ...orgErrors(422) } },
   }, async (request) => workflows.update(orgOf(request), request.params.id, request.body));
+
+  app.post('/workflows/:id/expressions/evaluate', {
+    config: { access: write },
+    schema: {
+      tags,
+      summary: 'Evaluate an expression for the editor: a param as written (`{{ … }}` inside text) or a bare JSONata expression, against an item or a run\'s items, under the run limits',
+      description: 'With `runId` (a run of this workflow), `$input` is the run\'s input and `$node("id")` its steps\' items; with `nodeId` too, `$` is that node\'s first input item in the run. '
+        + 'An evaluation error is 422 `EXPRESSION_ERROR` (or `EXPRESSION_LIMIT`) with the reason. `$secrets` are not evaluated here (400).',
+      params: IdParams, body: EvaluateBody,
+      response: { 200: Type.Object({ value: Type.Unknown({ description: 'the result (null when undefined)' }), item: Type.Object({}, { additionalProperties: true, description: 'the item `$` stood for' }) }), ...orgErrors(422) },
+    },
+  }, async (request) => {
+    const scope = orgOf(request);
+    await workflows.row(scope, request.params.id);
+    return evaluateForEditor(app.services.db, scope, request.params.id, request.body as EvaluateInput);
+  });
 
   app.delete('/workflows/:id', {
     config: { access: write },

@@ -49,6 +49,7 @@ export const WorkflowPatchBody = Type.Object({
   edges: Type.Optional(Edges),
   budgetUsd: Type.Optional(Budget),
   active: Type.Optional(Type.Boolean()),
+  version: Type.Optional(Type.Integer({ minimum: 1, description: 'the version this change was made on: a different stored version gives 409 CONFLICT (nothing changes)' })),
 }, { additionalProperties: false, minProperties: 1 });
 
 export const WorkflowSchema = Type.Object({
@@ -62,6 +63,7 @@ export const WorkflowSchema = Type.Object({
   active: Type.Boolean(),
   trigger: FreeObject('{ type, nodeId, events? | cron?, timezone? | webhookUrl? }'),
   templateId: Nullable(Type.String()),
+  version: Type.Integer({ description: '+1 on every change; send it with a PATCH to refuse overwriting a change made meanwhile' }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
   webhookUrl: Type.Optional(Type.String({ description: 'only when a webhook token is created: the public trigger URL with its token' })),
@@ -99,6 +101,14 @@ const runFields = {
 };
 export const RunSummarySchema = Type.Object(runFields, { $id: 'RunSummary' });
 export const RunSchema = Type.Object({ ...runFields, steps: Type.Array(StepSchema) }, { $id: 'Run' });
+
+export const EvaluateBody = Type.Object({
+  expression: Type.String({ minLength: 1, maxLength: 10_000 }),
+  item: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  input: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  runId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  nodeId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+}, { additionalProperties: false });
 
 export const RunBody = Type.Object({
   input: Type.Optional(FreeObject('becomes the item of the trigger')),

@@ -44,7 +44,7 @@ export function sealNodes(nodes: WorkflowNode[], box: SecretBox, previous: Workf
     const before = previous.find((p) => p.id === node.id)?.params;
     const params = mapTree(node.params, [], (value, path) => {
       // Only this function makes sealed values; one written by a client would be opened at run time.
-      if (isSealed(value)) throw invalid(`Node "${node.id}": "$sealed" is reserved`, [{ nodeId: node.id, param: path.join('.') }]);
+      if (isSealed(value)) throw invalid(`Node "${node.id}": "$sealed" is reserved`, { nodeId: node.id, param: path.join('.') });
       if (typeof value !== 'string' || !isSecretPath(node.type, path)) return value;
       if (value === SECRET_MASK) {
         const kept = at(before, path);

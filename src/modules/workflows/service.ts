@@ -4,7 +4,7 @@ import type { Clock } from '../../platform/clock.ts';
 import { randomToken, safeEqual, SecretBox, sha256Hex } from '../../platform/crypto.ts';
 import { rows, type Db } from '../../platform/db.ts';
 import type { Deps } from '../../platform/deps.ts';
-import { notFound } from '../../platform/errors.ts';
+import { conflict, notFound } from '../../platform/errors.ts';
 import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import { newId } from '../../platform/ids.ts';
 import { checkOutboundUrlForm, OutboundError } from '../../platform/http-client.ts';
@@ -67,6 +67,7 @@ export function publicWorkflow(row: WorkflowRow, publicUrl: string) {
     active: row.active,
     trigger: triggerOf(row, publicUrl),
     templateId: row.templateId,
+    version: row.version,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
   };
@@ -144,12 +145,12 @@ export class WorkflowsService {
         checkOutboundUrlForm(url, { allowPrivate: this.allowPrivateTargets });
       } catch (error) {
         if (!(error instanceof OutboundError)) throw error;
-        throw invalid(`Node "${node.id}" (${node.type}) has invalid params: url: ${error.message}`, [{ nodeId: node.id, param: 'url', message: error.message }]);
+        throw invalid(`Node "${node.id}" (${node.type}) has invalid params: url: ${error.message}`, { nodeId: node.id, param: 'url', message: error.message });
       }
     }
     if (trigger.type === 'trigger.schedule') {
       const problem = this.schedules.checkCron(String(trigger.params?.cron ?? ''), trigger.params?.timezone as string | undefined);
-      if (problem) throw invalid(`Node "${trigger.id}" (trigger.schedule): ${problem}`);
+      if (problem) throw invalid(`Node "${trigger.id}" (trigger.schedule): ${problem}`, { nodeId: trigger.id, param: /time ?zone/i.test(problem) ? 'timezone' : 'cron' });
     }
     return trigger;
   }
@@ -193,7 +194,7 @@ export class WorkflowsService {
     return { webhookToken: token, webhookUrl: `${this.publicUrl}/api/v1/hooks/${row.id}/${token}` };
   }
 
-  async update(scope: Scope, id: string, patch: Partial<WorkflowInput>) {
+  async update(scope: Scope, id: string, patch: Partial<WorkflowInput> & { version?: number }) {
     let token: string | null = null;
     // Before the transaction: the embedded store's one connection is the transaction's until it ends,
     // so a read outside it from inside would wait for ever.
@@ -202,7 +203,10 @@ export class WorkflowsService {
       const tx = trx as unknown as Db;
       const [before] = await tx.select().from(workflows).where(inScope(scope, workflows, eq(workflows.id, id))).for('update');
       if (!before) throw notFound('Workflow');
-      const set: Partial<WorkflowRow> = { updatedAt: this.clock.now() };
+      if (patch.version !== undefined && patch.version !== before.version) {
+        throw conflict(`The workflow was changed since version ${patch.version} was read (it is at version ${before.version} now): reload it and apply the change again`);
+      }
+      const set: Partial<WorkflowRow> = { updatedAt: this.clock.now(), version: before.version + 1 };
       if (patch.name !== undefined) set.name = patch.name;
       if (patch.description !== undefined) set.description = patch.description;
       if (patch.budgetUsd !== undefined) set.budgetUsd = patch.budgetUsd;

@@ -19,6 +19,8 @@ export const workflows = pgTable('workflows', {
   /** trigger.webhook: SHA-256 of the URL token (the token itself is shown once). */
   webhookTokenHash: text('webhook_token_hash'),
   templateId: text('template_id'),
+  /** +1 on every change (CONTRACT §4): a PATCH made on another version is refused with 409. */
+  version: integer('version').notNull().default(1),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 }, (t) => [

@@ -7,7 +7,10 @@ export const ErrorBody = Type.Object({
   error: Type.String(),
   message: Type.String(),
   code: Type.Optional(Type.String()),
-  details: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }))),
+  details: Type.Optional(Type.Union([
+    Type.Array(Type.Object({}, { additionalProperties: true }), { description: 'VALIDATION_ERROR: one `{ field, message }` per problem' }),
+    Type.Object({}, { additionalProperties: true, description: 'what a business rule names, e.g. WORKFLOW_INVALID `{ nodeId?, edge?: { from, to }, param? }`' }),
+  ])),
 }, { $id: 'ErrorBody', description: 'Every error: `{ statusCode, error, message, code? }`' });
 
 const errorRef = (description: string) => ({ ...Type.Ref('ErrorBody'), description });

@@ -3,7 +3,7 @@ import type { TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import type { Item } from '../nodes/types.ts';
 import { arm, jsonataOptions, limitMessage } from './limits.ts';
-import { explainErrors, type SchemaError } from '../../../platform/http/validation.ts';
+import { explainErrors, fieldName, type SchemaError } from '../../../platform/http/validation.ts';
 
 /** `{{ … }}` spans inside a param string. */
 const SPAN = /\{\{([\s\S]+?)\}\}/g;
@@ -75,7 +75,8 @@ async function secretsFor(text: string, scope: ExpressionScope): Promise<Record<
   return secrets;
 }
 
-async function evaluate(text: string, item: Item, scope: ExpressionScope): Promise<unknown> {
+/** One bare JSONata expression (no braces) against an item, under the run limits. */
+export async function evaluate(text: string, item: Item, scope: ExpressionScope): Promise<unknown> {
   const expr = compile(text);
   const secrets = await secretsFor(text, scope);
   try {
@@ -147,26 +148,30 @@ function describe(schema: TSchema, errors: SchemaError[]): string {
 /**
  * Checks params written in a workflow against the node's schema. A value that holds an expression
  * can only be checked once evaluated, so errors on such values are left to run time; expressions
- * must still compile.
+ * must still compile. The problem names the param (`url`, `fields.name`) where it can.
  */
-export function checkWrittenParams(schema: TSchema, params: unknown): string | null {
-  const problems: string[] = [];
-  const walk = (value: unknown) => {
+export function checkWrittenParams(schema: TSchema, params: unknown): { message: string; param?: string } | null {
+  let problem: { message: string; param?: string } | null = null;
+  const walk = (value: unknown, path: string[]) => {
+    if (problem) return;
     if (typeof value === 'string' && hasExpression(value)) {
       for (const match of value.matchAll(SPAN)) {
         try {
           compile(match[1]!);
         } catch (error) {
-          problems.push((error as Error).message);
+          problem ??= { message: (error as Error).message, ...(path.length ? { param: fieldName('', path) } : {}) };
         }
       }
-    } else if (Array.isArray(value)) value.forEach(walk);
-    else if (value && typeof value === 'object') Object.values(value).forEach(walk);
+    } else if (Array.isArray(value)) value.forEach((v, i) => walk(v, [...path, String(i)]));
+    else if (value && typeof value === 'object') Object.entries(value).forEach(([k, v]) => walk(v, [...path, k]));
   };
-  walk(params);
-  if (problems.length) return problems[0]!;
+  walk(params, []);
+  if (problem) return problem;
   const errors = [...Value.Errors(schema, params)].filter((e) => e.keyword !== 'boolean' && !hasExpression(pointer(params, e.instancePath)));
-  return errors.length ? describe(schema, errors) : null;
+  if (!errors.length) return null;
+  const explained = explainErrors(errors, '', schema);
+  const field = (explained.details[0] as { field?: string } | undefined)?.field;
+  return { message: explained.message, ...(field ? { param: field } : {}) };
 }
 
 /** Checks evaluated params; null when they match. */

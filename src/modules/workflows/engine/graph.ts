@@ -23,7 +23,10 @@ export interface Definition {
   budgetUsd?: number | null;
 }
 
-export function invalid(message: string, details?: unknown) {
+/** What a 422 WORKFLOW_INVALID names (CONTRACT §4): the node, the edge, the param — so an editor can highlight it. */
+export interface WorkflowProblem { nodeId?: string; edge?: { from: string; to?: string; output?: string }; param?: string; [more: string]: unknown }
+
+export function invalid(message: string, details?: WorkflowProblem) {
   return unprocessable('WORKFLOW_INVALID', message, details);
 }
 
@@ -37,35 +40,35 @@ export function validateDefinition(def: Definition, options: { unavailableHint?:
   const types = new Map<string, NodeDefinition>();
   if (def.nodes.length === 0) throw invalid('The workflow has no nodes; it needs exactly one trigger node');
   for (const node of def.nodes) {
-    if (byId.has(node.id)) throw invalid(`Node id "${node.id}" is used twice`, [{ nodeId: node.id }]);
+    if (byId.has(node.id)) throw invalid(`Node id "${node.id}" is used twice`, { nodeId: node.id });
     byId.set(node.id, node);
     const type = getNode(node.type);
     if (!type) {
-      throw invalid(`Node "${node.id}" has unknown node type "${node.type}"${options.unavailableHint ?? ''}`, [{ nodeId: node.id, type: node.type }]);
+      throw invalid(`Node "${node.id}" has unknown node type "${node.type}"${options.unavailableHint ?? ''}`, { nodeId: node.id, type: node.type });
     }
     types.set(node.id, type);
     const problem = checkWrittenParams(type.params, node.params ?? {});
-    if (problem) throw invalid(`Node "${node.id}" (${node.type}) has invalid params: ${problem}`, [{ nodeId: node.id, message: problem }]);
+    if (problem) throw invalid(`Node "${node.id}" (${node.type}) has invalid params: ${problem.message}`, { nodeId: node.id, ...(problem.param ? { param: problem.param } : {}), message: problem.message });
   }
   const triggers = def.nodes.filter((n) => types.get(n.id)!.trigger);
   if (triggers.length === 0) throw invalid('The workflow has no trigger node (trigger.manual, trigger.event, trigger.schedule or trigger.webhook)');
-  if (triggers.length > 1) throw invalid(`The workflow has ${triggers.length} trigger nodes (${triggers.map((t) => t.id).join(', ')}); exactly one is allowed`);
+  if (triggers.length > 1) throw invalid(`The workflow has ${triggers.length} trigger nodes (${triggers.map((t) => t.id).join(', ')}); exactly one is allowed`, { nodeId: triggers[1]!.id });
   const seen = new Set<string>();
   for (const edge of def.edges) {
-    if (!byId.has(edge.from)) throw invalid(`An edge starts at missing node "${edge.from}"`, [{ from: edge.from, to: edge.to }]);
-    if (!byId.has(edge.to)) throw invalid(`An edge points to missing node "${edge.to}"`, [{ from: edge.from, to: edge.to }]);
+    if (!byId.has(edge.from)) throw invalid(`An edge starts at missing node "${edge.from}"`, { edge: { from: edge.from, to: edge.to } });
+    if (!byId.has(edge.to)) throw invalid(`An edge points to missing node "${edge.to}"`, { edge: { from: edge.from, to: edge.to } });
     const output = edge.output ?? 'main';
     const outputs = types.get(edge.from)!.outputs;
     if (!outputs.includes(output)) {
-      throw invalid(`Node "${edge.from}" (${byId.get(edge.from)!.type}) has no output "${output}"; its outputs: ${outputs.join(', ')}`, [{ from: edge.from, output }]);
+      throw invalid(`Node "${edge.from}" (${byId.get(edge.from)!.type}) has no output "${output}"; its outputs: ${outputs.join(', ')}`, { nodeId: edge.from, edge: { from: edge.from, to: edge.to, output } });
     }
-    if (types.get(edge.to)!.trigger) throw invalid(`An edge points to the trigger node "${edge.to}"`, [{ from: edge.from, to: edge.to }]);
+    if (types.get(edge.to)!.trigger) throw invalid(`An edge points to the trigger node "${edge.to}"`, { nodeId: edge.to, edge: { from: edge.from, to: edge.to } });
     const key = `${edge.from}\u0000${edge.to}\u0000${output}`;
-    if (seen.has(key)) throw invalid(`The edge ${edge.from} → ${edge.to} (${output}) is listed twice`);
+    if (seen.has(key)) throw invalid(`The edge ${edge.from} → ${edge.to} (${output}) is listed twice`, { edge: { from: edge.from, to: edge.to, output } });
     seen.add(key);
   }
   const cycle = findCycle(def);
-  if (cycle) throw invalid(`The workflow has a cycle: ${cycle.join(' → ')}`, [{ cycle }]);
+  if (cycle) throw invalid(`The workflow has a cycle: ${cycle.join(' → ')}`, { nodeId: cycle[0]!, edge: { from: cycle.at(-2)!, to: cycle.at(-1)! }, cycle });
   return { trigger: triggers[0]! };
 }
 
