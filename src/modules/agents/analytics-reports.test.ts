@@ -22,7 +22,7 @@ const call = (method: 'GET' | 'POST', url: string, payload?: object, org: OrgFix
 async function synced(org: OrgFixture, days: { date: string; sessions: number; clicks: number; impressions: number; position: number }[]) {
   const id = newId('integration');
   await t.database.db.insert(integrations).values({ id, orgId: org.orgId, projectId: null, provider: 'google', name: 'Google', credentialsSealed: 'sealed', authType: 'oauth' });
-  await t.database.db.insert(analyticsDaily).values(days.flatMap((d) => [
+  await t.database.db.insert(analyticsDaily).values(days.flatMap((d): (typeof analyticsDaily.$inferInsert)[] => [
     { integrationId: id, orgId: org.orgId, source: 'ga4', date: d.date, metrics: { sessions: d.sessions, users: Math.round(d.sessions * 0.8), conversions: 1 } },
     { integrationId: id, orgId: org.orgId, source: 'gsc', date: d.date, metrics: { clicks: d.clicks, impressions: d.impressions, ctr: d.clicks / d.impressions, position: d.position } },
   ]));

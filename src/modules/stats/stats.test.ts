@@ -131,7 +131,7 @@ describe('stats/query', () => {
     };
     const mine = await integration(t.orgA.orgId);
     const theirs = await integration(t.orgB.orgId);
-    const day = (integrationId: string, orgId: string, date: string, ga4: Record<string, number>, gsc: Record<string, number>) => [
+    const day = (integrationId: string, orgId: string, date: string, ga4: Record<string, number>, gsc: Record<string, number>): (typeof analyticsDaily.$inferInsert)[] => [
       { integrationId, orgId, source: 'ga4', date, metrics: ga4 },
       { integrationId, orgId, source: 'gsc', date, metrics: gsc },
     ];
