@@ -27,7 +27,7 @@ import { leadRoutes } from './modules/leads/routes.ts';
 import { notificationRoutes } from './modules/notifications/routes.ts';
 import { webhookRoutes } from './modules/webhooks/routes.ts';
 import { orgStreamRoutes } from './modules/events/routes.ts';
-import { integrationRoutes } from './modules/integrations/routes.ts';
+import { integrationRoutes, oauthCallbackRoutes } from './modules/integrations/routes.ts';
 import { mediaFileRoutes, mediaRoutes } from './modules/media/routes.ts';
 import { contentRoutes } from './modules/content/routes.ts';
 import { statsRoutes } from './modules/stats/routes.ts';
@@ -40,6 +40,7 @@ import { budgetRoutes } from './modules/budgets/routes.ts';
 import { invitationAcceptRoutes, invitationRoutes } from './modules/invitations/routes.ts';
 import { conversationRoutes } from './modules/conversations/routes.ts';
 import { campaignRoutes, unsubscribeRoutes } from './modules/campaigns/routes.ts';
+import { analyticsRoutes } from './modules/analytics/routes.ts';
 import { conversationHookRoutes } from './modules/conversations/hooks.ts';
 import { startWorkers, type Workers } from './workers.ts';
 import { assertNamedProject } from './platform/context.ts';
@@ -210,6 +211,7 @@ export async function buildApp(options: BuildOptions): Promise<App> {
     workflowHookRoutes(api);
     conversationHookRoutes(api);
     unsubscribeRoutes(api);
+    oauthCallbackRoutes(api);
     await api.register(async (org: App) => {
       org.addHook('onRequest', async (request) => {
         const principal = await services.guard.authenticate(request);
@@ -236,6 +238,7 @@ export async function buildApp(options: BuildOptions): Promise<App> {
       invitationRoutes(org);
       conversationRoutes(org);
       campaignRoutes(org);
+      analyticsRoutes(org);
     }, { prefix: '/orgs/:orgId' });
     api.get('/openapi.json', { config: health, schema: { hide: true } }, async () => app.swagger());
   }, { prefix: '/api/v1' });

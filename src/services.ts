@@ -34,6 +34,7 @@ import { ConversationsService } from './modules/conversations/service.ts';
 import { OutboundSender } from './modules/conversations/sender.ts';
 import { ConversationBot } from './modules/conversations/bot.ts';
 import { CampaignsService } from './modules/campaigns/service.ts';
+import { AnalyticsService } from './modules/analytics/service.ts';
 
 /**
  * The composition root: every service, built once from the deps and shared by the routes, the
@@ -57,10 +58,11 @@ export function createServices(deps: Deps) {
   const deliverer = new WebhookDeliverer(deps, webhooks, notifications, orgs);
   const dispatcher = new Dispatcher(deps.database, orgStream);
   dispatcher.subscribe('webhooks', (tx, batch) => webhooks.fanOut(tx, batch));
-  const integrations = new IntegrationsService(deps, events, orgs);
+  const integrations = new IntegrationsService(deps, events, orgs, notifications);
   const media = new MediaService(deps);
   const content = new ContentService({ ...deps, bus }, events, orgs, integrations, media);
   const publisher = new Publisher(deps, events, notifications, integrations, media);
+  const analytics = new AnalyticsService(deps, { bus, events, notifications, orgs, integrations });
   const stats = new StatsService(deps, orgs);
   dispatcher.subscribe('stats', (tx, batch) => stats.rollup(tx, batch));
   const approvals = new ApprovalsService(deps, events, orgStream, notifications, bus);
@@ -98,7 +100,7 @@ export function createServices(deps: Deps) {
   const conversationBot = new ConversationBot(deps, { bus, events, agents, conversations });
   dispatcher.subscribe('conversation-bot', (tx, batch) => conversationBot.onEvents(tx, batch));
   const outboundSender = new OutboundSender(deps, conversations, events);
-  return { ...deps, campaigns, bus, orgStream, orgs, mailer, invitations, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams, integrations, media, content, publisher, stats, approvals, workflowRuns, schedules, scheduler, workflows, runDriver, usage, budgets, reports, agents, conversations, outboundSender, conversationBot };
+  return { ...deps, campaigns, bus, orgStream, orgs, mailer, invitations, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams, integrations, media, content, publisher, stats, approvals, workflowRuns, schedules, scheduler, workflows, runDriver, usage, budgets, reports, agents, conversations, outboundSender, conversationBot, analytics };
 }
 
 export type Services = ReturnType<typeof createServices>;

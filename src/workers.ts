@@ -8,6 +8,7 @@ import { APPROVALS_WAKE } from './modules/workflows/approvals.ts';
 import { AGENTS_WAKE } from './modules/agents/runner.ts';
 import { OUTBOUND_WAKE } from './modules/conversations/service.ts';
 import { BOT_WAKE } from './modules/conversations/bot.ts';
+import { ANALYTICS_WAKE } from './modules/analytics/sync.ts';
 
 export interface Workers {
   loops: Record<string, Loop>;
@@ -32,11 +33,17 @@ export function startWorkers(services: Services): Workers {
     conversations: new Loop({ name: 'conversations-outbound', log, idleMs: 1000, run: () => services.outboundSender.round() }),
     bot: new Loop({ name: 'conversations-bot', log, idleMs: 1000, run: () => services.conversationBot.round() }),
     campaigns: new Loop({ name: 'campaigns', log, idleMs: 1000, run: () => services.campaigns.round() }),
+    // Queued analytics syncs, and each google integration's daily run at ANALYTICS_SYNC_HOUR (checked once a minute).
+    analytics: new Loop({ name: 'analytics-sync', log, idleMs: 5000, run: () => services.analytics.sync.round() }),
+    // OAuth access tokens that expire within 10 minutes are refreshed ahead of use.
+    oauthRefresh: new Loop({ name: 'oauth-refresh', log, idleMs: 60_000, run: () => services.integrations.refreshDue() }),
     maintenance: new Loop({
       name: 'maintenance', log, idleMs: 3_600_000,
       run: async () => {
         await deliverer.purge();
         await bus.purge(new Date(services.clock.now().getTime() - 3_600_000));
+        // OAuth authorizations started and never finished (their state expired).
+        await services.integrations.purgeStates();
         return false;
       },
     }),
@@ -52,6 +59,7 @@ export function startWorkers(services: Services): Workers {
     // A requested turn, or a finished agent run (the conversation's next turn may start).
     bus.subscribe(BOT_WAKE, () => loops.bot!.wake()),
     bus.subscribe(AGENTS_WAKE, () => loops.bot!.wake()),
+    bus.subscribe(ANALYTICS_WAKE, () => loops.analytics!.wake()),
   ];
   dispatcher.onDispatched(() => loops.webhooks!.wake());
   // A campaign started, a reply or an outcome may leave work for the campaign runner.

@@ -19,7 +19,7 @@ describe('README', () => {
   });
 
   it('documents every environment variable src/config.ts reads, once, in the table generated from src/config-variables.ts', () => {
-    const read = new Set([...config.matchAll(/(?:str|int|bool)\(env, '([A-Z0-9_]+)'/g)].map((m) => m[1]!));
+    const read = new Set([...config.matchAll(/(?:str|int|bool|url)\(env, '([A-Z0-9_]+)'/g)].map((m) => m[1]!));
     expect(read.size).toBeGreaterThan(20);
     const documented = CONFIG_VARIABLES.flatMap((v) => v.names);
     expect(new Set(documented).size).toBe(documented.length);

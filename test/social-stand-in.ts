@@ -10,6 +10,9 @@ import type { AddressInfo } from 'node:net';
  *   throttled… 429 with Retry-After: 3600 (beyond the retry window)
  *   down…      500 forever
  *   noid…      201 without the post id
+ * With `oauth` (test/oauth-provider.ts), a token that stand-in issued is judged by it: expired → 401.
+ * `GET /v2/userinfo` (LinkedIn's OpenID Connect userinfo) and `GET /2/users/me` (X) answer the account
+ * behind the token.
  */
 export interface Received {
   method: string;
@@ -27,7 +30,14 @@ export interface StandIn {
   close(): Promise<void>;
 }
 
-export async function startSocialStandIn(): Promise<StandIn> {
+/** What the API needs from the authorization server's stand-in (test/oauth-provider.ts OAuthStandIn). */
+export interface TokenAuthority {
+  isIssued(accessToken: string): boolean;
+  isValid(accessToken: string): boolean;
+  subjectOf(accessToken: string): string | undefined;
+}
+
+export async function startSocialStandIn(options: { oauth?: TokenAuthority } = {}): Promise<StandIn> {
   const received: Received[] = [];
   const seen = new Map<string, number>();
   let next = 1000;
@@ -44,6 +54,17 @@ export async function startSocialStandIn(): Promise<StandIn> {
     if (!token) return send(401, { message: 'no token' });
     if (token.startsWith('revoked')) return send(401, { message: 'Invalid access token', serviceErrorCode: 65600 });
     if (token.startsWith('down')) return send(500, { message: 'internal error' });
+    if (options.oauth?.isIssued(token) && !options.oauth.isValid(token)) {
+      return send(401, { status: 401, serviceErrorCode: 65601, code: 'EXPIRED_ACCESS_TOKEN', message: 'The token used in the request has expired' });
+    }
+    if (req.method === 'GET' && path === '/v2/userinfo') {
+      const sub = options.oauth?.subjectOf(token) ?? `member-${token.slice(0, 12).replace(/[^A-Za-z0-9_-]/g, '')}`;
+      return send(200, { sub, email_verified: true, name: 'Stand-in Member', locale: { country: 'US', language: 'en' }, given_name: 'Stand-in', family_name: 'Member', email: `${sub}@example.com` });
+    }
+    if (req.method === 'GET' && path === '/2/users/me') {
+      const id = options.oauth?.subjectOf(token) ?? 'x-user';
+      return send(200, { data: { id: `2244${id.length}`, name: 'Stand-in User', username: id.replace(/[^A-Za-z0-9_]/g, '_') } });
+    }
     const isPost = path === '/rest/posts' || path === '/2/tweets';
     if (isPost) {
       const count = (seen.get(token) ?? 0) + 1;

@@ -34,6 +34,8 @@ export const ID_PREFIXES = {
   recipient: 'rcp',
   suppression: 'sup',
   consent: 'cns',
+  syncRun: 'syn',
+  analyticsRule: 'arl',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -20,6 +20,11 @@ export function panelPath(orgId: string, link: string | null | undefined): strin
     case 'reports': return id ? `${base}/reports/${enc(id)}` : `${base}/reports`;
     case 'leads': return id ? `${base}/leads?lead=${enc(id)}` : `${base}/leads`;
     case 'conversations': return id ? `${base}/conversations?conversation=${enc(id)}` : `${base}/conversations`;
+    case 'campaigns': return id ? `${base}/campaigns/${enc(id)}` : `${base}/campaigns`;
+    // A reconnect request (integration.error): the connected accounts, where Reconnect is.
+    case 'integrations': return `${base}/settings/integrations`;
+    // A threshold rule that fired: the analytics page with the rules and their state.
+    case 'analytics': return `${base}/analytics`;
     default: return null;
   }
 }

@@ -24,6 +24,9 @@ describe('notification links', () => {
     expect(panelPath('org_1', '/agent-runs/ar_1')).toBe('/orgs/org_1/agents/runs/ar_1');
     expect(panelPath('org_1', '/usage')).toBe('/orgs/org_1/usage');
     expect(panelPath('org_1', '/reports/r 1')).toBe('/orgs/org_1/reports/r%201');
+    expect(panelPath('org_1', '/campaigns/cmp_1')).toBe('/orgs/org_1/campaigns/cmp_1');
+    expect(panelPath('org_1', '/api/v1/orgs/org_1/integrations/int_1')).toBe('/orgs/org_1/settings/integrations');
+    expect(panelPath('org_1', '/api/v1/orgs/org_1/analytics/rules/arl_1')).toBe('/orgs/org_1/analytics');
     expect(panelPath('org_1', null)).toBeNull();
     expect(panelPath('org_1', '/something-else/1')).toBeNull();
   });

@@ -12,7 +12,7 @@ import type { ApiKeyPrincipal } from '../../platform/context.ts';
 export const SCOPES = [
   'leads:read', 'leads:write', 'workflows:read', 'workflows:write', 'agents:read', 'agents:write',
   'reports:read', 'reports:write', 'content:read', 'content:write', 'media:write', 'usage:read',
-  'conversations:read', 'conversations:write', 'campaigns:read', 'campaigns:write', 'webhooks:read', 'webhooks:write', '*',
+  'conversations:read', 'conversations:write', 'campaigns:read', 'campaigns:write', 'analytics:read', 'analytics:write', 'webhooks:read', 'webhooks:write', '*',
 ] as const;
 
 const KEY_PREFIX = 'svc_';

@@ -5,9 +5,10 @@ import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../config.ts';
 import type { EventsService } from '../events/service.ts';
 import type { NotificationsService } from '../notifications/service.ts';
-import type { IntegrationsService } from '../integrations/service.ts';
-import { connectorFor } from '../integrations/connectors/index.ts';
-import type { PublishOutcome, PublishRequest } from '../integrations/connectors/types.ts';
+import { AppError } from '../../platform/errors.ts';
+import { REAUTH_REQUIRED, type IntegrationsService } from '../integrations/service.ts';
+import { connectorFor, type Connector } from '../integrations/connectors/index.ts';
+import type { ConnectorContext, PublishOutcome, PublishRequest } from '../integrations/connectors/types.ts';
 import type { MediaService } from '../media/service.ts';
 import { composeText } from '../../shared/platforms.ts';
 import { publicPost } from './service.ts';
@@ -15,6 +16,13 @@ import { posts, type PostAttempt, type PostError } from './tables.ts';
 
 type PostRow = typeof posts.$inferSelect;
 type Failure = Extract<PublishOutcome, { ok: false }>;
+type IntegrationRow = NonNullable<Awaited<ReturnType<IntegrationsService['row']>>>;
+
+/** Credentials that could not be had: REAUTH_REQUIRED (not retried), OAUTH_UNAVAILABLE (retried). */
+function credentialFailure(error: unknown): Failure {
+  if (!(error instanceof AppError)) throw error;
+  return { ok: false, code: error.code, message: error.message, retryable: error.code === 'OAUTH_UNAVAILABLE' };
+}
 
 const BATCH = 10;
 /** How long one attempt may hold a post: uploads and the post call, each with its own time-out. */
@@ -112,16 +120,38 @@ export class Publisher {
       } else {
         const baseUrl = connector.provider === 'linkedin' ? this.config.linkedinApiUrl : this.config.xApiUrl;
         try {
-          outcome = await connector.publish(
-            { baseUrl, allowPrivate: this.config.webhookAllowPrivate, timeoutMs: CALL_TIMEOUT_MS },
-            this.integrations.credentialsOf(integration), request,
-          );
+          outcome = await this.publishWith(connector, { baseUrl, allowPrivate: this.config.webhookAllowPrivate, timeoutMs: CALL_TIMEOUT_MS }, integration, request);
         } catch (error) {
           outcome = { ok: false, code: 'INTERNAL', retryable: false, message: (error as Error).message || 'publishing failed' };
         }
       }
     }
     await this.record(id, outcome, integration);
+  }
+
+  /**
+   * Publishes with the integration's credentials; an OAuth connection's access token is refreshed
+   * first when it is about to expire. When the platform refuses an OAuth token we held for valid
+   * (revoked or expired early), nothing was posted: it is refreshed once and the post tried again; a
+   * second refusal means the user must connect again (REAUTH_REQUIRED).
+   */
+  private async publishWith(connector: Connector, ctx: ConnectorContext, integration: IntegrationRow, request: PublishRequest): Promise<PublishOutcome> {
+    let credentials: Record<string, string>;
+    try {
+      credentials = await this.integrations.freshCredentials(integration);
+    } catch (error) {
+      return credentialFailure(error);
+    }
+    const outcome = await connector.publish(ctx, credentials, request);
+    if (outcome.ok || !outcome.auth || integration.authType !== 'oauth') return outcome;
+    try {
+      credentials = await this.integrations.freshCredentials(integration, { rejected: credentials.accessToken });
+    } catch (error) {
+      return credentialFailure(error);
+    }
+    const again = await connector.publish(ctx, credentials, request);
+    if (again.ok || !again.auth) return again;
+    return { ok: false, code: REAUTH_REQUIRED, retryable: false, message: `${again.message} (after refreshing the token); connect the account again` };
   }
 
   private async record(id: string, outcome: PublishOutcome, integration: Awaited<ReturnType<IntegrationsService['row']>>): Promise<void> {
@@ -178,6 +208,9 @@ export class Publisher {
     }).where(eq(posts.id, row.id)).returning();
     await this.events.record(tx, { orgId: row.orgId, projectId: row.projectId, type: 'post.failed', payload: { post: publicPost(after!), error } });
     const link = `/api/v1/orgs/${row.orgId}/content/${row.id}`;
+    // An OAuth connection that needs the user again: the integration is put in error and its owners
+    // told once (not per post); each post still says it failed.
+    if (outcome.code === REAUTH_REQUIRED && integration) await this.integrations.requireReauth(tx, integration, outcome.message);
     if (outcome.auth && integration) {
       await this.integrations.markError(tx, integration, { code: outcome.code, message: outcome.message });
       await this.notifications.notify({

@@ -364,8 +364,10 @@ export class ContentService {
     const integration = integrationId ? await this.integrations.row({ orgId: scope.orgId, projectId: row.projectId }, integrationId) : undefined;
     if (!integration) throw unprocessable('INTEGRATION_MISSING', integrationId ? `Integration ${integrationId} no longer exists` : 'The post has no integration to publish through; set integrationId');
     const connector = connectorFor(integration.provider)!;
-    const credentials = { ...this.integrations.credentialsOf(integration) };
+    // An OAuth connection's token is refreshed if due (a dead grant shows here as REAUTH_REQUIRED); the preview carries no secret.
+    const credentials = { ...(await this.integrations.freshCredentials(integration)) };
     delete credentials.accessToken;
+    delete credentials.refreshToken;
     const media = await this.media.many({ orgId: scope.orgId, projectId: null }, row.mediaIds);
     const baseUrl = integration.provider === 'linkedin' ? this.config.linkedinApiUrl : this.config.xApiUrl;
     const request = connector.preview({ baseUrl, allowPrivate: false, timeoutMs: 0 }, credentials, {

@@ -49,7 +49,7 @@ export const WorkflowPatchBody = Type.Object({
   edges: Type.Optional(Edges),
   budgetUsd: Type.Optional(Budget),
   active: Type.Optional(Type.Boolean()),
-  version: Type.Optional(Type.Integer({ minimum: 1, description: 'the version this change was made on: a different stored version gives 409 CONFLICT (nothing changes)' })),
+  version: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'the version this change was made on: a different stored version gives 409 CONFLICT (nothing changes)' })),
 }, { additionalProperties: false, minProperties: 1 });
 
 export const WorkflowSchema = Type.Object({

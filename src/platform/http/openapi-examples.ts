@@ -45,6 +45,7 @@ export const RESOURCE_EXAMPLES: Record<string, unknown[]> = {
     active: true,
     trigger: { type: 'event', nodeId: 'trigger', events: ['lead.created'] },
     templateId: null,
+    version: 3,
     createdAt: CREATED,
     updatedAt: CREATED,
   }],

@@ -27,6 +27,7 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'Content', description: 'Social posts: drafts, generation, approval, publishing, calendar.' },
   { name: 'Media', description: 'Uploaded images and videos, served from signed URLs.' },
   { name: 'Integrations', description: 'Connected accounts (LinkedIn, X, …) that content is published through.' },
+  { name: 'Analytics', description: 'Synced GA4 and Search Console numbers by day, and threshold rules that alert on them.' },
   { name: 'Notifications', description: 'Notifications for organization members.' },
   { name: 'Inboxes', description: 'Channel accounts (api, web chat, WhatsApp, Telegram, e-mail) with their inbound URL; credentials encrypted at rest.' },
   { name: 'Conversations', description: 'Threads with contacts: messages, replies and notes, handoff, assignment, read state, close and reopen, statistics.' },

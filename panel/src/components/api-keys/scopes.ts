@@ -21,6 +21,7 @@ export const SCOPE_GROUPS = [
   { label: 'Usage', description: 'Usage, costs and statistics', read: 'usage:read' },
   { label: 'Conversations', description: 'Conversations and the organization stream', read: 'conversations:read', write: 'conversations:write' },
   { label: 'Campaigns', description: 'Campaigns, their recipients, suppressions', read: 'campaigns:read', write: 'campaigns:write' },
+  { label: 'Analytics', description: 'Synced GA4 and Search Console numbers, threshold rules', read: 'analytics:read', write: 'analytics:write' },
   { label: 'Webhooks', description: 'Webhook endpoints and deliveries', read: 'webhooks:read', write: 'webhooks:write' },
 ] as const satisfies readonly ScopeGroup[];
 

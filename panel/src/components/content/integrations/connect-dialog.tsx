@@ -9,9 +9,12 @@ import { projectsQuery } from '../queries';
 
 type Integration = Schemas['Integration'];
 export type Provider = Integration['provider'];
-export const PROVIDER_LABELS: Record<Provider, string> = { linkedin: 'LinkedIn', x: 'X' };
+export const PROVIDER_LABELS: Record<Provider, string> = { linkedin: 'LinkedIn', x: 'X', google: 'Google' };
+/** The providers a pasted token connects (Google connects only through OAuth). */
+export const TOKEN_PROVIDERS = ['linkedin', 'x'] as const;
+export type TokenProvider = (typeof TOKEN_PROVIDERS)[number];
 
-/** The credentials each provider takes today (pasted; CONTRACT §10's OAuth comes with its own button). */
+/** The credentials a pasted token gives (the secondary way; the OAuth buttons are the first). */
 export function credentialsOf(provider: Provider, token: string, author: string): Record<string, string> {
   return provider === 'linkedin' ? { accessToken: token.trim(), author: author.trim() } : { accessToken: token.trim() };
 }
@@ -44,11 +47,11 @@ export function CredentialFields({ provider, token, author, errors, onToken, onA
   );
 }
 
-/** Connects a LinkedIn or X account by its access token (`POST …/integrations`). */
+/** Connects a LinkedIn or X account by an access token the user already has (`POST …/integrations`). */
 export function ConnectDialog({ orgId, open, onOpenChange }: { orgId: string; open: boolean; onOpenChange: (open: boolean) => void }) {
   const queryClient = useQueryClient();
   const projects = useQuery(projectsQuery(orgId));
-  const [provider, setProvider] = useState<Provider>('linkedin');
+  const [provider, setProvider] = useState<TokenProvider>('linkedin');
   const [name, setName] = useState('');
   const [projectId, setProjectId] = useState('');
   const [token, setToken] = useState('');
@@ -75,9 +78,9 @@ export function ConnectDialog({ orgId, open, onOpenChange }: { orgId: string; op
   const errors = connect.error instanceof ApiError ? connect.error.fieldErrors : {};
   const submit = (e: FormEvent) => { e.preventDefault(); connect.mutate(); };
   return (
-    <Modal open={open} onOpenChange={close} title="Connect an account" description="Posts are published through a connected account. The token is stored encrypted and never shown again.">
+    <Modal open={open} onOpenChange={close} title="Connect an account with a token" description="For an access token you already have. A pasted token is not renewed: when it expires, reconnect. The token is stored encrypted and never shown again.">
       <form className="space-y-4" onSubmit={submit}>
-        <SelectField label="Provider" value={provider} options={(['linkedin', 'x'] as const).map((p) => ({ value: p, label: PROVIDER_LABELS[p] }))} onChange={(e) => setProvider(e.target.value as Provider)} />
+        <SelectField label="Provider" value={provider} options={TOKEN_PROVIDERS.map((p) => ({ value: p, label: PROVIDER_LABELS[p] }))} onChange={(e) => setProvider(e.target.value as TokenProvider)} />
         <TextField label="Name" required maxLength={200} value={name} error={errors.name} placeholder={provider === 'x' ? 'Acme on X' : 'Acme company page'} onChange={(e) => setName(e.target.value)} />
         {(projects.data?.length ?? 0) > 1 ? (
           <SelectField label="Project" value={projectId} hint="An account for all projects, or for one." options={[{ value: '', label: 'All projects' }, ...(projects.data ?? []).map((p) => ({ value: p.id, label: p.name }))]} onChange={(e) => setProjectId(e.target.value)} />

@@ -12,15 +12,18 @@ type Integration = Schemas['Integration'];
 const WAITING = 'DRAFT,APPROVED,SCHEDULED,FAILED';
 
 /**
- * Reconnects an account with a new token. The API has no call that replaces an integration's
- * credentials in place (CONTRACT §10's OAuth reconnect will), so the panel connects the account
+ * Reconnects an account connected by a pasted token with a new token (an OAuth connection
+ * reconnects through its provider instead, keeping its id). The API has no call that replaces a
+ * pasted token in place, so the panel connects the account
  * again under the same name and project, moves the posts waiting on the old connection to the new
  * one, and then removes the old connection. A step that fails stops there and says what was done.
  */
 export async function reconnect(orgId: string, old: Integration, credentials: Record<string, string>): Promise<{ integration: Integration; moved: number }> {
+  const provider = old.provider;
+  if (provider === 'google') throw new Error('A Google account reconnects through Google: use Reconnect on the integrations page.');
   const integration = await unwrap(api.POST('/api/v1/orgs/{orgId}/integrations', {
     params: { path: { orgId } },
-    body: { provider: old.provider, name: old.name, projectId: old.projectId, credentials },
+    body: { provider, name: old.name, projectId: old.projectId, credentials },
   }));
   let moved = 0;
   try {

@@ -28,6 +28,7 @@ const NAV = [
   { to: '/orgs/$orgId/agents', label: 'Agents' },
   { to: '/orgs/$orgId/reports', label: 'Reports' },
   { to: '/orgs/$orgId/content', label: 'Content' },
+  { to: '/orgs/$orgId/analytics', label: 'Analytics' },
   { to: '/orgs/$orgId/webhooks', label: 'Webhooks' },
   { to: '/orgs/$orgId/api-keys', label: 'API keys' },
   { to: '/orgs/$orgId/members', label: 'Members' },

@@ -1,8 +1,8 @@
-import { useState } from 'react';
-import { createFileRoute } from '@tanstack/react-router';
+import { useEffect, useState } from 'react';
+import { createFileRoute, useNavigate } from '@tanstack/react-router';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap, type Schemas } from '../../../../api/client';
-import { compact, int, oneOf, PAGE, PAGE_SIZE } from '../../../../lib/list';
+import { compact, int, oneOf, PAGE, PAGE_SIZE, str } from '../../../../lib/list';
 import { useRole } from '../../../../lib/account';
 import { formatDateTime, relative } from '../../../../lib/format';
 import { Badge } from '../../../../components/ui/page';
@@ -13,19 +13,36 @@ import { Button } from '../../../../components/ui/button';
 import { Modal } from '../../../../components/ui/dialog';
 import { ConnectDialog, PROVIDER_LABELS } from '../../../../components/content/integrations/connect-dialog';
 import { ReconnectDialog } from '../../../../components/content/integrations/reconnect-dialog';
+import { OAuthConnectButtons, ProviderMark, useOAuthStart } from '../../../../components/content/integrations/oauth-buttons';
+import { GoogleSetup } from '../../../../components/content/integrations/google-setup';
+import { describeSources, type GoogleConfig } from '../../../../components/content/integrations/google';
+import { oauthNotice, type OAuthNotice } from '../../../../components/content/integrations/oauth';
 import { projectsQuery } from '../../../../components/content/queries';
 import { useList } from '../../../../lib/use-list';
 
-const PROVIDERS = ['linkedin', 'x'] as const;
+const PROVIDERS = ['linkedin', 'x', 'google'] as const;
 const STATUSES = ['connected', 'error'] as const;
 
+interface Search {
+  provider?: (typeof PROVIDERS)[number];
+  status?: (typeof STATUSES)[number];
+  page?: number;
+  /** Set by the service's OAuth callback on the way back (read once, then removed). */
+  connected?: string;
+  error?: string;
+  error_description?: string;
+}
+
 export const Route = createFileRoute('/orgs/$orgId/settings/integrations')({
-  validateSearch: (raw: Record<string, unknown>): { provider?: (typeof PROVIDERS)[number]; status?: (typeof STATUSES)[number]; page?: number } => {
+  validateSearch: (raw: Record<string, unknown>): Search => {
     const page = int(raw.page, PAGE);
     return compact({
       provider: oneOf(raw.provider, PROVIDERS),
       status: oneOf(raw.status, STATUSES),
       page: page === PAGE ? undefined : page,
+      connected: str(raw.connected)?.slice(0, 64),
+      error: str(raw.error)?.slice(0, 64),
+      error_description: str(raw.error_description)?.slice(0, 300),
     });
   },
   component: IntegrationsPage,
@@ -36,11 +53,24 @@ type Integration = Schemas['Integration'];
 function IntegrationsPage() {
   const { orgId } = Route.useParams();
   const search = Route.useSearch();
-  const { canAdmin } = useRole(orgId);
-  const [connecting, setConnecting] = useState(false);
+  const navigate = useNavigate({ from: Route.fullPath });
+  const queryClient = useQueryClient();
+  const { canAdmin, canWrite } = useRole(orgId);
+  const [pasting, setPasting] = useState(false);
   const [renewing, setRenewing] = useState<Integration | null>(null);
   const [removing, setRemoving] = useState<Integration | null>(null);
   const { page, setSearch, setPage } = useList(search);
+  const oauth = useOAuthStart(orgId);
+
+  // The way back from the provider: say what happened, then take the parameters out of the URL
+  // (a reload or a shared link must not announce it again).
+  const [notice, setNotice] = useState<OAuthNotice | null>(() => oauthNotice(search));
+  const returning = Boolean(search.connected || search.error);
+  useEffect(() => {
+    if (!returning) return;
+    void queryClient.invalidateQueries({ queryKey: [orgId, 'integrations'] });
+    void navigate({ search: (prev) => compact({ ...prev, connected: undefined, error: undefined, error_description: undefined }), replace: true });
+  }, [returning, navigate, queryClient, orgId]);
 
   const query = { page, pageSize: PAGE_SIZE, provider: search.provider, status: search.status };
   const integrations = useQuery({
@@ -48,21 +78,38 @@ function IntegrationsPage() {
     queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/integrations', { params: { path: { orgId }, query } })),
     placeholderData: keepPreviousData,
   });
+  const google = useQuery({
+    queryKey: [orgId, 'integrations', 'list', { provider: 'google', pageSize: 100 }],
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/integrations', { params: { path: { orgId }, query: { provider: 'google', pageSize: 100 } } })),
+  });
+  const connectedOne = useQuery({
+    queryKey: [orgId, 'integrations', 'one', notice?.integrationId],
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/integrations/{id}', { params: { path: { orgId, id: notice!.integrationId! } } })),
+    enabled: Boolean(notice?.integrationId),
+    retry: false,
+  });
   const projects = useQuery(projectsQuery(orgId));
   const projectName = (id: string | null) => (id === null ? 'All projects' : projects.data?.find((p) => p.id === id)?.name ?? id);
   const items = integrations.data?.items ?? [];
   const filtered = Boolean(search.provider || search.status);
+  const googleItems = google.data?.items ?? [];
 
   return (
     <div className="space-y-5">
       <div className="flex flex-wrap items-start justify-between gap-3">
-        <div>
+        <div className="max-w-3xl">
           <h2 className="text-lg font-semibold text-slate-900">Integrations</h2>
-          <p className="mt-1 text-sm text-slate-600">The LinkedIn and X accounts posts are published through. An account whose token stopped working shows its error here: reconnect it with a new token.</p>
+          <p className="mt-1 text-sm text-slate-600">
+            LinkedIn and X accounts publish your posts; a Google account brings GA4 and Search Console figures to Analytics.
+            Connect through the provider's own sign-in: the connection renews itself. If it stops working, it shows an error here: reconnect it.
+          </p>
         </div>
-        {canAdmin ? <Button variant="primary" onClick={() => setConnecting(true)}>Connect an account</Button> : null}
       </div>
-      <div className="flex flex-wrap items-end gap-3">
+
+      {notice ? <Notice notice={notice} connected={connectedOne.data} onDismiss={() => setNotice(null)} /> : null}
+
+      <div className="flex flex-wrap items-end justify-between gap-3">
+        <div className="flex flex-wrap items-end gap-3">
         <label className="text-sm">
           <span className="mb-1 block font-medium text-slate-700">Provider</span>
           <select value={search.provider ?? ''} onChange={(e) => setSearch({ provider: oneOf(e.target.value, PROVIDERS) })} className="rounded-md px-3 py-1.5 ring-1 ring-slate-300">
@@ -78,13 +125,15 @@ function IntegrationsPage() {
             <option value="error">Needs reconnecting</option>
           </select>
         </label>
+        </div>
+        {canAdmin ? <OAuthConnectButtons orgId={orgId} onPaste={() => setPasting(true)} /> : null}
       </div>
 
       {integrations.isPending ? <Loading label="Loading integrations…" />
         : integrations.isError ? <ErrorState error={integrations.error} retry={() => void integrations.refetch()} />
         : items.length === 0 ? (
           <Empty title={filtered ? 'No accounts match these filters' : 'No accounts connected'}>
-            {filtered ? 'Try another filter.' : canAdmin ? 'Connect a LinkedIn or X account to publish approved posts.' : 'An owner or admin can connect LinkedIn and X accounts.'}
+            {filtered ? 'Try another filter.' : canAdmin ? 'Connect LinkedIn or X to publish approved posts, or Google to see your traffic in Analytics.' : 'An owner or admin can connect LinkedIn, X and Google accounts.'}
           </Empty>
         ) : (
           <>
@@ -101,9 +150,15 @@ function IntegrationsPage() {
               </thead>
               <tbody className="divide-y divide-slate-100">
                 {items.map((i) => (
-                  <tr key={i.id}>
-                    <Td className="font-medium text-slate-900">{i.name}</Td>
-                    <Td>{PROVIDER_LABELS[i.provider]}</Td>
+                  <tr key={i.id} className={notice?.integrationId === i.id ? 'bg-emerald-50/60' : undefined}>
+                    <Td>
+                      <span className="font-medium text-slate-900">{i.name}</span>
+                      {i.provider === 'google' ? <p className="mt-0.5 text-xs text-slate-500">{describeSources(i.config as GoogleConfig)}</p> : null}
+                    </Td>
+                    <Td className="whitespace-nowrap">
+                      <span className="inline-flex items-center gap-1.5"><ProviderMark provider={i.provider} />{PROVIDER_LABELS[i.provider]}</span>
+                      <p className="mt-0.5 text-xs text-slate-500">{i.authType === 'oauth' ? 'OAuth, renews itself' : 'Pasted token'}</p>
+                    </Td>
                     <Td>{projectName(i.projectId)}</Td>
                     <Td className="max-w-sm">
                       <Badge>{i.status === 'error' ? 'error' : 'connected'}</Badge>
@@ -115,7 +170,17 @@ function IntegrationsPage() {
                     {canAdmin ? (
                       <Td className="whitespace-nowrap text-right">
                         <div className="flex justify-end gap-2">
-                          <Button size="sm" variant={i.status === 'error' ? 'primary' : 'secondary'} aria-label={`Reconnect ${i.name}`} onClick={() => setRenewing(i)}>Reconnect</Button>
+                          {i.status === 'error' || i.authType === 'oauth' ? (
+                            <Button
+                              size="sm"
+                              variant={i.status === 'error' ? 'primary' : 'secondary'}
+                              aria-label={`Reconnect ${i.name}`}
+                              disabled={oauth.busy}
+                              onClick={() => (i.authType === 'oauth' ? oauth.mutate({ provider: i.provider, integrationId: i.id }) : setRenewing(i))}
+                            >
+                              {oauth.busy && oauth.variables?.integrationId === i.id ? 'Opening…' : 'Reconnect'}
+                            </Button>
+                          ) : null}
                           <Button size="sm" variant="ghost" aria-label={`Disconnect ${i.name}`} onClick={() => setRemoving(i)}>Disconnect</Button>
                         </div>
                       </Td>
@@ -124,13 +189,39 @@ function IntegrationsPage() {
                 ))}
               </tbody>
             </Table>
-            <Pagination page={page} pageSize={PAGE_SIZE} total={integrations.data.total} onPage={setPage} />
+            <FormError error={oauth.error} />
+            {integrations.data.total > PAGE_SIZE || page > PAGE ? <Pagination page={page} pageSize={PAGE_SIZE} total={integrations.data.total} onPage={setPage} /> : null}
           </>
         )}
 
-      <ConnectDialog orgId={orgId} open={connecting} onOpenChange={setConnecting} />
+      {googleItems.length > 0 ? (
+        <section aria-labelledby="google-sources" className="space-y-3">
+          <div>
+            <h2 id="google-sources" className="text-lg font-semibold text-slate-900">Google Analytics and Search Console</h2>
+            <p className="mt-1 text-sm text-slate-600">Choose the GA4 property and the Search Console site each Google account reads. Figures sync every day, re-fetching the last days as Google revises them.</p>
+          </div>
+          {googleItems.map((i) => <GoogleSetup key={i.id} orgId={orgId} integration={i} canManage={canAdmin} canSync={canWrite} />)}
+        </section>
+      ) : google.isError ? <ErrorState error={google.error} retry={() => void google.refetch()} /> : null}
+
+      <ConnectDialog orgId={orgId} open={pasting} onOpenChange={setPasting} />
       {renewing ? <ReconnectDialog orgId={orgId} integration={renewing} onClose={() => setRenewing(null)} /> : null}
       {removing ? <DisconnectDialog orgId={orgId} integration={removing} onClose={() => setRemoving(null)} /> : null}
+    </div>
+  );
+}
+
+/** The outcome of a return from the provider: a success names the account; a failure says what to do. */
+function Notice({ notice, connected, onDismiss }: { notice: OAuthNotice; connected: Integration | undefined; onDismiss: () => void }) {
+  const success = notice.tone === 'success';
+  const text = success && connected ? oauthNotice({ connected: connected.id }, `${connected.name} (${PROVIDER_LABELS[connected.provider]})`)!.text : notice.text;
+  const next = success && connected?.provider === 'google' && !(connected.config as GoogleConfig | undefined)?.propertyId && !(connected.config as GoogleConfig | undefined)?.siteUrl
+    ? ' Choose its GA4 property and Search Console site below, then sync.'
+    : success && connected && connected.provider !== 'google' ? ' Posts can now be published through it.' : '';
+  return (
+    <div role={success ? 'status' : 'alert'} className={`flex items-start justify-between gap-3 rounded-md p-3 text-sm ${success ? 'bg-emerald-50 text-emerald-900 ring-1 ring-emerald-200' : 'bg-red-50 text-red-800 ring-1 ring-red-200'}`}>
+      <p>{text}{next}</p>
+      <button type="button" className="shrink-0 font-medium underline" onClick={onDismiss}>Dismiss</button>
     </div>
   );
 }
@@ -144,8 +235,11 @@ function DisconnectDialog({ orgId, integration, onClose }: { orgId: string; inte
       onClose();
     },
   });
+  const description = integration.provider === 'google'
+    ? 'Its tokens are deleted, and so are its synced figures and the rules that watch it.'
+    : 'Its token is deleted. Posts scheduled through it will fail to publish until you choose another account for them.';
   return (
-    <Modal open onOpenChange={(open) => !open && onClose()} title={`Disconnect ${integration.name}?`} description="Its token is deleted. Posts scheduled through it will fail to publish until you choose another account for them.">
+    <Modal open onOpenChange={(open) => !open && onClose()} title={`Disconnect ${integration.name}?`} description={description}>
       <FormError error={remove.error} />
       <div className="mt-4 flex justify-end gap-2">
         <Button onClick={onClose}>Cancel</Button>
