@@ -19,6 +19,15 @@ export const analyticsDaily = pgTable('analytics_daily', {
   orgId: text('org_id').notNull(),
   projectId: text('project_id'),
   metrics: jsonb('metrics').$type<Record<string, number>>().notNull(),
+  // The metrics again as numbers, kept by PostgreSQL (generated): stats/query sums these instead of
+  // reading the JSON of every row (a third of the time over a year of 50 integrations). Null for the
+  // other source's fields. `position_weight` is position × impressions (the weighted average's part).
+  sessions: doublePrecision('sessions').generatedAlwaysAs(sql`(metrics->>'sessions')::float8`),
+  users: doublePrecision('users').generatedAlwaysAs(sql`(metrics->>'users')::float8`),
+  conversions: doublePrecision('conversions').generatedAlwaysAs(sql`(metrics->>'conversions')::float8`),
+  clicks: doublePrecision('clicks').generatedAlwaysAs(sql`(metrics->>'clicks')::float8`),
+  impressions: doublePrecision('impressions').generatedAlwaysAs(sql`(metrics->>'impressions')::float8`),
+  positionWeight: doublePrecision('position_weight').generatedAlwaysAs(sql`(metrics->>'position')::float8 * (metrics->>'impressions')::float8`),
   updatedAt: updatedAt(),
 }, (t) => [
   primaryKey({ columns: [t.integrationId, t.source, t.date] }),

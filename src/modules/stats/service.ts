@@ -232,20 +232,22 @@ export class StatsService {
     const analyticsMetrics = metrics.filter((m) => ANALYTICS_METRICS[m]);
     if (analyticsMetrics.length) {
       // A day counts at its midnight in the query's time zone; the days are the provider's own.
+      // The days are summed first (the rows of every integration of a day, by the typed columns),
+      // then the few hundred days are placed in buckets; the exact range is applied to the days.
       const day = sql`((date::date)::timestamp at time zone ${tz})`;
       const found = rows<{ i: number; sessions: number; users: number; conversions: number; clicks: number; impressions: number; weighted: number }>(this.db, sql`
-        select width_bucket(${day}, ${starts}) as i,
-          sum((metrics->>'sessions')::float8) filter (where source = 'ga4') as sessions,
-          sum((metrics->>'users')::float8) filter (where source = 'ga4') as users,
-          sum((metrics->>'conversions')::float8) filter (where source = 'ga4') as conversions,
-          sum((metrics->>'clicks')::float8) filter (where source = 'gsc') as clicks,
-          sum((metrics->>'impressions')::float8) filter (where source = 'gsc') as impressions,
-          sum((metrics->>'position')::float8 * (metrics->>'impressions')::float8) filter (where source = 'gsc') as weighted
-        from analytics_daily
-        where org_id = ${scope.orgId}
-          and date >= to_char((${from}::timestamptz at time zone ${tz})::date, 'YYYY-MM-DD')
-          and date <= to_char((${to}::timestamptz at time zone ${tz})::date, 'YYYY-MM-DD')
-          and ${day} >= ${from}::timestamptz and ${day} < ${to}::timestamptz ${project(sql`project_id`)}
+        with days as (
+          select date, sum(sessions) as sessions, sum(users) as users, sum(conversions) as conversions,
+            sum(clicks) as clicks, sum(impressions) as impressions, sum(position_weight) as weighted
+          from analytics_daily
+          where org_id = ${scope.orgId}
+            and date >= to_char((${from}::timestamptz at time zone ${tz})::date, 'YYYY-MM-DD')
+            and date <= to_char((${to}::timestamptz at time zone ${tz})::date, 'YYYY-MM-DD') ${project(sql`project_id`)}
+          group by date)
+        select width_bucket(${day}, ${starts}) as i, sum(sessions) as sessions, sum(users) as users, sum(conversions) as conversions,
+          sum(clicks) as clicks, sum(impressions) as impressions, sum(weighted) as weighted
+        from days
+        where ${day} >= ${from}::timestamptz and ${day} < ${to}::timestamptz
         group by 1`);
       work.push(found.then((list) => {
         const ratio = (a: number, b: number) => (b > 0 ? a / b : 0);
