@@ -64,7 +64,20 @@ export function openDatabase(options: { databaseUrl?: string; dataDir: string; p
       url,
       prepared: async <T>(name: string, text: string, values: unknown[], tx?: Db) =>
         tx ? rows<T>(tx, fixedText(text, values)) : (await pool.query({ name, text, values })).rows as T[],
-      migrate: () => counted(db, () => migratePg(db as never, { migrationsFolder: MIGRATIONS_DIR })),
+      migrate: async () => {
+        // Instances starting together (compose's replicas) migrate one after the other: each holds
+        // an advisory lock on one connection and migrates through it; the later ones find nothing
+        // left to apply.
+        const client = await pool.connect();
+        try {
+          await client.query('select pg_advisory_lock(hashtext($1))', ['automation-service:migrate']);
+          const one = drizzlePg(client) as unknown as Db;
+          return await counted(one, () => migratePg(one as never, { migrationsFolder: MIGRATIONS_DIR }));
+        } finally {
+          await client.query('select pg_advisory_unlock(hashtext($1))', ['automation-service:migrate']).catch(() => undefined);
+          client.release();
+        }
+      },
       ping: async () => {
         await db.execute(sql`select 1`);
       },
