@@ -8,6 +8,7 @@ import type { OrgsService } from '../orgs/service.ts';
 import type { EventRow } from '../events/service.ts';
 import { assertTimezone, offsetMs, parseRange } from './range.ts';
 import { statsHourly } from './tables.ts';
+import { METRICS as ANALYTICS_METRIC_FIELDS } from '../analytics/rules.ts';
 
 /** Counted platform events: the stats are a reporting view over the outbox (the `events` table). */
 export const EVENT_METRICS: Record<string, string> = {
@@ -43,15 +44,7 @@ export const USAGE_METRICS: Record<string, string> = {
  * ratios — `gsc.ctr` is clicks over impressions and `gsc.position` the impression-weighted average
  * position of the bucket (and of the whole range for `total`).
  */
-export const ANALYTICS_METRICS: Record<string, { source: 'ga4' | 'gsc'; field: string }> = {
-  'ga4.sessions': { source: 'ga4', field: 'sessions' },
-  'ga4.users': { source: 'ga4', field: 'users' },
-  'ga4.conversions': { source: 'ga4', field: 'conversions' },
-  'gsc.clicks': { source: 'gsc', field: 'clicks' },
-  'gsc.impressions': { source: 'gsc', field: 'impressions' },
-  'gsc.ctr': { source: 'gsc', field: 'ctr' },
-  'gsc.position': { source: 'gsc', field: 'position' },
-};
+export const ANALYTICS_METRICS: Record<string, { source: 'ga4' | 'gsc'; field: string }> = ANALYTICS_METRIC_FIELDS;
 const RATIOS = new Set(['gsc.ctr', 'gsc.position']);
 
 export const METRICS = [...Object.keys(EVENT_METRICS), ...Object.keys(USAGE_METRICS), ...Object.keys(ANALYTICS_METRICS)];
