@@ -93,6 +93,8 @@ async function run(store: BenchStore): Promise<Record<string, string | number>[]
   const config = loadConfig({
     NODE_ENV: 'development', DATA_DIR: store.dataDir, APP_SECRET: 'bench-secret-that-is-long-enough', LOG_LEVEL: 'silent',
     RATE_LIMIT_MAX: '100000000', AUTH_RATE_LIMIT_MAX: '100000000',
+    // METRICS_PORT=0 measures the cost of the metrics hook (docs/operations.md).
+    ...(process.env.METRICS_PORT ? { METRICS_PORT: process.env.METRICS_PORT } : {}),
   });
   const app = await buildApp({ config, database: store.database, logger: false });
   try {

@@ -43,6 +43,9 @@ import { campaignRoutes, unsubscribeRoutes } from './modules/campaigns/routes.ts
 import { analyticsRoutes } from './modules/analytics/routes.ts';
 import { conversationHookRoutes } from './modules/conversations/hooks.ts';
 import { startWorkers, type Workers } from './workers.ts';
+import { registerMetrics } from './platform/metrics.ts';
+import { registerHttpTracing } from './platform/tracing.ts';
+import { CONVERSATIONAL_TYPES } from './modules/agents/catalog.ts';
 import { assertNamedProject } from './platform/context.ts';
 
 const ajvOptions = { removeAdditional: false, useDefaults: true, allErrors: true, allowUnionTypes: true } as const;
@@ -138,6 +141,11 @@ export async function buildApp(options: BuildOptions): Promise<App> {
 
   const services = createServices({ config, database, db: database.db, clock, log: app.log });
   app.decorate('services', services);
+  // Traces and metrics first, so that their hooks see every request.
+  registerHttpTracing(app);
+  registerMetrics(app, config.metricsPort === undefined ? null : {
+    port: config.metricsPort, host: config.host, token: config.metricsToken, database, clock, conversationalTypes: CONVERSATIONAL_TYPES,
+  });
   registerErrorHandling(app);
   registerInputChecks(app);
   recordRoutes(app);

@@ -74,6 +74,9 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   { names: ['WHATSAPP_API_BASE_URL'], default: '`https://graph.facebook.com/v21.0`', meaning: 'the WhatsApp Cloud API that `whatsapp` inboxes send through (with its version)' },
   { names: ['TELEGRAM_API_BASE_URL'], default: '`https://api.telegram.org`', meaning: 'the Telegram Bot API that `telegram` inboxes send through and register their webhooks with' },
   { names: ['PROVIDER_WEBHOOK_RATE_LIMIT_MAX'], default: '`60000`', meaning: 'requests a minute per client address on each provider webhook route (WhatsApp, Telegram, the e-mail relay); providers deliver from few addresses in bursts (WhatsApp up to 1,000 messages a second), and every request is verified before anything is stored; over it: 429 with `Retry-After`' },
+  { names: ['METRICS_PORT'], default: 'unset (off)', meaning: 'serve Prometheus metrics at `http://HOST:METRICS_PORT/metrics`, a separate listener (never the public port); see [docs/operations.md](docs/operations.md#metrics-and-traces)' },
+  { names: ['METRICS_TOKEN'], default: 'unset', meaning: 'when set, `/metrics` requires `Authorization: Bearer <METRICS_TOKEN>` (else 401)' },
+  { names: ['OTEL_EXPORTER_OTLP_ENDPOINT'], default: 'unset (off)', meaning: 'OTLP/HTTP collector base URL (`http://collector:4318`): traces of HTTP requests, database queries, outbound calls and model calls are exported to `…/v1/traces`' },
   { names: ['BODY_LIMIT_BYTES'], default: '`1048576` (1 MB)', meaning: 'largest JSON request body; larger gives 413 `PAYLOAD_TOO_LARGE`' },
 ];
 

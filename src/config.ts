@@ -81,6 +81,11 @@ export interface Config {
   /** Requests a minute per client address on each provider webhook route (WhatsApp, Telegram, e-mail relay). */
   providerWebhookRateMax: number;
   smtpFrom: string;
+  /** Prometheus metrics: their own port (unset: off; 0: any free port) and an optional bearer token. */
+  metricsPort: number | undefined;
+  metricsToken: string | undefined;
+  /** OTLP/HTTP base URL traces are exported to (unset: no tracing). */
+  otlpEndpoint: string | undefined;
 }
 
 type Env = Record<string, string | undefined>;
@@ -202,6 +207,15 @@ function resolveSecret(env: Env, dataDir: string, production: boolean): string {
   return secret;
 }
 
+/** METRICS_PORT: unset means off; 0 any free port; never the public port. */
+function parseMetricsPort(raw: string | undefined, publicPort: number): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new ConfigError(`METRICS_PORT must be a port number (0–65535), got "${raw}"`);
+  if (n !== 0 && n === publicPort) throw new ConfigError('METRICS_PORT must differ from PORT: metrics are never served on the public port');
+  return n;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = str(env, 'NODE_ENV') ?? 'development';
   const production = nodeEnv === 'production';
@@ -288,5 +302,8 @@ export function loadConfig(env: Env = process.env): Config {
     providerWebhookRateMax: int(env, 'PROVIDER_WEBHOOK_RATE_LIMIT_MAX', 60_000, 1),
     telegramApiBaseUrl: (str(env, 'TELEGRAM_API_BASE_URL') ?? 'https://api.telegram.org').replace(/\/+$/, ''),
     smtpFrom: str(env, 'SMTP_FROM') ?? `no-reply@${new URL(str(env, 'PUBLIC_URL') ?? `http://localhost:${port}`).hostname}`,
+    metricsPort: parseMetricsPort(str(env, 'METRICS_PORT'), port),
+    metricsToken: str(env, 'METRICS_TOKEN'),
+    otlpEndpoint: str(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'),
   };
 }

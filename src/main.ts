@@ -2,6 +2,7 @@ import pino from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
 import { passwordProblem } from './modules/auth/passwords.ts';
 import { EmbeddedDatabaseBusy, openDatabase } from './platform/db.ts';
+import { startTracing } from './platform/tracing.ts';
 
 const msSince = (t: number) => Math.round(performance.now() - t);
 
@@ -14,6 +15,10 @@ async function main(): Promise<void> {
   const store = config.databaseUrl?.startsWith('postgres')
     ? 'PostgreSQL'
     : config.databaseUrl === 'memory://' ? 'embedded PGlite (in memory)' : `embedded PGlite in ${config.dataDir}`;
+
+  // Before the database opens and the service modules load: their queries and calls are traced.
+  const tracing = config.otlpEndpoint ? await startTracing({ endpoint: config.otlpEndpoint, serviceName: process.env.OTEL_SERVICE_NAME }) : null;
+  if (tracing) early.info(`tracing: exporting spans over OTLP/HTTP to ${config.otlpEndpoint}/v1/traces`);
 
   early.info(`starting: opening the database (${store})`);
   let t = performance.now();
@@ -68,6 +73,7 @@ async function main(): Promise<void> {
     try {
       await app.close();
       await database.close();
+      await tracing?.shutdown();
       process.exit(0);
     } catch (error) {
       app.log.error({ err: error }, 'shutdown failed');

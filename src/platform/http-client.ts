@@ -3,6 +3,8 @@ import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { Agent, request, type Dispatcher } from 'undici';
 import { AppError } from './errors.ts';
+import { SpanKind } from '@opentelemetry/api';
+import { withSpan } from './tracing.ts';
 
 /**
  * Outbound HTTP for everything the service sends to URLs its users chose (webhooks, HTTP steps,
@@ -244,6 +246,18 @@ async function exchange(req: OutboundRequest, signal: AbortSignal, timeoutMs: nu
  * a connection undici would otherwise keep waiting on.
  */
 export async function outboundRequest(req: OutboundRequest): Promise<OutboundResponse> {
+  const method = req.method ?? 'GET';
+  // The span names the target without its path or query, which may carry tokens.
+  let origin = '';
+  try { origin = new URL(req.url).origin; } catch { /* refused below as INVALID_URL */ }
+  return withSpan(method, SpanKind.CLIENT, { 'http.request.method': method, 'server.address': origin }, async (span) => {
+    const response = await guardedRequest(req);
+    span?.setAttribute('http.response.status_code', response.status);
+    return response;
+  });
+}
+
+async function guardedRequest(req: OutboundRequest): Promise<OutboundResponse> {
   const timeoutMs = req.timeoutMs ?? 10_000;
   const started = performance.now();
   // A timer we clear, not AbortSignal.timeout: an abort firing after the exchange ended would

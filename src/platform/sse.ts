@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { rateLimited } from './errors.ts';
+import { sseConnections } from './metrics.ts';
 
 export interface SseOptions {
   pingMs: number;
@@ -47,6 +48,7 @@ export class SseStream {
     request.raw.socket.setTimeout(0);
     request.raw.socket.setNoDelay(true);
     this.ping = setInterval(() => this.write(': ping\n\n'), options.pingMs);
+    sseConnections.inc();
     const onGone = () => this.close();
     request.raw.on('close', onGone);
     raw.on('error', onGone);
@@ -81,6 +83,7 @@ export class SseStream {
     if (this.ended) return;
     this.ended = true;
     clearInterval(this.ping);
+    sseConnections.dec();
     for (const fn of this.closers.splice(0)) {
       try {
         fn();

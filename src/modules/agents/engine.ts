@@ -4,7 +4,10 @@ import { Value } from 'typebox/value';
 import type { Deps } from '../../platform/deps.ts';
 import type { Db } from '../../platform/db.ts';
 import type { Bus } from '../../platform/bus.ts';
+import { SpanKind } from '@opentelemetry/api';
 import { AppError } from '../../platform/errors.ts';
+import { recordModelUsage } from '../../platform/metrics.ts';
+import { withSpan } from '../../platform/tracing.ts';
 import { explainErrors } from '../../platform/http/validation.ts';
 import type { BudgetScope, BudgetsService } from '../budgets/service.ts';
 import type { EventsService } from '../events/service.ts';
@@ -203,7 +206,11 @@ export class AgentEngine {
           exceeded: over,
         };
       }
-      const answer = await this.callModel(model, run, state, system, tools, signal);
+      const answer = await withSpan(`chat ${model.modelId}`, SpanKind.CLIENT, { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': model.modelId, 'agent.run.id': run.id }, async (span) => {
+        const result = await this.callModel(model, run, state, system, tools, signal);
+        span?.setAttributes({ 'gen_ai.usage.input_tokens': result.inputTokens ?? 0, 'gen_ai.usage.output_tokens': result.outputTokens ?? 0 });
+        return result;
+      });
       if (signal.aborted) return this.aborted(signal, state);
       state.modelCalls++;
       await this.recordUsage(run, state, model, answer);
@@ -292,6 +299,7 @@ export class AgentEngine {
     await db.with(usageRow).update(agentRuns).set({
       inputTokens: state.inputTokens, outputTokens: state.outputTokens, costUsd: state.costUsd, modelCalls: run.modelCalls + state.modelCalls,
     }).where(eq(agentRuns.id, run.id));
+    recordModelUsage(model.modelId, inputTokens, outputTokens, costUsd);
     if (costUsd > 0) await this.e.budgets.afterSpend(run.orgId);
   }
 

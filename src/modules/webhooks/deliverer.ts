@@ -4,6 +4,7 @@ import type { Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../config.ts';
 import { newId } from '../../platform/ids.ts';
+import { webhookDeliveryOutcomes } from '../../platform/metrics.ts';
 import { toEnvelope } from '../events/service.ts';
 import type { NotificationsService } from '../notifications/service.ts';
 import type { OrgsService } from '../orgs/service.ts';
@@ -103,6 +104,7 @@ export class WebhookDeliverer {
       else await this.finish(delivery, result, true);
     }));
     await this.finishSucceeded(succeeded);
+    if (succeeded.length > 0) webhookDeliveryOutcomes.inc({ outcome: 'succeeded' }, succeeded.length);
     // Work was done: look again at once, a retry may already be due.
     return claimed.rows.length > 0;
   }
@@ -164,6 +166,7 @@ export class WebhookDeliverer {
         });
       }
     });
+    webhookDeliveryOutcomes.inc({ outcome: counts ? 'failed' : 'skipped' });
     if (disabled) await this.notifyDisabled(disabled);
   }
 

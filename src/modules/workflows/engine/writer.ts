@@ -6,7 +6,14 @@ import type { OrgStream } from '../../events/org-stream.ts';
 import { eventRows, outboxCtes, outboxParam } from '../../events/outbox.ts';
 import { DISPATCHER_WAKE } from '../../events/service.ts';
 import { runSteps, workflowRuns } from '../tables.ts';
+import { workflowRunDuration } from '../../../platform/metrics.ts';
 import { othersNotifier, type OthersNotifier } from './notifier.ts';
+
+/** A run's end in workflow_run_duration_seconds: from its start to its end (0 for a run canceled before it started). */
+function observeRunEnd(status: string, startedAt: Date | string | null, finishedAt: Date | string): void {
+  const seconds = (new Date(finishedAt).getTime() - new Date(startedAt ?? finishedAt).getTime()) / 1000;
+  if (Number.isFinite(seconds)) workflowRunDuration.observe({ status }, Math.max(0, seconds));
+}
 
 export const RUNS_WAKE = 'wake:runs';
 export const RUN_CANCEL = 'run:cancel';
@@ -109,7 +116,7 @@ const RUN_WRITE = `
       event_seq = event_seq + $6::int
     where id = $1 and org_id = $2 and status in ('QUEUED','RUNNING','WAITING') and ($3::text is null or locked_by = $3::text)
       and event_seq = $4::int and cost_usd = $5::float8
-    returning status),
+    returning status, started_at),
   re as (
     insert into run_events (run_id, seq, type, data)
     select $1, (e.v->>'seq')::int, e.v->>'type', e.v->'data' from run, jsonb_array_elements($8::jsonb) as e(v)),
@@ -123,7 +130,7 @@ const RUN_WRITE = `
     from run, jsonb_to_recordset($10::jsonb) as ${STEP_COLUMNS}
     where t.run_id = $1 and t.node_id = s.node_id and t.attempt = s.attempt),
   ${outboxCtes({ json: '$11', when: 'run' })}
-  select status from run`;
+  select status, started_at from run`;
 
 /** Tries of one change against a row that other writers keep moving (each miss is another writer's commit). */
 const MAX_TRIES = 20;
@@ -185,7 +192,7 @@ export class RunWriter {
       const platform = eventRows((change.platform ?? []).map((p) => ({
         orgId: run.orgId, projectId: run.projectId, type: p.type, payload: typeof p.payload === 'function' ? p.payload(cost) : p.payload,
       })), at);
-      const [row] = await this.database.prepared<{ status: string }>('run_write', RUN_WRITE, [
+      const [row] = await this.database.prepared<{ status: string; started_at: Date | string | null }>('run_write', RUN_WRITE, [
         run.id, run.orgId, heldBy ?? null, expected.seq, cost, stored.length, JSON.stringify(set), JSON.stringify(stored),
         JSON.stringify((change.inserts ?? []).map(stepJson)),
         JSON.stringify((change.updates ?? []).map((u) => stepJson({ ...u.set, nodeId: u.nodeId, attempt: u.attempt }))),
@@ -196,9 +203,10 @@ export class RunWriter {
         // Several changes of one run may be in flight (a node's logs): the cursor only moves forward.
         if (options.cursor && seq >= options.cursor.seq) Object.assign(options.cursor, { seq, cost });
         const status = set.status ? runStatusMessage(run, row.status, cost) : null;
+        if (set.status && isFinal(row.status)) observeRunEnd(row.status, row.started_at, set.finishedAt ?? at);
         if (tx) await this.announceAtCommit(tx, run, stored, status, platform.length > 0);
         else this.announce(run, stored, status, platform.length > 0);
-        return row;
+        return { status: row.status };
       }
       if (tries >= MAX_TRIES) throw new Error(`run ${run.id}: changed by other writers ${tries} times in a row`);
       expected = await this.read(run, heldBy, tx);
