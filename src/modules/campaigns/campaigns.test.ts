@@ -264,25 +264,29 @@ describe('campaigns', () => {
     await t.database.db.execute(sql`insert into leads (id, org_id, project_id, name, email, email_key, source, status, score, tags, custom, created_at, updated_at)
       select 'lead_ahead' || i || '_' || ${tag}, ${org}, p.id, 'P' || i, 'ahead' || i || '-' || ${tag} || '@example.org', 'ahead' || i || '-' || ${tag} || '@example.org', 'test', 'NEW', 0, array[${tag}], '{}'::jsonb, now(), now()
       from generate_series(1, 1050) as i, (select id from projects where org_id = ${org} order by created_at limit 1) as p`);
+    const c = await campaign({ name: 'Ahead', inboxId: inbox.id, audience: { tags: [tag] }, steps: [{ delaySeconds: 0, subject: 'Hi', text: 'Hi' }], settings: { perMinute: 100_000, dailyLimit: 100_000 } });
+    const queued = async () => (await rows<{ n: number }>(t.database.db, sql`select count(*)::int as n from messages where author_id = ${c.id} and status = 'queued'`))[0]!.n;
     const sender = t.app.workers!.loops.conversations!;
     await sender.stop();
-    const c = await campaign({ name: 'Ahead', inboxId: inbox.id, audience: { tags: [tag] }, steps: [{ delaySeconds: 0, subject: 'Hi', text: 'Hi' }], settings: { perMinute: 100_000, dailyLimit: 100_000 } });
-    await ok('POST', `/campaigns/${c.id}/start`);
-    const queued = async () => (await rows<{ n: number }>(t.database.db, sql`select count(*)::int as n from messages where author_id = ${c.id} and status = 'queued'`))[0]!.n;
-    await eventually(async () => (await queued()) === 1000);
-    await new Promise((r) => setTimeout(r, 1500));
-    expect(await queued()).toBe(1000);
-    expect(smtp.received.filter((m) => m.rcptTo.some((to) => to.includes(`-${tag}@`)))).toHaveLength(0);
-    sender.start();
+    try {
+      await ok('POST', `/campaigns/${c.id}/start`);
+      await eventually(async () => (await queued()) === 1000, 40_000, 100);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(await queued()).toBe(1000);
+      expect(smtp.received.filter((m) => m.rcptTo.some((to) => to.includes(`-${tag}@`)))).toHaveLength(0);
+    } finally {
+      // The later tests need the outbound loop, whatever happened here.
+      sender.start();
+    }
     const done = await eventually(async () => {
       const x = await ok('GET', `/campaigns/${c.id}`);
       return x.status === 'FINISHED' ? x : undefined;
-    }, 60_000, 500);
+    }, 70_000, 500);
     expect(done.stats).toMatchObject({ sent: 1050, failed: 0 });
     const mails = smtp.received.filter((m) => m.rcptTo.some((to) => to.includes(`-${tag}@`)));
     expect(new Set(mails.map((m) => m.rcptTo[0])).size).toBe(1050);
     expect(mails).toHaveLength(1050);
-  });
+  }, 120_000);
 
   it('maxErrors failures in a row pause the campaign and tell the members why', async () => {
     const inbox = await emailInbox();

@@ -423,11 +423,12 @@ describe('a turn requested before a crash', () => {
       const answer = await eventually(async () => {
         const [row] = await app.database.db.select().from(messages).where(and(eq(messages.inboxId, inbox.id), eq(messages.sender, 'bot'), eq(messages.status, 'sent')));
         return row;
-      });
+      }, 30_000);
       expect(answer.text).toBe(FAQ[1]!.answer);
       await next.close();
     } finally {
       await app.database.close();
     }
-  });
+    // Two app builds and a restart: slow when the machine is busy.
+  }, 90_000);
 });

@@ -114,7 +114,7 @@ export const edgeKey = (from: string, to: string) => `${from}→${to}`;
 
 /**
  * What an API error says about a definition: 422 WORKFLOW_INVALID names nodes (`nodeId`), edges
- * (`from`/`to`), a cycle, a param; 400 VALIDATION_ERROR names fields such as `body.nodes.2.id`,
+ * (`edge: { from, to }`), a cycle, a param; 400 VALIDATION_ERROR names fields such as `body.nodes.2.id`,
  * mapped back to the node at that index of the definition that was sent.
  */
 export function problemsOf(error: unknown, sent?: Definition): Problems | null {
@@ -122,7 +122,10 @@ export function problemsOf(error: unknown, sent?: Definition): Problems | null {
   const details = (error.body as { details?: unknown }).details;
   const list = Array.isArray(details) ? details.filter((d): d is Record<string, unknown> => Boolean(d) && typeof d === 'object') : details && typeof details === 'object' ? [details as Record<string, unknown>] : [];
   const problems: Problems = { message: error.message, lines: [], nodeIds: new Set(), edges: new Set() };
-  for (const d of list) {
+  for (const raw of list) {
+    // CONTRACT §4: `edge: { from, to, output? }`; earlier answers put `from`/`to` on the detail itself.
+    const edge = raw.edge && typeof raw.edge === 'object' ? raw.edge as Record<string, unknown> : null;
+    const d: Record<string, unknown> = edge ? { ...raw, from: edge.from, to: edge.to, output: edge.output ?? raw.output } : raw;
     const parts: string[] = [];
     if (typeof d.nodeId === 'string') {
       problems.nodeIds.add(d.nodeId);
