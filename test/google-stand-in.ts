@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LoopbackServer } from './loopback-server.ts';
 
 /**
  * Google's analytics APIs on loopback, in their wire formats, each under its own base (the three
@@ -36,7 +36,7 @@ export interface Call {
 
 interface Planned { api: Api; status: number; body: unknown; headers: Record<string, string> }
 
-export class GoogleStandIn {
+export class GoogleStandIn extends LoopbackServer {
   /** Whether a bearer token is good (default: any non-empty one). */
   isValid: (token: string) => boolean = (token) => token !== '';
   /** GA4 accounts and their properties, as accountSummaries lists them. */
@@ -53,25 +53,6 @@ export class GoogleStandIn {
   onCall: ((call: Call) => void) | null = null;
   readonly calls: Call[] = [];
   private readonly planned: Planned[] = [];
-  private server: Server | null = null;
-
-  async start(): Promise<this> {
-    this.server = createServer((req, res) => void this.handle(req, res));
-    this.server.keepAliveTimeout = 1000;
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    if (!this.server) return;
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server!.close(() => resolve()));
-    this.server = null;
-  }
-
-  get url(): string {
-    return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
-  }
 
   /** GA4_API_URL, GA4_ADMIN_API_URL, GSC_API_URL pointing here. */
   env(): Record<string, string> {
@@ -106,7 +87,7 @@ export class GoogleStandIn {
     return this.calls.filter((c) => c.api === api);
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');

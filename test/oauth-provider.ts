@@ -1,6 +1,6 @@
 import { createHash, createSign, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { LoopbackServer } from './loopback-server.ts';
 
 /**
  * The authorization servers of LinkedIn, X and Google on loopback (RFC 6749 authorization code with
@@ -85,7 +85,7 @@ function token(prefix: string): string {
   return `${prefix}-${randomBytes(18).toString('base64url')}`;
 }
 
-export class OAuthStandIn {
+export class OAuthStandIn extends LoopbackServer {
   /** The user says no: /authorize redirects with `error=access_denied`. */
   deny = false;
   /** Lifetime of issued access tokens, seconds. */
@@ -114,31 +114,12 @@ export class OAuthStandIn {
   /** Every authorize request's query, in order. */
   readonly authorizeRequests: { provider: OAuthProviderName; query: Record<string, string> }[] = [];
 
-  private server: Server | null = null;
   private readonly codes = new Map<string, PendingCode>();
   private readonly accessTokens = new Map<string, IssuedToken>();
   private readonly refreshTokens = new Map<string, RefreshGrant>();
   /** Google: users who consented already get no refresh token again. */
   private readonly consented = new Set<string>();
   private readonly signingKey: KeyObject = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
-
-  async start(): Promise<this> {
-    this.server = createServer((req, res) => void this.handle(req, res));
-    this.server.keepAliveTimeout = 1000;
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    if (!this.server) return;
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server!.close(() => resolve()));
-    this.server = null;
-  }
-
-  get url(): string {
-    return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
-  }
 
   /** LINKEDIN_/X_/GOOGLE_ CLIENT_ID, CLIENT_SECRET, AUTH_URL, TOKEN_URL pointing here. */
   env(): Record<string, string> {
@@ -218,7 +199,7 @@ export class OAuthStandIn {
     return last;
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString('utf8');
