@@ -42,7 +42,8 @@ export function DefinitionEditor({ orgId, workflow, canWrite }: { orgId: string;
 
   const save = useMutation({
     mutationFn: (body: { name: string; description: string | null; budgetUsd: number | null; nodes: Definition['nodes']; edges: Definition['edges'] }) =>
-      unwrap(api.PATCH('/api/v1/orgs/{orgId}/workflows/{id}', { params: { path: { orgId, id: workflow.id } }, body: body as never })),
+      // With the version shown: a change made elsewhere meanwhile is refused (409), not overwritten.
+      unwrap(api.PATCH('/api/v1/orgs/{orgId}/workflows/{id}', { params: { path: { orgId, id: workflow.id } }, body: { ...body, version: workflow.version } as never })),
     onSuccess: async (updated) => {
       queryClient.setQueryData([orgId, 'workflows', 'one', workflow.id], updated);
       setDraft(null);
@@ -105,8 +106,9 @@ export function DefinitionEditor({ orgId, workflow, canWrite }: { orgId: string;
               <p className="mt-1">{problems.message}</p>
               {problems.lines.length ? <ul className="mt-1 list-disc pl-5">{problems.lines.map((line) => <li key={line}>{line}</li>)}</ul> : null}
             </div>
-          ) : <FormError error={save.error} />}
+          ) : <FormError error={save.error instanceof ApiError && save.error.status === 409 ? null : save.error} />}
           {changedElsewhere ? <p role="status" className="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900">This workflow was changed elsewhere since you started editing; saving replaces that change.</p> : null}
+          {save.error instanceof ApiError && save.error.status === 409 ? <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800">Not saved: this workflow was changed elsewhere meanwhile. Your text is still here; reload the page to see the other change, then apply yours again.</p> : null}
         </div>
       </div>
       {canWrite ? (

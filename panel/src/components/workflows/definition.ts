@@ -108,6 +108,12 @@ export interface Problems {
   nodeIds: Set<string>;
   /** `from→to` of the edges named. */
   edges: Set<string>;
+  /** What is wrong, by node id (the canvas writes it on the node). */
+  nodeMessages: Map<string, string>;
+  /** What is wrong, by edge `from→to`. */
+  edgeMessages: Map<string, string>;
+  /** The param named, by node id (`url`, `fields.name`). */
+  params: Map<string, string>;
 }
 
 export const edgeKey = (from: string, to: string) => `${from}→${to}`;
@@ -121,28 +127,37 @@ export function problemsOf(error: unknown, sent?: Definition): Problems | null {
   if (!(error instanceof ApiError) || (error.status !== 422 && error.status !== 400)) return null;
   const details = (error.body as { details?: unknown }).details;
   const list = Array.isArray(details) ? details.filter((d): d is Record<string, unknown> => Boolean(d) && typeof d === 'object') : details && typeof details === 'object' ? [details as Record<string, unknown>] : [];
-  const problems: Problems = { message: error.message, lines: [], nodeIds: new Set(), edges: new Set() };
+  const problems: Problems = { message: error.message, lines: [], nodeIds: new Set(), edges: new Set(), nodeMessages: new Map(), edgeMessages: new Map(), params: new Map() };
   for (const raw of list) {
     // CONTRACT §4: `edge: { from, to, output? }`; earlier answers put `from`/`to` on the detail itself.
     const edge = raw.edge && typeof raw.edge === 'object' ? raw.edge as Record<string, unknown> : null;
     const d: Record<string, unknown> = edge ? { ...raw, from: edge.from, to: edge.to, output: edge.output ?? raw.output } : raw;
+    const said = typeof d.message === 'string' ? d.message : error.message;
     const parts: string[] = [];
     if (typeof d.nodeId === 'string') {
       problems.nodeIds.add(d.nodeId);
+      if (!problems.nodeMessages.has(d.nodeId)) problems.nodeMessages.set(d.nodeId, said);
+      if (typeof d.param === 'string') problems.params.set(d.nodeId, d.param);
       parts.push(`Node "${d.nodeId}"`);
     }
     if (typeof d.from === 'string' && typeof d.to === 'string') {
+      problems.edgeMessages.set(edgeKey(d.from, d.to), said);
       problems.edges.add(edgeKey(d.from, d.to));
       parts.push(`Edge ${d.from} → ${d.to}`);
     } else if (typeof d.from === 'string') {
       problems.nodeIds.add(d.from);
+      if (!problems.nodeMessages.has(d.from)) problems.nodeMessages.set(d.from, said);
       parts.push(`Edges from "${d.from}"${typeof d.output === 'string' ? ` (output "${d.output}")` : ''}`);
     }
     if (Array.isArray(d.cycle)) {
       const cycle = d.cycle.filter((c): c is string => typeof c === 'string');
       cycle.forEach((id, i) => {
         problems.nodeIds.add(id);
-        if (i > 0) problems.edges.add(edgeKey(cycle[i - 1]!, id));
+        if (!problems.nodeMessages.has(id)) problems.nodeMessages.set(id, said);
+        if (i > 0) {
+          problems.edges.add(edgeKey(cycle[i - 1]!, id));
+          problems.edgeMessages.set(edgeKey(cycle[i - 1]!, id), 'part of a cycle');
+        }
       });
       parts.push(`Cycle ${cycle.join(' → ')}`);
     }
@@ -150,10 +165,13 @@ export function problemsOf(error: unknown, sent?: Definition): Problems | null {
       const field = d.field.replace(/^body\./, '');
       const at = /^nodes\.(\d+)/.exec(field);
       const node = at && sent ? sent.nodes[Number(at[1])] : undefined;
-      if (node && typeof node.id === 'string') problems.nodeIds.add(node.id);
+      if (node && typeof node.id === 'string') {
+        problems.nodeIds.add(node.id);
+        if (!problems.nodeMessages.has(node.id)) problems.nodeMessages.set(node.id, `${field.replace(/^nodes\.\d+\.?/, '') || 'node'} ${typeof d.message === 'string' ? d.message : 'is not valid'}`);
+      }
       const edgeAt = /^edges\.(\d+)/.exec(field);
-      const edge = edgeAt && sent ? sent.edges[Number(edgeAt[1])] : undefined;
-      if (edge && typeof edge.from === 'string' && typeof edge.to === 'string') problems.edges.add(edgeKey(edge.from, edge.to));
+      const sentEdge = edgeAt && sent ? sent.edges[Number(edgeAt[1])] : undefined;
+      if (sentEdge && typeof sentEdge.from === 'string' && typeof sentEdge.to === 'string') problems.edges.add(edgeKey(sentEdge.from, sentEdge.to));
       parts.push(node && typeof node.id === 'string' ? `${field} (node "${node.id}")` : field);
     }
     if (typeof d.param === 'string') parts.push(`param "${d.param}"`);

@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useNavigate } from '@tanstack/react-router';
 import { api, unwrap, type Schemas } from '../../api/client';
 import { Modal } from '../ui/dialog';
 import { Button } from '../ui/button';
@@ -16,10 +17,12 @@ const BLANK_DEFINITION = { nodes: [{ id: 'trigger', type: 'trigger.manual', name
 /**
  * A new workflow, from a built-in template (GET …/templates, previewed with GET …/templates/:id,
  * created with POST …/templates/:id/use) or blank. Templates that need a node type this server
- * lacks are shown but cannot be used.
+ * lacks are shown but cannot be used. "Open in editor" opens the choice on the canvas editor instead,
+ * where nothing is created until it is saved.
  */
 export function NewWorkflowDialog({ orgId, open, onOpenChange, onCreated }: { orgId: string; open: boolean; onOpenChange: (open: boolean) => void; onCreated: (workflow: Schemas['Workflow']) => void }) {
   const queryClient = useQueryClient();
+  const navigate = useNavigate();
   const [choice, setChoice] = useState<string | null>(null);
   const [name, setName] = useState('');
   const [projectId, setProjectId] = useState('');
@@ -117,6 +120,18 @@ export function NewWorkflowDialog({ orgId, open, onOpenChange, onCreated }: { or
           <FormError error={create.error} />
           <div className="flex justify-end gap-2">
             <Button onClick={() => close(false)}>Cancel</Button>
+            {choice ? (
+              <Button
+                disabled={chosen !== undefined && !chosen.available}
+                onClick={() => {
+                  const template = choice === BLANK ? undefined : choice;
+                  close(false);
+                  void navigate({ to: '/orgs/$orgId/workflows/new', params: { orgId }, search: { template } });
+                }}
+              >
+                Open in editor
+              </Button>
+            ) : null}
             <Button type="submit" variant="primary" disabled={!choice || !name.trim() || create.isPending || (chosen !== undefined && !chosen.available)}>Create workflow</Button>
           </div>
         </form>

@@ -53,7 +53,13 @@ function WorkflowsPage() {
       <PageHeader
         title="Workflows"
         description="Automations that run on a trigger — an event, a schedule, a webhook or by hand — step by step."
-        actions={canWrite ? <Button variant="primary" onClick={() => setCreating(true)}>New workflow</Button> : null}
+        actions={(
+          <>
+            <Link to="/orgs/$orgId/workflows/templates" params={{ orgId }} className="inline-flex items-center rounded-md bg-white px-3.5 py-2 text-sm font-medium text-slate-800 ring-1 ring-slate-300 hover:bg-slate-50">Templates</Link>
+            {canWrite ? <Link to="/orgs/$orgId/workflows/new" params={{ orgId }} className="inline-flex items-center rounded-md bg-white px-3.5 py-2 text-sm font-medium text-slate-800 ring-1 ring-slate-300 hover:bg-slate-50">Build on canvas</Link> : null}
+            {canWrite ? <Button variant="primary" onClick={() => setCreating(true)}>New workflow</Button> : null}
+          </>
+        )}
       />
       <form role="search" className="mb-4 flex flex-wrap items-end gap-3" onSubmit={(e) => e.preventDefault()}>
         <SearchBox value={search.q} onSearch={(q) => setSearch({ q })} placeholder="Name or description" />

@@ -1,21 +1,21 @@
 import { useState } from 'react';
 import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap, type Schemas } from '../../../../api/client';
-import { useRole } from '../../../../lib/account';
-import { formatDateTime, formatUsd } from '../../../../lib/format';
-import { Badge, PageHeader } from '../../../../components/ui/page';
-import { Button } from '../../../../components/ui/button';
-import { Modal } from '../../../../components/ui/dialog';
-import { SecretOnce } from '../../../../components/ui/copy';
-import { Empty, ErrorState, FormError, Loading } from '../../../../components/ui/states';
-import { DefinitionEditor } from '../../../../components/workflows/definition-editor';
-import { RunDialog } from '../../../../components/workflows/run-dialog';
-import { NodeTypesReference } from '../../../../components/workflows/node-types';
-import { triggerSummary } from '../../../../components/workflows/trigger';
-import { RunsTable } from '../../../../components/runs/runs-table';
+import { api, unwrap, type Schemas } from '../../../../../api/client';
+import { useRole } from '../../../../../lib/account';
+import { formatDateTime, formatUsd } from '../../../../../lib/format';
+import { Badge, PageHeader } from '../../../../../components/ui/page';
+import { Button } from '../../../../../components/ui/button';
+import { Modal } from '../../../../../components/ui/dialog';
+import { SecretOnce } from '../../../../../components/ui/copy';
+import { Empty, ErrorState, FormError, Loading } from '../../../../../components/ui/states';
+import { DefinitionEditor } from '../../../../../components/workflows/definition-editor';
+import { RunDialog } from '../../../../../components/workflows/run-dialog';
+import { NodeTypesReference } from '../../../../../components/workflows/node-types';
+import { triggerSummary } from '../../../../../components/workflows/trigger';
+import { RunsTable } from '../../../../../components/runs/runs-table';
 
-export const Route = createFileRoute('/orgs/$orgId/workflows/$workflowId')({
+export const Route = createFileRoute('/orgs/$orgId/workflows/$workflowId/')({
   component: WorkflowPage,
 });
 
@@ -68,13 +68,18 @@ function WorkflowPage() {
               <span>changed {formatDateTime(w.updatedAt)}</span>
             </span>
           }
-          actions={canWrite ? (
+          actions={(
             <>
-              <Button onClick={() => toggle.mutate(!w.active)} disabled={toggle.isPending}>{w.active ? 'Deactivate' : 'Activate'}</Button>
-              <Button variant="ghost" onClick={() => setDeleting(true)}>Delete</Button>
-              <Button variant="primary" onClick={() => setRunning(true)}>Run</Button>
+              <Link to="/orgs/$orgId/workflows/$workflowId/edit" params={{ orgId, workflowId: w.id }} className="inline-flex items-center rounded-md bg-indigo-50 px-3.5 py-2 text-sm font-medium text-indigo-700 ring-1 ring-indigo-200 hover:bg-indigo-100">Open editor</Link>
+              {canWrite ? (
+                <>
+                  <Button onClick={() => toggle.mutate(!w.active)} disabled={toggle.isPending}>{w.active ? 'Deactivate' : 'Activate'}</Button>
+                  <Button variant="ghost" onClick={() => setDeleting(true)}>Delete</Button>
+                  <Button variant="primary" onClick={() => setRunning(true)}>Run</Button>
+                </>
+              ) : null}
             </>
-          ) : null}
+          )}
         />
         <FormError error={toggle.error} />
         {w.description ? <p className="-mt-3 max-w-3xl text-sm text-slate-600">{w.description}</p> : null}
