@@ -35,6 +35,7 @@ import { OutboundSender } from './modules/conversations/sender.ts';
 import { ConversationBot } from './modules/conversations/bot.ts';
 import { CampaignsService } from './modules/campaigns/service.ts';
 import { AnalyticsService } from './modules/analytics/service.ts';
+import { SharedRateLimitCounters } from './platform/rate-limit-store.ts';
 
 /**
  * The composition root: every service, built once from the deps and shared by the routes, the
@@ -100,7 +101,8 @@ export function createServices(deps: Deps) {
   const conversationBot = new ConversationBot(deps, { bus, events, agents, conversations });
   dispatcher.subscribe('conversation-bot', (tx, batch) => conversationBot.onEvents(tx, batch));
   const outboundSender = new OutboundSender(deps, conversations, events);
-  return { ...deps, campaigns, bus, orgStream, orgs, mailer, invitations, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams, integrations, media, content, publisher, stats, approvals, workflowRuns, schedules, scheduler, workflows, runDriver, usage, budgets, reports, agents, conversations, outboundSender, conversationBot, analytics };
+  const rateLimits = new SharedRateLimitCounters(deps.database, deps.clock);
+  return { ...deps, rateLimits, campaigns, bus, orgStream, orgs, mailer, invitations, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams, integrations, media, content, publisher, stats, approvals, workflowRuns, schedules, scheduler, workflows, runDriver, usage, budgets, reports, agents, conversations, outboundSender, conversationBot, analytics };
 }
 
 export type Services = ReturnType<typeof createServices>;

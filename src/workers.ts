@@ -44,6 +44,8 @@ export function startWorkers(services: Services): Workers {
         await bus.purge(new Date(services.clock.now().getTime() - 3_600_000));
         // OAuth authorizations started and never finished (their state expired).
         await services.integrations.purgeStates();
+        // Rate-limit windows that ended (their counters start afresh on the next request anyway).
+        await services.rateLimits.purge();
         return false;
       },
     }),

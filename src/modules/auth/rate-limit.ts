@@ -1,6 +1,7 @@
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { rateLimited } from '../../platform/errors.ts';
+import { rateLimitStore } from '../../platform/rate-limit-store.ts';
 import type { App } from '../../platform/http/types.ts';
 import type { Principal } from '../../platform/context.ts';
 
@@ -23,10 +24,14 @@ const addressKey = (request: FastifyRequest) => `ip:${normalizeIP(request.ip)}`;
  * a forged or expired token) per client address, so rotating invented keys buys nothing. The
  * check runs as a root onRequest hook, before the org guard can answer 401: failed attempts count.
  * Password routes have their own, smaller, per-address budget shared by all of them.
+ *
+ * Every limiter made from the plugin (these two, inbound routes', the widget's) counts in the
+ * database (platform/rate-limit-store.ts), so a limit holds for all instances together; each one's
+ * keys carry a prefix of their own.
  */
 export async function registerRateLimits(app: App): Promise<void> {
   const { config, guard } = app.services;
-  await app.register(rateLimit, { global: false, timeWindow: config.rateLimit.windowMs, cache: 50_000 });
+  await app.register(rateLimit, { global: false, timeWindow: config.rateLimit.windowMs, store: rateLimitStore(app.services.rateLimits) });
   const general = app.createRateLimit({
     max: config.rateLimit.max,
     keyGenerator: async (request) => {
@@ -37,7 +42,7 @@ export async function registerRateLimits(app: App): Promise<void> {
       }
     },
   });
-  const password = app.createRateLimit({ max: config.rateLimit.authMax, keyGenerator: addressKey });
+  const password = app.createRateLimit({ max: config.rateLimit.authMax, keyGenerator: (request) => `auth:${addressKey(request)}` });
 
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const routeConfig = request.routeOptions.config;
