@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { analyticsRange, dailyRows, figures, formatMetric, hasValues, type DailyItem } from './data';
-import { describeRule, emptyRule, fieldsOfRule, ruleBody, ruleErrors } from './rules';
+import { describeRule, emptyRule, fieldsOfRule, ruleBody, ruleErrors, type RuleLike } from './rules';
 
 const ga4 = (date: string, sessions: number, users: number, conversions: number, integrationId = 'int_1'): DailyItem => ({ date, source: 'ga4', integrationId, metrics: { sessions, users, conversions } });
 const gsc = (date: string, clicks: number, impressions: number, ctr: number, position: number, integrationId = 'int_1'): DailyItem => ({ date, source: 'gsc', integrationId, metrics: { clicks, impressions, ctr, position } });
@@ -85,7 +85,7 @@ describe('the rule form', () => {
   });
 
   it('reads a stored rule back into the same fields (a round trip changes nothing)', () => {
-    const stored = { name: 'CTR low', integrationId: null, metric: 'gsc.ctr', compare: 'below', threshold: 0.025, window: '28d', minBaseline: null };
+    const stored: RuleLike = { name: 'CTR low', integrationId: null, metric: 'gsc.ctr', compare: 'below', threshold: 0.025, window: '28d', minBaseline: null };
     const fields = fieldsOfRule(stored);
     expect(fields).toEqual({ name: 'CTR low', integrationId: '', metric: 'gsc.ctr', compare: 'below', threshold: '2.5', window: '28d', minBaseline: '' });
     expect(ruleBody(fields)).toEqual(stored);

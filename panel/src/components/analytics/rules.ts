@@ -3,16 +3,22 @@
  * threshold, window: day|7d|28d, minBaseline? }`. The form's fields as strings, their check before
  * sending (the API checks again and its 400 is shown), the body, and the rule in words. Pure.
  */
+import type { Schemas } from '../../api/client';
 import { formatMetric, metricSpec } from './data';
 
-export const COMPARES = ['above', 'below', 'pct_change'] as const;
-export type Compare = (typeof COMPARES)[number];
-export const WINDOWS = ['day', '7d', '28d'] as const;
-export type Window = (typeof WINDOWS)[number];
-
+type Rule = Schemas['AnalyticsRule'];
+export type Compare = Rule['compare'];
+export type Window = Rule['window'];
 /** The metrics a rule can watch: the `stats/query` names of the synced sources. */
-export const RULE_METRICS = ['ga4.sessions', 'ga4.users', 'ga4.conversions', 'gsc.clicks', 'gsc.impressions', 'gsc.ctr', 'gsc.position'] as const;
-export type RuleMetric = (typeof RULE_METRICS)[number];
+export type RuleMetric = Rule['metric'];
+
+/** Each list names every value of the API's type once (a value added there fails the type check here). */
+const every = <T extends string>(values: Record<T, true>) => Object.keys(values) as T[];
+export const COMPARES = every<Compare>({ above: true, below: true, pct_change: true });
+export const WINDOWS = every<Window>({ day: true, '7d': true, '28d': true });
+export const RULE_METRICS = every<RuleMetric>({
+  'ga4.sessions': true, 'ga4.users': true, 'ga4.conversions': true, 'gsc.clicks': true, 'gsc.impressions': true, 'gsc.ctr': true, 'gsc.position': true,
+});
 
 export const COMPARE_LABELS: Record<Compare, string> = { above: 'Goes above', below: 'Falls below', pct_change: 'Changes by (%)' };
 export const WINDOW_LABELS: Record<Window, string> = { day: 'One day', '7d': '7 days', '28d': '28 days' };
@@ -28,15 +34,8 @@ export interface RuleFields {
   minBaseline: string;
 }
 
-export interface RuleLike {
-  name: string;
-  integrationId?: string | null;
-  metric: string;
-  compare: string;
-  threshold: number;
-  window: string;
-  minBaseline?: number | null;
-}
+/** A stored rule, or a body about to be sent (what the sentence and the form need of either). */
+export type RuleLike = Pick<Rule, 'name' | 'metric' | 'compare' | 'threshold' | 'window'> & Partial<Pick<Rule, 'integrationId' | 'minBaseline'>>;
 
 export const NAME_MAX = 200;
 /** The largest number a rule takes (the API refuses more). */
@@ -62,10 +61,10 @@ export function fieldsOfRule(rule: RuleLike): RuleFields {
   return {
     name: rule.name,
     integrationId: rule.integrationId ?? '',
-    metric: (RULE_METRICS as readonly string[]).includes(rule.metric) ? (rule.metric as RuleMetric) : 'ga4.sessions',
-    compare: (COMPARES as readonly string[]).includes(rule.compare) ? (rule.compare as Compare) : 'above',
+    metric: rule.metric,
+    compare: rule.compare,
     threshold: String(threshold),
-    window: (WINDOWS as readonly string[]).includes(rule.window) ? (rule.window as Window) : 'day',
+    window: rule.window,
     minBaseline: baseline === null ? '' : String(baseline),
   };
 }
@@ -97,7 +96,7 @@ export function ruleErrors(f: RuleFields): Partial<Record<keyof RuleFields, stri
 }
 
 /** The body of `POST …/analytics/rules` (and of PATCH: the same fields; a cleared baseline is null). */
-export function ruleBody(f: RuleFields): { name: string; integrationId?: string | null; metric: RuleMetric; compare: Compare; threshold: number; window: Window; minBaseline?: number | null } {
+export function ruleBody(f: RuleFields): Required<RuleLike> {
   const baseline = f.compare === 'pct_change' ? number(f.minBaseline) : null;
   const threshold = number(f.threshold);
   return {
