@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -80,4 +80,46 @@ export function printTable(rows: Record<string, string | number>[]): void {
   console.log(line(keys));
   console.log(line(width.map((w) => '-'.repeat(w))));
   for (const r of rows) console.log(line(keys.map((k) => String(r[k]))));
+}
+
+/** A process's name and CPU time (user + system, ms) from /proc; null when it is gone. */
+function procCpu(pid: number | string): { name: string; ms: number } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const close = stat.lastIndexOf(')');
+    const fields = stat.slice(close + 2).split(' ');
+    // After the name: utime and stime are the 12th and 13th fields (stat's 14th and 15th), in USER_HZ (100) ticks.
+    return { name: stat.slice(stat.indexOf('(') + 1, close), ms: (Number(fields[11]) + Number(fields[12])) * 10 };
+  } catch {
+    return null;
+  }
+}
+
+/** CPU time (ms) of one process (another than this one: a server under test); 0 when it is gone. */
+export const processCpuMs = (pid: number) => procCpu(pid)?.ms ?? 0;
+
+/** CPU time (ms) of every local process named `postgres`; null when none is visible. */
+export function postgresCpuMs(): number | null {
+  const all = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(procCpu).filter((p) => p?.name === 'postgres');
+  return all.length ? all.reduce((sum, p) => sum + p!.ms, 0) : null;
+}
+
+/**
+ * The CPU a phase of a benchmark cost: this process's (the service and, on the embedded store, its
+ * database) and PostgreSQL's (its processes on this machine; the other databases' idle work too,
+ * which is small). `stop(n)` gives both per unit of work.
+ */
+export function cpuMeter(): { stop(units: number): { ownMsPer: number; postgresMsPer: number | null } } {
+  const own = process.cpuUsage();
+  const pgStart = postgresCpuMs();
+  return {
+    stop(units) {
+      const used = process.cpuUsage(own);
+      const pgEnd = postgresCpuMs();
+      return {
+        ownMsPer: (used.user + used.system) / 1000 / units,
+        postgresMsPer: pgStart === null || pgEnd === null ? null : (pgEnd - pgStart) / units,
+      };
+    },
+  };
 }

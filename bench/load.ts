@@ -8,10 +8,13 @@ import autocannon from 'autocannon';
  */
 export interface LoadJob {
   url: string;
-  kind: 'create-new' | 'create-duplicate' | 'list';
+  /** hook: a workflow's webhook trigger, each body `{ sentAt, n }` (sentAt: epoch ms when sent). */
+  kind: 'create-new' | 'create-duplicate' | 'list' | 'hook';
   headers: Record<string, string>;
   connections: number;
   seconds: number;
+  /** Requests a second over all connections (paced); as fast as answered when absent. */
+  rate?: number;
 }
 
 export interface LoadResult {
@@ -53,9 +56,9 @@ async function load(job: LoadJob): Promise<LoadResult> {
     : [{
         method: 'POST',
         headers,
-        setupRequest: (request: object) => ({ ...request, body: job.kind === 'create-new' ? newPerson() : knownPerson() }),
+        setupRequest: (request: object) => ({ ...request, body: job.kind === 'hook' ? JSON.stringify({ sentAt: Date.now(), n: n++ }) : job.kind === 'create-new' ? newPerson() : knownPerson() }),
       }];
-  const result = await autocannon({ url: job.url, connections: job.connections, duration: job.seconds, requests });
+  const result = await autocannon({ url: job.url, connections: job.connections, duration: job.seconds, requests, ...(job.rate ? { overallRate: job.rate } : {}) });
   const statusCodes: Record<string, number> = {};
   for (const [code, stat] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = stat.count;
   return {

@@ -9,6 +9,9 @@
  *
  *   npm run bench -- workflows
  *
+ *  - CPU per run in the throughput phase: this process's (the service; on the embedded store also its
+ *    database) and PostgreSQL's (its processes on this machine), in ms.
+ *
  * Environment: BENCH_PG_URL, BENCH_STORES (postgres,embedded), BENCH_RUNS (2000), BENCH_SEQUENTIAL (200), WORKFLOW_CONCURRENCY.
  */
 import { fork } from 'node:child_process';
@@ -17,7 +20,7 @@ import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { runEvents, runSteps, workflowRuns } from '../src/modules/workflows/tables.ts';
-import { openStore, percentile, postgresReachable, printTable, type BenchStore } from './_stores.ts';
+import { cpuMeter, openStore, percentile, postgresReachable, printTable, type BenchStore } from './_stores.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 2000);
 const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 200);
@@ -70,6 +73,7 @@ async function run(store: BenchStore) {
 
   // 2. Throughput: RUNS runs started at once.
   const ids: string[] = [];
+  const cpu = cpuMeter();
   const started = Date.now();
   let next = 0;
   await Promise.all(Array.from({ length: STARTERS }, async () => {
@@ -84,6 +88,7 @@ async function run(store: BenchStore) {
     await new Promise((res) => setTimeout(res, 20));
   }
   const elapsed = (Date.now() - started) / 1000;
+  const cost = cpu.stop(RUNS);
   await received;
   receiver.kill();
 
@@ -120,6 +125,8 @@ async function run(store: BenchStore) {
     runs: RUNS,
     'runs/s': Math.round(RUNS / elapsed),
     'starts/s': Math.round(RUNS / (startedIn / 1000)),
+    'CPU ms/run (ours)': cost.ownMsPer.toFixed(2),
+    'CPU ms/run (PostgreSQL)': store.name === 'postgres' && cost.postgresMsPer !== null ? cost.postgresMsPer.toFixed(2) : '-',
     'start p50/p99 ms (idle)': `${percentile(seq.starts, 50)} / ${percentile(seq.starts, 99)}`,
     'start p50/p99 ms (load)': `${percentile(load.starts, 50)} / ${percentile(load.starts, 99)}`,
     'step gap p50/p99 ms': `${percentile(seq.gaps, 50)} / ${percentile(seq.gaps, 99)}`,
