@@ -46,8 +46,8 @@ describe.runIf(browserAvailable)('campaigns in the panel', () => {
 
     const form = page.getByRole('form', { name: 'Campaign' });
     await form.getByLabel('Name').fill('Spring welcome');
-    const inboxOptions = await form.getByLabel('Inbox').locator('option').allInnerTexts();
-    expect(inboxOptions).toEqual(['Choose an inbox', 'Outreach (E-mail)']);
+    // The inboxes arrive after the form (under load, "Loading inboxes…" first).
+    await expect.poll(() => form.getByLabel('Inbox').locator('option').allInnerTexts()).toEqual(['Choose an inbox', 'Outreach (E-mail)']);
     await form.getByLabel('Inbox').selectOption({ label: 'Outreach (E-mail)' });
 
     // The audience preview counts the leads the filter matches now.

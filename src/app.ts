@@ -47,6 +47,8 @@ import { registerMetrics } from './platform/metrics.ts';
 import { registerHttpTracing } from './platform/tracing.ts';
 import { CONVERSATIONAL_TYPES } from './modules/agents/catalog.ts';
 import { assertNamedProject } from './platform/context.ts';
+import { planRoutes } from './modules/plans/routes.ts';
+import { featuresOfRoute } from './modules/plans/features.ts';
 
 const ajvOptions = { removeAdditional: false, useDefaults: true, allErrors: true, allowUnionTypes: true } as const;
 const strictBodies = AjvCompiler();
@@ -225,6 +227,8 @@ export async function buildApp(options: BuildOptions): Promise<App> {
         const principal = await services.guard.authenticate(request);
         const orgId = (request.params as { orgId: string }).orgId;
         request.org = await services.guard.authorizeOrg(principal, orgId, request.routeOptions.config.access ?? {});
+        // A route of a feature the organization's plan lacks: 403 PLAN_FEATURE (nothing to do without PLANS).
+        if (services.plans.enabled) await services.plans.assertFeature(orgId, featuresOfRoute(request.routeOptions.url ?? ''));
       });
       // After validation: a project-bound key naming another project is refused on every route.
       org.addHook('preHandler', async (request) => assertNamedProject(request));
@@ -247,6 +251,7 @@ export async function buildApp(options: BuildOptions): Promise<App> {
       conversationRoutes(org);
       campaignRoutes(org);
       analyticsRoutes(org);
+      planRoutes(org);
     }, { prefix: '/orgs/:orgId' });
     api.get('/openapi.json', { config: health, schema: { hide: true } }, async () => app.swagger());
   }, { prefix: '/api/v1' });

@@ -77,6 +77,8 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   { names: ['METRICS_PORT'], default: 'unset (off)', meaning: 'serve Prometheus metrics at `http://HOST:METRICS_PORT/metrics`, a separate listener (never the public port); see [docs/operations.md](docs/operations.md#metrics-and-traces)' },
   { names: ['METRICS_TOKEN'], default: 'unset', meaning: 'when set, `/metrics` requires `Authorization: Bearer <METRICS_TOKEN>` (else 401)' },
   { names: ['OTEL_EXPORTER_OTLP_ENDPOINT'], default: 'unset (off)', meaning: 'OTLP/HTTP collector base URL (`http://collector:4318`): traces of HTTP requests, database queries, outbound calls and model calls are exported to `…/v1/traces`' },
+  { names: ['PLANS'], default: 'unset (every organization unlimited)', meaning: 'JSON `{ "<plan>": { "features": [...], "limits": { "leads": n, "members": n, "webhookEndpoints": n, "inboxes": n, "runsPerMonth": n, "agentRunsPerMonth": n, "campaignMessagesPerMonth": n } } }`; features: `workflows`, `agents`, `content`, `conversations`, `campaigns`, `analytics`, `webhooks`; a missing limit is unlimited; see [docs/operations.md](docs/operations.md#plans-and-quotas)' },
+  { names: ['DEFAULT_PLAN'], default: 'unset', meaning: 'required with `PLANS`: the plan new organizations get (and those never assigned one); `npm run cli -- set-plan` assigns another' },
   { names: ['BODY_LIMIT_BYTES'], default: '`1048576` (1 MB)', meaning: 'largest JSON request body; larger gives 413 `PAYLOAD_TOO_LARGE`' },
 ];
 

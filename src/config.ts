@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
+import { parsePlans, PlansConfigError, type Plans } from './modules/plans/definitions.ts';
 
 /** Every environment variable the service reads, parsed once. Nothing else reads process.env. */
 export interface Config {
@@ -86,6 +87,9 @@ export interface Config {
   metricsToken: string | undefined;
   /** OTLP/HTTP base URL traces are exported to (unset: no tracing). */
   otlpEndpoint: string | undefined;
+  /** Plans (CONTRACT §12): null when PLANS is unset (every organization unlimited); the plan new organizations get. */
+  plans: Plans | null;
+  defaultPlan: string | null;
 }
 
 type Env = Record<string, string | undefined>;
@@ -305,5 +309,13 @@ export function loadConfig(env: Env = process.env): Config {
     metricsPort: parseMetricsPort(str(env, 'METRICS_PORT'), port),
     metricsToken: str(env, 'METRICS_TOKEN'),
     otlpEndpoint: str(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'),
+    ...(() => {
+      try {
+        return parsePlans(str(env, 'PLANS'), str(env, 'DEFAULT_PLAN'));
+      } catch (error) {
+        if (error instanceof PlansConfigError) throw new ConfigError(error.message);
+        throw error;
+      }
+    })(),
   };
 }

@@ -36,6 +36,7 @@ import { ConversationBot } from './modules/conversations/bot.ts';
 import { CampaignsService } from './modules/campaigns/service.ts';
 import { AnalyticsService } from './modules/analytics/service.ts';
 import { SharedRateLimitCounters } from './platform/rate-limit-store.ts';
+import { PlansService } from './modules/plans/service.ts';
 
 /**
  * The composition root: every service, built once from the deps and shared by the routes, the
@@ -45,17 +46,19 @@ import { SharedRateLimitCounters } from './platform/rate-limit-store.ts';
 export function createServices(deps: Deps) {
   const bus = new Bus(deps.database);
   const orgStream = new OrgStream(bus, deps.db);
-  const orgs = new OrgsService(deps);
+  /** Plans and quotas (CONTRACT §12); without PLANS every check is a no-op. */
+  const plans = new PlansService(deps, bus);
+  const orgs = new OrgsService(deps, plans);
   /** Outgoing e-mail through SMTP_URL (invitations, password resets). */
   const mailer = new Mailer({ url: deps.config.smtpUrl, from: deps.config.smtpFrom, log: deps.log });
   const auth = new AuthService(deps, orgs, mailer);
-  const invitations = new InvitationsService(deps, { auth, orgs, mailer });
+  const invitations = new InvitationsService(deps, { auth, orgs, mailer, plans });
   const apiKeys = new ApiKeysService(deps, bus);
   const guard = new Guard(auth, apiKeys, orgs, deps.clock);
   const events = new EventsService(deps.clock, bus);
   const notifications = new NotificationsService(deps, orgStream);
-  const leads = new LeadsService(deps, events, orgs);
-  const webhooks = new WebhooksService(deps, orgs);
+  const leads = new LeadsService(deps, events, orgs, plans);
+  const webhooks = new WebhooksService(deps, orgs, plans);
   const deliverer = new WebhookDeliverer(deps, webhooks, notifications, orgs);
   const dispatcher = new Dispatcher(deps.database, orgStream);
   dispatcher.subscribe('webhooks', (tx, batch) => webhooks.fanOut(tx, batch));
@@ -71,7 +74,7 @@ export function createServices(deps: Deps) {
   const budgets = new BudgetsService(deps, usage, events, notifications);
   const workflowRuns = new RunsService(deps, bus, orgStream, events, approvals, budgets);
   const schedules = new SchedulesService(deps);
-  const workflows = new WorkflowsService(deps, bus, orgStream, orgs, schedules);
+  const workflows = new WorkflowsService(deps, bus, orgStream, orgs, schedules, plans);
   const scheduler = new Scheduler(deps, schedules, workflows);
   // Process-wide: every workflow expression is evaluated under these limits.
   setExpressionLimits(deps.config.expressionLimits);
@@ -80,12 +83,12 @@ export function createServices(deps: Deps) {
   /** Open SSE connections, capped per credential and organization, closed when the server shuts down. */
   const streams = new SseStreams({ perCredential: deps.config.sseMaxPerCredential, perOrg: deps.config.sseMaxPerOrg });
   // Before the agents (the conversations bot's tools) and the run driver (messaging.send).
-  const conversations = new ConversationsService(deps, { bus, orgStream, events, leads, notifications, orgs });
-  const campaigns = new CampaignsService(deps, { events, notifications, orgs, conversations });
+  const conversations = new ConversationsService(deps, { bus, orgStream, events, leads, notifications, orgs, plans });
+  const campaigns = new CampaignsService(deps, { events, notifications, orgs, conversations, plans });
   dispatcher.subscribe('campaigns', (tx, batch) => campaigns.onEvents(tx, batch));
   const reports = new ReportsService(deps, events, notifications, { leads, content, workflows });
   const agents = new AgentsService(deps, {
-    bus, orgStream, events, orgs, usage, budgets,
+    bus, orgStream, events, orgs, usage, budgets, plans,
     tools: { clock: deps.clock, config: deps.config, leads, usage, budgets, reports, content, approvals, conversations, campaigns, stats },
   });
   // The one cycle left: agents write reports, and a report's run_agent recommendation starts agents.
@@ -102,7 +105,7 @@ export function createServices(deps: Deps) {
   dispatcher.subscribe('conversation-bot', (tx, batch) => conversationBot.onEvents(tx, batch));
   const outboundSender = new OutboundSender(deps, conversations, events);
   const rateLimits = new SharedRateLimitCounters(deps.database, deps.clock);
-  return { ...deps, rateLimits, campaigns, bus, orgStream, orgs, mailer, invitations, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams, integrations, media, content, publisher, stats, approvals, workflowRuns, schedules, scheduler, workflows, runDriver, usage, budgets, reports, agents, conversations, outboundSender, conversationBot, analytics };
+  return { ...deps, plans, rateLimits, campaigns, bus, orgStream, orgs, mailer, invitations, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams, integrations, media, content, publisher, stats, approvals, workflowRuns, schedules, scheduler, workflows, runDriver, usage, budgets, reports, agents, conversations, outboundSender, conversationBot, analytics };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -8,7 +8,7 @@ import { createServices, type Services } from '../services.ts';
 import { SCOPES } from '../modules/api-keys/service.ts';
 import { passwordProblem } from '../modules/auth/passwords.ts';
 import { readChannel, type AdminChannel } from '../modules/admin/channel.ts';
-import { createApiKey, createOwner } from '../modules/admin/operations.ts';
+import { createApiKey, createOwner, setPlan } from '../modules/admin/operations.ts';
 
 /**
  * Runs a command on the database itself; when a running server holds the embedded database, asks
@@ -92,6 +92,19 @@ program.command('create-api-key')
     console.log(`API key ${key.id} for "${key.organization.name}" with scopes ${key.scopes.join(', ')}:`);
     console.log(key.key);
     console.log('Store it now: it is not shown again.');
+  });
+
+program.command('set-plan')
+  .description('Assign one of the plans in PLANS to an organization (CONTRACT §12); it applies at once')
+  .requiredOption('--org <idOrName>', 'organization id or exact name')
+  .requiredOption('--plan <name>', 'a plan named in PLANS')
+  .action(async (opts: { org: string; plan: string }) => {
+    const input = { org: opts.org, plan: opts.plan };
+    const result = await run(
+      (services) => setPlan(services, input),
+      (server) => { via(server); return ask<Awaited<ReturnType<typeof setPlan>>>(server, '/_admin/plans', input); },
+    );
+    console.log(`Organization "${result.organization.name}" (${result.organization.id}) is now on plan "${result.plan}".`);
   });
 
 program.parseAsync().catch((error: unknown) => {

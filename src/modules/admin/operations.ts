@@ -3,6 +3,7 @@ import type { ApiKeysService } from '../api-keys/service.ts';
 import { assertAcceptablePassword } from '../auth/passwords.ts';
 import type { AuthService } from '../auth/service.ts';
 import type { OrgsService } from '../orgs/service.ts';
+import type { PlansService } from '../plans/service.ts';
 
 /**
  * The bootstrap commands of the CLI. The CLI runs them itself when it can open the database, and
@@ -14,6 +15,7 @@ export interface AdminPorts {
   auth: Pick<AuthService, 'createUserWithOrg'>;
   orgs: Pick<OrgsService, 'findByIdOrName' | 'assertProject'>;
   apiKeys: Pick<ApiKeysService, 'create'>;
+  plans: Pick<PlansService, 'setPlan'>;
 }
 
 export interface CreateOwnerInput { email: string; password: string; name?: string; organizationName: string }
@@ -28,12 +30,26 @@ export async function createOwner(services: Pick<AdminPorts, 'auth'>, input: Cre
 export interface CreateApiKeyInput { org: string; name: string; scopes: string[]; projectId?: string }
 export interface CreateApiKeyResult { id: string; key: string; scopes: string[]; organization: { id: string; name: string } }
 
+/** The one organization an id or exact name names (404 none, 409 several of that name). */
+async function oneOrg(orgs: AdminPorts['orgs'], idOrName: string) {
+  const found = await orgs.findByIdOrName(idOrName);
+  if (found.length === 0) throw new AppError(404, 'NOT_FOUND', `No organization with id or name "${idOrName}"`);
+  if (found.length > 1) throw new AppError(409, 'CONFLICT', `Several organizations are named "${idOrName}"; pass the id`);
+  return found[0]!;
+}
+
+export interface SetPlanInput { org: string; plan: string }
+export interface SetPlanResult { organization: { id: string; name: string }; plan: string }
+
+/** Assigns a plan of PLANS to an organization (CONTRACT §12); an unknown plan is refused with the list. */
+export async function setPlan(services: Pick<AdminPorts, 'orgs' | 'plans'>, input: SetPlanInput): Promise<SetPlanResult> {
+  const org = await oneOrg(services.orgs, input.org);
+  return services.plans.setPlan(org.id, input.plan);
+}
+
 export async function createApiKey(services: Pick<AdminPorts, 'orgs' | 'apiKeys'>, input: CreateApiKeyInput): Promise<CreateApiKeyResult> {
   const { apiKeys, orgs } = services;
-  const found = await orgs.findByIdOrName(input.org);
-  if (found.length === 0) throw new AppError(404, 'NOT_FOUND', `No organization with id or name "${input.org}"`);
-  if (found.length > 1) throw new AppError(409, 'CONFLICT', `Several organizations are named "${input.org}"; pass the id`);
-  const org = found[0]!;
+  const org = await oneOrg(orgs, input.org);
   if (input.projectId) await orgs.assertProject(org.id, input.projectId);
   const key = await apiKeys.create(org.id, { name: input.name, scopes: input.scopes, projectId: input.projectId });
   return { id: key.id, key: key.key, scopes: key.scopes, organization: { id: org.id, name: org.name } };

@@ -5,7 +5,7 @@ import { forbidden, unauthorized } from '../../platform/errors.ts';
 import { Type } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
 import { tokenMatches } from './channel.ts';
-import { createApiKey, createOwner } from './operations.ts';
+import { createApiKey, createOwner, setPlan } from './operations.ts';
 
 /** Whether the connection comes from this machine: loopback, or to the very address it came from. */
 function fromThisMachine(request: FastifyRequest): boolean {
@@ -61,4 +61,15 @@ export function adminRoutes(app: App, token: string): void {
     reply.code(201);
     return createApiKey(app.services, request.body);
   });
+
+  app.post('/_admin/plans', {
+    onRequest: guard,
+    schema: {
+      hide,
+      body: Type.Object({
+        org: Type.String({ minLength: 1, maxLength: 200 }),
+        plan: Type.String({ minLength: 1, maxLength: 64 }),
+      }, { additionalProperties: false }),
+    },
+  }, async (request) => setPlan(app.services, request.body));
 }

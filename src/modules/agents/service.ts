@@ -9,6 +9,7 @@ import type { Scope } from '../../platform/context.ts';
 import { inScope } from '../../platform/tenant.ts';
 import type { BudgetsService } from '../budgets/service.ts';
 import type { EventsService } from '../events/service.ts';
+import type { PlansService } from '../plans/service.ts';
 import type { OrgStream } from '../events/org-stream.ts';
 import type { OrgsService } from '../orgs/service.ts';
 import type { UsageService } from '../usage/service.ts';
@@ -107,6 +108,8 @@ export interface AgentsDeps {
   budgets: BudgetsService;
   /** What the agents' tools reach in other modules. */
   tools: ToolPorts;
+  /** The plan's agentRunsPerMonth limit (CONTRACT §12). */
+  plans?: Pick<PlansService, 'enabled' | 'take'>;
 }
 
 /** Saved agents, agent runs (queued for the runner, or inline for workflows) and the agent catalog. */
@@ -214,7 +217,7 @@ export class AgentsService {
     const projectId = await this.projectFor(scope, request.projectId, saved?.projectId ?? null);
     await this.a.budgets.assertCanStart(scope.orgId);
     const now = this.deps.clock.now();
-    const [row] = await this.db.insert(agentRuns).values({
+    const [row] = await this.counted(scope.orgId, (db) => db.insert(agentRuns).values({
       id: newId('agentRun', now.getTime()),
       orgId: scope.orgId,
       projectId,
@@ -229,9 +232,20 @@ export class AgentsService {
       budgetUsd: saved?.budgetUsd ?? null,
       budgetScope: saved?.budgetUsd != null ? 'agent' : null,
       createdAt: now,
-    }).returning();
+    }).returning());
     await this.a.bus.publish(AGENTS_WAKE, null);
     return publicRun(row!);
+  }
+
+  /** An agent run's insert, counted against the plan's agentRunsPerMonth in its transaction (429 PLAN_LIMIT beyond). */
+  private async counted<T>(orgId: string, insert: (db: Db) => Promise<T>): Promise<T> {
+    const plans = this.a.plans;
+    if (!plans?.enabled) return insert(this.db);
+    return this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      await plans.take(tx, orgId, 'agentRunsPerMonth');
+      return insert(tx);
+    });
   }
 
   async runSaved(scope: Scope, agentId: string, request: { task: string; input?: Record<string, unknown>; projectId?: string }) {
@@ -249,7 +263,7 @@ export class AgentsService {
     if (AGENT_TYPES[request.type]!.conversational) throw badRequest(`${request.type} runs are conversation turns: they start when a contact writes to a bot-handled conversation`, [{ field: 'type', message: 'is a conversation bot' }]);
     const modelId = this.models.check(request.modelId ?? this.deps.config.defaultModel);
     const now = this.deps.clock.now();
-    const [row] = await this.db.insert(agentRuns).values({
+    const [row] = await this.counted(request.orgId, (db) => db.insert(agentRuns).values({
       id: newId('agentRun', now.getTime()),
       orgId: request.orgId,
       projectId: request.projectId,
@@ -269,7 +283,7 @@ export class AgentsService {
       leaseUntil: this.runner.leaseUntil(),
       createdAt: now,
       startedAt: now,
-    }).returning();
+    }).returning());
     const final = await this.runner.track(row!, request.signal ? [request.signal] : []);
     const result: InlineResult = { agentRunId: final.id, status: final.status, summary: final.summary ?? '', usage: runUsage(final), output: final.output ?? undefined };
     if (final.reportId) result.reportId = final.reportId;

@@ -21,6 +21,7 @@ import { contactAddressOfLead } from '../conversations/queries.ts';
 type InboxRow = NonNullable<Awaited<ReturnType<ConversationsService['inboxById']>>>;
 import { ExpressionError, resolveParams } from '../workflows/engine/expressions.ts';
 import { assertTimezone, localDate } from '../stats/range.ts';
+import type { PlansService } from '../plans/service.ts';
 import {
   campaignRate, campaignRecipients, campaignSends, campaigns, leadConsents, suppressions,
   type CampaignAudience, type CampaignRow, type CampaignSettings, type CampaignStep, type RecipientRow,
@@ -58,6 +59,8 @@ type Ports = {
   notifications: Pick<NotificationsService, 'notify'>;
   orgs: Pick<OrgsService, 'projectFor' | 'defaultProjectId'>;
   conversations: ConversationsService;
+  /** The plan's campaignMessagesPerMonth limit (CONTRACT §12). */
+  plans?: Pick<PlansService, 'room' | 'add'>;
 };
 
 interface Stats { total: number; sent: number; delivered: number; read: number; replied: number; failed: number; skipped: number; pending: number }
@@ -505,6 +508,7 @@ export class CampaignsService {
   /** Counts `sent` sends against the limits (in the batch's transaction, under the campaign's row lock). */
   private async countSends(tx: Db, row: CampaignRow, sent: number, now: Date): Promise<void> {
     if (sent === 0 || row.testMode) return;
+    await this.ports.plans?.add(tx, row.orgId, 'campaignMessagesPerMonth', sent);
     const second = Math.floor(now.getTime() / 1000);
     await tx.insert(campaignRate).values({ campaignId: row.id, second, sent })
       .onConflictDoUpdate({ target: [campaignRate.campaignId, campaignRate.second], set: { sent: sql`${campaignRate.sent} + excluded.sent` } });
@@ -522,7 +526,14 @@ export class CampaignsService {
       const [row] = await tx.select().from(campaigns).where(and(eq(campaigns.id, id), eq(campaigns.status, 'RUNNING'))).for('update', { skipLocked: true });
       if (!row) return { sent: 0 };
       if (row.settings.window && !row.testMode && nextOpening(row.settings.window, now).getTime() > now.getTime()) return { sent: 0 };
-      const allowed = await this.allowance(tx, row, now);
+      let allowed = await this.allowance(tx, row, now);
+      // The plan's monthly messages (held under the organization's lock until this batch commits).
+      const planRoom = allowed > 0 && !row.testMode ? await this.ports.plans?.room(tx, row.orgId, 'campaignMessagesPerMonth') : null;
+      if (planRoom === 0) {
+        await this.pauseForPlan(tx, row, now);
+        return { sent: 0 };
+      }
+      if (planRoom != null) allowed = Math.min(allowed, planRoom);
       let sent = 0;
       if (allowed > 0) {
         const claimed = await tx.select().from(campaignRecipients)
@@ -653,6 +664,17 @@ export class CampaignsService {
       ? { ...base, status: 'ACTIVE', nextSendAt: new Date(now.getTime() + next.delaySeconds * 1000) }
       : { ...base, status: r.repliedAt ? 'REPLIED' : 'COMPLETED', nextSendAt: null })
       .where(eq(campaignRecipients.id, r.id));
+  }
+
+  /** The plan's monthly messages are spent: the campaign pauses with the reason, and the organization is told. */
+  private async pauseForPlan(tx: Db, row: CampaignRow, now: Date): Promise<void> {
+    const next = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+    const reason = `the plan's campaignMessagesPerMonth limit is reached; resume it after ${next.toISOString().slice(0, 10)} (UTC) or once the plan allows more`;
+    await tx.update(campaigns).set({ status: 'PAUSED', pausedReason: reason, updatedAt: now }).where(eq(campaigns.id, row.id));
+    await this.ports.notifications.notify({
+      orgId: row.orgId, projectId: row.projectId, userId: null, kind: 'campaign.paused',
+      title: `Campaign "${row.name}" was paused`, body: `Paused: ${reason}.`, link: `/campaigns/${row.id}`,
+    }, tx);
   }
 
   /** Failures in a row: maxErrors of them pause the campaign and tell the organization why. */

@@ -13,6 +13,7 @@ import { inScope, visibleTo } from '../../platform/tenant.ts';
 import type { EventsService, NewEvent } from '../events/service.ts';
 import { eventRows, outboxCtes, outboxParam } from '../events/outbox.ts';
 import type { OrgStream } from '../events/org-stream.ts';
+import type { PlansService } from '../plans/service.ts';
 import type { LeadsService } from '../leads/service.ts';
 import type { NotificationsService } from '../notifications/service.ts';
 import type { OrgsService } from '../orgs/service.ts';
@@ -36,7 +37,11 @@ export type LeadsPort = Pick<LeadsService, 'findOrCreate' | 'get'>;
 export type NotifyPort = Pick<NotificationsService, 'notify'>;
 export type OrgsPort = Pick<OrgsService, 'projectFor' | 'defaultProjectId' | 'roleOf'>;
 
-export interface ConversationPorts { bus: Bus; orgStream: OrgStream; events: EventsService; leads: LeadsPort; notifications: NotifyPort; orgs: OrgsPort }
+export interface ConversationPorts {
+  bus: Bus; orgStream: OrgStream; events: EventsService; leads: LeadsPort; notifications: NotifyPort; orgs: OrgsPort;
+  /** The plan's inboxes limit (CONTRACT §12). */
+  plans?: Pick<PlansService, 'enabled' | 'assertRoom'>;
+}
 
 export interface InboxInput {
   name: string;
@@ -325,14 +330,24 @@ export class ConversationsService {
     const projectId = (await this.ports.orgs.projectFor(scope, input.projectId)) ?? (await this.ports.orgs.defaultProjectId(scope.orgId));
     const id = newId('inbox');
     const inboundUrl = this.inboundUrl({ id, orgId: scope.orgId, channel: input.channel });
+    const plans = this.ports.plans?.enabled ? this.ports.plans : null;
+    // Checked before the channel is set up (a Telegram webhook is registered then), and again with the insert.
+    if (plans) await this.db.transaction((tx) => plans.assertRoom(tx as unknown as Db, scope.orgId, 'inboxes'));
     const prepared = await adapter.prepare(input.config ?? {}, null, { inboxId: id, inboundUrl, credentials: input.credentials ?? null, credentialsChanged: Boolean(input.credentials) });
-    const [row] = await this.db.insert(inboxes).values({
+    const insert = (db: Db) => db.insert(inboxes).values({
       id, orgId: scope.orgId, projectId, name: input.name, channel: input.channel, config: prepared.config,
       bot: input.bot ?? { enabled: false },
       credentialsSealed: input.credentials ? this.box.seal(JSON.stringify(input.credentials)) : null,
       secretSealed: null, secretHash: null,
       ...this.preparedColumns(prepared),
     }).returning();
+    const [row] = plans
+      ? await this.db.transaction(async (trx) => {
+        const tx = trx as unknown as Db;
+        await plans.assertRoom(tx, scope.orgId, 'inboxes');
+        return insert(tx);
+      })
+      : await insert(this.db);
     return { ...this.publicInbox(row!), ...(prepared.secrets ? { secrets: prepared.secrets } : {}) };
   }
 

@@ -12,6 +12,7 @@ import type { Config } from '../../config.ts';
 import { normalizeEmail, type AuthService, type Tokens, type User } from '../auth/service.ts';
 import { assertAcceptablePassword, hashPassword } from '../auth/passwords.ts';
 import type { Organization, OrgsService } from '../orgs/service.ts';
+import type { PlansService } from '../plans/service.ts';
 import { invitationMail } from './mails.ts';
 import { invitations } from './tables.ts';
 
@@ -24,6 +25,8 @@ export interface InvitationPorts {
   auth: Pick<AuthService, 'findByEmail' | 'getUser' | 'insertUser' | 'checkPassword' | 'startSession'>;
   orgs: Pick<OrgsService, 'get' | 'roleOf' | 'addMembership'>;
   mailer: Pick<Mailer, 'enabled' | 'send'>;
+  /** The plan's members limit (CONTRACT §12): no invitation while the organization is full; the accept checks again. */
+  plans?: Pick<PlansService, 'enabled' | 'assertRoom'>;
 }
 
 type Row = typeof invitations.$inferSelect;
@@ -80,6 +83,8 @@ export class InvitationsService {
     const email = normalizeEmail(input.email);
     const existing = await this.ports.auth.findByEmail(email);
     if (existing && (await this.ports.orgs.roleOf(input.orgId, existing.id))) throw conflict(`${email} is already a member of this organization`);
+    const plans = this.ports.plans;
+    if (plans?.enabled) await this.db.transaction((tx) => plans.assertRoom(tx as unknown as Db, input.orgId, 'members'));
     const now = this.clock.now();
     const [open] = await this.db.select({ n: count() }).from(invitations).where(and(eq(invitations.orgId, input.orgId), isNull(invitations.acceptedAt)));
     if ((open?.n ?? 0) >= MAX_OPEN_INVITATIONS) {

@@ -26,6 +26,7 @@ const BROAD = 30_000;
 const SCAN_OVER = 200_000;
 import { eventsAboutLead } from '../events/queries.ts';
 import { LeadImporter, type ImportResult } from './import.ts';
+import type { PlansService } from '../plans/service.ts';
 
 /** A lead as stored, without the search text the database derives from it. */
 type LeadRow = Omit<typeof leads.$inferSelect, 'search'>;
@@ -220,8 +221,11 @@ export class LeadsService {
   private readonly events: EventsService;
   private readonly orgs: OrgsService;
   private readonly importer: LeadImporter;
+  /** The plan's leads limit (CONTRACT §12). */
+  private readonly plans: Pick<PlansService, 'enabled' | 'limitOf' | 'assertRoom'> | null;
 
-  constructor(deps: Deps, events: EventsService, orgs: OrgsService) {
+  constructor(deps: Deps, events: EventsService, orgs: OrgsService, plans?: Pick<PlansService, 'enabled' | 'limitOf' | 'assertRoom'>) {
+    this.plans = plans ?? null;
     this.db = deps.db;
     this.database = deps.database;
     this.clock = deps.clock;
@@ -367,13 +371,16 @@ export class LeadsService {
       ...contact,
     };
     const created: NewEvent = { orgId: scope.orgId, projectId, type: 'lead.created', payload: { lead: publicLead(fresh), actor: scope.actor } };
-    if (await this.createFast(fresh, keys, created)) return { lead: publicLead(fresh), created: true };
+    // Under a leads limit, a new person is counted under the organization's lock (assertRoom): the locked way.
+    const limited = this.plans?.enabled === true && (await this.plans.limitOf(scope.orgId, 'leads')) !== null;
+    if (!limited && await this.createFast(fresh, keys, created)) return { lead: publicLead(fresh), created: true };
     return this.write(async (tx) => {
       // Holding the keys' locks, this sees every lead a concurrent create of the same person committed.
       await this.lockKeys(tx, projectId, keys);
       const match = await this.findMatch(tx, scope.orgId, projectId, keys);
       if (!match) {
-        // The claim outlived its lead's value (changed or deleted): a new person after all.
+        // The claim outlived its lead's value (changed or deleted), or none was tried: a new person.
+        await this.plans?.assertRoom(tx, scope.orgId, 'leads');
         const [row] = await tx.insert(leads).values(fresh).returning();
         await this.claimKeys(tx, row!, keys);
         await this.events.record(tx, { orgId: scope.orgId, projectId, type: 'lead.created', payload: { lead: publicLead(row!), actor: scope.actor } }, CALLER_WAKES);

@@ -6,6 +6,7 @@ import { newId } from '../../platform/ids.ts';
 import { countUsers, userByEmail, usersByIds } from '../auth/queries.ts';
 import { memberships, organizations, projects } from './tables.ts';
 import type { Role } from '../../platform/context.ts';
+import type { PlansService } from '../plans/service.ts';
 
 // The roles are part of the request context (platform/context.ts); the memberships are this module's.
 export { ROLES, type Role } from '../../platform/context.ts';
@@ -18,14 +19,17 @@ export class OrgsService {
   private readonly db: Db;
   private readonly defaults = new Map<string, string>();
   private readonly known = new Set<string>();
+  /** The plan new organizations get, and the members limit (CONTRACT §12). */
+  private readonly plans: Pick<PlansService, 'initialPlan' | 'assertRoom'> | null;
 
-  constructor(deps: Deps) {
+  constructor(deps: Deps, plans?: Pick<PlansService, 'initialPlan' | 'assertRoom'>) {
     this.db = deps.db;
+    this.plans = plans ?? null;
   }
 
   /** A new organization with its owner and its "Default" project, in the caller's transaction. */
   async create(tx: Db, input: { name: string; ownerUserId: string }): Promise<Organization> {
-    const [org] = await tx.insert(organizations).values({ id: newId('organization'), name: input.name }).returning();
+    const [org] = await tx.insert(organizations).values({ id: newId('organization'), name: input.name, plan: this.plans?.initialPlan ?? null }).returning();
     await tx.insert(projects).values({ id: newId('project'), orgId: org!.id, name: 'Default' });
     await tx.insert(memberships).values({ id: newId('membership'), orgId: org!.id, userId: input.ownerUserId, role: 'owner' });
     return org!;
@@ -33,7 +37,7 @@ export class OrgsService {
 
   listForUser(userId: string): Promise<Organization[]> {
     return this.db
-      .select({ id: organizations.id, name: organizations.name, createdAt: organizations.createdAt, updatedAt: organizations.updatedAt })
+      .select({ id: organizations.id, name: organizations.name, plan: organizations.plan, createdAt: organizations.createdAt, updatedAt: organizations.updatedAt })
       .from(organizations)
       .innerJoin(memberships, eq(memberships.orgId, organizations.id))
       .where(eq(memberships.userId, userId))
@@ -132,11 +136,13 @@ export class OrgsService {
   async addMember(orgId: string, email: string, role: Role) {
     const user = await userByEmail(this.db, email);
     if (!user) throw notFound('User with that email');
-    const inserted = await this.db
-      .insert(memberships)
-      .values({ id: newId('membership'), orgId, userId: user.id, role })
-      .onConflictDoNothing()
-      .returning();
+    const inserted = await this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      const [already] = await tx.select({ id: memberships.id }).from(memberships).where(and(eq(memberships.orgId, orgId), eq(memberships.userId, user.id)));
+      if (already) return [];
+      await this.plans?.assertRoom(tx, orgId, 'members');
+      return tx.insert(memberships).values({ id: newId('membership'), orgId, userId: user.id, role }).onConflictDoNothing().returning();
+    });
     if (inserted.length === 0) throw conflict('That user is already a member of this organization');
     const m = inserted[0]!;
     return { id: m.id, userId: user.id, email: user.email, name: user.name, role: m.role, createdAt: m.createdAt };
@@ -183,6 +189,9 @@ export class OrgsService {
 
   /** Makes a user a member in the caller's transaction; false when they already were (their role is kept). */
   async addMembership(tx: Db, orgId: string, userId: string, role: Role): Promise<boolean> {
+    const [already] = await tx.select({ id: memberships.id }).from(memberships).where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId)));
+    if (already) return false;
+    await this.plans?.assertRoom(tx, orgId, 'members');
     const inserted = await tx.insert(memberships).values({ id: newId('membership'), orgId, userId, role }).onConflictDoNothing().returning({ id: memberships.id });
     return inserted.length > 0;
   }

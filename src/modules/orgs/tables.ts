@@ -5,6 +5,8 @@ import { users } from '../auth/tables.ts';
 export const organizations = pgTable('organizations', {
   id: text('id').primaryKey(),
   name: text('name').notNull(),
+  /** Its plan in PLANS (CONTRACT §12); null: DEFAULT_PLAN (set at creation while PLANS is configured). */
+  plan: text('plan'),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });

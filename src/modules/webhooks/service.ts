@@ -13,6 +13,7 @@ import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination
 import type { EventRow } from '../events/service.ts';
 import { isPlatformEventName } from '../../shared/event-names.ts';
 import type { OrgsService } from '../orgs/service.ts';
+import type { PlansService } from '../plans/service.ts';
 import { sendSigned, type SendResult } from './signer.ts';
 import { webhookDeliveries, webhookEndpoints } from './tables.ts';
 
@@ -66,7 +67,11 @@ export class WebhooksService {
   private readonly orgs: OrgsService;
   private readonly opened = new Map<string, string>();
 
-  constructor(deps: Deps, orgs: OrgsService) {
+  /** The plan's webhookEndpoints limit (CONTRACT §12). */
+  private readonly plans: Pick<PlansService, 'enabled' | 'assertRoom'> | null;
+
+  constructor(deps: Deps, orgs: OrgsService, plans?: Pick<PlansService, 'enabled' | 'assertRoom'>) {
+    this.plans = plans ?? null;
     this.db = deps.db;
     this.clock = deps.clock;
     this.config = deps.config;
@@ -103,7 +108,7 @@ export class WebhooksService {
     assertMayMakeOrgWide(scope, input.projectId, 'webhook endpoint');
     const projectId = await this.orgs.projectFor(scope, input.projectId);
     const secret = input.secret || newSecret();
-    const [row] = await this.db.insert(webhookEndpoints).values({
+    const insert = (db: Db) => db.insert(webhookEndpoints).values({
       id: newId('webhookEndpoint'),
       orgId: scope.orgId,
       projectId,
@@ -113,6 +118,14 @@ export class WebhooksService {
       active: input.active ?? true,
       secretSealed: this.box.seal(secret),
     }).returning();
+    const plans = this.plans;
+    const [row] = plans?.enabled
+      ? await this.db.transaction(async (trx) => {
+        const tx = trx as unknown as Db;
+        await plans.assertRoom(tx, scope.orgId, 'webhookEndpoints');
+        return insert(tx);
+      })
+      : await insert(this.db);
     return { ...publicEndpoint(row!), secret };
   }
 

@@ -21,7 +21,7 @@ export function workflowHookRoutes(app: App): void {
       security: [],
       params: Params,
       body: Type.Optional(FreeObject('becomes the run input')),
-      response: { 202: Type.Object({ runId: Type.String(), status: Type.String() }), ...errors(404) },
+      response: { 202: Type.Object({ runId: Type.String(), status: Type.String() }), ...errors(403, 404, 429) },
     },
     // The token in the path is the credential; the body is not signed.
     verify: ({ params }) => workflows.webhookSender(params.workflowId, params.token),

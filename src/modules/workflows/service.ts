@@ -4,7 +4,7 @@ import type { Clock } from '../../platform/clock.ts';
 import { randomToken, safeEqual, SecretBox, sha256Hex } from '../../platform/crypto.ts';
 import { rows, type Db } from '../../platform/db.ts';
 import type { Deps } from '../../platform/deps.ts';
-import { conflict, notFound } from '../../platform/errors.ts';
+import { AppError, conflict, notFound } from '../../platform/errors.ts';
 import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import { newId } from '../../platform/ids.ts';
 import { checkOutboundUrlForm, OutboundError } from '../../platform/http-client.ts';
@@ -22,6 +22,7 @@ import { OrgSecretsService } from './org-secrets.ts';
 import { maskNodes, sealNodes } from './secrets.ts';
 import { workflows } from './tables.ts';
 import { findTemplate } from './templates/index.ts';
+import type { PlansService } from '../plans/service.ts';
 
 export type WorkflowRow = typeof workflows.$inferSelect;
 
@@ -89,7 +90,11 @@ export class WorkflowsService {
 
   private readonly others: OthersNotifier;
 
-  constructor(deps: Deps, bus: Bus, orgStream: OrgStream, orgs: OrgsService, schedules: SchedulesService) {
+  /** The plan's workflows feature and runsPerMonth limit (CONTRACT §12). */
+  private readonly plans: Pick<PlansService, 'enabled' | 'assertFeature' | 'take'> | null;
+
+  constructor(deps: Deps, bus: Bus, orgStream: OrgStream, orgs: OrgsService, schedules: SchedulesService, plans?: Pick<PlansService, 'enabled' | 'assertFeature' | 'take'>) {
+    this.plans = plans?.enabled ? plans : null;
     this.db = deps.db;
     this.clock = deps.clock;
     this.bus = bus;
@@ -280,12 +285,54 @@ export class WorkflowsService {
    * batch (no NOTIFY inside the insert: see OthersNotifier).
    */
   private async createRun(scope: Tenant, workflowId: string, options: StartOptions, tx?: Db) {
+    const plans = this.plans;
+    if (!plans) return this.insertRun(scope, workflowId, options, tx);
+    // Under PLANS: the plan must include workflows, and the run is counted with its insert.
+    const allow = async (db: Db) => {
+      await plans.assertFeature(scope.orgId, 'workflows', db);
+      await plans.take(db, scope.orgId, 'runsPerMonth');
+    };
+    if (!tx) {
+      const run = await this.db.transaction(async (trx) => {
+        await allow(trx as unknown as Db);
+        return this.insertRun(scope, workflowId, options, trx as unknown as Db);
+      });
+      return run;
+    }
+    try {
+      await allow(tx);
+    } catch (error) {
+      // A run an event or a schedule would start is recorded FAILED with the reason (the trigger
+      // cannot answer 429 to anyone); the others (manual, recommendation) are refused.
+      const trigger = options.trigger?.type;
+      if (!(error instanceof AppError) || (trigger !== 'event' && trigger !== 'schedule')) throw error;
+      return this.insertRun(scope, workflowId, options, tx, { code: error.code, message: error.message, details: error.details });
+    }
+    return this.insertRun(scope, workflowId, options, tx);
+  }
+
+  /** The insert of createRun; with `refused`, a run that never starts: FAILED at once with that error. */
+  private async insertRun(scope: Tenant, workflowId: string, options: StartOptions, tx?: Db, refused?: { code: string; message: string; details: unknown }) {
     const now = this.clock.now();
     const id = newId('run', now.getTime());
     const testMode = options.testMode ?? false;
     const input = options.input ?? {};
     const trigger = options.trigger ?? { type: 'manual' };
     const at = now.toISOString();
+    if (refused) {
+      const [failed] = await rows<{ project_id: string | null; workflow_name: string }>(tx!, sql`insert into workflow_runs (id, org_id, project_id, workflow_id, workflow_name, status, test_mode, input, definition, trigger, error, wake_at, created_at, finished_at)
+        select ${id}, org_id, project_id, id, name, 'FAILED', ${testMode}, ${JSON.stringify(input)}::jsonb,
+          jsonb_build_object('nodes', nodes, 'edges', edges, 'budgetUsd', budget_usd), ${JSON.stringify(trigger)}::jsonb, ${JSON.stringify(refused)}::jsonb, null, ${at}::timestamptz, ${at}::timestamptz
+        from workflows where ${inScope(scope, workflows, eq(workflows.id, workflowId))}
+        returning project_id, workflow_name`);
+      if (!failed) throw notFound('Workflow');
+      const run = {
+        id, orgId: scope.orgId, projectId: failed.project_id, workflowId, workflowName: failed.workflow_name, status: 'FAILED', testMode, input,
+        definition: null, trigger, costUsd: 0, error: refused, eventSeq: 0, wakeAt: null, lockedBy: null, lockedUntil: null, recoveries: 0, createdAt: now, startedAt: null, finishedAt: now,
+      };
+      await this.orgStream.publishInTx(tx!, run.orgId, runStatusMessage(run, 'FAILED', 0));
+      return publicRun(run);
+    }
     const [created] = await rows<{ project_id: string | null; workflow_name: string }>(tx ?? this.db, sql`insert into workflow_runs (id, org_id, project_id, workflow_id, workflow_name, status, test_mode, input, definition, trigger, wake_at, created_at)
       select ${id}, org_id, project_id, id, name, 'QUEUED', ${testMode}, ${JSON.stringify(input)}::jsonb,
         jsonb_build_object('nodes', nodes, 'edges', edges, 'budgetUsd', budget_usd), ${JSON.stringify(trigger)}::jsonb, ${at}::timestamptz, ${at}::timestamptz

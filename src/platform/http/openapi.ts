@@ -71,6 +71,7 @@ const pascal = (word: string) => word.split('-').map((w) => w.charAt(0).toUpperC
 function singular(word: string): string {
   if (UNCOUNTABLE.has(word) || SINGLETONS.has(word)) return word;
   if (word.endsWith('ies')) return `${word.slice(0, -3)}y`;
+  if (word.endsWith('xes')) return word.slice(0, -2);
   if (word.endsWith('s')) return word.slice(0, -1);
   return word;
 }
@@ -111,6 +112,8 @@ export function operationIdFor(method: string, url: string, sse = false): string
     if (method === 'PUT') return camel('set', `${owners}${pascal(singular(last.name))}`);
     if (method === 'DELETE') return camel('delete', `${owners}${pascal(singular(last.name))}`);
   }
+  // A collection under an item: `POST /conversations/:id/messages` createConversationMessage.
+  if (method === 'POST' && parent?.hasId && !SINGLETONS.has(last.name) && /^[a-z]+s$/.test(last.name)) return camel('create', `${owners}${pascal(singular(last.name))}`);
   // An action: on an item (`POST /workflows/:id/run` runWorkflow, `…/apply-recommendation`
   // applyReportRecommendation) or on a collection (`POST /leads/import` importLeads).
   const [verb = '', ...noun] = last.name.split('-');

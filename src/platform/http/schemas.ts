@@ -18,12 +18,12 @@ const errorRef = (description: string) => ({ ...Type.Ref('ErrorBody'), descripti
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'VALIDATION_ERROR: the request does not match the schema (details name each field)',
   401: 'UNAUTHORIZED: credentials missing or invalid',
-  403: 'FORBIDDEN (role) or INSUFFICIENT_SCOPE (API key scope)',
+  403: 'FORBIDDEN (role), INSUFFICIENT_SCOPE (API key scope) or PLAN_FEATURE (the organization\'s plan lacks the feature)',
   404: 'NOT_FOUND: unknown id, or a resource of another organization',
   409: 'CONFLICT',
   413: 'PAYLOAD_TOO_LARGE: body over the limit',
   422: 'Business rule violated',
-  429: 'RATE_LIMIT or BUDGET_EXCEEDED; see Retry-After',
+  429: 'RATE_LIMIT, PLAN_LIMIT (details: limit, value, used) or BUDGET_EXCEEDED; see Retry-After',
   500: 'INTERNAL: server failure',
 };
 

@@ -6,6 +6,7 @@ export const Route = createFileRoute('/orgs/$orgId/settings')({ component: Setti
 /** The settings pages, with their own navigation (General, Projects, Account, Integrations). */
 const TABS = [
   { to: '/orgs/$orgId/settings', label: 'General', exact: true },
+  { to: '/orgs/$orgId/settings/plan', label: 'Plan' },
   { to: '/orgs/$orgId/settings/projects', label: 'Projects' },
   { to: '/orgs/$orgId/settings/account', label: 'Account' },
   { to: '/orgs/$orgId/settings/integrations', label: 'Integrations' },
