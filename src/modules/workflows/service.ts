@@ -319,30 +319,23 @@ export class WorkflowsService {
     const input = options.input ?? {};
     const trigger = options.trigger ?? { type: 'manual' };
     const at = now.toISOString();
-    if (refused) {
-      const [failed] = await rows<{ project_id: string | null; workflow_name: string }>(tx!, sql`insert into workflow_runs (id, org_id, project_id, workflow_id, workflow_name, status, test_mode, input, definition, trigger, error, wake_at, created_at, finished_at)
-        select ${id}, org_id, project_id, id, name, 'FAILED', ${testMode}, ${JSON.stringify(input)}::jsonb,
-          jsonb_build_object('nodes', nodes, 'edges', edges, 'budgetUsd', budget_usd), ${JSON.stringify(trigger)}::jsonb, ${JSON.stringify(refused)}::jsonb, null, ${at}::timestamptz, ${at}::timestamptz
-        from workflows where ${inScope(scope, workflows, eq(workflows.id, workflowId))}
-        returning project_id, workflow_name`);
-      if (!failed) throw notFound('Workflow');
-      const run = {
-        id, orgId: scope.orgId, projectId: failed.project_id, workflowId, workflowName: failed.workflow_name, status: 'FAILED', testMode, input,
-        definition: null, trigger, costUsd: 0, error: refused, eventSeq: 0, wakeAt: null, lockedBy: null, lockedUntil: null, recoveries: 0, createdAt: now, startedAt: null, finishedAt: now,
-      };
-      await this.orgStream.publishInTx(tx!, run.orgId, runStatusMessage(run, 'FAILED', 0));
-      return publicRun(run);
-    }
-    const [created] = await rows<{ project_id: string | null; workflow_name: string }>(tx ?? this.db, sql`insert into workflow_runs (id, org_id, project_id, workflow_id, workflow_name, status, test_mode, input, definition, trigger, wake_at, created_at)
-      select ${id}, org_id, project_id, id, name, 'QUEUED', ${testMode}, ${JSON.stringify(input)}::jsonb,
-        jsonb_build_object('nodes', nodes, 'edges', edges, 'budgetUsd', budget_usd), ${JSON.stringify(trigger)}::jsonb, ${at}::timestamptz, ${at}::timestamptz
+    // A refused run is stored FAILED at once with the reason, and never woken.
+    const status = refused ? 'FAILED' : 'QUEUED';
+    const [created] = await rows<{ project_id: string | null; workflow_name: string }>(tx ?? this.db, sql`insert into workflow_runs (id, org_id, project_id, workflow_id, workflow_name, status, test_mode, input, definition, trigger, error, wake_at, created_at, finished_at)
+      select ${id}, org_id, project_id, id, name, ${status}, ${testMode}, ${JSON.stringify(input)}::jsonb,
+        jsonb_build_object('nodes', nodes, 'edges', edges, 'budgetUsd', budget_usd), ${JSON.stringify(trigger)}::jsonb, ${refused ? JSON.stringify(refused) : null}::jsonb,
+        ${refused ? null : at}::timestamptz, ${at}::timestamptz, ${refused ? at : null}::timestamptz
       from workflows where ${inScope(scope, workflows, eq(workflows.id, workflowId))}
       returning project_id, workflow_name`);
     if (!created) throw notFound('Workflow');
     const run = {
-      id, orgId: scope.orgId, projectId: created.project_id, workflowId, workflowName: created.workflow_name, status: 'QUEUED', testMode, input,
-      definition: null, trigger, costUsd: 0, error: null, eventSeq: 0, wakeAt: now, lockedBy: null, lockedUntil: null, recoveries: 0, createdAt: now, startedAt: null, finishedAt: null,
+      id, orgId: scope.orgId, projectId: created.project_id, workflowId, workflowName: created.workflow_name, status, testMode, input,
+      definition: null, trigger, costUsd: 0, error: refused ?? null, eventSeq: 0, wakeAt: refused ? null : now, lockedBy: null, lockedUntil: null, recoveries: 0, createdAt: now, startedAt: null, finishedAt: refused ? now : null,
     };
+    if (refused) {
+      await this.orgStream.publishInTx(tx!, run.orgId, runStatusMessage(run, 'FAILED', 0));
+      return publicRun(run);
+    }
     if (tx) {
       await this.orgStream.publishInTx(tx, run.orgId, runStatusMessage(run, 'QUEUED', 0));
       await this.bus.publishInTx(tx, RUNS_WAKE, null);
