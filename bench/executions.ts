@@ -10,13 +10,14 @@
  *    p50/p99, how long the backlog took to drain after the load stopped, triggers refused (429), and
  *    the CPU per execution of the server process and of PostgreSQL (its processes on this machine);
  *  - overload: paced at BENCH_OVERLOAD (1.3) × the saturated rate: accepted and refused triggers,
- *    trigger → receiver p50/p99 of the accepted ones, drain time.
+ *    trigger → receiver p50/p99 of the accepted ones, drain time (BENCH_OVERLOAD_CONNECTIONS, 100,
+ *    so that the rate is reached while answers wait).
  *
  *   npm run bench -- executions
  *
  * Environment: BENCH_PG_URL, BENCH_STORES (postgres,embedded), BENCH_ROUNDS (2), BENCH_CONNECTIONS
- * (20), BENCH_SECONDS (10), BENCH_OVERLOAD (1.3), BENCH_LOG_LEVEL (info: access logs written, to
- * /dev/null), and any of the service's variables (e.g. WORKFLOW_CONCURRENCY) passed through.
+ * (20), BENCH_SECONDS (10), BENCH_OVERLOAD (1.3), BENCH_OVERLOAD_CONNECTIONS (100), BENCH_LOG_LEVEL (info: access logs written, to
+ * /dev/null), and any of the service's variables (WORKFLOW_CONCURRENCY, DATABASE_POOL_SIZE, RUN_QUEUE_MAX_*) passed through.
  */
 import { execFile, fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -33,7 +34,9 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const OVERLOAD = Number(process.env.BENCH_OVERLOAD ?? 1.3);
 const LOAD_SCRIPT = fileURLToPath(new URL('./load.ts', import.meta.url));
-const PASSED = ['WORKFLOW_CONCURRENCY', 'DATABASE_POOL_SIZE'];
+const PASSED = ['WORKFLOW_CONCURRENCY', 'DATABASE_POOL_SIZE', 'RUN_QUEUE_MAX_PER_WORKFLOW', 'RUN_QUEUE_MAX_PER_ORG', 'RUN_QUEUE_MAX_AGE_MS'];
+/** Enough connections for the paced phase to reach its rate while answers queue up. */
+const OVERLOAD_CONNECTIONS = Number(process.env.BENCH_OVERLOAD_CONNECTIONS ?? 100);
 
 function load(job: LoadJob): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
@@ -110,11 +113,11 @@ function collect(receiver: ChildProcess): Promise<[number, number][]> {
 }
 
 /** Load for BENCH_SECONDS, then wait until the accepted triggers have all arrived (or stop arriving). */
-async function phase(service: Service, rate?: number) {
+async function phase(service: Service, rate?: number, connections = CONNECTIONS) {
   const cpu0 = processCpuMs(service.child.pid!);
   const pg0 = postgresCpuMs();
   const started = Date.now();
-  const result = await load({ url: service.hookUrl, kind: 'hook', headers: {}, connections: CONNECTIONS, seconds: SECONDS, ...(rate ? { rate } : {}) });
+  const result = await load({ url: service.hookUrl, kind: 'hook', headers: {}, connections, seconds: SECONDS, ...(rate ? { rate } : {}) });
   const loadEnded = Date.now();
   const accepted = result.statusCodes['202'] ?? 0;
   const samples: [number, number][] = [];
@@ -157,7 +160,7 @@ export async function main(): Promise<void> {
         const full = await phase(service);
         await new Promise((r) => setTimeout(r, 2000));
         await collect(service.receiver);
-        const over = await phase(service, Math.round(full.perSecond * OVERLOAD));
+        const over = await phase(service, Math.round(full.perSecond * OVERLOAD), OVERLOAD_CONNECTIONS);
         const name = store === 'postgres' ? 'PostgreSQL' : 'embedded';
         rows.push({
           round, store: name, load: `${CONNECTIONS} conn., unpaced`, 'exec/s': full.perSecond.toFixed(0), accepted: full.accepted, refused: full.refused, errors: full.other,
@@ -165,7 +168,7 @@ export async function main(): Promise<void> {
           'CPU ms/exec ours': full.cpuMs.toFixed(2), 'CPU ms/exec PostgreSQL': store === 'postgres' && full.pgMs !== null ? full.pgMs.toFixed(2) : '-',
         });
         rows.push({
-          round, store: name, load: `paced ${Math.round(full.perSecond * OVERLOAD)}/s (${OVERLOAD}×)`, 'exec/s': over.perSecond.toFixed(0), accepted: over.accepted, refused: over.refused, errors: over.other,
+          round, store: name, load: `paced ${Math.round(full.perSecond * OVERLOAD)}/s (${OVERLOAD}×, ${OVERLOAD_CONNECTIONS} conn.)`, 'exec/s': over.perSecond.toFixed(0), accepted: over.accepted, refused: over.refused, errors: over.other,
           'p50/p99 ms': `${over.p50} / ${over.p99}`, 'drain s': over.drainS.toFixed(1),
           'CPU ms/exec ours': over.cpuMs.toFixed(2), 'CPU ms/exec PostgreSQL': store === 'postgres' && over.pgMs !== null ? over.pgMs.toFixed(2) : '-',
         });

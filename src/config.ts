@@ -40,6 +40,8 @@ export interface Config {
   agentWebAllowPrivate: boolean;
   /** Workflow run driver: runs executed at once per instance, claim lease, poll interval; run stream buffer per client. */
   workflowConcurrency: number;
+  /** Backpressure at the triggers that can answer 429 (workflows/backlog.ts). */
+  runQueue: { perWorkflow: number; perOrg: number; maxAgeMs: number };
   workflowLeaseMs: number;
   workflowPollMs: number;
   /** Limits of one evaluation of a workflow expression (JSONata): time, nesting, size of what it builds. */
@@ -263,6 +265,11 @@ export function loadConfig(env: Env = process.env): Config {
     outboundLeaseMs: int(env, 'OUTBOUND_LEASE_MS', 60_000, 100),
     agentWebAllowPrivate: bool(env, 'AGENT_WEB_ALLOW_PRIVATE', false) && !production,
     workflowConcurrency: int(env, 'WORKFLOW_CONCURRENCY', 32, 1),
+    runQueue: {
+      perWorkflow: int(env, 'RUN_QUEUE_MAX_PER_WORKFLOW', 1000, 0),
+      perOrg: int(env, 'RUN_QUEUE_MAX_PER_ORG', 5000, 0),
+      maxAgeMs: int(env, 'RUN_QUEUE_MAX_AGE_MS', 250, 0),
+    },
     workflowLeaseMs: int(env, 'WORKFLOW_LEASE_MS', 30_000, 100),
     workflowPollMs: int(env, 'WORKFLOW_POLL_MS', 1000, 10),
     expressionLimits: {

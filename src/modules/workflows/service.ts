@@ -15,6 +15,7 @@ import type { EventRow } from '../events/service.ts';
 import type { OrgsService } from '../orgs/service.ts';
 import { validateDefinition, invalid, type Definition, type WorkflowEdge, type WorkflowNode } from './engine/graph.ts';
 import { othersNotifier, type OthersNotifier } from './engine/notifier.ts';
+import { RunBacklog } from './backlog.ts';
 import { RUNS_WAKE, runStatusMessage } from './engine/writer.ts';
 import { publicRun } from './runs.ts';
 import type { SchedulesService } from './schedules.ts';
@@ -89,6 +90,8 @@ export class WorkflowsService {
   readonly secrets: OrgSecretsService;
 
   private readonly others: OthersNotifier;
+  /** Backpressure at the webhook trigger and POST …/run (backlog.ts). */
+  private readonly backlog: RunBacklog;
 
   /** The plan's workflows feature and runsPerMonth limit (CONTRACT §12). */
   private readonly plans: Pick<PlansService, 'enabled' | 'assertFeature' | 'take'> | null;
@@ -106,6 +109,7 @@ export class WorkflowsService {
     this.publicUrl = deps.config.publicUrl;
     this.allowPrivateTargets = deps.config.webhookAllowPrivate;
     this.others = othersNotifier(bus, deps.db, deps.database.kind);
+    this.backlog = new RunBacklog(deps.database, deps.clock, deps.config.runQueue);
   }
 
   get secretBox(): SecretBox {
@@ -274,7 +278,8 @@ export class WorkflowsService {
   }
 
   /** Same as startRun for a request's scope: an API key bound to a project starts only that project's workflows. */
-  startForScope(scope: Tenant, workflowId: string, options: StartOptions) {
+  async startForScope(scope: Tenant, workflowId: string, options: StartOptions) {
+    await this.backlog.admit(scope.orgId, workflowId);
     return this.createRun(scope, workflowId, options);
   }
 
@@ -367,7 +372,8 @@ export class WorkflowsService {
   }
 
   /** A run of a workflow its webhook verified (webhookSender), with the body as input. */
-  startFromWebhook(row: WorkflowRow, body: Record<string, unknown>, meta: Record<string, unknown>) {
+  async startFromWebhook(row: WorkflowRow, body: Record<string, unknown>, meta: Record<string, unknown>) {
+    await this.backlog.admit(row.orgId, row.id);
     return this.startRun(row.orgId, row.id, { input: body, trigger: { type: 'webhook', ...meta } });
   }
 

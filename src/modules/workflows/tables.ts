@@ -58,6 +58,8 @@ export const workflowRuns = pgTable('workflow_runs', {
   index('workflow_runs_org_idx').on(t.orgId, t.id),
   index('workflow_runs_workflow_idx').on(t.workflowId, t.id),
   index('workflow_runs_due_idx').on(t.wakeAt).where(sql`status in ('QUEUED','RUNNING','WAITING')`),
+  // The queue the triggers' backpressure reads (backlog.ts): an organization's runs waiting to start.
+  index('workflow_runs_queued_idx').on(t.orgId, t.createdAt).where(sql`status = 'QUEUED'`),
 ]);
 
 /** One row per node attempt: its status, its output items, its error. */

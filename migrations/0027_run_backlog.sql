@@ -1,0 +1,1 @@
+CREATE INDEX "workflow_runs_queued_idx" ON "workflow_runs" USING btree ("org_id","created_at") WHERE status = 'QUEUED';

@@ -1,0 +1,100 @@
+import type { Clock } from '../../platform/clock.ts';
+import type { Database } from '../../platform/db.ts';
+import { AppError } from '../../platform/errors.ts';
+
+export interface BacklogLimits {
+  /** Queued runs of one workflow past which its triggers are refused (0: no bound). */
+  perWorkflow: number;
+  /** Queued runs of one organization past which its triggers are refused (0: no bound). */
+  perOrg: number;
+  /** Refuse while the organization's oldest queued run has waited longer than this (0: no bound). */
+  maxAgeMs: number;
+}
+
+interface Reading {
+  at: number;
+  /** Queued runs by workflow (counted up to perOrg in all). */
+  byWorkflow: Map<string, number>;
+  total: number;
+  oldest: number | null;
+}
+
+/** How long one reading of an organization's queue answers its triggers. */
+const READING_MS = 100;
+
+/**
+ * Backpressure at the triggers that can say no (the webhook trigger, POST …/run): a run is queued
+ * only while its workflow's and its organization's queues are within their bounds, and the
+ * organization's oldest queued run has not waited past RUN_QUEUE_MAX_AGE_MS. Past capacity, the
+ * queue's age is what grows: that bound keeps the accepted work's wait short and refuses the excess
+ * with 429 RATE_LIMIT and Retry-After, instead of a backlog that takes minutes to drain. Runs that
+ * events and schedules start are never refused here (nobody could be told to retry).
+ *
+ * The queue is read from the database (one bounded index scan per organization and READING_MS,
+ * shared by the concurrent triggers of that moment), so the bounds hold for all instances
+ * together, give or take the triggers of one reading.
+ */
+export class RunBacklog {
+  private readonly readings = new Map<string, Promise<Reading>>();
+  private readonly database: Database;
+  private readonly clock: Clock;
+  private readonly limits: BacklogLimits;
+
+  constructor(database: Database, clock: Clock, limits: BacklogLimits) {
+    this.database = database;
+    this.clock = clock;
+    this.limits = limits;
+  }
+
+  private get enabled(): boolean {
+    return this.limits.perWorkflow > 0 || this.limits.perOrg > 0 || this.limits.maxAgeMs > 0;
+  }
+
+  /** Throws 429 RATE_LIMIT (Retry-After) when a run of this workflow should not be queued now. */
+  async admit(orgId: string, workflowId: string): Promise<void> {
+    if (!this.enabled) return;
+    const reading = await this.read(orgId);
+    const { perWorkflow, perOrg, maxAgeMs } = this.limits;
+    const queued = reading.byWorkflow.get(workflowId) ?? 0;
+    if (perWorkflow > 0 && queued >= perWorkflow) {
+      throw refusal(`This workflow has ${queued} runs waiting to start (at most ${perWorkflow}); retry shortly`, { queue: 'workflow', queued, limit: perWorkflow });
+    }
+    if (perOrg > 0 && reading.total >= perOrg) {
+      throw refusal(`This organization has ${reading.total} runs waiting to start (at most ${perOrg}); retry shortly`, { queue: 'organization', queued: reading.total, limit: perOrg });
+    }
+    const waited = reading.oldest === null ? 0 : this.clock.now().getTime() - reading.oldest;
+    if (maxAgeMs > 0 && waited > maxAgeMs) {
+      throw refusal(`Runs of this organization are waiting ${waited} ms to start (at most ${maxAgeMs}); retry shortly`, { queue: 'organization', queued: reading.total, oldestWaitMs: waited, limit: maxAgeMs });
+    }
+  }
+
+  private read(orgId: string): Promise<Reading> {
+    const now = this.clock.now().getTime();
+    const cached = this.readings.get(orgId);
+    if (cached) {
+      return cached.then((r) => (now - r.at < READING_MS && now >= r.at ? r : this.fresh(orgId, now)));
+    }
+    return this.fresh(orgId, now);
+  }
+
+  private fresh(orgId: string, now: number): Promise<Reading> {
+    const reading = this.database.prepared<{ workflow_id: string; queued: number; oldest: Date | string }>('run_backlog', BACKLOG_SQL, [orgId, this.limits.perOrg > 0 ? this.limits.perOrg : null])
+      .then((rows) => {
+        const byWorkflow = new Map(rows.map((r) => [r.workflow_id, Number(r.queued)]));
+        const oldest = rows.length ? Math.min(...rows.map((r) => new Date(r.oldest).getTime())) : null;
+        return { at: now, byWorkflow, total: [...byWorkflow.values()].reduce((a, b) => a + b, 0), oldest };
+      });
+    this.readings.set(orgId, reading);
+    reading.catch(() => this.readings.delete(orgId));
+    // Forget organizations that went quiet (the map holds at most the recent ones).
+    if (this.readings.size > 10_000) this.readings.clear();
+    return reading;
+  }
+}
+
+const refusal = (message: string, details: Record<string, unknown>) => new AppError(429, 'RATE_LIMIT', message, details, { 'retry-after': '1' });
+
+/** The organization's queued runs by workflow (the oldest first, at most $2 of them), on workflow_runs_queued_idx. */
+const BACKLOG_SQL = `select workflow_id, count(*)::int as queued, min(created_at) as oldest
+  from (select workflow_id, created_at from workflow_runs where org_id = $1 and status = 'QUEUED' order by created_at limit $2) q
+  group by workflow_id`;
