@@ -165,7 +165,11 @@ describe.runIf(browserAvailable)('administration in the panel', () => {
     await screenshot(page, 'api-keys');
 
     await table.getByRole('button', { name: 'Revoke CRM sync' }).click();
-    await page.getByRole('dialog', { name: 'Revoke CRM sync?' }).getByRole('button', { name: 'Revoke key' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Revoke CRM sync?' });
+    await confirm.getByRole('button', { name: 'Revoke key' }).click();
+    // The open dialog hides the table from the accessibility tree: wait for it to close first.
+    await confirm.waitFor({ state: 'hidden' });
+    await table.getByText('Reporting dashboard').waitFor();
     await expect.poll(() => table.getByText('CRM sync').count()).toBe(0);
     expect((await fetch(`${e2e.base}/api/v1/orgs/${orgId}/leads`, { headers })).status).toBe(401);
   });

@@ -118,10 +118,13 @@ export function WorkflowEditor({ orgId, workflow, template, nodeTypes, canWrite 
     return draft && draftContent(draft) !== (workflow ? savedContent(workflow) : newContent) ? draft : null;
   });
   const [draftSaved, setDraftSaved] = useState<string | null>(null);
+  // What the last successful save stored: a draft timer that fires between the save's answer and
+  // the re-render (or the move to the new workflow's address) must not keep it as a draft again.
+  const lastSaved = useRef<string | null>(null);
   useEffect(() => {
     if (readOnly || offer || history.revision === 0) return;
     const timer = setTimeout(() => {
-      if (!dirty) {
+      if (!dirty || lastSaved.current === current) {
         clearDraft(key);
         setDraftSaved(null);
         return;
@@ -264,7 +267,8 @@ export function WorkflowEditor({ orgId, workflow, template, nodeTypes, canWrite 
       setSaved(null);
       setNotice(null);
     },
-    onSuccess: async (workflowSaved) => {
+    onSuccess: async (workflowSaved, { body }) => {
+      lastSaved.current = contentOf(body);
       clearDraft(key);
       setDraftSaved(null);
       setProblems(null);
