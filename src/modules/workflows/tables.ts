@@ -58,6 +58,9 @@ export const workflowRuns = pgTable('workflow_runs', {
   index('workflow_runs_org_idx').on(t.orgId, t.id),
   index('workflow_runs_workflow_idx').on(t.workflowId, t.id),
   index('workflow_runs_due_idx').on(t.wakeAt).where(sql`status in ('QUEUED','RUNNING','WAITING')`),
+  // Runs under way that come due again (a wait over, a holder gone): claimed before queued ones,
+  // found without walking past a flood of queued runs.
+  index('workflow_runs_resume_idx').on(t.wakeAt).where(sql`status in ('RUNNING','WAITING')`),
   // The queue the triggers' backpressure reads (backlog.ts): an organization's runs waiting to start.
   index('workflow_runs_queued_idx').on(t.orgId, t.createdAt).where(sql`status = 'QUEUED'`),
 ]);

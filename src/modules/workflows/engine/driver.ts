@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Static, TSchema } from 'typebox';
 import type { Deps } from '../../../platform/deps.ts';
 import type { Db } from '../../../platform/db.ts';
@@ -86,12 +86,66 @@ function outputsOf(step: StepRow | StepInsert | undefined): Record<string, Item[
  * going on. It stops at WAITING or a final status. A run whose holder died is claimed again when its
  * lease runs out; a node whose finish was committed is never executed again.
  */
+/**
+ * The runs one claim takes, at most `free`, in the order they are served:
+ * - runs already under way that are due again (a wait is over, a holder died), oldest first: work
+ *   in progress finishes before new work starts;
+ * - then queued runs, taken in turns across organizations: each organization with queued runs
+ *   (at most `free` of them, the ones after `cursor` first, found by a skip scan of the queued
+ *   index) gives its oldest run, then its second oldest, and so on. An organization that queued
+ *   thousands of runs takes one slot per turn like any other, so the others' runs start at once
+ *   instead of after its backlog.
+ * A held run's wake_at is its lease end, so due runs are exactly the unheld ones (and those whose
+ * holder died). Rows another instance holds are skipped.
+ */
+function fairClaim(now: Date, free: number, cursor: string): SQL {
+  return sql`
+    with recursive
+      after_cursor(org_id, turn) as (
+        (select org_id, 1 from workflow_runs where status = 'QUEUED' and org_id > ${cursor} order by org_id limit 1)
+        union all
+        select (select r.org_id from workflow_runs r where r.status = 'QUEUED' and r.org_id > a.org_id order by r.org_id limit 1), a.turn + 1
+        from after_cursor a where a.org_id is not null and a.turn < ${free}),
+      up_to_cursor(org_id, turn) as (
+        (select org_id, 1 from workflow_runs where status = 'QUEUED' and org_id <= ${cursor} order by org_id limit 1)
+        union all
+        select (select r.org_id from workflow_runs r where r.status = 'QUEUED' and r.org_id > u.org_id and r.org_id <= ${cursor} order by r.org_id limit 1), u.turn + 1
+        from up_to_cursor u where u.org_id is not null and u.turn < ${free}),
+      orgs(org_id, turn) as (
+        select org_id, turn from after_cursor where org_id is not null
+        union all
+        select org_id, turn + ${free} from up_to_cursor where org_id is not null),
+      candidates(id, place, turn) as (
+        (select id, 0, 0 from workflow_runs where status in ('RUNNING','WAITING') and wake_at <= ${now} order by wake_at limit ${free})
+        union all
+        select q.id, q.place, o.turn from orgs o cross join lateral (
+          select id, row_number() over (order by created_at, id) as place from (
+            select id, created_at from workflow_runs
+            where status = 'QUEUED' and org_id = o.org_id and wake_at <= ${now}
+            order by created_at, id limit ${free}) oldest) q)
+    select id from workflow_runs
+    where id in (select id from candidates order by place, turn limit ${free})
+      and status in ('QUEUED','RUNNING','WAITING') and wake_at <= ${now}
+    for update skip locked`;
+}
+
+/**
+ * Of the organizations served, the one whose turn came last: turns run from just after `cursor`
+ * to the end, then wrap around to the start.
+ */
+function lastInTurn(orgs: string[], cursor: string): string {
+  const wrapped = orgs.filter((org) => org <= cursor).sort();
+  return wrapped.length > 0 ? wrapped.at(-1)! : orgs.sort().at(-1)!;
+}
+
 export class RunDriver {
   readonly instanceId = randomBytes(6).toString('hex');
   private readonly options: DriverOptions;
   private readonly deps: DriverDeps;
   private readonly active = new Map<string, { controller: AbortController; done: Promise<void> }>();
   private stopping = false;
+  /** The organization whose queued run was started last: the next claim serves the ones after it first. */
+  private orgCursor = '';
   private readonly unsubscribe: () => void;
 
   constructor(deps: DriverDeps, options: DriverOptions) {
@@ -131,16 +185,13 @@ export class RunDriver {
     if (free <= 0) return false;
     const now = this.now();
     const until = new Date(now.getTime() + this.options.leaseMs);
-    // A held run's wake_at is its lease end: due runs are exactly the unheld ones (and those whose
-    // holder died), found by one index range scan however many runs are in flight.
     // Taking over a RUNNING run from another holder (not our own lapsed lease) is a recovery.
     const recovery = sql`case when ${workflowRuns.status} = 'RUNNING' and ${workflowRuns.lockedBy} is not null and ${workflowRuns.lockedBy} <> ${this.instanceId} then 1 else 0 end`;
     const claimed = await this.db.update(workflowRuns).set({ lockedBy: this.instanceId, lockedUntil: until, wakeAt: until, recoveries: sql`${workflowRuns.recoveries} + ${recovery}` })
-      .where(sql`${workflowRuns.id} in (
-        select id from workflow_runs
-        where status in ('QUEUED','RUNNING','WAITING') and wake_at <= ${now}
-        order by wake_at limit ${free} for update skip locked)`)
+      .where(sql`${workflowRuns.id} in (${fairClaim(now, free, this.orgCursor)})`)
       .returning();
+    const startedOrgs = new Set(claimed.filter((run) => run.status === 'QUEUED').map((run) => run.orgId));
+    if (startedOrgs.size > 0) this.orgCursor = lastInTurn([...startedOrgs], this.orgCursor);
     for (const run of claimed) {
       // Our own run whose lease lapsed while it executes (a stalled event loop): the claim renewed it; never run it twice.
       if (!this.active.has(run.id)) this.start(run);

@@ -1,0 +1,1 @@
+CREATE INDEX "workflow_runs_resume_idx" ON "workflow_runs" USING btree ("wake_at") WHERE status in ('RUNNING','WAITING');
