@@ -10,6 +10,9 @@ import { OUTBOUND_WAKE } from './modules/conversations/service.ts';
 import { BOT_WAKE } from './modules/conversations/bot.ts';
 import { ANALYTICS_WAKE } from './modules/analytics/sync.ts';
 
+/** Webhook delivery lanes per instance (see startWorkers). */
+export const DELIVERY_LANES = 2;
+
 export interface Workers {
   loops: Record<string, Loop>;
   stop(): Promise<void>;
@@ -21,10 +24,19 @@ export interface Workers {
  */
 export function startWorkers(services: Services): Workers {
   const { log, bus, dispatcher, deliverer } = services;
+  // Webhook delivery in overlapping lanes: while one lane's batch is on the wire, another claims
+  // and records (each claims its own rows with SKIP LOCKED), so the database round trips of a
+  // batch do not leave the connections to the receivers idle.
+  const webhookLanes = Object.fromEntries(Array.from({ length: DELIVERY_LANES }, (_, i) => [
+    i === 0 ? 'webhooks' : `webhooks-${i + 1}`, new Loop({ name: 'webhooks', log, idleMs: 1000, run: () => deliverer.round() }),
+  ]));
+  const wakeDeliveries = () => {
+    for (const lane of Object.values(webhookLanes)) lane.wake();
+  };
   const loops: Record<string, Loop> = {
+    ...webhookLanes,
     // A short coalescing window lets one round dispatch a burst of commits together.
     dispatcher: new Loop({ name: 'dispatcher', log, idleMs: 1000, coalesceMs: () => dispatcher.coalesceMs(), run: () => dispatcher.round() }),
-    webhooks: new Loop({ name: 'webhooks', log, idleMs: 1000, run: () => deliverer.round() }),
     publisher: new Loop({ name: 'publisher', log, idleMs: services.config.publisherPollMs, run: () => services.publisher.round() }),
     runs: new Loop({ name: 'runs', log, idleMs: services.config.workflowPollMs, run: () => services.runDriver.round() }),
     schedules: new Loop({ name: 'schedules', log, idleMs: services.config.workflowPollMs, run: () => services.scheduler.round() }),
@@ -52,7 +64,7 @@ export function startWorkers(services: Services): Workers {
   };
   const unsubscribe = [
     bus.subscribe(DISPATCHER_WAKE, () => loops.dispatcher!.wake()),
-    bus.subscribe(DELIVERIES_WAKE, () => loops.webhooks!.wake()),
+    bus.subscribe(DELIVERIES_WAKE, wakeDeliveries),
     bus.subscribe(PUBLISHER_WAKE, () => loops.publisher!.wake()),
     bus.subscribe(RUNS_WAKE, () => loops.runs!.wake()),
     bus.subscribe(APPROVALS_WAKE, () => loops.approvals!.wake()),
@@ -63,7 +75,7 @@ export function startWorkers(services: Services): Workers {
     bus.subscribe(AGENTS_WAKE, () => loops.bot!.wake()),
     bus.subscribe(ANALYTICS_WAKE, () => loops.analytics!.wake()),
   ];
-  dispatcher.onDispatched(() => loops.webhooks!.wake());
+  dispatcher.onDispatched(wakeDeliveries);
   // A campaign started, a reply or an outcome may leave work for the campaign runner.
   dispatcher.onDispatched(() => loops.campaigns!.wake());
   for (const loop of Object.values(loops)) loop.start();

@@ -31,7 +31,7 @@ function toDelivery(c: Claimed): DeliveryRow {
 export const MAX_ATTEMPTS = 5;
 export const DISABLE_AFTER_FAILURES = 100;
 export const HISTORY_DAYS = 7;
-const BATCH = 200;
+export const DELIVERY_BATCH = 200;
 const LEASE_MS = 60_000;
 const PREVIEW_BYTES = 512;
 
@@ -68,7 +68,7 @@ export class WebhookDeliverer {
           select id from webhook_deliveries
           where status = 'pending' and next_attempt_at <= ${iso}::timestamptz
             and (locked_until is null or locked_until < ${iso}::timestamptz)
-          order by next_attempt_at limit ${BATCH}
+          order by next_attempt_at limit ${DELIVERY_BATCH}
           for update skip locked)
         returning *)
       select c.id, c.org_id, c.endpoint_id, c.event_id, c.event_type, c.attempt, c.status, c.created_at,
