@@ -90,41 +90,28 @@ function outputsOf(step: StepRow | StepInsert | undefined): Record<string, Item[
  * The runs one claim takes, at most `free`, in the order they are served:
  * - runs already under way that are due again (a wait is over, a holder died), oldest first: work
  *   in progress finishes before new work starts;
- * - then queued runs, taken in turns across organizations: each organization with queued runs
- *   (at most `free` of them, the ones after `cursor` first, found by a skip scan of the queued
- *   index) gives its oldest run, then its second oldest, and so on. An organization that queued
- *   thousands of runs takes one slot per turn like any other, so the others' runs start at once
- *   instead of after its backlog.
+ * - then queued runs, organization by organization in turn: those of the organizations after
+ *   `cursor` (the one served last), each organization's oldest first, then, wrapping around, those
+ *   up to it. An organization that queued thousands of runs is served for one claim and then waits
+ *   its turn like any other; in the steady state (a slot frees, one run is claimed) the turns go
+ *   run by run. Both parts are plain range scans of workflow_runs_queued_idx (org_id, created_at).
  * A held run's wake_at is its lease end, so due runs are exactly the unheld ones (and those whose
  * holder died). Rows another instance holds are skipped.
  */
 function fairClaim(now: Date, free: number, cursor: string): SQL {
   return sql`
-    with recursive
-      after_cursor(org_id, turn) as (
-        (select org_id, 1 from workflow_runs where status = 'QUEUED' and org_id > ${cursor} order by org_id limit 1)
-        union all
-        select (select r.org_id from workflow_runs r where r.status = 'QUEUED' and r.org_id > a.org_id order by r.org_id limit 1), a.turn + 1
-        from after_cursor a where a.org_id is not null and a.turn < ${free}),
-      up_to_cursor(org_id, turn) as (
-        (select org_id, 1 from workflow_runs where status = 'QUEUED' and org_id <= ${cursor} order by org_id limit 1)
-        union all
-        select (select r.org_id from workflow_runs r where r.status = 'QUEUED' and r.org_id > u.org_id and r.org_id <= ${cursor} order by r.org_id limit 1), u.turn + 1
-        from up_to_cursor u where u.org_id is not null and u.turn < ${free}),
-      orgs(org_id, turn) as (
-        select org_id, turn from after_cursor where org_id is not null
-        union all
-        select org_id, turn + ${free} from up_to_cursor where org_id is not null),
-      candidates(id, place, turn) as (
-        (select id, 0, 0 from workflow_runs where status in ('RUNNING','WAITING') and wake_at <= ${now} order by wake_at limit ${free})
-        union all
-        select q.id, q.place, o.turn from orgs o cross join lateral (
-          select id, row_number() over (order by created_at, id) as place from (
-            select id, created_at from workflow_runs
-            where status = 'QUEUED' and org_id = o.org_id and wake_at <= ${now}
-            order by created_at, id limit ${free}) oldest) q)
     select id from workflow_runs
-    where id in (select id from candidates order by place, turn limit ${free})
+    where id in (
+      select id from (
+        (select id, 0 as part, '' as org_id, wake_at as at from workflow_runs
+          where status in ('RUNNING','WAITING') and wake_at <= ${now} order by wake_at limit ${free})
+        union all
+        (select id, 1, org_id, created_at from workflow_runs
+          where status = 'QUEUED' and org_id > ${cursor} and wake_at <= ${now} order by org_id, created_at limit ${free})
+        union all
+        (select id, 2, org_id, created_at from workflow_runs
+          where status = 'QUEUED' and org_id <= ${cursor} and wake_at <= ${now} order by org_id, created_at limit ${free})
+      ) candidates order by part, org_id, at limit ${free})
       and status in ('QUEUED','RUNNING','WAITING') and wake_at <= ${now}
     for update skip locked`;
 }
