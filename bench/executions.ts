@@ -17,7 +17,7 @@
  *
  * Environment: BENCH_PG_URL, BENCH_STORES (postgres,embedded), BENCH_ROUNDS (2), BENCH_CONNECTIONS
  * (20), BENCH_SECONDS (10), BENCH_OVERLOAD (1.3), BENCH_OVERLOAD_CONNECTIONS (100), BENCH_LOG_LEVEL (info: access logs written, to
- * /dev/null), and any of the service's variables (WORKFLOW_CONCURRENCY, DATABASE_POOL_SIZE, RUN_QUEUE_MAX_*) passed through.
+ * /dev/null), and any of the service's variables (WORKFLOW_CONCURRENCY, DATABASE_POOL_SIZE, RUN_QUEUE_MAX_*, RUN_TRIGGERS_IN_FLIGHT) passed through.
  */
 import { execFile, fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -34,7 +34,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const OVERLOAD = Number(process.env.BENCH_OVERLOAD ?? 1.3);
 const LOAD_SCRIPT = fileURLToPath(new URL('./load.ts', import.meta.url));
-const PASSED = ['WORKFLOW_CONCURRENCY', 'DATABASE_POOL_SIZE', 'RUN_QUEUE_MAX_PER_WORKFLOW', 'RUN_QUEUE_MAX_PER_ORG', 'RUN_QUEUE_MAX_AGE_MS'];
+const PASSED = ['WORKFLOW_CONCURRENCY', 'DATABASE_POOL_SIZE', 'RUN_QUEUE_MAX_PER_WORKFLOW', 'RUN_QUEUE_MAX_PER_ORG', 'RUN_QUEUE_MAX_AGE_MS', 'RUN_TRIGGERS_IN_FLIGHT'];
 /** Enough connections for the paced phase to reach its rate while answers queue up. */
 const OVERLOAD_CONNECTIONS = Number(process.env.BENCH_OVERLOAD_CONNECTIONS ?? 100);
 

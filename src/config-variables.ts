@@ -44,6 +44,7 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   { names: ['RUN_QUEUE_MAX_PER_WORKFLOW'], default: '`1000`', meaning: 'runs of one workflow waiting to start past which its webhook trigger and `POST …/run` answer 429 `RATE_LIMIT` with `Retry-After` (`0`: no bound); runs started by events and schedules are never refused' },
   { names: ['RUN_QUEUE_MAX_PER_ORG'], default: '`5000`', meaning: 'the same bound for all the workflows of one organization together (`0`: no bound)' },
   { names: ['RUN_QUEUE_MAX_AGE_MS'], default: '`250`', meaning: 'refuse those triggers (429, `Retry-After`) while the organization\'s oldest run waiting to start has waited longer than this: past capacity the excess is refused instead of queued for minutes (`0`: no bound)' },
+  { names: ['RUN_TRIGGERS_IN_FLIGHT'], default: '`16` embedded, `200` on PostgreSQL', meaning: 'those triggers one instance handles at once; more are refused at once (429, `Retry-After`), before any database work, so that they do not wait for the database in front of the runs under way (`0`: no bound)' },
   { names: ['WORKFLOW_LEASE_MS'], default: '`30000`', meaning: 'how long an instance holds a claimed workflow run before another may take it over' },
   { names: ['WORKFLOW_POLL_MS'], default: '`1000`', meaning: 'how often the run driver looks for runs to execute' },
   { names: ['EXPRESSION_TIMEOUT_MS'], default: '`1000`', meaning: 'longest evaluation of one workflow expression (`{{ … }}`, conditions); past it the node fails with `EXPRESSION_LIMIT`' },

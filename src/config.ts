@@ -41,7 +41,7 @@ export interface Config {
   /** Workflow run driver: runs executed at once per instance, claim lease, poll interval; run stream buffer per client. */
   workflowConcurrency: number;
   /** Backpressure at the triggers that can answer 429 (workflows/backlog.ts). */
-  runQueue: { perWorkflow: number; perOrg: number; maxAgeMs: number };
+  runQueue: { perWorkflow: number; perOrg: number; maxAgeMs: number; inFlight: number };
   workflowLeaseMs: number;
   workflowPollMs: number;
   /** Limits of one evaluation of a workflow expression (JSONata): time, nesting, size of what it builds. */
@@ -269,6 +269,8 @@ export function loadConfig(env: Env = process.env): Config {
       perWorkflow: int(env, 'RUN_QUEUE_MAX_PER_WORKFLOW', 1000, 0),
       perOrg: int(env, 'RUN_QUEUE_MAX_PER_ORG', 5000, 0),
       maxAgeMs: int(env, 'RUN_QUEUE_MAX_AGE_MS', 250, 0),
+      // The embedded store has one connection: a few triggers at once keep it for the runs.
+      inFlight: int(env, 'RUN_TRIGGERS_IN_FLIGHT', str(env, 'DATABASE_URL') ? 200 : 16, 0),
     },
     workflowLeaseMs: int(env, 'WORKFLOW_LEASE_MS', 30_000, 100),
     workflowPollMs: int(env, 'WORKFLOW_POLL_MS', 1000, 10),

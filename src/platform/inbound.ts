@@ -43,6 +43,8 @@ export interface InboundRoute<Params, Body, Sender> {
   /** What a refusal answers; the same for every reason, so it reveals nothing (e.g. a 404). */
   refusal: () => AppError;
   handle(sender: Sender, request: FastifyRequest & { params: Params; body: Body }, reply: FastifyReply): Promise<unknown>;
+  /** Wraps the whole handling, verification included (e.g. a bound on requests in flight that refuses before any work). */
+  gate?: <T>(handle: () => Promise<T>) => Promise<T>;
   /**
    * Content types taken besides JSON, as bytes only (e.g. `message/rfc822`): the handler reads them
    * from `request.rawBody` and `request.body` stays undefined, so nothing parses or walks them first.
@@ -93,9 +95,12 @@ export function inboundRoute<Params, Body, Sender>(app: App, route: InboundRoute
     }
     scope.post(route.path, options, async (request, reply) => {
       const req = request as FastifyRequest & { params: Params; body: Body };
-      const sender = await route.verify({ params: req.params, query: (req.query ?? {}) as Record<string, unknown>, headers: req.headers, rawBody: req.rawBody ?? Buffer.alloc(0) });
-      if (sender === null) throw route.refusal();
-      return route.handle(sender, req, reply);
+      const handle = async () => {
+        const sender = await route.verify({ params: req.params, query: (req.query ?? {}) as Record<string, unknown>, headers: req.headers, rawBody: req.rawBody ?? Buffer.alloc(0) });
+        if (sender === null) throw route.refusal();
+        return route.handle(sender, req, reply);
+      };
+      return route.gate ? route.gate(handle) : handle();
     });
   });
 }

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AppError } from '../../platform/errors.ts';
+import { RunBacklog } from './backlog.ts';
 import { buildTestApp, type TestApp } from '../../../test/harness.ts';
 import { api } from '../../../test/workflows.ts';
 
@@ -94,5 +96,32 @@ describe('the age of the oldest waiting run', () => {
     while (await t.app.services.runDriver.round());
     later();
     expect((await start()).statusCode).toBe(201);
+  });
+});
+
+describe('triggers waiting in the instance', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp({ workers: false });
+  });
+  afterAll(() => t.close());
+
+  it('refuses a trigger past RUN_TRIGGERS_IN_FLIGHT at once, and one that waited past RUN_QUEUE_MAX_AGE_MS before its admission', async () => {
+    const backlog = new RunBacklog(t.database, { now: () => new Date() }, { perWorkflow: 0, perOrg: 0, maxAgeMs: 100, inFlight: 1 });
+    let finish!: () => void;
+    const first = backlog.gate(() => new Promise<string>((resolve) => { finish = () => resolve('done'); }));
+    // One trigger in hand: the next is refused without any database work.
+    const second = await backlog.gate(async () => 'ran').catch((error: unknown) => error);
+    expect(second).toBeInstanceOf(AppError);
+    expect(second).toMatchObject({ statusCode: 429, code: 'RATE_LIMIT', details: { queue: 'instance', inFlight: 1, limit: 1 } });
+    finish();
+    expect(await first).toBe('done');
+    expect(await backlog.gate(async () => 'ran')).toBe('ran');
+
+    // A request that has been in the instance for 300 ms by its admission (waiting for the database).
+    const late = await backlog.admit(t.orgA.orgId, 'wf_none', performance.now() - 300).catch((error: unknown) => error);
+    expect(late).toMatchObject({ statusCode: 429, code: 'RATE_LIMIT', details: { queue: 'instance', limit: 100 } });
+    expect(((late as AppError).details as { waitedMs: number }).waitedMs).toBeGreaterThanOrEqual(300);
+    await expect(backlog.admit(t.orgA.orgId, 'wf_none', performance.now())).resolves.toBeUndefined();
   });
 });

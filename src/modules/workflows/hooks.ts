@@ -26,11 +26,13 @@ export function workflowHookRoutes(app: App): void {
     // The token in the path is the credential; the body is not signed.
     verify: ({ params }) => workflows.webhookSender(params.workflowId, params.token),
     refusal: () => notFound('Webhook'),
+    // Past the instance's triggers in flight, refused before the token is even looked up.
+    gate: (handle) => workflows.gateTrigger(handle),
     handle: async (workflow, request, reply) => {
       const run = await workflows.startFromWebhook(workflow, request.body ?? {}, {
         contentType: request.headers['content-type'] ?? null,
         userAgent: request.headers['user-agent'] ?? null,
-      });
+      }, performance.now() - reply.elapsedTime);
       reply.code(202);
       return { runId: run.id, status: run.status };
     },

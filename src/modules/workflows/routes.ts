@@ -91,7 +91,7 @@ export function workflowRoutes(app: App): void {
     const ctx = orgOf(request);
     const body = request.body ?? {};
     reply.code(201);
-    return workflows.startForScope(ctx, request.params.id, { input: body.input, testMode: body.testMode, trigger: { type: 'manual', by: `${ctx.actor.type}:${ctx.actor.id}` } });
+    return workflows.startForScope(ctx, request.params.id, { input: body.input, testMode: body.testMode, trigger: { type: 'manual', by: `${ctx.actor.type}:${ctx.actor.id}` } }, performance.now() - reply.elapsedTime);
   });
 
   const runTags = ['Runs'];

@@ -277,10 +277,20 @@ export class WorkflowsService {
     return this.createRun({ orgId, projectId: null }, workflowId, options, tx);
   }
 
-  /** Same as startRun for a request's scope: an API key bound to a project starts only that project's workflows. */
-  async startForScope(scope: Tenant, workflowId: string, options: StartOptions) {
-    await this.backlog.admit(scope.orgId, workflowId);
-    return this.createRun(scope, workflowId, options);
+  /**
+   * Same as startRun for a request's scope: an API key bound to a project starts only that project's
+   * workflows. `arrivedAt`: performance.now() when the request arrived (backlog.ts).
+   */
+  async startForScope(scope: Tenant, workflowId: string, options: StartOptions, arrivedAt?: number) {
+    return this.backlog.gate(async () => {
+      await this.backlog.admit(scope.orgId, workflowId, arrivedAt);
+      return this.createRun(scope, workflowId, options);
+    });
+  }
+
+  /** A trigger's whole handling, within the instance's bound on triggers in flight (backlog.ts). */
+  gateTrigger<T>(handle: () => Promise<T>): Promise<T> {
+    return this.backlog.gate(handle);
   }
 
   /**
@@ -372,8 +382,8 @@ export class WorkflowsService {
   }
 
   /** A run of a workflow its webhook verified (webhookSender), with the body as input. */
-  async startFromWebhook(row: WorkflowRow, body: Record<string, unknown>, meta: Record<string, unknown>) {
-    await this.backlog.admit(row.orgId, row.id);
+  async startFromWebhook(row: WorkflowRow, body: Record<string, unknown>, meta: Record<string, unknown>, arrivedAt?: number) {
+    await this.backlog.admit(row.orgId, row.id, arrivedAt);
     return this.startRun(row.orgId, row.id, { input: body, trigger: { type: 'webhook', ...meta } });
   }
 
