@@ -34,9 +34,9 @@ export function startWorkers(services: Services): Workers {
     for (const lane of Object.values(webhookLanes)) lane.wake();
   };
   const loops: Record<string, Loop> = {
-    ...webhookLanes,
     // A short coalescing window lets one round dispatch a burst of commits together.
     dispatcher: new Loop({ name: 'dispatcher', log, idleMs: 1000, coalesceMs: () => dispatcher.coalesceMs(), run: () => dispatcher.round() }),
+    ...webhookLanes,
     publisher: new Loop({ name: 'publisher', log, idleMs: services.config.publisherPollMs, run: () => services.publisher.round() }),
     runs: new Loop({ name: 'runs', log, idleMs: services.config.workflowPollMs, run: () => services.runDriver.round() }),
     schedules: new Loop({ name: 'schedules', log, idleMs: services.config.workflowPollMs, run: () => services.scheduler.round() }),
