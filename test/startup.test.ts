@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { childEnv, freePort } from './processes.ts';
+import { eventually } from './helpers.ts';
 
 /** The service as a user runs it: `node src/main.ts` and `npm run cli -- …`, as child processes on a temporary DATA_DIR. */
 
@@ -172,8 +173,8 @@ describe('first owner from the command line', slow, () => {
 
   it('without any user, the log says how to create one; SIGINT exits 0', async () => {
     const server = await startServer(dir);
-    const warning = server.logs.find((l) => l.msg.includes('No user exists yet'));
-    expect(warning).toBeDefined();
+    // Logged once the server listens and has counted its users.
+    const warning = await eventually(() => server.logs.find((l) => l.msg.includes('No user exists yet')));
     expect(warning!.msg).toContain('BOOTSTRAP_EMAIL');
     expect(warning!.msg).toContain('npm run cli -- create-owner --email');
     expect(await stop(server, 'SIGINT')).toBe(0);
@@ -233,6 +234,7 @@ describe('npm start logs its steps; the first owner while it runs', slow, () => 
 
   it('logs opening the database, the migrations applied with their count and time, the modules, listening, then the workers', async () => {
     server = await startServer(dir);
+    await eventually(() => server.logs.find((l) => l.msg.includes('No user exists yet')) && server.logs.find((l) => l.msg.startsWith('workers started')));
     const steps = server.logs.map((l) => l.msg);
     const at = (pattern: RegExp) => steps.findIndex((m) => pattern.test(m));
     const order = [

@@ -177,6 +177,7 @@ async function counted(db: Db, run: () => Promise<unknown>): Promise<MigrationRe
 }
 
 export function wrapPglite(client: PGlite): Database {
+  yieldBetweenStatements(client);
   const db = drizzlePglite(client) as unknown as Db;
   return {
     db,
@@ -191,6 +192,20 @@ export function wrapPglite(client: PGlite): Database {
     close: async () => {
       if (!client.closed) await client.close();
     },
+  };
+}
+
+/**
+ * PGlite runs each protocol exchange synchronously on this thread, and the statements queued for its
+ * one connection follow one another in microtasks: under load the event loop (incoming requests,
+ * answers, timers, outbound calls) waited for the whole queue, 200–600 ms at a time. A turn of the
+ * event loop before each exchange lets that I/O in between.
+ */
+function yieldBetweenStatements(client: PGlite): void {
+  const exchange = client.execProtocolStream.bind(client);
+  client.execProtocolStream = async (...args: Parameters<PGlite['execProtocolStream']>) => {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    return exchange(...args);
   };
 }
 
