@@ -269,8 +269,8 @@ export function loadConfig(env: Env = process.env): Config {
       perWorkflow: int(env, 'RUN_QUEUE_MAX_PER_WORKFLOW', 1000, 0),
       perOrg: int(env, 'RUN_QUEUE_MAX_PER_ORG', 5000, 0),
       maxAgeMs: int(env, 'RUN_QUEUE_MAX_AGE_MS', 250, 0),
-      // The embedded store has one connection: a few triggers at once keep it for the runs.
-      inFlight: int(env, 'RUN_TRIGGERS_IN_FLIGHT', str(env, 'DATABASE_URL') ? 200 : 16, 0),
+      // The embedded store has one connection: fewer triggers at once keep it for the runs.
+      inFlight: int(env, 'RUN_TRIGGERS_IN_FLIGHT', str(env, 'DATABASE_URL') ? 200 : 64, 0),
     },
     workflowLeaseMs: int(env, 'WORKFLOW_LEASE_MS', 30_000, 100),
     workflowPollMs: int(env, 'WORKFLOW_POLL_MS', 1000, 10),
