@@ -15,7 +15,7 @@ import { Modal } from '../../../../components/ui/dialog';
 import { AgentDialog } from '../../../../components/agents/agent-dialog';
 import { RunAgentDialog } from '../../../../components/agents/run-dialog';
 import { agentTypesQuery, typeLabel } from '../../../../components/agents/agent-types';
-import { RUN_STATUSES, statusLabel, type RunStatus } from '../../../../components/agents/steps';
+import { isFinal, RUN_STATUSES, statusLabel, type RunStatus } from '../../../../components/agents/steps';
 import { useList } from '../../../../lib/use-list';
 import { SearchBox } from '../../../../components/ui/search-box';
 
@@ -117,6 +117,8 @@ function RunHistory({ orgId, search, agents }: { orgId: string; search: Search; 
     queryKey: [orgId, 'agent-runs', query],
     queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/agent-runs', { params: { path: { orgId }, query } })),
     placeholderData: keepPreviousData,
+    // Runs still queued or running on this page are followed until they end.
+    refetchInterval: (q) => (q.state.data?.items.some((r) => !isFinal(r.status)) ? 1500 : false),
   });
   const items = runs.data?.items ?? [];
   const filtered = Boolean(search.q || search.status || search.type || search.agentId);
