@@ -12,8 +12,8 @@
  *
  * The floor: the same number of signed POSTs of a lead event's size to the same receiver, from a
  * bare loop through the same sender (sendSigned: the same HTTP client, connection reuse and
- * signature) with as many in flight as the deliverer can have (its batch in each lane), measured just before each burst;
- * the burst's deliveries/s is printed as a ratio to it.
+ * signature) with as many in flight as the deliverer can have (its batch in each lane), measured
+ * just before each burst and backlog; their deliveries/s are printed as a ratio to it.
  *
  * Environment: BENCH_PG_URL, BENCH_EVENTS (2000), BENCH_ENDPOINTS (10), BENCH_RATE (150 events/s).
  */

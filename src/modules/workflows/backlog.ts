@@ -41,14 +41,13 @@ export class RunBacklog {
   private readonly database: Database;
   private readonly clock: Clock;
   private readonly limits: BacklogLimits;
+  private triggersInFlight = 0;
 
   constructor(database: Database, clock: Clock, limits: BacklogLimits) {
     this.database = database;
     this.clock = clock;
     this.limits = limits;
   }
-
-  private triggersInFlight = 0;
 
   /**
    * Runs `handle` (a trigger's whole handling: finding the workflow, admission, queueing) while
@@ -77,10 +76,9 @@ export class RunBacklog {
   /**
    * Throws 429 RATE_LIMIT (Retry-After) when a run of this workflow should not be queued now.
    * `arrivedAt` (performance.now() when the trigger's request arrived): a request that has been in
-   * this instance longer than
-   * RUN_QUEUE_MAX_AGE_MS by the time it is admitted is refused too: the instance itself is the queue then (its database
-   * connections busy, on the embedded store its one connection, so that requests wait before they
-   * can queue anything), and a run accepted now would start later than the bound allows.
+   * this instance longer than RUN_QUEUE_MAX_AGE_MS by the time it is admitted is refused too. The
+   * instance itself is the queue then (its database connections busy; on the embedded store, its
+   * one connection), and a run accepted now would start later than the bound allows.
    */
   async admit(orgId: string, workflowId: string, arrivedAt?: number): Promise<void> {
     if (!this.enabled) return;

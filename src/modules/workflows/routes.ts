@@ -91,7 +91,8 @@ export function workflowRoutes(app: App): void {
     const ctx = orgOf(request);
     const body = request.body ?? {};
     reply.code(201);
-    return workflows.startForScope(ctx, request.params.id, { input: body.input, testMode: body.testMode, trigger: { type: 'manual', by: `${ctx.actor.type}:${ctx.actor.id}` } }, performance.now() - reply.elapsedTime);
+    const arrivedAt = performance.now() - reply.elapsedTime;
+    return workflows.gateTrigger(() => workflows.startForScope(ctx, request.params.id, { input: body.input, testMode: body.testMode, trigger: { type: 'manual', by: `${ctx.actor.type}:${ctx.actor.id}` } }, arrivedAt));
   });
 
   const runTags = ['Runs'];

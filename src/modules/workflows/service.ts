@@ -282,13 +282,14 @@ export class WorkflowsService {
    * workflows. `arrivedAt`: performance.now() when the request arrived (backlog.ts).
    */
   async startForScope(scope: Tenant, workflowId: string, options: StartOptions, arrivedAt?: number) {
-    return this.backlog.gate(async () => {
-      await this.backlog.admit(scope.orgId, workflowId, arrivedAt);
-      return this.createRun(scope, workflowId, options);
-    });
+    await this.backlog.admit(scope.orgId, workflowId, arrivedAt);
+    return this.createRun(scope, workflowId, options);
   }
 
-  /** A trigger's whole handling, within the instance's bound on triggers in flight (backlog.ts). */
+  /**
+   * A trigger request's whole handling, within the instance's bound on triggers in flight
+   * (backlog.ts): the webhook trigger and POST …/run wrap their handlers in it.
+   */
   gateTrigger<T>(handle: () => Promise<T>): Promise<T> {
     return this.backlog.gate(handle);
   }
