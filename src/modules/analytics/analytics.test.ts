@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'drizzle-orm';
 import { buildTestApp, type Credentials, type TestApp } from '../../../test/harness.ts';
 import { eventsOf, eventually } from '../../../test/helpers.ts';
 import { follow, OAuthStandIn } from '../../../test/oauth-provider.ts';
@@ -640,5 +641,49 @@ describe('the daily schedule', () => {
     // A day without any GA4 row yet (2026-03-10) is stored as zeros.
     const items = await daily({ integrationId: id, source: 'ga4', from: '2026-03-10', to: '2026-03-10' });
     expect(items.map((i) => i.metrics)).toEqual([{ sessions: 0, users: 0, conversions: 0 }]);
+  });
+
+  it('a sync asked for that covers the day\'s run stands for it, and a run already waiting for the days answers a sync asked for', async () => {
+    const property = newProperty();
+    google.setGa4(property, { '2026-03-11': { sessions: 5, totalUsers: 4, keyEvents: 0 } });
+    const scheduled = async (id: string) => (await runs(id)).filter((r) => r.trigger !== 'manual');
+    /** The runs the schedule queued at `at` (for the other integrations of this file) all finished. */
+    const tickDone = (at: string) => eventually(async () => {
+      const counted = await t.database.db.execute(sql`select count(*)::int as queued, count(*) filter (where status in ('queued', 'running'))::int as busy
+        from analytics_sync_runs where created_at = ${at}::timestamptz and trigger <> 'manual'`);
+      const [{ queued, busy }] = (counted as unknown as { rows: { queued: number; busy: number }[] }).rows as [{ queued: number; busy: number }];
+      return queued > 0 && busy === 0 ? true : null;
+    });
+
+    // Before the sync hour, the history asked for by hand ("Sync now" with 90 days).
+    clock.ms = Date.parse('2026-03-12T03:00:00Z');
+    const asked = await connectGoogle({ propertyId: property });
+    const manual = await syncNow(asked, { from: '2025-12-12', to: '2026-03-11' });
+    expect(manual).toMatchObject({ status: 'succeeded', trigger: 'manual', rows: 90 });
+    // At the sync hour the other integrations get their run; this one's days are already fetched.
+    clock.ms = Date.parse('2026-03-12T04:00:00Z');
+    wakeSync();
+    await tickDone('2026-03-12T04:00:00Z');
+    expect(await scheduled(asked)).toEqual([]);
+
+    // Connected after the hour: its history is queued at once; Google is down for its first try.
+    const late = await connectGoogle({ propertyId: property });
+    google.failNext('data', 503);
+    clock.ms = Date.parse('2026-03-12T04:01:00Z');
+    wakeSync();
+    const backfill = await eventually(async () => {
+      const [run] = await scheduled(late);
+      return run?.status === 'queued' && run.attempts === 1 ? run : null;
+    });
+    expect(backfill).toMatchObject({ trigger: 'backfill', from: '2025-12-12', to: '2026-03-11' });
+    // "Sync now" for the same 90 days, or fewer of them, is that run; days it does not cover are a run of their own.
+    expect(await requestSync(late, { from: '2025-12-12', to: '2026-03-11' })).toBe(backfill.id);
+    expect(await requestSync(late)).toBe(backfill.id);
+    const today = await requestSync(late, { from: '2026-03-12', to: '2026-03-12' });
+    expect(today).not.toBe(backfill.id);
+    expect((await runs(late)).map((r) => r.id).sort()).toEqual([backfill.id, today].sort());
+    clock.ms += 5 * 60_000;
+    wakeSync();
+    expect(await settled(late, backfill.id)).toMatchObject({ status: 'succeeded', attempts: 2, rows: 90 });
   });
 });

@@ -32,7 +32,7 @@ export function analyticsRoutes(app: App): void {
     schema: {
       tags: ['Integrations'],
       summary: 'Sync a google integration\'s analytics now',
-      description: 'Queues a sync of the days `from`–`to` (at most 500; default: the last 4 days to yesterday, UTC) for the integration\'s GA4 property and Search Console site; follow it in `GET …/integrations/:id/sync-runs`. The same days already queued answer with that run.',
+      description: 'Queues a sync of the days `from`–`to` (at most 500; default: the last 4 days to yesterday, UTC) for the integration\'s GA4 property and Search Console site; follow it in `GET …/integrations/:id/sync-runs`. A run already queued or running for these days (or more) answers instead; one that covers the days of that day\'s scheduled sync stands for it (the daily run is not queued).',
       params: Params,
       body: SyncBody,
       response: { 202: Type.Object({ syncRunId: Type.String(), status: Type.String() }), ...orgErrors(409, 422) },

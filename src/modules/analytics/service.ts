@@ -12,7 +12,7 @@ import { addDays, dayOf, daysInRange, isDay } from './days.ts';
 import { RuleEvaluator } from './evaluator.ts';
 import { GoogleApiError, listGa4Properties, listGscSites, type Account, type GoogleApis, type Source } from './google.ts';
 import type { AnalyticsPorts, IntegrationRow } from './ports.ts';
-import { ANALYTICS_WAKE, AnalyticsSync, LOOKBACK_DAYS, MAX_RANGE_DAYS, googleApis, sourcesOf } from './sync.ts';
+import { ANALYTICS_WAKE, AnalyticsSync, LOOKBACK_DAYS, MAX_RANGE_DAYS, SCHEDULE_LOCK, googleApis, sourcesOf } from './sync.ts';
 import { analyticsDaily, analyticsRules, analyticsSyncRuns } from './tables.ts';
 
 type RunRow = typeof analyticsSyncRuns.$inferSelect;
@@ -138,12 +138,15 @@ export class AnalyticsService {
     }
     return this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
-      // One request at a time per integration, so the checks below hold across instances.
+      // One request at a time per integration, and none while the daily schedule is being queued,
+      // so the checks below hold across instances.
+      await tx.execute(sql`select pg_advisory_xact_lock_shared(hashtext(${SCHEDULE_LOCK}))`);
       await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`analytics-sync:${row.id}`}))`);
       const pending = await tx.select().from(analyticsSyncRuns)
         .where(and(eq(analyticsSyncRuns.orgId, row.orgId), eq(analyticsSyncRuns.integrationId, row.id), sql`${analyticsSyncRuns.status} in ('queued', 'running')`));
-      // The same days already waiting: that run answers this request too.
-      const same = pending.find((r) => r.status === 'queued' && r.trigger === 'manual' && r.from === from && r.to === to);
+      // These days (or more) already waiting or being fetched in full: that run answers this request
+      // too. Not a daily `schedule` run: it fetches only each source's lookback.
+      const same = pending.find((r) => r.trigger !== 'schedule' && r.from <= from && r.to >= to);
       if (same) return { syncRunId: same.id, status: same.status };
       if (pending.length >= MAX_PENDING_RUNS) throw conflict(`Integration ${id} has ${pending.length} syncs waiting; wait for them to finish`);
       const [run] = await tx.insert(analyticsSyncRuns).values({

@@ -20,6 +20,9 @@ export const ANALYTICS_WAKE = 'wake:analytics';
  * 72 hours, Search Console's numbers arrive two to three days late. A sync that fetched only new
  * days would freeze the provisional numbers (Airbyte #26054); re-fetching and upserting replaces them.
  */
+/** The advisory lock the scheduler holds, and syncs asked for hold shared. */
+export const SCHEDULE_LOCK = 'analytics-schedule';
+
 export const LOOKBACK_DAYS: Record<Source, number> = { ga4: 3, gsc: 4 };
 /** An on-demand range is at most this long (two GA4 years of daily rows is ~730; a year and a half is plenty for a backfill per run). */
 export const MAX_RANGE_DAYS = 500;
@@ -116,18 +119,26 @@ export class AnalyticsSync {
     const backfillFrom = addDays(to, -(BACKFILL_DAYS - 1));
     return this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
-      // One scheduler at a time across instances, so an integration gets one run a day.
-      await tx.execute(sql`select pg_advisory_xact_lock(hashtext('analytics-schedule'))`);
+      // One scheduler at a time across instances, so an integration gets one run a day; and no sync
+      // asked for in between (those hold this lock shared), so each sees what the other queued.
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${SCHEDULE_LOCK}))`);
       // The integrations module's rows, read by their columns (provider, status, config) in the same
       // statement as this module's own runs: one query instead of one per integration.
       const due = await rows<{ id: string; org_id: string; project_id: string | null; synced: boolean }>(tx, sql`
-        select i.id, i.org_id, i.project_id,
-          exists (select 1 from analytics_sync_runs r where r.integration_id = i.id and r.status = 'succeeded') as synced
-        from integrations i
-        where i.provider = 'google' and i.status = 'connected'
-          and (coalesce(i.config->>'propertyId', '') <> '' or coalesce(i.config->>'siteUrl', '') <> '')
-          and not exists (select 1 from analytics_sync_runs r where r.integration_id = i.id and r.trigger in ('schedule', 'backfill') and r."to" = ${to})
-        order by i.id limit ${SCHEDULE_BATCH}`);
+        select c.id, c.org_id, c.project_id, c.synced from (
+          select i.id, i.org_id, i.project_id,
+            exists (select 1 from analytics_sync_runs r where r.integration_id = i.id and r.status = 'succeeded') as synced
+          from integrations i
+          where i.provider = 'google' and i.status = 'connected'
+            and (coalesce(i.config->>'propertyId', '') <> '' or coalesce(i.config->>'siteUrl', '') <> '')
+            and not exists (select 1 from analytics_sync_runs r where r.integration_id = i.id and r.trigger in ('schedule', 'backfill') and r."to" = ${to})
+        ) c
+        -- A sync someone asked for (waiting, running or done) that covers the days this run would
+        -- fetch stands for it: "Sync now" after the sync hour does not get the same days fetched twice.
+        where not exists (select 1 from analytics_sync_runs r where r.integration_id = c.id and r.trigger = 'manual'
+          and r.status in ('queued', 'running', 'succeeded') and r."to" >= ${to}
+          and r."from" <= (case when c.synced then ${from} else ${backfillFrom} end)::text)
+        order by c.id limit ${SCHEDULE_BATCH}`);
       if (due.length === 0) return 0;
       await tx.insert(analyticsSyncRuns).values(due.map((r) => ({
         id: newId('syncRun', now.getTime()), orgId: r.org_id, projectId: r.project_id, integrationId: r.id,

@@ -1463,7 +1463,7 @@ export interface paths {
         put?: never;
         /**
          * Sync a google integration's analytics now
-         * @description Queues a sync of the days `from`–`to` (at most 500; default: the last 4 days to yesterday, UTC) for the integration's GA4 property and Search Console site; follow it in `GET …/integrations/:id/sync-runs`. The same days already queued answer with that run.
+         * @description Queues a sync of the days `from`–`to` (at most 500; default: the last 4 days to yesterday, UTC) for the integration's GA4 property and Search Console site; follow it in `GET …/integrations/:id/sync-runs`. A run already queued or running for these days (or more) answers instead; one that covers the days of that day's scheduled sync stands for it (the daily run is not queued).
          *
          *     **Access:** API keys need the scope `content:write` (or `*`). Viewers are refused (403).
          */
