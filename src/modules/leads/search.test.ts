@@ -54,6 +54,10 @@ describe('lead search and totals at scale', () => {
     expect((await list(`q=${encodeURIComponent('Triforce Inc')}`)).total).toBe(0);
     expect((await list(`q=${encodeURIComponent('hyrule.example')}`)).total).toBe(1);
     expect((await list(`q=${encodeURIComponent('hyrule.com')}`)).total).toBe(0);
+    // Two long words (looked up one by one) are still the phrase: not in another order, nor apart.
+    expect((await list(`q=${encodeURIComponent('zelda quux')}`)).items.map((l: { id: string }) => l.id)).toEqual([lead.id]);
+    expect((await list(`q=${encodeURIComponent('quux zelda')}`)).total).toBe(0);
+    expect((await list(`q=${encodeURIComponent('zelda triforce')}`)).total).toBe(0);
   });
 
   it('pages a filter whose matches are not among the newest leads, and breaks ties by creation', async () => {

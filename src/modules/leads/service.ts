@@ -151,7 +151,9 @@ function escapeLike(text: string): string {
  * (`com`, ` co`, `inc`: top-level domains, legal forms) are in most leads: looking them up cost
  * ten times the rest of "acmerobotics.com". So when the pattern has words of four characters or
  * more, only those go to the index, and the full pattern is checked on an expression the index does
- * not serve (`search || ''`), so the planner cannot take it back to the index.
+ * not serve (`search || ''`), so the planner cannot take it back to the index. Several words go to
+ * the index one by one for the same reason: the whole of "acme robotics" also looks up the trigrams
+ * at its word boundaries (`me `, `  r`, ` ro`: every word starting with "r"), a third of its cost.
  */
 export function searchConditions(q: string): { indexed: SQL; recheck?: SQL } {
   // Lower-cased by the database, as the stored text is (its lower() and JavaScript's differ on a few letters).
@@ -161,7 +163,7 @@ export function searchConditions(q: string): { indexed: SQL; recheck?: SQL } {
   // pg_trgm's words: runs of letters and digits.
   const words = pattern.split(/[^\p{L}\p{N}]+/u).filter(Boolean);
   const long = words.filter((w) => w.length >= 4);
-  if (long.length === 0 || long.length === words.length) return { indexed: whole };
+  if (long.length === 0 || (long.length === words.length && words.length === 1)) return { indexed: whole };
   const indexed = sql.join(long.map((w) => sql`${leads.search} like ${like(w)}`), sql` and `);
   return { indexed: sql`(${indexed})`, recheck: sql`(${leads.search} || '') like ${like(pattern)}` };
 }
@@ -515,9 +517,9 @@ export class LeadsService {
     // once, not once per statement); more than EXACT_TOTAL after all, and the list is read in order.
     const ranks = searching || (conditions.length > 0 && !this.orderCarriesFilter(query));
     if (ranks && estimated <= BROAD) {
-      const ranked = await this.rankMatches(where, query.sort, page);
+      const ranked = await this.rankedPage(where, query.sort, page);
       const matched = ranked[0]?.matched ?? (page.offset === 0 ? 0 : await this.cappedCount(where, estimated));
-      if (matched <= EXACT_TOTAL) return envelope(await this.pageByIds(ranked), matched, page);
+      if (matched <= EXACT_TOTAL) return envelope(ranked.map((r) => publicLead(r.lead)), matched, page);
     }
     // Filters in an index's order, and broad searches: the page comes from the matches in order (an
     // index on the sort column stops after a page) beside a count that stops at EXACT_TOTAL + 1 (the
@@ -532,26 +534,23 @@ export class LeadsService {
   }
 
   /**
-   * The page's ids from every match (at most EXACT_TOTAL + 1 of them) ranked in the list's order, with
-   * how many matched. Only the sort keys are carried through the ranking, so ten thousand matches
-   * stay small in memory (and an index holding the filter and the sort key answers without the rows).
+   * The page from every match (at most EXACT_TOTAL + 1 of them) ranked in the list's order, with how
+   * many matched, in one statement. Only the sort keys are carried through the ranking, so ten
+   * thousand matches stay small in memory (and an index holding the filter and the sort key answers
+   * without the rows); the page's rows are joined to it at the end.
    */
-  private async rankMatches(where: SQL, sort: string | undefined, page: ReturnType<typeof pageOf>) {
+  private async rankedPage(where: SQL, sort: string | undefined, page: ReturnType<typeof pageOf>) {
     const field = (sort && sort.length > 0 ? sort : '-createdAt').replace(/^-/, '') as SortKey;
     // The order's columns alone: (org_id, score, created_at, id) answers minScore without the rows.
     const matches = this.db.select({ id: leads.id, createdAt: sql`${leads.createdAt}`.as('created_key'), key: sql`${SORTABLE[field]}`.as('sort_key') })
       .from(leads).where(where).limit(EXACT_TOTAL + 1).as('m');
     const [created, key] = [matches.createdAt, matches.key] as unknown as [AnyColumn, AnyColumn];
     const keys = { createdAt: created, updatedAt: key, name: key, email: key, company: key, score: key, status: key, id: matches.id };
-    return this.db.select({ id: matches.id, matched: sql<number>`(count(*) over ())::int` }).from(matches)
-      .orderBy(...leadOrder(sort, keys)).limit(page.limit).offset(page.offset);
-  }
-
-  /** The leads of a ranked page, in its order; a lead deleted between the two reads is left out. */
-  private async pageByIds(ranked: { id: string }[]): Promise<Lead[]> {
-    const found = ranked.length ? await this.db.select().from(leads).where(inArray(leads.id, ranked.map((r) => r.id))) : [];
-    const byId = new Map(found.map((row) => [row.id, row]));
-    return ranked.flatMap((r) => (byId.has(r.id) ? [publicLead(byId.get(r.id)!)] : []));
+    const ranked = this.db.select({ rankedId: sql<string>`${matches.id}`.as('ranked_id'), matched: sql<number>`(count(*) over ())::int`.as('matched') })
+      .from(matches).orderBy(...leadOrder(sort, keys)).limit(page.limit).offset(page.offset).as('r');
+    // The page's rows in the same order (its keys end with the id: one order however they compare).
+    return this.db.select({ lead: leads, matched: ranked.matched }).from(ranked)
+      .innerJoin(leads, eq(leads.id, ranked.rankedId)).orderBy(...leadOrder(sort, leads));
   }
 
   /**
