@@ -15,7 +15,8 @@
  * signature) with as many in flight as the deliverer can have (its batch in each lane), measured
  * just before each burst and backlog; their deliveries/s are printed as a ratio to it.
  *
- * Environment: BENCH_PG_URL, BENCH_EVENTS (2000), BENCH_ENDPOINTS (10), BENCH_RATE (150 events/s).
+ * Environment: BENCH_PG_URL, BENCH_EVENTS (2000), BENCH_ENDPOINTS (10), BENCH_RATE (150 events/s),
+ * BENCH_STORES (`postgres,embedded`), BENCH_LOADS (`paced,burst,backlog`).
  */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +32,8 @@ const EVENTS = Number(process.env.BENCH_EVENTS ?? 2000);
 const ENDPOINTS = Number(process.env.BENCH_ENDPOINTS ?? 10);
 const CREATE_CONCURRENCY = 8;
 const RATE = Number(process.env.BENCH_RATE ?? 150);
+const STORES = (process.env.BENCH_STORES ?? 'postgres,embedded').split(',').map((s) => s.trim());
+const LOADS = (process.env.BENCH_LOADS ?? 'paced,burst,backlog').split(',').map((s) => s.trim()) as Load[];
 
 /** Deliveries in flight at once, at most: the deliverer's batch in each of its lanes. */
 const IN_FLIGHT = DELIVERY_BATCH * DELIVERY_LANES;
@@ -123,9 +126,10 @@ export async function main(): Promise<void> {
   // A first floor warms the sender and the receiver up; it is not counted.
   await floor();
   const rows = [];
-  const stores: BenchStore['name'][] = (await postgresReachable()) ? ['postgres', 'embedded'] : ['embedded'];
+  const reachable: BenchStore['name'][] = (await postgresReachable()) ? ['postgres', 'embedded'] : ['embedded'];
+  const stores = reachable.filter((s) => STORES.includes(s));
   for (const name of stores) {
-    for (const load of ['paced', 'burst', 'backlog'] as const) {
+    for (const load of LOADS) {
       // Each burst and backlog is compared with a floor measured just before it (the machine's speed drifts).
       const floorRate = load === 'paced' ? null : await floor();
       const store = await openStore(name, 'webhooks');
