@@ -15,14 +15,14 @@ import { analyticsDaily, analyticsSyncRuns } from './tables.ts';
 
 export const ANALYTICS_WAKE = 'wake:analytics';
 
+/** The advisory lock the scheduler holds, and syncs asked for hold shared. */
+export const SCHEDULE_LOCK = 'analytics-schedule';
+
 /**
  * How far back every sync re-fetches, ending yesterday (UTC): GA4 revises the last days for about
  * 72 hours, Search Console's numbers arrive two to three days late. A sync that fetched only new
  * days would freeze the provisional numbers (Airbyte #26054); re-fetching and upserting replaces them.
  */
-/** The advisory lock the scheduler holds, and syncs asked for hold shared. */
-export const SCHEDULE_LOCK = 'analytics-schedule';
-
 export const LOOKBACK_DAYS: Record<Source, number> = { ga4: 3, gsc: 4 };
 /** An on-demand range is at most this long (two GA4 years of daily rows is ~730; a year and a half is plenty for a backfill per run). */
 export const MAX_RANGE_DAYS = 500;
