@@ -123,7 +123,7 @@ export function WorkflowEditor({ orgId, workflow, template, nodeTypes, canWrite 
   const lastSaved = useRef<string | null>(null);
   useEffect(() => {
     if (readOnly || offer || history.revision === 0) return;
-    const timer = setTimeout(() => {
+    const keep = () => {
       if (!dirty || lastSaved.current === current) {
         clearDraft(key);
         setDraftSaved(null);
@@ -132,8 +132,14 @@ export function WorkflowEditor({ orgId, workflow, template, nodeTypes, canWrite 
       const def = saveBody(history.stable);
       const savedAt = new Date().toISOString();
       if (writeDraft(key, { savedAt, baseVersion: base?.version ?? null, templateId: template?.id, meta: history.stable.meta, nodes: def.nodes, edges: def.edges })) setDraftSaved(savedAt);
-    }, 250);
-    return () => clearTimeout(timer);
+    };
+    const timer = setTimeout(keep, 250);
+    // A reload or a closed tab before the timer fires keeps the last edit too.
+    window.addEventListener('pagehide', keep);
+    return () => {
+      clearTimeout(timer);
+      window.removeEventListener('pagehide', keep);
+    };
   }, [current, dirty, key, offer, readOnly, history.revision, history.stable, base?.version, template?.id]);
 
   const restore = () => {
