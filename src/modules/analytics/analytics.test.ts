@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
+import { rows } from '../../platform/db.ts';
 import { buildTestApp, type Credentials, type TestApp } from '../../../test/harness.ts';
 import { eventsOf, eventually } from '../../../test/helpers.ts';
 import { follow, OAuthStandIn } from '../../../test/oauth-provider.ts';
@@ -649,10 +650,10 @@ describe('the daily schedule', () => {
     const scheduled = async (id: string) => (await runs(id)).filter((r) => r.trigger !== 'manual');
     /** The runs the schedule queued at `at` (for the other integrations of this file) all finished. */
     const tickDone = (at: string) => eventually(async () => {
-      const counted = await t.database.db.execute(sql`select count(*)::int as queued, count(*) filter (where status in ('queued', 'running'))::int as busy
+      const [counted] = await rows<{ queued: number; busy: number }>(t.database.db, sql`select count(*)::int as queued,
+        count(*) filter (where status in ('queued', 'running'))::int as busy
         from analytics_sync_runs where created_at = ${at}::timestamptz and trigger <> 'manual'`);
-      const [{ queued, busy }] = (counted as unknown as { rows: { queued: number; busy: number }[] }).rows as [{ queued: number; busy: number }];
-      return queued > 0 && busy === 0 ? true : null;
+      return counted!.queued > 0 && counted!.busy === 0 ? true : null;
     });
 
     // Before the sync hour, the history asked for by hand ("Sync now" with 90 days).
