@@ -4,6 +4,8 @@ import type { TestApp } from '../../../test/harness.ts';
 import type { Receiver } from '../../../test/receiver.ts';
 import { sign } from '../webhooks/signer.ts';
 import { events } from '../events/tables.ts';
+import { MAX_RECOVERIES } from './engine/driver.ts';
+import { workflowRuns } from './tables.ts';
 import { api, manual, startWorkflowApp } from '../../../test/workflows.ts';
 import { eventually } from '../../../test/helpers.ts';
 
@@ -146,6 +148,46 @@ describe('nodes and branches', () => {
     const fev = (await w.events(failed.id)).filter((e) => e.type === 'node.failed').map((e) => e.willRetry);
     expect(fev).toEqual([true, false]);
     receiver.behaviour = () => ({ status: 200, body: 'ok' });
+  });
+
+  it('pure nodes (trigger, data.set) committed with the next transition: a retry after a back-off keeps the run started, every step and every event in order', async () => {
+    const wf = await w.create([
+      manual,
+      { id: 'a', type: 'data.set', params: { fields: { x: 1 } } },
+      { id: 'bad', type: 'data.set', params: { fields: { y: '{{ $error("nope") }}' } }, retry: { maxAttempts: 2, backoffSeconds: 0.1 } },
+    ], [{ from: 'start', to: 'a' }, { from: 'a', to: 'bad' }]);
+    const run = await w.until((await w.run(wf.id)).id);
+    expect(run.status).toBe('FAILED');
+    expect(run.startedAt).toEqual(expect.any(String));
+    expect(run.error).toMatchObject({ nodeId: 'bad' });
+    expect(run.steps.map((s) => [s.nodeId, s.attempt, s.status])).toEqual([['start', 1, 'SUCCEEDED'], ['a', 1, 'SUCCEEDED'], ['bad', 1, 'FAILED'], ['bad', 2, 'FAILED']]);
+    expect(w.step(run, 'a')!.items).toEqual([{ x: 1 }]);
+    const list = await w.events(run.id);
+    expect(list.map((e) => `${e.type}${e.nodeId ? ':' + e.nodeId : ''}`)).toEqual([
+      'run.started', 'node.started:start', 'node.finished:start', 'node.started:a', 'node.finished:a',
+      'node.started:bad', 'node.failed:bad', 'node.started:bad', 'node.failed:bad', 'run.finished',
+    ]);
+    expect(list.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  });
+
+  it('a QUEUED run taken over from a holder that stopped counts as a recovery: one whose pure first nodes keep stopping their process ends FAILED with RUN_CRASHED', async () => {
+    const wf = await w.create([manual, { id: 'a', type: 'data.set', params: { fields: { x: 1 } } }], [{ from: 'start', to: 'a' }]);
+    const done = await w.until((await w.run(wf.id)).id);
+    const [row] = await t.database.db.select().from(workflowRuns).where(eq(workflowRuns.id, done.id));
+    // Copies of a run whose holder ('gone') died before committing anything, as the claim finds them.
+    const held = (id: string, recoveries: number) => ({
+      ...row!, id, status: 'QUEUED', eventSeq: 0, startedAt: null, finishedAt: null, error: null, costUsd: 0,
+      lockedBy: 'gone', lockedUntil: new Date(Date.now() - 1000), wakeAt: new Date(Date.now() - 1000), recoveries,
+    });
+    const suffix = done.id.slice(-8);
+    await t.database.db.insert(workflowRuns).values([held(`run_poisoned_${suffix}`, MAX_RECOVERIES - 1), held(`run_resumed_${suffix}`, 0)]);
+    const poisoned = await w.until(`run_poisoned_${suffix}`);
+    expect(poisoned.status).toBe('FAILED');
+    expect(poisoned.error).toMatchObject({ code: 'RUN_CRASHED' });
+    expect(poisoned.steps).toEqual([]);
+    const resumed = await w.until(`run_resumed_${suffix}`);
+    expect(resumed.status).toBe('SUCCEEDED');
+    expect(w.step(resumed, 'a')!.items).toEqual([{ x: 1 }]);
   });
 
   it('flow.delay puts the run in WAITING with node.waiting until, then resumes on time', async () => {

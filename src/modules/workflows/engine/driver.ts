@@ -45,6 +45,16 @@ type Pending = Required<RunChange>;
 
 const empty = (): Pending => ({ inserts: [], updates: [], events: [], set: {}, platform: [] });
 
+/**
+ * Sets a step's outcome: into its insert when that is still pending (a pure node's start, not yet
+ * committed: the statement's update could not see a row its own insert writes), else as an update.
+ */
+function settle(pending: Pending, nodeId: string, attempt: number, set: Partial<StepRow>): void {
+  const insert = pending.inserts.find((s) => s.nodeId === nodeId && s.attempt === attempt);
+  if (insert) Object.assign(insert, set);
+  else pending.updates.push({ nodeId, attempt, set });
+}
+
 class Stop extends Error {}
 
 /**
@@ -172,8 +182,9 @@ export class RunDriver {
     if (free <= 0) return false;
     const now = this.now();
     const until = new Date(now.getTime() + this.options.leaseMs);
-    // Taking over a RUNNING run from another holder (not our own lapsed lease) is a recovery.
-    const recovery = sql`case when ${workflowRuns.status} = 'RUNNING' and ${workflowRuns.lockedBy} is not null and ${workflowRuns.lockedBy} <> ${this.instanceId} then 1 else 0 end`;
+    // Taking over a RUNNING run from another holder (not our own lapsed lease) is a recovery; so is
+    // a QUEUED one, whose holder may have died executing its first, pure nodes (not committed yet).
+    const recovery = sql`case when ${workflowRuns.status} in ('RUNNING','QUEUED') and ${workflowRuns.lockedBy} is not null and ${workflowRuns.lockedBy} <> ${this.instanceId} then 1 else 0 end`;
     const claimed = await this.db.update(workflowRuns).set({ lockedBy: this.instanceId, lockedUntil: until, wakeAt: until, recoveries: sql`${workflowRuns.recoveries} + ${recovery}` })
       .where(sql`${workflowRuns.id} in (${fairClaim(now, free, this.orgCursor)})`)
       .returning();
@@ -233,13 +244,14 @@ export class RunDriver {
     const change: RunChange = { ...pending, set: { lockedUntil: until, wakeAt: until, ...pending.set } };
     const { writer } = this.deps.workflowRuns;
     const options = { heldBy: this.instanceId, cursor: state };
-    if (!extra) return (await writer.apply(state.run, change, options)) !== null;
-    return this.db.transaction(async (trx) => {
+    const written = !extra ? (await writer.apply(state.run, change, options)) !== null : await this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
       if (!(await writer.apply(state.run, change, { ...options, tx }))) return false;
       await extra(tx);
       return true;
     });
+    if (written && pending.set.status) state.run = { ...state.run, status: pending.set.status };
+    return written;
   }
 
   private async drive(claimed: RunRow, signal: AbortSignal): Promise<void> {
@@ -254,7 +266,7 @@ export class RunDriver {
     let pending = empty();
     const now = this.now();
 
-    if (claimed.status === 'RUNNING' && claimed.recoveries >= MAX_RECOVERIES) {
+    if ((claimed.status === 'RUNNING' || claimed.status === 'QUEUED') && claimed.recoveries >= MAX_RECOVERIES) {
       await this.failCrashed(state);
       return;
     }
@@ -290,25 +302,29 @@ export class RunDriver {
       const step: StepInsert = { runId: claimed.id, nodeId: node.id, attempt, orgId: claimed.orgId, status: 'RUNNING', startedAt };
       pending.inserts.push(step);
       pending.events.push({ type: 'node.started', nodeId: node.id, attempt });
-      if (!(await this.flush(state, pending))) return;
+      // A node with effects outside the run starts only once its start is committed (it is never
+      // executed twice); a pure node's start waits for the next commit (NodeDefinition.pure).
+      if (!type.pure) {
+        if (!(await this.flush(state, pending))) return;
+        pending = empty();
+      }
       state.latest.set(node.id, step);
-      if (pending.set.status) state.run = { ...state.run, status: pending.set.status };
-      pending = empty();
 
       let result: NodeResult;
       try {
-        result = await this.executeNode(state, node, type, items, attempt, (ctx, exec) => type.execute(ctx, exec));
+        result = await this.executeNode(state, node, type, items, attempt, (ctx, exec) => type.execute(ctx, exec), type.pure ? pending : undefined);
       } catch (error) {
         if (signal.aborted) return;
-        const outcome = await this.failNode(state, node, attempt, startedAt, error);
-        if (outcome === 'continue') continue;
-        return;
+        const outcome = await this.failNode(state, node, attempt, startedAt, error, pending);
+        if (outcome === 'stop') return;
+        pending = empty();
+        continue;
       }
       if ('wait' in result) {
-        await this.park(state, node, attempt, result.wait);
+        await this.park(state, node, attempt, result.wait, pending);
         return;
       }
-      pending = this.finished(state, node.id, attempt, startedAt, result.outputs);
+      pending = this.finished(state, node.id, attempt, startedAt, result.outputs, pending);
     }
   }
 
@@ -317,7 +333,7 @@ export class RunDriver {
     const finishedAt = this.now();
     const durationMs = finishedAt.getTime() - startedAt.getTime();
     const itemCount = Object.values(outputs).reduce((n, list) => n + list.length, 0);
-    base.updates.push({ nodeId, attempt, set: { status: 'SUCCEEDED', outputs, itemCount, finishedAt, durationMs, error: null } });
+    settle(base, nodeId, attempt, { status: 'SUCCEEDED', outputs, itemCount, finishedAt, durationMs, error: null });
     base.events.push({ type: 'node.finished', nodeId, itemCount, durationMs });
     const step = state.latest.get(nodeId);
     state.latest.set(nodeId, { ...(step as StepInsert), status: 'SUCCEEDED', outputs, itemCount, finishedAt, durationMs });
@@ -368,6 +384,7 @@ export class RunDriver {
   private async executeNode(
     state: RunState, node: WorkflowNode, type: NodeDefinition, items: Item[], attempt: number,
     call: (ctx: NodeContext, exec: NodeExecution<Static<TSchema>>) => Promise<NodeResult>,
+    pending?: Pending,
   ): Promise<NodeResult> {
     const raw = unsealParams(node.params, this.deps.workflows.secretBox) as Static<TSchema>;
     // `$secrets` reach the node's params only: what it reports (its items, its error) has them masked.
@@ -392,13 +409,14 @@ export class RunDriver {
       },
     };
     try {
-      return secrets.redact(await call(this.context(state, node, attempt), exec));
+      return secrets.redact(await call(this.context(state, node, attempt, pending), exec));
     } catch (error) {
       throw secrets.redactError(error);
     }
   }
 
-  private context(state: RunState, node: WorkflowNode, attempt: number): NodeContext {
+  /** With `pending` (a pure node's), its log lines go out with those writes, in order after its start. */
+  private context(state: RunState, node: WorkflowNode, attempt: number, pending?: Pending): NodeContext {
     const run = state.run;
     const { workflowRuns: runs } = this.deps;
     const ref = { id: run.id, orgId: run.orgId, projectId: run.projectId, workflowId: run.workflowId };
@@ -415,7 +433,9 @@ export class RunDriver {
       signal: state.signal,
       runInput: run.input as Item,
       log: async (level: LogLevel, message: string) => {
-        await runs.writer.apply(ref, { events: [{ type: 'log', nodeId: node.id, level, message: String(message).slice(0, 4000) }] }, { heldBy: this.instanceId, cursor: state });
+        const event: NewExecEvent = { type: 'log', nodeId: node.id, level, message: String(message).slice(0, 4000) };
+        if (pending) pending.events.push(event);
+        else await runs.writer.apply(ref, { events: [event] }, { heldBy: this.instanceId, cursor: state });
       },
       addCost: (usd: number) => runs.addCost(ref, state.def.budgetUsd ?? null, usd),
       remainingBudgetUsd: async () => {
@@ -426,16 +446,15 @@ export class RunDriver {
     };
   }
 
-  /** A node failed: retry (now or after the back-off) or fail the run. */
-  private async failNode(state: RunState, node: WorkflowNode, attempt: number, startedAt: Date, error: unknown): Promise<'continue' | 'stop'> {
+  /** A node failed: retry (now or after the back-off) or fail the run, committing `pending` (a pure node's start, …) with it. */
+  private async failNode(state: RunState, node: WorkflowNode, attempt: number, startedAt: Date, error: unknown, pending: Pending = empty()): Promise<'continue' | 'stop'> {
     const code = errorCode(error);
     const message = errorMessage(error);
     const maxAttempts = code === 'BUDGET_EXCEEDED' ? 1 : node.retry?.maxAttempts ?? 1;
     const willRetry = attempt < maxAttempts;
     const finishedAt = this.now();
-    const pending = empty();
     const stepError = { code, message, willRetry };
-    pending.updates.push({ nodeId: node.id, attempt, set: { status: 'FAILED', error: stepError, finishedAt, durationMs: finishedAt.getTime() - startedAt.getTime() } });
+    settle(pending, node.id, attempt, { status: 'FAILED', error: stepError, finishedAt, durationMs: finishedAt.getTime() - startedAt.getTime() });
     pending.events.push({ type: 'node.failed', nodeId: node.id, error: message, willRetry });
     state.latest.set(node.id, { ...(state.latest.get(node.id) as StepInsert), status: 'FAILED', error: stepError });
     if (willRetry) {
@@ -444,11 +463,11 @@ export class RunDriver {
         return (await this.flush(state, pending)) ? 'continue' : 'stop';
       }
       const wakeAt = new Date(finishedAt.getTime() + backoffMs);
-      pending.set = { wakeAt, lockedBy: null, lockedUntil: null };
+      pending.set = { ...pending.set, wakeAt, lockedBy: null, lockedUntil: null };
       if (await this.flush(state, pending)) this.wakeLater(wakeAt);
       return 'stop';
     }
-    pending.set = { status: 'FAILED', finishedAt, error: { code, message, nodeId: node.id, nodeName: node.name ?? null }, wakeAt: null, lockedBy: null, lockedUntil: null };
+    pending.set = { ...pending.set, status: 'FAILED', finishedAt, error: { code, message, nodeId: node.id, nodeName: node.name ?? null }, wakeAt: null, lockedBy: null, lockedUntil: null };
     pending.events.push({ type: 'run.finished', status: 'FAILED' });
     pending.platform.push({
       type: 'workflow.run.failed',
@@ -500,16 +519,15 @@ export class RunDriver {
   }
 
   /** Puts the run in WAITING (and creates the approval in the same transaction). */
-  private async park(state: RunState, node: WorkflowNode, attempt: number, wait: WaitRequest): Promise<void> {
+  private async park(state: RunState, node: WorkflowNode, attempt: number, wait: WaitRequest, pending: Pending): Promise<void> {
     const { run } = state;
-    const pending = empty();
     const approval = wait.approval;
-    pending.updates.push({ nodeId: node.id, attempt, set: { status: 'WAITING' } });
+    settle(pending, node.id, attempt, { status: 'WAITING' });
     const event: NewExecEvent = { type: 'node.waiting', nodeId: node.id };
     if (wait.until) event.until = wait.until.toISOString();
     if (approval?.expiresAt) event.expiresAt = approval.expiresAt.toISOString();
     pending.events.push(event);
-    pending.set = { status: 'WAITING', wakeAt: approval ? null : wait.until ?? null, lockedBy: null, lockedUntil: null };
+    pending.set = { ...pending.set, status: 'WAITING', wakeAt: approval ? null : wait.until ?? null, lockedBy: null, lockedUntil: null };
     const ok = await this.flush(state, pending, approval ? async (tx) => {
       await this.deps.approvals.request(tx, {
         orgId: run.orgId, projectId: run.projectId, title: approval.title, description: approval.description ?? null,

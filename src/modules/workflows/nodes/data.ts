@@ -11,6 +11,7 @@ registerNode({
     keepOnlySet: Type.Optional(Type.Boolean()),
   }, { additionalProperties: false }),
   outputs: ['main'],
+  pure: true,
   async execute(_ctx, exec) {
     const out = [];
     for (const item of exec.items) {

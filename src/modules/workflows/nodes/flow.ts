@@ -10,6 +10,7 @@ registerNode({
     condition: Type.Union([Type.String({ minLength: 1, maxLength: 2000 }), Type.Boolean()]),
   }, { additionalProperties: false }),
   outputs: ['true', 'false'],
+  pure: true,
   async execute(_ctx, exec) {
     const outputs: Record<string, Item[]> = { true: [], false: [] };
     const raw = exec.rawParams.condition;

@@ -12,6 +12,7 @@ registerNode({
   params: Type.Object({}, { additionalProperties: false }),
   outputs: ['main'],
   trigger: true,
+  pure: true,
   execute: passThrough,
 });
 
@@ -24,6 +25,7 @@ registerNode({
   }, { additionalProperties: false }),
   outputs: ['main'],
   trigger: true,
+  pure: true,
   execute: passThrough,
 });
 
@@ -37,6 +39,7 @@ registerNode({
   }, { additionalProperties: false }),
   outputs: ['main'],
   trigger: true,
+  pure: true,
   execute: passThrough,
 });
 
@@ -47,5 +50,6 @@ registerNode({
   params: Type.Object({}, { additionalProperties: false }),
   outputs: ['main'],
   trigger: true,
+  pure: true,
   execute: passThrough,
 });

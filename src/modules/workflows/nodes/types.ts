@@ -129,6 +129,14 @@ export interface NodeDefinition<P extends TSchema = TSchema> {
   outputs: string[];
   /** True for trigger.* nodes: a workflow has exactly one, and it emits the run input. */
   trigger?: boolean;
+  /**
+   * True for a node that only computes its outputs from its items and params in this process: no
+   * call out, no write, no wait, no cost. The engine then does not commit its start on its own
+   * before executing it: its start and finish are committed with the next transition (the start of
+   * the next node that is not pure, or the run's end). After a crash in between it is simply
+   * executed again, which no one outside the run can tell. Its `log` lines go out with that commit.
+   */
+  pure?: boolean;
   /** Runs the node. Throw to fail it (retried per the node's `retry`). */
   execute(ctx: NodeContext, exec: NodeExecution<Static<P>>): Promise<NodeResult>;
   /** Called when a wait requested by `execute` ends; returns the node's outputs. */
