@@ -2,7 +2,7 @@ import { notFound } from '../../platform/errors.ts';
 import { Type, FreeObject, errors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
 import { inboundRoute } from '../../platform/inbound.ts';
-import type { WorkflowRow } from './service.ts';
+import type { WebhookSender } from './service.ts';
 
 const Params = Type.Object({ workflowId: Type.String({ maxLength: 64 }), token: Type.String({ minLength: 16, maxLength: 128 }) });
 
@@ -13,7 +13,7 @@ const Params = Type.Object({ workflowId: Type.String({ maxLength: 64 }), token: 
  */
 export function workflowHookRoutes(app: App): void {
   const { workflows } = app.services;
-  inboundRoute<{ workflowId: string; token: string }, Record<string, unknown> | undefined, WorkflowRow>(app, {
+  inboundRoute<{ workflowId: string; token: string }, Record<string, unknown> | undefined, WebhookSender>(app, {
     path: '/hooks/:workflowId/:token',
     schema: {
       tags: ['Workflows'],
@@ -28,8 +28,8 @@ export function workflowHookRoutes(app: App): void {
     refusal: () => notFound('Webhook'),
     // Past the instance's triggers in flight, refused before the token is even looked up.
     gate: (handle) => workflows.gateTrigger(handle),
-    handle: async (workflow, request, reply) => {
-      const run = await workflows.startFromWebhook(workflow, request.body ?? {}, {
+    handle: async (sender, request, reply) => {
+      const run = await workflows.startFromWebhook(sender, request.body ?? {}, {
         contentType: request.headers['content-type'] ?? null,
         userAgent: request.headers['user-agent'] ?? null,
       }, performance.now() - reply.elapsedTime);

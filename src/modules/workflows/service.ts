@@ -42,7 +42,22 @@ export interface StartOptions {
   testMode?: boolean;
   /** What started it: { type: 'manual' | 'event' | 'schedule' | 'webhook' | 'recommendation', … }. */
   trigger?: Record<string, unknown> & { type: string };
+  /**
+   * The webhook trigger's token hash: the run is created only if the workflow is still active,
+   * webhook-triggered and has this token (checked by the insert itself); else 404 Webhook.
+   */
+  webhookTokenHash?: string;
 }
+
+/** A webhook trigger's sender (webhookSender): the workflow and the hash of the token it was called with. */
+export interface WebhookSender {
+  id: string;
+  orgId: string;
+  tokenHash: string;
+}
+
+/** Workflows whose webhook token was verified lately, remembered per instance (webhookSender). */
+const HOOK_CACHE_SIZE = 10_000;
 
 function triggerOf(row: WorkflowRow, publicUrl: string) {
   const trigger = row.nodes as WorkflowNode[];
@@ -92,6 +107,8 @@ export class WorkflowsService {
   private readonly others: OthersNotifier;
   /** Backpressure at the webhook trigger and POST …/run (backlog.ts). */
   private readonly backlog: RunBacklog;
+  /** webhookSender's memory: workflow id → the sender last verified (oldest dropped past HOOK_CACHE_SIZE). */
+  private readonly hookSenders = new Map<string, WebhookSender>();
 
   /** The plan's workflows feature and runsPerMonth limit (CONTRACT §12). */
   private readonly plans: Pick<PlansService, 'enabled' | 'assertFeature' | 'take'> | null;
@@ -337,13 +354,20 @@ export class WorkflowsService {
     const at = now.toISOString();
     // A refused run is stored FAILED at once with the reason, and never woken.
     const status = refused ? 'FAILED' : 'QUEUED';
+    const hook = options.webhookTokenHash;
+    const where = inScope(scope, workflows, eq(workflows.id, workflowId), ...(hook ? [
+      eq(workflows.active, true), eq(workflows.triggerType, 'trigger.webhook'), eq(workflows.webhookTokenHash, hook),
+    ] : []));
     const [created] = await rows<{ project_id: string | null; workflow_name: string }>(tx ?? this.db, sql`insert into workflow_runs (id, org_id, project_id, workflow_id, workflow_name, status, test_mode, input, definition, trigger, error, wake_at, created_at, finished_at)
       select ${id}, org_id, project_id, id, name, ${status}, ${testMode}, ${JSON.stringify(input)}::jsonb,
         jsonb_build_object('nodes', nodes, 'edges', edges, 'budgetUsd', budget_usd), ${JSON.stringify(trigger)}::jsonb, ${refused ? JSON.stringify(refused) : null}::jsonb,
         ${refused ? null : at}::timestamptz, ${at}::timestamptz, ${refused ? at : null}::timestamptz
-      from workflows where ${inScope(scope, workflows, eq(workflows.id, workflowId))}
+      from workflows where ${where}
       returning project_id, workflow_name`);
-    if (!created) throw notFound('Workflow');
+    if (!created) {
+      if (hook) this.hookSenders.delete(workflowId);
+      throw notFound(hook ? 'Webhook' : 'Workflow');
+    }
     const run = {
       id, orgId: scope.orgId, projectId: created.project_id, workflowId, workflowName: created.workflow_name, status, testMode, input,
       definition: null, trigger, costUsd: 0, error: refused ?? null, eventSeq: 0, wakeAt: refused ? null : now, lockedBy: null, lockedUntil: null, recoveries: 0, createdAt: now, startedAt: null, finishedAt: refused ? now : null,
@@ -373,19 +397,32 @@ export class WorkflowsService {
 
   /**
    * The verifier of the public webhook trigger: the active webhook-triggered workflow whose token
-   * this is (compared as hashes, in constant time), or null for anything else.
+   * this is (compared as hashes, in constant time), or null for anything else. A workflow verified
+   * lately on this instance with the same token is not read again: the run's insert checks the
+   * token, the trigger and that the workflow is active in the same statement (startFromWebhook), so
+   * a token rotated or a workflow deactivated since is refused all the same, with the same 404. A
+   * token that does not match what is remembered is always looked up.
    */
-  async webhookSender(workflowId: string, token: string): Promise<WorkflowRow | null> {
-    const [row] = await this.db.select().from(workflows).where(eq(workflows.id, workflowId));
-    const hash = sha256Hex(token);
-    if (!row || row.triggerType !== 'trigger.webhook' || !row.webhookTokenHash || !safeEqual(hash, row.webhookTokenHash) || !row.active) return null;
-    return row;
+  async webhookSender(workflowId: string, token: string): Promise<WebhookSender | null> {
+    const tokenHash = sha256Hex(token);
+    const known = this.hookSenders.get(workflowId);
+    if (known && safeEqual(tokenHash, known.tokenHash)) return known;
+    const [row] = await this.db.select({ id: workflows.id, orgId: workflows.orgId, triggerType: workflows.triggerType, active: workflows.active, hash: workflows.webhookTokenHash })
+      .from(workflows).where(eq(workflows.id, workflowId));
+    if (!row || row.triggerType !== 'trigger.webhook' || !row.hash || !safeEqual(tokenHash, row.hash) || !row.active) {
+      this.hookSenders.delete(workflowId);
+      return null;
+    }
+    const sender = { id: row.id, orgId: row.orgId, tokenHash };
+    if (this.hookSenders.size >= HOOK_CACHE_SIZE) this.hookSenders.delete(this.hookSenders.keys().next().value!);
+    this.hookSenders.set(workflowId, sender);
+    return sender;
   }
 
   /** A run of a workflow its webhook verified (webhookSender), with the body as input. */
-  async startFromWebhook(row: WorkflowRow, body: Record<string, unknown>, meta: Record<string, unknown>, arrivedAt?: number) {
-    await this.backlog.admit(row.orgId, row.id, arrivedAt);
-    return this.startRun(row.orgId, row.id, { input: body, trigger: { type: 'webhook', ...meta } });
+  async startFromWebhook(sender: WebhookSender, body: Record<string, unknown>, meta: Record<string, unknown>, arrivedAt?: number) {
+    await this.backlog.admit(sender.orgId, sender.id, arrivedAt);
+    return this.startRun(sender.orgId, sender.id, { input: body, trigger: { type: 'webhook', ...meta }, webhookTokenHash: sender.tokenHash });
   }
 
   /** Dispatcher subscriber: platform events start the active workflows listening for them. */

@@ -86,8 +86,16 @@ describe('trigger.webhook', () => {
     const rotated = (await t.call({ method: 'POST', url: `${w.base}/workflows/${wf.id}/webhook-token`, auth: w.auth })).json();
     expect((await t.call({ method: 'POST', url: path, payload: {} })).statusCode).toBe(404);
     expect((await t.call({ method: 'POST', url: new URL(rotated.webhookUrl).pathname, payload: {} })).statusCode).toBe(202);
+    const wrongToken = (await t.call({ method: 'POST', url: `/api/v1/hooks/${wf.id}/${'y'.repeat(32)}`, payload: {} })).json();
+    const runsBefore = (await t.call({ method: 'GET', url: `${w.base}/runs?workflowId=${wf.id}`, auth: w.auth })).json().total;
     await t.call({ method: 'PATCH', url: `${w.base}/workflows/${wf.id}`, auth: w.auth, payload: { active: false } });
-    expect((await t.call({ method: 'POST', url: new URL(rotated.webhookUrl).pathname, payload: {} })).statusCode).toBe(404);
+    // The same refusal as a wrong token, though this instance had just verified that token; nothing stored.
+    const inactive = await t.call({ method: 'POST', url: new URL(rotated.webhookUrl).pathname, payload: {} });
+    expect(inactive.statusCode).toBe(404);
+    expect(inactive.json().error).toEqual(wrongToken.error);
+    expect((await t.call({ method: 'GET', url: `${w.base}/runs?workflowId=${wf.id}`, auth: w.auth })).json().total).toBe(runsBefore);
+    await t.call({ method: 'PATCH', url: `${w.base}/workflows/${wf.id}`, auth: w.auth, payload: { active: true } });
+    expect((await t.call({ method: 'POST', url: new URL(rotated.webhookUrl).pathname, payload: {} })).statusCode).toBe(202);
   });
 });
 
