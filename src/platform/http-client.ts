@@ -181,9 +181,14 @@ export interface OutboundResponse {
   durationMs: number;
 }
 
+/** The most of an unwanted response body read to keep its connection for the next request. */
+const DRAIN_BYTES = 64 * 1024;
+
 async function readLimited(body: Dispatcher.ResponseData['body'], limit: number): Promise<{ text: string; truncated: boolean }> {
   if (limit <= 0) {
-    body.destroy();
+    // Read and dropped rather than destroyed: a short answer leaves the connection reusable (and
+    // builds no abort error); past DRAIN_BYTES the body is cut and the connection closed.
+    await body.dump({ limit: DRAIN_BYTES }).catch(() => {});
     return { text: '', truncated: true };
   }
   const chunks: Buffer[] = [];

@@ -1,6 +1,6 @@
 import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
-import type { Db } from '../../platform/db.ts';
+import type { Database, Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../config.ts';
 import { SecretBox, randomToken } from '../../platform/crypto.ts';
@@ -58,9 +58,20 @@ function checkEvents(events: string[]): void {
   })));
 }
 
+/**
+ * The first attempts of a dispatched batch's deliveries, in one statement of fixed text whatever
+ * their number ($1: their rows as JSON; $2: due now). Built row by row through the query builder,
+ * a burst's batch of 2,000 made four statements of 4,000 parameters, an eighth of the process's CPU.
+ */
+const FAN_OUT = `
+  insert into webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, attempt, status, next_attempt_at)
+  select d.id, d.org_id, d.endpoint_id, d.event_id, d.event_type, 1, 'pending', $2::timestamptz
+  from jsonb_to_recordset($1::jsonb) as d(id text, org_id text, endpoint_id text, event_id text, event_type text)`;
+
 /** Webhook endpoints: management, and the fan-out of dispatched platform events into deliveries. */
 export class WebhooksService {
   private readonly db: Db;
+  private readonly database: Database;
   private readonly clock: Clock;
   private readonly config: Config;
   private readonly box: SecretBox;
@@ -73,6 +84,7 @@ export class WebhooksService {
   constructor(deps: Deps, orgs: OrgsService, plans?: Pick<PlansService, 'enabled' | 'assertRoom'>) {
     this.plans = plans ?? null;
     this.db = deps.db;
+    this.database = deps.database;
     this.clock = deps.clock;
     this.config = deps.config;
     this.box = new SecretBox(deps.config.appSecret);
@@ -243,16 +255,16 @@ export class WebhooksService {
       .where(and(inArray(webhookEndpoints.orgId, orgIds), eq(webhookEndpoints.active, true)));
     if (endpoints.length === 0) return;
     const now = this.clock.now();
-    const rows: (typeof webhookDeliveries.$inferInsert)[] = [];
+    const rows: { id: string; org_id: string; endpoint_id: string; event_id: string; event_type: string }[] = [];
     for (const event of batch) {
       for (const ep of endpoints) {
         if (ep.orgId !== event.orgId) continue;
         if (ep.projectId && ep.projectId !== event.projectId) continue;
         if (!ep.events.includes('*') && !ep.events.includes(event.type)) continue;
-        rows.push({ id: newId('delivery', now.getTime()), orgId: event.orgId, endpointId: ep.id, eventId: event.id, eventType: event.type, attempt: 1, status: 'pending', nextAttemptAt: now });
+        rows.push({ id: newId('delivery', now.getTime()), org_id: event.orgId, endpoint_id: ep.id, event_id: event.id, event_type: event.type });
       }
     }
-    for (let i = 0; i < rows.length; i += 500) await tx.insert(webhookDeliveries).values(rows.slice(i, i + 500));
+    if (rows.length > 0) await this.database.prepared('webhook_fan_out', FAN_OUT, [JSON.stringify(rows), now.toISOString()], tx);
   }
 
   async cancelPending(db: Db, orgId: string, endpointId: string, reason: string): Promise<void> {
