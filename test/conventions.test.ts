@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import type { FastifyLoggerOptions } from 'fastify';
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, loggerOptions } from '../src/app.ts';
 import { buildTestApp, testConfig, TEST_PASSWORD, type TestApp } from './harness.ts';
@@ -130,6 +131,28 @@ describe('API conventions', () => {
       expect(page.statusCode).toBe(200);
       expect(page.headers['content-type']).toMatch(/^text\/html/);
       expect(page.body).toContain('/api/v1/openapi.json');
+    });
+
+    it('every response schema of every route serializes (the server builds them on first use, not at start)', async () => {
+      const problems: string[] = [];
+      let built = 0;
+      const selector = SerializerSelector();
+      for (const { method, url, schema, schemas } of t.app.routeTable) {
+        const responses = Object.entries((schema?.response ?? {}) as Record<string, object>);
+        if (responses.length === 0) continue;
+        // One compiler per route, with the shared schemas of the route's scope, as the server has.
+        const compile = selector(schemas(), {});
+        for (const [httpStatus, response] of responses) {
+          try {
+            compile({ schema: response, method, url, httpStatus } as never);
+            built++;
+          } catch (error) {
+            problems.push(`${method} ${url} ${httpStatus}: ${(error as Error).message}`);
+          }
+        }
+      }
+      expect(problems).toEqual([]);
+      expect(built).toBeGreaterThan(1000);
     });
 
     it('/api/v1/openapi.json is OpenAPI 3.1 and documents every /api/v1 route with its request, 2xx and error responses', async () => {
