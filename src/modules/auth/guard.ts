@@ -22,6 +22,13 @@ export class Guard {
 
   /** Reads the credential of a request: `X-Api-Key`, `Authorization: Bearer`, or `access_token` on SSE routes. */
   async authenticate(request: FastifyRequest): Promise<Principal> {
+    const principal = await this.identify(request);
+    if (!principal) throw unauthorized();
+    return principal;
+  }
+
+  /** As authenticate, but null for a request without a valid credential (the rate limiter's key: no error built per public request). */
+  async identify(request: FastifyRequest): Promise<Principal | null> {
     if (request.principal) return request.principal;
     const apiKey = request.headers['x-api-key'];
     let principal: Principal | null = null;
@@ -34,8 +41,7 @@ export class Guard {
         if (userId) principal = { kind: 'user', userId };
       }
     }
-    if (!principal) throw unauthorized();
-    request.principal = principal;
+    if (principal) request.principal = principal;
     return principal;
   }
 

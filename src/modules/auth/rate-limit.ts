@@ -35,11 +35,8 @@ export async function registerRateLimits(app: App): Promise<void> {
   const general = app.createRateLimit({
     max: config.rateLimit.max,
     keyGenerator: async (request) => {
-      try {
-        return principalKey(await guard.authenticate(request));
-      } catch {
-        return addressKey(request);
-      }
+      const principal = await guard.identify(request).catch(() => null);
+      return principal ? principalKey(principal) : addressKey(request);
     },
   });
   const password = app.createRateLimit({ max: config.rateLimit.authMax, keyGenerator: (request) => `auth:${addressKey(request)}` });
