@@ -16,8 +16,6 @@ import { leads } from './tables.ts';
 
 /** Lists count their matches exactly up to this many; above it `total` is an estimate (CONTRACT §3). */
 const EXACT_TOTAL = 10_000;
-/** Above this estimate a search is counted as a broad one (see list). */
-const BROAD = 30_000;
 /**
  * Above this estimate a capped count scans in order instead of building a bitmap of every match:
  * a scan reads about leads × EXACT_TOTAL / matches rows, a bitmap every match, and at a million
@@ -507,30 +505,36 @@ export class LeadsService {
     const where = inScope(scope, leads, ...conditions, search?.indexed, search?.recheck);
     // Validated first: a bad sort is a 400 before any query runs.
     const order = leadOrder(query.sort, leads);
-    // Estimated on what the indexes serve: the planner has no statistics for the recheck.
-    const estimated = await this.estimate(search?.recheck ? inScope(scope, leads, ...conditions, search.indexed) : where);
-    // A likely selective search, or a filter that no sort index carries in the list's order (a score
-    // range, tags, a project; or a filtered sort other than the newest first): walking the sort index
-    // would skip every non-matching lead on the way, and recent leads often all miss (yesterday's
-    // import of another source). When the planner expects few matches they are ranked directly: one
-    // read gives the page and the exact count (the trigram index and the rows it points at are read
-    // once, not once per statement); more than EXACT_TOTAL after all, and the list is read in order.
+    // Estimated on what the indexes serve (the planner has no statistics for the recheck), when needed.
+    let estimated: number | undefined;
+    const estimate = async () => (estimated ??= await this.estimate(search?.recheck ? inScope(scope, leads, ...conditions, search.indexed) : where));
+    // A search, or a filter that no sort index carries in the list's order (a score range, tags, a
+    // project; or a filtered sort other than the newest first): walking the sort index would skip
+    // every non-matching lead on the way, and recent leads often all miss (yesterday's import of
+    // another source). Their matches are ranked directly: one read gives the page and the exact count
+    // (the trigram index and the rows it points at are read once, not once per statement). That read
+    // stops at EXACT_TOTAL + 1 matches, so it is tried before asking the planner anything: a
+    // selective list is one statement, and a broad one (more than EXACT_TOTAL after all) is then read
+    // in order without being counted again.
     const ranks = searching || (conditions.length > 0 && !this.orderCarriesFilter(query));
-    if (ranks && estimated <= BROAD) {
+    let above = false;
+    if (ranks) {
       const ranked = await this.rankedPage(where, query.sort, page);
-      const matched = ranked[0]?.matched ?? (page.offset === 0 ? 0 : await this.cappedCount(where, estimated));
+      const matched = ranked[0]?.matched ?? (page.offset === 0 ? 0 : await this.cappedCount(where, await estimate()));
       if (matched <= EXACT_TOTAL) return envelope(ranked.map((r) => publicLead(r.lead)), matched, page);
+      above = true;
     }
     // Filters in an index's order, and broad searches: the page comes from the matches in order (an
     // index on the sort column stops after a page) beside a count that stops at EXACT_TOTAL + 1 (the
     // filters' indexes count without reading the rows); above that the total is the planner's
     // estimate: an exact count would read every match on every page (CONTRACT §3).
+    const approximately = await estimate();
     const [items, counted] = await Promise.all([
       this.db.select().from(leads).where(where).orderBy(...order).limit(page.limit).offset(page.offset),
-      this.cappedCount(where, estimated),
+      above ? EXACT_TOTAL + 1 : this.cappedCount(where, approximately),
     ]);
     if (counted <= EXACT_TOTAL) return envelope(items.map(publicLead), counted, page);
-    return { ...envelope(items.map(publicLead), Math.max(EXACT_TOTAL + 1, estimated), page), totalIsEstimate: true };
+    return { ...envelope(items.map(publicLead), Math.max(EXACT_TOTAL + 1, approximately), page), totalIsEstimate: true };
   }
 
   /**
