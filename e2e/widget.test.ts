@@ -87,5 +87,12 @@ describe.runIf(browserAvailable)('the web chat widget', () => {
     await panel.getByRole('log', { name: 'Messages' }).getByText('Great, thanks!').waitFor();
     const after = await apiCall<{ items: Conversation[] }>(e2e, accessToken, 'GET', `/orgs/${orgId}/conversations?inboxId=${inbox.id}`);
     expect(after.items.map((c) => c.id)).toEqual([conversation.id]);
+
+    // A message the service refuses (the team has deleted the inbox) says so and stays in the box.
+    await apiCall(e2e, accessToken, 'DELETE', `/orgs/${orgId}/inboxes/${inbox.id}`);
+    await visitor.getByRole('textbox', { name: 'Message' }).fill('Are you still there?');
+    await visitor.getByRole('button', { name: 'Send' }).click();
+    await visitor.getByRole('alert').filter({ hasText: /\S/ }).waitFor();
+    expect(await visitor.getByRole('textbox', { name: 'Message' }).inputValue()).toBe('Are you still there?');
   });
 });

@@ -189,10 +189,13 @@
     if (!text) return;
     send.disabled = true;
     error.textContent = '';
+    // Cleared as it leaves (the stream may show the message before the POST answers); a message
+    // that was not sent comes back into the box unless the visitor has started another.
+    input.value = '';
     try {
       await post(text.slice(0, 4096));
-      input.value = '';
     } catch (err) {
+      if (!input.value) input.value = text;
       error.textContent = err instanceof Error && err.message ? err.message : 'The message was not sent.';
     } finally {
       send.disabled = false;
