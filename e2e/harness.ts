@@ -3,13 +3,13 @@
  * panel) and Debian's Chromium driven by playwright-core. Each test file starts its own server and
  * browser; each test gets a fresh browser context (no cookies, no storage).
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ChildProcess } from 'node:child_process';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { freePort, startServer } from '../test/processes.ts';
+import { embeddedDataDir } from '../test/embedded-template.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const SCREENSHOTS = join(ROOT, 'docs', 'screenshots');
@@ -30,7 +30,7 @@ export interface E2E {
 }
 
 export async function startE2E(env: Record<string, string> = {}): Promise<E2E> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'e2e-'));
+  const dataDir = embeddedDataDir('e2e-');
   const port = await freePort();
   const children = new Set<ChildProcess>();
   await startServer(port, { DATA_DIR: dataDir, APP_SECRET: 'e2e-secret-that-is-long-enough-000', PUBLIC_URL: `http://127.0.0.1:${port}`, ...env }, children, 60_000);

@@ -1,12 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freshDatabase, onPostgres } from './database.ts';
 import { eventually } from './helpers.ts';
 import { freePort, ownerClient, startServer } from './processes.ts';
 import { SmtpStandIn, type ReceivedMail } from './smtp.ts';
+import { embeddedDataDir } from './embedded-template.ts';
 
 /**
  * kill -9 of a server in the middle of a campaign of 1,000 recipients and two steps, then a restart
@@ -15,7 +14,7 @@ import { SmtpStandIn, type ReceivedMail } from './smtp.ts';
  * step is ever sent twice to one recipient, across restarts).
  */
 describe('campaigns survive kill -9', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-campaigns-crash-'));
+  const dir = embeddedDataDir('svc-campaigns-crash-');
   const children = new Set<ChildProcess>();
   let database: Awaited<ReturnType<typeof freshDatabase>> | null = null;
   let smtp: SmtpStandIn | null = null;

@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, onPostgres } from './database.ts';
 import { eventually } from './helpers.ts';
 import { freePort, ownerClient, startServer } from './processes.ts';
@@ -16,7 +16,11 @@ import { SmtpStandIn } from './smtp.ts';
  * both instances race for.
  */
 describe.skipIf(!onPostgres)('a campaign run by two instances', () => {
-  const dirs = [mkdtempSync(join(tmpdir(), 'svc-campaigns-a-')), mkdtempSync(join(tmpdir(), 'svc-campaigns-b-'))];
+  // Made when the test runs: a skipped describe's body still runs, its afterAll does not.
+  let dirs: string[] = [];
+  beforeAll(() => {
+    dirs = [mkdtempSync(join(tmpdir(), 'svc-campaigns-a-')), mkdtempSync(join(tmpdir(), 'svc-campaigns-b-'))];
+  });
   const children = new Set<ChildProcess>();
   let database: Awaited<ReturnType<typeof freshDatabase>> | null = null;
   let smtp: SmtpStandIn | null = null;

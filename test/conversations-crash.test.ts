@@ -1,11 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort, ownerClient, startServer } from './processes.ts';
 import { Receiver, type Received } from './receiver.ts';
 import { eventually } from './helpers.ts';
+import { embeddedDataDir } from './embedded-template.ts';
 
 /**
  * kill -9 of a server taking inbound messages and holding an undelivered outbound one: after the
@@ -13,7 +12,7 @@ import { eventually } from './helpers.ts';
  * delivered exactly once by the restarted process.
  */
 describe('conversations survive kill -9', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-conversations-crash-'));
+  const dir = embeddedDataDir('svc-conversations-crash-');
   const children = new Set<ChildProcess>();
   afterAll(() => {
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

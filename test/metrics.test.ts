@@ -8,6 +8,7 @@ import { Receiver } from './receiver.ts';
 import { SseClient } from './sse-client.ts';
 import { runAgent, waitForRun } from './agents.ts';
 import { api, manual } from './workflows.ts';
+import { registry } from '../src/platform/metrics.ts';
 
 /** Issue 18, metrics: Prometheus metrics on METRICS_PORT after real traffic, the bearer token, off by default. */
 
@@ -17,6 +18,8 @@ let receiver: Receiver;
 let metricsUrl: string;
 
 beforeAll(async () => {
+  // The metrics are process-wide, and the test files before this one in the worker counted theirs.
+  registry.resetMetrics();
   // Workers start later: the first scrape sees work waiting in the queues.
   t = await buildTestApp({ env: { METRICS_PORT: '0', METRICS_TOKEN: TOKEN, SSE_PING_MS: '5000' }, workers: false });
   receiver = await new Receiver().start();

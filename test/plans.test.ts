@@ -1,7 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/config.ts';
@@ -10,6 +8,7 @@ import { ALWAYS_AREAS, FEATURE_AREAS, featuresOfRoute } from '../src/modules/pla
 import { buildTestApp, testConfig, TEST_PASSWORD, type TestApp } from './harness.ts';
 import { childEnv, freePort, ownerClient, startServer } from './processes.ts';
 import { SmtpStandIn } from './smtp.ts';
+import { embeddedDataDir } from './embedded-template.ts';
 
 /** Plans and quotas (CONTRACT §12). */
 
@@ -285,7 +284,7 @@ describe('campaign messages per month', () => {
 });
 
 describe('npm run cli -- set-plan beside a running server', { timeout: 120_000 }, () => {
-  const dir = mkdtempSync(join(tmpdir(), 'plans-cli-'));
+  const dir = embeddedDataDir('plans-cli-');
   const children = new Set<ChildProcess>();
   const env = { DATA_DIR: dir, APP_SECRET: 'plans-test-secret-long-enough', ...planEnv };
   afterAll(() => {

@@ -1,12 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { childEnv, freePort } from './processes.ts';
 import { eventually } from './helpers.ts';
+import { embeddedDataDir } from './embedded-template.ts';
 
 /**
  * Issue 10, item 5: SIGTERM ends the process within SHUTDOWN_GRACE_MS even while a request waits
@@ -46,7 +45,7 @@ describe('graceful shutdown is bounded', { timeout: 120_000 }, () => {
     await new Promise<void>((resolve) => silent!.listen(0, '127.0.0.1', resolve));
     const silentPort = (silent.address() as { port: number }).port;
 
-    dir = mkdtempSync(join(tmpdir(), 'svc-shutdown-'));
+    dir = embeddedDataDir('svc-shutdown-');
     const port = await freePort();
     const GRACE_MS = 1500;
     child = spawn(process.execPath, ['src/main.ts'], {

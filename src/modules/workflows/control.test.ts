@@ -10,7 +10,7 @@ import { api, manual, startWorkflowApp } from '../../../test/workflows.ts';
 import { eventually } from '../../../test/helpers.ts';
 
 // A node that spends money, as ai.agent will: a test fixture registered like any node file.
-registerNode({
+const unregisterSpend = registerNode({
   type: 'test.spend',
   category: 'test',
   description: 'adds a cost',
@@ -32,7 +32,10 @@ let close: () => Promise<void>;
 beforeAll(async () => {
   ({ t, w, receiver, close } = await startWorkflowApp({ WORKFLOW_POLL_MS: '100' }));
 });
-afterAll(() => close());
+afterAll(async () => {
+  await close();
+  unregisterSpend();
+});
 
 describe('validation', () => {
   const post = (payload: Record<string, unknown>) => t.call({ method: 'POST', url: `${w.base}/workflows`, auth: w.auth, payload: { name: 'x', ...payload } });

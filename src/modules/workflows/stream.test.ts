@@ -9,7 +9,7 @@ import { api, manual, type Node } from '../../../test/workflows.ts';
 import { eventually } from '../../../test/helpers.ts';
 
 // Fixture: a node that writes many large log events at once (to overflow a slow client).
-registerNode({
+const unregisterChatty = registerNode({
   type: 'test.chatty',
   category: 'test',
   description: 'writes many log events',
@@ -43,6 +43,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await t.close();
+  unregisterChatty();
 });
 
 const streamUrl = (runId: string, query = '', orgId = t.orgA.orgId) => `${base}/api/v1/orgs/${orgId}/runs/${runId}/events${query}`;
