@@ -1,13 +1,12 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../../../test/harness.ts';
-import { freePort, startServer } from '../../../test/processes.ts';
+import { freePort, startServer, stderrOf } from '../../../test/processes.ts';
 import { Receiver, type Received } from '../../../test/receiver.ts';
 import { api, manual, startWorkflowApp } from '../../../test/workflows.ts';
 import { eventually } from '../../../test/helpers.ts';
+import { embeddedDataDir } from '../../../test/embedded-template.ts';
 
 type Envelope = { id: string; type: string; payload: { runId: string; nodeId?: string; to?: string; lead?: { id: string } } };
 const ID_SHAPE = /^evt_[0-9a-hjkmnp-tv-z]{26}$/;
@@ -84,7 +83,7 @@ describe('a retried sending step keeps its envelope id', () => {
  * run: the restarted server sends the step again, and the receiver sees the same envelope id.
  */
 describe('kill -9 during the sends', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-envelope-ids-'));
+  const dir = embeddedDataDir('svc-envelope-ids-');
   const children = new Set<ChildProcess>();
   afterAll(() => {
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -152,7 +151,10 @@ describe('kill -9 during the sends', () => {
 
     // Two rounds: every run is held in its first send, kill; then in its second send, kill.
     for (const round of [1, 2]) {
-      await eventually(() => firsts.size === runs.length * round, 90_000, 50).catch((e: Error) => { throw new Error(`round ${round}: ${firsts.size} of ${runs.length * round} sends held (${e.message})`); });
+      await eventually(() => firsts.size === runs.length * round, 90_000, 50).catch(async (e: Error) => {
+        const states = await Promise.all(runs.map(async (id) => JSON.stringify(await call('GET', `/runs/${id}`)).slice(0, 600)));
+        throw new Error(`round ${round}: ${firsts.size} of ${runs.length * round} sends held (${e.message}); held: ${[...firsts].join(', ')}; runs: ${states.join('\n')}; server stderr: ${stderrOf(child)}`);
+      });
       await kill(child);
       child = await start(port);
       token = await login();

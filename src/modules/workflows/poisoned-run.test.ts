@@ -1,7 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { eq } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -11,6 +9,7 @@ import { childEnv, freePort } from '../../../test/processes.ts';
 import { workflowRuns } from './tables.ts';
 import { api, manual } from '../../../test/workflows.ts';
 import { eventually } from '../../../test/helpers.ts';
+import { embeddedDataDir } from '../../../test/embedded-template.ts';
 
 /**
  * A run whose execution keeps taking its process down must not take every restart down with it:
@@ -20,7 +19,7 @@ import { eventually } from '../../../test/helpers.ts';
  */
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const dir = mkdtempSync(join(tmpdir(), 'svc-poisoned-'));
+const dir = embeddedDataDir('svc-poisoned-');
 const children = new Set<ChildProcess>();
 const EMAIL = 'owner@poisoned.example';
 const PASSWORD = 'a long enough password';

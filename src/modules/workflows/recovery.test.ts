@@ -1,18 +1,17 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Receiver } from '../../../test/receiver.ts';
-import { freePort, startServer } from '../../../test/processes.ts';
+import { freePort, ownerClient, startServer } from '../../../test/processes.ts';
 import { eventually } from '../../../test/helpers.ts';
+import { embeddedDataDir } from '../../../test/embedded-template.ts';
 
 /**
  * Durability with real processes: `node src/main.ts` on a temporary DATA_DIR (embedded PGlite on
  * disk), killed with SIGKILL in the middle of a run, then started again.
  */
 
-const dir = mkdtempSync(join(tmpdir(), 'svc-recovery-'));
+const dir = embeddedDataDir('svc-recovery-');
 const children = new Set<ChildProcess>();
 type Rec = { id: string; status: string; steps: unknown[] };
 
@@ -40,15 +39,8 @@ describe('SIGKILL in the middle of a run', () => {
     };
     const port = await freePort();
     const first = await start(port);
-    const base = `http://127.0.0.1:${port}/api/v1`;
-    const login = await (await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'owner@recovery.example', password: 'a long enough password' }) })).json() as { tokens: { accessToken: string } };
-    const token = login.tokens.accessToken;
-    const me = await (await fetch(`${base}/auth/me`, { headers: { authorization: `Bearer ${token}` } })).json() as { memberships: { organizationId: string }[] };
-    const org = `${base}/orgs/${me.memberships[0]!.organizationId}`;
-    const call = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${org}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
-      return res.json() as Promise<Rec>;
-    };
+    const owner = await ownerClient(port, 'owner@recovery.example', 'a long enough password');
+    const call = owner.call as (method: string, path: string, body?: unknown) => Promise<Rec>;
 
     const wf = await call('POST', '/workflows', {
       name: 'durable',
@@ -62,21 +54,27 @@ describe('SIGKILL in the middle of a run', () => {
     });
     const delayed = await call('POST', '/workflows', {
       name: 'delayed',
-      nodes: [{ id: 'start', type: 'trigger.manual' }, { id: 'wait', type: 'flow.delay', params: { seconds: 1 } }, { id: 'after', type: 'utility.webhookOut', params: { url: receiver.url('/after-delay') } }],
+      nodes: [{ id: 'start', type: 'trigger.manual' }, { id: 'wait', type: 'flow.delay', params: { seconds: 8 } }, { id: 'after', type: 'utility.webhookOut', params: { url: receiver.url('/after-delay') } }],
       edges: [{ from: 'start', to: 'wait' }, { from: 'wait', to: 'after' }],
     });
     const run = await call('POST', `/workflows/${wf.id}/run`, {});
     const waitingRun = await call('POST', `/workflows/${delayed.id}/run`, {});
-    await eventually(() => counts['/slow'] === 1, 15_000);
-    await eventually(async () => (await call('GET', `/runs/${waitingRun.id}`)).status === 'WAITING', 15_000);
+    await eventually(() => counts['/slow'] === 1, 15_000).catch(async (e: Error) => {
+      throw new Error(`${e.message}: the receiver got ${JSON.stringify(counts)}; the run is ${JSON.stringify(await call('GET', `/runs/${run.id}`)).slice(0, 2000)}`);
+    });
+    // The delay is long enough to be still waiting when the process is killed on a busy machine (a
+    // one-second delay had ended before the slow node was reached in one CI run).
+    await eventually(async () => (await call('GET', `/runs/${waitingRun.id}`)).status === 'WAITING', 15_000).catch(async (e: Error) => {
+      throw new Error(`${e.message}: the delayed run is ${JSON.stringify(await call('GET', `/runs/${waitingRun.id}`)).slice(0, 2000)}`);
+    });
 
     const gone = new Promise((r) => first.once('exit', r));
     first.kill('SIGKILL');
     await gone;
 
     await start(port);
-    const login2 = await (await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'owner@recovery.example', password: 'a long enough password' }) })).json() as { tokens: { accessToken: string } };
-    const get = async (id: string) => (await fetch(`${org}/runs/${id}`, { headers: { authorization: `Bearer ${login2.tokens.accessToken}` } })).json() as Promise<Rec>;
+    await owner.signIn();
+    const get = (id: string) => call('GET', `/runs/${id}`);
     const done = await eventually(async () => {
       const r = await get(run.id);
       return r.status === 'SUCCEEDED' || r.status === 'FAILED' ? r : null;
