@@ -82,14 +82,22 @@ export function printTable(rows: Record<string, string | number>[]): void {
   for (const r of rows) console.log(line(keys.map((k) => String(r[k]))));
 }
 
-/** A process's name and CPU time (user + system, ms) from /proc; null when it is gone. */
-function procCpu(pid: number | string): { name: string; ms: number } | null {
+/**
+ * A process's name and CPU time (user + system, ms) from /proc, and that of its children which
+ * exited and were waited for; null when it is gone.
+ */
+function procCpu(pid: number | string): { name: string; ms: number; childrenMs: number } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const close = stat.lastIndexOf(')');
     const fields = stat.slice(close + 2).split(' ');
-    // After the name: utime and stime are the 12th and 13th fields (stat's 14th and 15th), in USER_HZ (100) ticks.
-    return { name: stat.slice(stat.indexOf('(') + 1, close), ms: (Number(fields[11]) + Number(fields[12])) * 10 };
+    // After the name: utime, stime, cutime and cstime are the 12th to 15th fields (stat's 14th to
+    // 17th), in USER_HZ (100) ticks.
+    return {
+      name: stat.slice(stat.indexOf('(') + 1, close),
+      ms: (Number(fields[11]) + Number(fields[12])) * 10,
+      childrenMs: (Number(fields[13]) + Number(fields[14])) * 10,
+    };
   } catch {
     return null;
   }
@@ -98,10 +106,15 @@ function procCpu(pid: number | string): { name: string; ms: number } | null {
 /** CPU time (ms) of one process (another than this one: a server under test); 0 when it is gone. */
 export const processCpuMs = (pid: number) => procCpu(pid)?.ms ?? 0;
 
-/** CPU time (ms) of every local process named `postgres`; null when none is visible. */
+/**
+ * CPU time (ms) of every local process named `postgres`, and of those that have exited (a backend
+ * of a closed connection, an autovacuum worker: the postmaster waits for them, so their time is in
+ * its children's), so that a difference of two readings never loses a process that ended between
+ * them; null when none is visible.
+ */
 export function postgresCpuMs(): number | null {
   const all = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(procCpu).filter((p) => p?.name === 'postgres');
-  return all.length ? all.reduce((sum, p) => sum + p!.ms, 0) : null;
+  return all.length ? all.reduce((sum, p) => sum + p!.ms + p!.childrenMs, 0) : null;
 }
 
 /**

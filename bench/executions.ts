@@ -17,7 +17,8 @@
  *
  * Environment: BENCH_PG_URL, BENCH_STORES (postgres,embedded), BENCH_ROUNDS (2), BENCH_CONNECTIONS
  * (20), BENCH_SECONDS (10), BENCH_OVERLOAD (1.3), BENCH_OVERLOAD_CONNECTIONS (100), BENCH_LOG_LEVEL (info: access logs written, to
- * /dev/null), and any of the service's variables (WORKFLOW_CONCURRENCY, DATABASE_POOL_SIZE, RUN_QUEUE_MAX_*, RUN_TRIGGERS_IN_FLIGHT) passed through.
+ * /dev/null), BENCH_CPU_PROF (a directory: the server runs with --cpu-prof and is stopped with SIGTERM,
+ * so that it writes a .cpuprofile there per store and round), and any of the service's variables (WORKFLOW_CONCURRENCY, DATABASE_POOL_SIZE, RUN_QUEUE_MAX_*, RUN_TRIGGERS_IN_FLIGHT) passed through.
  */
 import { execFile, fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -62,6 +63,8 @@ async function startService(store: string): Promise<Service> {
     RATE_LIMIT_MAX: '100000000', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
   };
   for (const name of PASSED) if (process.env[name]) env[name] = process.env[name]!;
+  const profiles = process.env.BENCH_CPU_PROF;
+  if (profiles) env.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${profiles}`;
   if (store === 'postgres') {
     await admin(`drop database if exists "${database}" with (force)`);
     await admin(`create database "${database}"`);
@@ -97,7 +100,11 @@ async function startService(store: string): Promise<Service> {
     child, receiver, hookUrl: `http://127.0.0.1:${port}${new URL(webhookUrl).pathname}`,
     async stop() {
       receiver.kill();
-      child.kill('SIGKILL');
+      if (profiles) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        await exited;
+      } else child.kill('SIGKILL');
       if (store === 'postgres') await admin(`drop database if exists "${database}" with (force)`);
       rmSync(dataDir, { recursive: true, force: true });
     },

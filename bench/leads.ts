@@ -13,6 +13,9 @@
  * BENCH_STORES (`postgres,pglite`: which stores to run), BENCH_SCALE (1000000: leads seeded on
  * PostgreSQL for the search-at-scale cases; 0 skips them), BENCH_LIST_CONNECTIONS (4: concurrency of
  * those cases, a few users searching at once).
+ *
+ * Each case also prints the CPU it cost per request: the server's (this process; on the embedded
+ * store its database too) and PostgreSQL's (its processes on this machine).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -26,7 +29,7 @@ import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase, type Database } from '../src/platform/db.ts';
 import type { LoadJob, LoadResult } from './load.ts';
-import { PG_URL, admin, postgresReachable, withDatabase } from './_stores.ts';
+import { PG_URL, admin, cpuMeter, postgresReachable, withDatabase } from './_stores.ts';
 
 const BENCH_DB = 'svc_bench';
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -41,6 +44,9 @@ const LIST_CONNECTIONS = Number(process.env.BENCH_LIST_CONNECTIONS ?? 4);
 interface Row extends LoadResult {
   case: string;
   store: string;
+  /** CPU ms per answered request of the server (this process) and of PostgreSQL, where measured. */
+  ownMs?: number;
+  postgresMs?: number | null;
 }
 
 const LOAD_SCRIPT = fileURLToPath(new URL('./load.ts', import.meta.url));
@@ -55,14 +61,26 @@ function load(job: LoadJob): Promise<LoadResult> {
   });
 }
 
-/** One short unrecorded round first, so the JIT and the pools are warm, then the measured one. */
-async function measure(job: Omit<LoadJob, 'connections' | 'seconds'>): Promise<LoadResult> {
-  await load({ ...job, connections: CONNECTIONS, seconds: WARMUP });
-  return load({ ...job, connections: CONNECTIONS, seconds: SECONDS });
+/** A measured round and the CPU it cost per answered request: this process's (the server under load) and PostgreSQL's. */
+interface Measured extends LoadResult {
+  ownMs: number;
+  postgresMs: number | null;
 }
 
+/** One short unrecorded round first, so the JIT and the pools are warm, then the measured one. */
+async function measure(job: Omit<LoadJob, 'connections' | 'seconds'>, connections = CONNECTIONS): Promise<Measured> {
+  await load({ ...job, connections, seconds: WARMUP });
+  const meter = cpuMeter();
+  const result = await load({ ...job, connections, seconds: SECONDS });
+  const cpu = meter.stop(Math.max(1, result.ok + result.non2xx));
+  return { ...result, ownMs: cpu.ownMsPer, postgresMs: cpu.postgresMsPer };
+}
+
+const cpuOf = (m: { ownMs?: number; postgresMs?: number | null }) =>
+  m.ownMs === undefined ? '' : `${m.ownMs.toFixed(2)} + ${m.postgresMs == null ? '?' : m.postgresMs.toFixed(2)}`;
+
 /** The round with the median throughput. */
-function median(results: LoadResult[]): LoadResult {
+function median<T extends LoadResult>(results: T[]): T {
   return [...results].sort((a, b) => a.rps - b.rps)[Math.floor(results.length / 2)]!;
 }
 
@@ -216,9 +234,7 @@ async function benchScale(store: string, service: Service, url: string): Promise
   console.log(`seeded ${SCALE} leads in ${((Date.now() - started) / 1000).toFixed(0)} s (${total} in the organization)\n`);
   const rows: Row[] = [];
   for (const { name, query } of scaleCases(service)) {
-    const job = { url: query, kind: 'list' as const, headers: service.headers };
-    await load({ ...job, connections: LIST_CONNECTIONS, seconds: WARMUP });
-    const result = await load({ ...job, connections: LIST_CONNECTIONS, seconds: SECONDS });
+    const result = await measure({ url: query, kind: 'list', headers: service.headers }, LIST_CONNECTIONS);
     rows.push({ case: `${name}, ${total} leads, ${LIST_CONNECTIONS} conn.`, store, ...result });
   }
   return rows;
@@ -261,8 +277,8 @@ async function benchPostgres(store: string, database: Database, dataDir: string,
   const service = await startService(database, dataDir);
   const bare = await startBare(url);
   try {
-    const creates: LoadResult[] = [];
-    const floors: LoadResult[] = [];
+    const creates: Measured[] = [];
+    const floors: Measured[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       creates.push(await measure(service.job));
       floors.push(await measure(bare.job));
@@ -273,7 +289,8 @@ async function benchPostgres(store: string, database: Database, dataDir: string,
     ];
     rows.push({ case: `filtered list (${await service.total()} leads)`, store, ...(await measure({ url: service.list, kind: 'list', headers: service.headers })) });
     rows.push({ case: `bare Fastify + pg INSERT (floor), median of ${ROUNDS}`, store: 'PostgreSQL', ...median(floors) });
-    console.log(`rounds, create / floor req/s: ${creates.map((c, i) => `${c.rps.toFixed(0)} / ${floors[i]!.rps.toFixed(0)}`).join(', ')}\n`);
+    console.log(`rounds, create / floor req/s: ${creates.map((c, i) => `${c.rps.toFixed(0)} / ${floors[i]!.rps.toFixed(0)}`).join(', ')}`);
+    console.log(`rounds, CPU ms per request (server + PostgreSQL), create / floor: ${creates.map((c, i) => `${cpuOf(c)} / ${cpuOf(floors[i]!)}`).join(', ')}\n`);
     if (SCALE > 0) rows.push(...(await benchScale(store, service, url)));
     return rows;
   } finally {
@@ -290,15 +307,16 @@ async function benchEmbedded(store: string, database: Database, dataDir: string)
       { case: 'lead create (duplicates)', store, ...(await measure({ ...service.job, kind: 'create-duplicate' })) },
     ];
     rows.push({ case: `filtered list (${await service.total()} leads)`, store, ...(await measure({ url: service.list, kind: 'list', headers: service.headers })) });
-    return rows;
+    // The embedded database runs in this process: its CPU is in ours, and PostgreSQL's is none of it.
+    return rows.map((row) => ({ ...row, postgresMs: null }));
   } finally {
     await service.close();
   }
 }
 
 function table(rows: Row[]): string {
-  const head = ['case', 'store', 'req/s', 'p50 ms', 'p99 ms', '2xx', 'non-2xx', 'errors'];
-  const body = rows.map((r) => [r.case, r.store, r.rps.toFixed(0), r.p50.toFixed(1), r.p99.toFixed(1), String(r.ok), String(r.non2xx), String(r.errors)]);
+  const head = ['case', 'store', 'req/s', 'p50 ms', 'p99 ms', '2xx', 'non-2xx', 'errors', 'CPU ms/req ours + PG'];
+  const body = rows.map((r) => [r.case, r.store, r.rps.toFixed(0), r.p50.toFixed(1), r.p99.toFixed(1), String(r.ok), String(r.non2xx), String(r.errors), cpuOf(r)]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');

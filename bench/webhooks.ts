@@ -13,7 +13,8 @@
  * The floor: the same number of signed POSTs of a lead event's size to the same receiver, from a
  * bare loop through the same sender (sendSigned: the same HTTP client, connection reuse and
  * signature) with as many in flight as the deliverer can have (its batch in each lane), measured
- * just before each burst and backlog; their deliveries/s are printed as a ratio to it.
+ * just before each burst and backlog; their deliveries/s are printed as a ratio to it. Every
+ * receiver, the floor's included, is a new process warmed up by 2,000 unrecorded POSTs first.
  *
  * Environment: BENCH_PG_URL, BENCH_EVENTS (2000), BENCH_ENDPOINTS (10), BENCH_RATE (150 events/s),
  * BENCH_STORES (`postgres,embedded`), BENCH_LOADS (`paced,burst,backlog`).
@@ -38,9 +39,35 @@ const LOADS = (process.env.BENCH_LOADS ?? 'paced,burst,backlog').split(',').map(
 /** Deliveries in flight at once, at most: the deliverer's batch in each of its lanes. */
 const IN_FLIGHT = DELIVERY_BATCH * DELIVERY_LANES;
 
+const LEAD = { id: 'lead_01JBENCH', name: 'Bench 1', email: 'bench-1@example.com', phone: null, company: null, status: 'NEW', score: 0, tags: ['bench'], source: null, custom: {}, createdAt: new Date().toISOString(), updatedAt: new Date().toISOString() };
+
+/** A lead event's envelope as the deliverer sends it, for the floor and the warm-up. */
+function envelope(i: number): string {
+  return JSON.stringify({ id: `evt_floor_${i}`, type: 'lead.created', organizationId: 'org_bench', at: new Date().toISOString(), data: { lead: LEAD, actor: { type: 'system', id: 'bench' } } });
+}
+
+/** `total` signed POSTs to `url` + i, `inFlight` at a time, through the deliverer's sender. */
+async function post(url: string, total: number, inFlight: number): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: inFlight }, async () => {
+    while (next < total) {
+      const i = next++;
+      await sendSigned({ url: `${url}${i % ENDPOINTS}`, secret: 'whsec_bench_floor_secret', body: envelope(i), eventType: 'lead.created', deliveryId: `dlv_floor_${i}`, allowPrivate: true, previewBytes: 512 });
+    }
+  }));
+}
+
+/**
+ * A new receiver process, warmed up (its JIT, and this process's connections to it) by 2,000
+ * unrecorded POSTs before anything is measured against it: what a receiver in normal operation is.
+ */
 function startReceiver(expected: number) {
   const receiver = fork(fileURLToPath(new URL('./_receiver.ts', import.meta.url)), [String(expected)]);
-  const port = new Promise<number>((resolve) => receiver.once('message', (m: { port: number }) => resolve(m.port)));
+  const port = new Promise<number>((resolve) => receiver.once('message', (m: { port: number }) => resolve(m.port)))
+    .then(async (p) => {
+      await post(`http://127.0.0.1:${p}/warm/`, 2000, IN_FLIGHT);
+      return p;
+    });
   const done = new Promise<{ samples: [number, number][]; first: number; last: number }>((resolve) => receiver.on('message', (m: { samples?: [number, number][]; first: number; last: number }) => m.samples && resolve(m as never)));
   return { receiver, port, done };
 }
@@ -49,17 +76,9 @@ function startReceiver(expected: number) {
 async function floor(): Promise<number> {
   const total = EVENTS * ENDPOINTS;
   const { receiver, port, done } = startReceiver(total);
-  const url = `http://127.0.0.1:${await port}/hook/floor`;
-  const lead = { id: 'lead_01JBENCH', name: 'Bench 1', email: 'bench-1@example.com', phone: null, company: null, status: 'NEW', score: 0, tags: ['bench'], source: null, custom: {}, createdAt: new Date().toISOString(), updatedAt: new Date().toISOString() };
+  const url = `http://127.0.0.1:${await port}/hook/floor/`;
   const started = Date.now();
-  let next = 0;
-  await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
-    while (next < total) {
-      const i = next++;
-      const body = JSON.stringify({ id: `evt_floor_${i}`, type: 'lead.created', organizationId: 'org_bench', at: new Date().toISOString(), data: { lead, actor: { type: 'system', id: 'bench' } } });
-      await sendSigned({ url, secret: 'whsec_bench_floor_secret', body, eventType: 'lead.created', deliveryId: `dlv_floor_${i}`, allowPrivate: true, previewBytes: 512 });
-    }
-  }));
+  await post(url, total, IN_FLIGHT);
   const result = await done;
   receiver.kill();
   return total / ((result.last - started) / 1000);
