@@ -74,12 +74,13 @@ describe('the age of the oldest waiting run', () => {
   let t: TestApp;
   let w: ReturnType<typeof api>;
   beforeAll(async () => {
-    t = await buildTestApp({ workers: false, clock, env: { RUN_QUEUE_MAX_PER_WORKFLOW: '0', RUN_QUEUE_MAX_PER_ORG: '0', RUN_QUEUE_MAX_AGE_MS: '500' } });
+    // An instance that runs two at once: a queue of one is what its next claim takes.
+    t = await buildTestApp({ workers: false, clock, env: { RUN_QUEUE_MAX_PER_WORKFLOW: '0', RUN_QUEUE_MAX_PER_ORG: '0', RUN_QUEUE_MAX_AGE_MS: '500', WORKFLOW_CONCURRENCY: '2' } });
     w = api(t);
   });
   afterAll(() => t.close());
 
-  it('refuses starts while the organization\'s oldest queued run has waited past RUN_QUEUE_MAX_AGE_MS, and takes them again once it started', async () => {
+  it('refuses starts while the organization\'s oldest queued run has waited past RUN_QUEUE_MAX_AGE_MS (in a queue no shorter than one claim), and takes them again once it started', async () => {
     const wf = await w.create(manual, edges);
     const start = () => t.call({ method: 'POST', url: `${w.base}/workflows/${wf.id}/run`, auth: w.auth, payload: { input: {} } });
     const first = await start();
@@ -96,6 +97,9 @@ describe('the age of the oldest waiting run', () => {
     while (await t.app.services.runDriver.round());
     later();
     expect((await start()).statusCode).toBe(201);
+    // That one run waiting 600 ms: fewer runs than the instance claims at once, so not a backlog.
+    later(600);
+    expect((await start()).statusCode).toBe(201);
   });
 });
 
@@ -107,7 +111,7 @@ describe('triggers waiting in the instance', () => {
   afterAll(() => t.close());
 
   it('refuses a trigger past RUN_TRIGGERS_IN_FLIGHT at once, and one that waited past RUN_QUEUE_MAX_AGE_MS before its admission', async () => {
-    const backlog = new RunBacklog(t.database, { now: () => new Date() }, { perWorkflow: 0, perOrg: 0, maxAgeMs: 100, inFlight: 1 });
+    const backlog = new RunBacklog(t.database, { now: () => new Date() }, { perWorkflow: 0, perOrg: 0, maxAgeMs: 100, inFlight: 1, agedFrom: 1 });
     let finish!: () => void;
     const first = backlog.gate(() => new Promise<string>((resolve) => { finish = () => resolve('done'); }));
     // One trigger in hand: the next is refused without any database work.
@@ -118,10 +122,17 @@ describe('triggers waiting in the instance', () => {
     expect(await first).toBe('done');
     expect(await backlog.gate(async () => 'ran')).toBe('ran');
 
-    // A request that has been in the instance for 300 ms by its admission (waiting for the database).
-    const late = await backlog.admit(t.orgA.orgId, 'wf_none', performance.now() - 300).catch((error: unknown) => error);
+    // A request that has been in the instance for 300 ms by its admission, alone: a slow one, not a queue.
+    await expect(backlog.gate(() => backlog.admit(t.orgA.orgId, 'wf_none', performance.now() - 300))).resolves.toBeUndefined();
+    // The same while another trigger is in flight (both waiting for the database): refused.
+    const wide = new RunBacklog(t.database, { now: () => new Date() }, { perWorkflow: 0, perOrg: 0, maxAgeMs: 100, inFlight: 0, agedFrom: 1 });
+    let release!: () => void;
+    const held = wide.gate(() => new Promise<void>((resolve) => { release = resolve; }));
+    const late = await wide.gate(() => wide.admit(t.orgA.orgId, 'wf_none', performance.now() - 300)).catch((error: unknown) => error);
     expect(late).toMatchObject({ statusCode: 429, code: 'RATE_LIMIT', details: { queue: 'instance', limit: 100 } });
     expect(((late as AppError).details as { waitedMs: number }).waitedMs).toBeGreaterThanOrEqual(300);
-    await expect(backlog.admit(t.orgA.orgId, 'wf_none', performance.now())).resolves.toBeUndefined();
+    await expect(wide.gate(() => wide.admit(t.orgA.orgId, 'wf_none', performance.now()))).resolves.toBeUndefined();
+    release();
+    await held;
   });
 });

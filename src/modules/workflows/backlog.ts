@@ -11,6 +11,12 @@ export interface BacklogLimits {
   maxAgeMs: number;
   /** Trigger requests one instance handles at once, past which it refuses more at once (0: no bound). */
   inFlight: number;
+  /**
+   * Queued runs of the organization below which their age refuses nothing (the instance's
+   * WORKFLOW_CONCURRENCY): a queue that one claim empties is the wait for the next claim, not a
+   * backlog. Past capacity the queue outgrows it at once.
+   */
+  agedFrom: number;
 }
 
 interface Reading {
@@ -76,16 +82,18 @@ export class RunBacklog {
   /**
    * Throws 429 RATE_LIMIT (Retry-After) when a run of this workflow should not be queued now.
    * `arrivedAt` (performance.now() when the trigger's request arrived): a request that has been in
-   * this instance longer than RUN_QUEUE_MAX_AGE_MS by the time it is admitted is refused too. The
-   * instance itself is the queue then (its database connections busy; on the embedded store, its
-   * one connection), and a run accepted now would start later than the bound allows.
+   * this instance longer than RUN_QUEUE_MAX_AGE_MS by the time it is admitted, while other triggers
+   * are in flight here, is refused too. The instance itself is the queue then (its database
+   * connections busy; on the embedded store, its one connection), and a run accepted now would
+   * start later than the bound allows. A lone request that was slow (a cold start, a pause) queues
+   * nothing behind it, and neither does a queue shorter than `agedFrom`: those are not refused.
    */
   async admit(orgId: string, workflowId: string, arrivedAt?: number): Promise<void> {
     if (!this.enabled) return;
-    const { perWorkflow, perOrg, maxAgeMs } = this.limits;
+    const { perWorkflow, perOrg, maxAgeMs, agedFrom } = this.limits;
     const reading = await this.read(orgId);
     const inInstance = arrivedAt === undefined ? 0 : performance.now() - arrivedAt;
-    if (maxAgeMs > 0 && inInstance > maxAgeMs) {
+    if (maxAgeMs > 0 && inInstance > maxAgeMs && this.triggersInFlight > 1) {
       const ms = Math.round(inInstance);
       throw refusal(`This trigger waited ${ms} ms in the service before it could queue a run (at most ${maxAgeMs}); retry shortly`, { queue: 'instance', waitedMs: ms, limit: maxAgeMs });
     }
@@ -97,7 +105,7 @@ export class RunBacklog {
       throw refusal(`This organization has ${reading.total} runs waiting to start (at most ${perOrg}); retry shortly`, { queue: 'organization', queued: reading.total, limit: perOrg });
     }
     const waited = reading.oldest === null ? 0 : this.clock.now().getTime() - reading.oldest;
-    if (maxAgeMs > 0 && waited > maxAgeMs) {
+    if (maxAgeMs > 0 && waited > maxAgeMs && reading.total >= agedFrom) {
       throw refusal(`Runs of this organization are waiting ${waited} ms to start (at most ${maxAgeMs}); retry shortly`, { queue: 'organization', queued: reading.total, oldestWaitMs: waited, limit: maxAgeMs });
     }
   }

@@ -126,7 +126,7 @@ export class WorkflowsService {
     this.publicUrl = deps.config.publicUrl;
     this.allowPrivateTargets = deps.config.webhookAllowPrivate;
     this.others = othersNotifier(bus, deps.db, deps.database.kind);
-    this.backlog = new RunBacklog(deps.database, deps.clock, deps.config.runQueue);
+    this.backlog = new RunBacklog(deps.database, deps.clock, { ...deps.config.runQueue, agedFrom: deps.config.workflowConcurrency });
   }
 
   get secretBox(): SecretBox {
