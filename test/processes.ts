@@ -40,15 +40,12 @@ export function stderrOf(child: ChildProcess): string {
 /**
  * `node src/main.ts` on `port` with `env` (over childEnv); its stderr is read (a pipe nobody reads
  * would stop the child once full) and its tail kept for stderrOf. Resolves once /readyz answers. The
- * child is added to `children` so the test's afterAll can SIGKILL what is left. The queue-age bound
- * (RUN_QUEUE_MAX_AGE_MS) is off unless `env` sets it: these tests are about durability, and on a
- * loaded CI machine a just-started server's second manual run was refused 429 because the first had
- * waited 250 ms to be claimed (backlog.test.ts tests the bound).
+ * child is added to `children` so the test's afterAll can SIGKILL what is left.
  */
 export async function startServer(port: number, env: Record<string, string>, children: Set<ChildProcess>, readyWithinMs = 30_000): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['src/main.ts'], {
     cwd: ROOT,
-    env: childEnv({ LOG_LEVEL: 'warn', PORT: String(port), HOST: '127.0.0.1', RUN_QUEUE_MAX_AGE_MS: '0', ...env }),
+    env: childEnv({ LOG_LEVEL: 'warn', PORT: String(port), HOST: '127.0.0.1', ...env }),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   children.add(child);
