@@ -47,6 +47,8 @@ interface Row extends LoadResult {
   /** CPU ms per answered request of the server (this process) and of PostgreSQL, where measured. */
   ownMs?: number;
   postgresMs?: number | null;
+  /** The scale cases: the share of the organization's leads the query matches (the API's total). */
+  share?: number;
 }
 
 const LOAD_SCRIPT = fileURLToPath(new URL('./load.ts', import.meta.url));
@@ -96,6 +98,8 @@ interface Service extends Target {
   headers: Record<string, string>;
   /** The organization's lead count as the API gives it (`~n` when it is an estimate). */
   total(): Promise<string>;
+  /** The matches of a list query (`status=NEW`, …) through the API: exactly, unless far above 10,000. */
+  matches(query: string): Promise<number>;
 }
 
 async function startService(database: Database, dataDir: string): Promise<Service> {
@@ -123,6 +127,20 @@ async function startService(database: Database, dataDir: string): Promise<Servic
     total: async () => {
       const page = (await app.inject({ url: `/api/v1/orgs/${organization.id}/leads?pageSize=1`, headers })).json<{ total: number; totalIsEstimate?: boolean }>();
       return `${page.totalIsEstimate ? '~' : ''}${page.total}`;
+    },
+    matches: async (query: string) => {
+      const page = async (n: number, size: number) => (await app.inject({ url: `/api/v1/orgs/${organization.id}/leads?${query}&page=${n}&pageSize=${size}`, headers }))
+        .json<{ total: number; totalIsEstimate?: boolean; items: unknown[] }>();
+      const first = await page(1, 1);
+      // Above 10,000 the total is the planner's estimate; near 1 % of a million that decides the
+      // case's goal, so the matches are counted page by page there.
+      if (!first.totalIsEstimate || first.total > 30_000) return first.total;
+      let counted = 0;
+      for (let n = 1; ; n++) {
+        const { items } = await page(n, 100);
+        counted += items.length;
+        if (items.length < 100) return counted;
+      }
     },
     close: () => app.close(),
   };
@@ -180,30 +198,40 @@ export async function seedLeads(url: string, orgId: string, count: number): Prom
     }
     // As autovacuum would soon after: statistics, and the visibility map that lets an index count alone.
     await client.query('vacuum analyze leads');
+    // The load's 2 GB of dirty pages written now, as a settled database has them: otherwise the
+    // checkpointer writes them back during the first cases (spread over minutes), and its CPU and
+    // disk writes were measured as theirs (p99 of the same searches 1.5-2x higher than minutes later).
+    await client.query('checkpoint');
   } finally {
     await client.end();
   }
 }
 
-/** Searches and filters at scale: selective ones (under 1 % of leads) and broad ones. */
-function scaleCases(service: Service): { name: string; query: string }[] {
+/**
+ * Searches and filters at scale. Each case's share of the leads is counted through the API before
+ * it runs (the create rounds add leads too) and decides its goal: selective under 1 %, broad above.
+ */
+function scaleCases(): { name: string; query: string }[] {
   return [
-    ['q: a company (0.02 %)', 'q=Acme%20Robotics'],
-    ['q: a company\'s domain (0.02 %)', 'q=acmerobotics.com'],
-    ['q: a person\'s name (0.3 %)', 'q=Anna%20Smith'],
-    ['q: part of a phone number (1 lead)', 'q=3110023'],
-    ['q: a word (1 %)', 'q=robotics'],
-    ['filter: source (0.5 %)', 'source=trade-fair'],
-    ['filter: minScore=100 (1 %)', 'minScore=100'],
-    ['filter: status + tag (0.6 %)', 'status=QUALIFIED&tags=t7'],
-    ['q + filter (0.3 % of the seed, 1 % with the create rounds\' Acme leads, all NEW)', 'q=Acme&status=NEW'],
-    ['broad q: ".com" (94 %)', 'q=.com'],
-    ['broad q: "gmail" (3.8 %)', 'q=gmail'],
-    ['broad filter: status=NEW (14 %)', 'status=NEW'],
+    ['q: a company', 'q=Acme%20Robotics'],
+    ['q: a company\'s domain', 'q=acmerobotics.com'],
+    ['q: a person\'s name', 'q=Anna%20Smith'],
+    ['q: part of a phone number', 'q=3110023'],
+    ['q: a word', 'q=robotics'],
+    ['filter: source', 'source=trade-fair'],
+    ['filter: minScore=100', 'minScore=100'],
+    ['filter: status + tag', 'status=QUALIFIED&tags=t7'],
+    ['q + filter', 'q=Acme&status=QUALIFIED'],
+    ['q + filter, with the create rounds\' Acme leads (all NEW)', 'q=Acme&status=NEW'],
+    ['broad q: ".com"', 'q=.com'],
+    ['broad q: "gmail"', 'q=gmail'],
+    ['broad filter: status=NEW', 'status=NEW'],
     ['broad: no filter, sort by name', 'sort=name'],
     ['broad: no filter, sort by -company', 'sort=-company'],
-  ].map(([name, query]) => ({ name: name!, query: `${service.leadsUrl}?${query}` }));
+  ].map(([name, query]) => ({ name: name!, query: query! }));
 }
+
+const percent = (share: number) => `${(share * 100).toFixed(share < 0.001 ? 3 : 2)} %`;
 
 /**
  * Waits until the dispatcher has sent every event written so far (the create rounds leave tens of
@@ -233,9 +261,11 @@ async function benchScale(store: string, service: Service, url: string): Promise
   const total = await service.total();
   console.log(`seeded ${SCALE} leads in ${((Date.now() - started) / 1000).toFixed(0)} s (${total} in the organization)\n`);
   const rows: Row[] = [];
-  for (const { name, query } of scaleCases(service)) {
-    const result = await measure({ url: query, kind: 'list', headers: service.headers }, LIST_CONNECTIONS);
-    rows.push({ case: `${name}, ${total} leads, ${LIST_CONNECTIONS} conn.`, store, ...result });
+  const all = await service.matches('');
+  for (const { name, query } of scaleCases()) {
+    const share = (await service.matches(query)) / all;
+    const result = await measure({ url: `${service.leadsUrl}?${query}`, kind: 'list', headers: service.headers }, LIST_CONNECTIONS);
+    rows.push({ case: `${name} (${percent(share)}), ${total} leads, ${LIST_CONNECTIONS} conn.`, store, ...result, share });
   }
   return rows;
 }
@@ -370,4 +400,9 @@ export async function main(): Promise<void> {
     const ratio = create.rps / bare.rps;
     console.log(`\nlead create / bare INSERT on PostgreSQL: ${ratio.toFixed(2)} of the floor's throughput (goal >= 0.50); create p99 ${create.p99.toFixed(1)} ms (goal < 50 ms)`);
   }
+  const worst = (list: Row[]) => list.reduce<Row | null>((a, r) => (a && a.p99 >= r.p99 ? a : r), null);
+  const selective = worst(rows.filter((r) => r.share !== undefined && r.share < 0.01));
+  const broad = worst(rows.filter((r) => r.share !== undefined && r.share >= 0.01));
+  if (selective) console.log(`at scale, selective (under 1 % of leads): highest p99 ${selective.p99.toFixed(0)} ms, ${selective.case} (goal < 50 ms)`);
+  if (broad) console.log(`at scale, broad (1 % of leads or more): highest p99 ${broad.p99.toFixed(0)} ms, ${broad.case} (goal < 500 ms)`);
 }
