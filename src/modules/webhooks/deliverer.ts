@@ -18,7 +18,9 @@ type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 interface Claimed {
   id: string; org_id: string; endpoint_id: string; event_id: string; event_type: string; attempt: number; status: string; created_at: string;
   url: string | null; secret_sealed: string | null; active: boolean | null;
-  ev_id: string | null; ev_org_id: string | null; ev_project_id: string | null; ev_type: string | null; ev_payload: Record<string, unknown> | null; ev_at: string | Date | null;
+  ev_id: string | null; ev_org_id: string | null; ev_project_id: string | null; ev_type: string | null; ev_at: string | Date | null;
+  /** The event's payload as JSON text, on one of its deliveries in the batch (null on the others). */
+  ev_payload: string | null;
 }
 
 function toDelivery(c: Claimed): DeliveryRow {
@@ -73,11 +75,19 @@ export class WebhookDeliverer {
         returning *)
       select c.id, c.org_id, c.endpoint_id, c.event_id, c.event_type, c.attempt, c.status, c.created_at,
              e.url, e.secret_sealed, e.active,
-             ev.id as ev_id, ev.org_id as ev_org_id, ev.project_id as ev_project_id, ev.type as ev_type, ev.payload as ev_payload, ev.at as ev_at
+             ev.id as ev_id, ev.org_id as ev_org_id, ev.project_id as ev_project_id, ev.type as ev_type, ev.at as ev_at,
+             -- an event's payload once per batch (its deliveries to other endpoints share the envelope)
+             case when row_number() over (partition by c.event_id order by c.id) = 1 then ev.payload::text end as ev_payload
       from claimed c
       left join webhook_endpoints e on e.id = c.endpoint_id
       left join events ev on ev.id = c.event_id`)) as unknown as { rows: Claimed[] };
+    // The envelopes first, one per event, from the rows that carry its payload.
     const bodies = new Map<string, string>();
+    for (const c of claimed.rows) {
+      if (!c.ev_id || c.ev_payload === null) continue;
+      const payload = JSON.parse(c.ev_payload) as Record<string, unknown>;
+      bodies.set(c.ev_id, envelopeBody(toEnvelope({ id: c.ev_id, orgId: c.ev_org_id!, projectId: c.ev_project_id, type: c.ev_type!, payload, at: new Date(c.ev_at!) })));
+    }
     const succeeded: { id: string; endpointId: string; result: SendResult }[] = [];
     await Promise.all(claimed.rows.map(async (c) => {
       const delivery = toDelivery(c);
@@ -85,11 +95,7 @@ export class WebhookDeliverer {
         await this.finish(delivery, { ok: false, durationMs: 0, error: !c.ev_id ? 'event no longer exists' : 'endpoint inactive' }, false);
         return;
       }
-      let body = bodies.get(c.ev_id);
-      if (body === undefined) {
-        body = envelopeBody(toEnvelope({ id: c.ev_id, orgId: c.ev_org_id!, projectId: c.ev_project_id, type: c.ev_type!, payload: c.ev_payload!, at: new Date(c.ev_at!) }));
-        bodies.set(c.ev_id, body);
-      }
+      const body = bodies.get(c.ev_id)!;
       const result = await sendSigned({
         url: c.url,
         secret: this.webhooks.open(c.secret_sealed!),

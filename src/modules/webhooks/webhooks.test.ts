@@ -185,6 +185,16 @@ describe('delivery', () => {
     expect(await counts(inactive.id)).toBe(0);
     expect(rx.received).toHaveLength(6);
     expect(rx.received.map((r) => r.headers['x-service-event']).sort()).toEqual(['lead.created', 'lead.created', 'lead.created', 'lead.qualified', 'lead.qualified', 'lead.updated']);
+    // An event sent to two endpoints carries the same whole envelope to both (its payload is read
+    // once per claimed batch and shared by its deliveries).
+    const bodies = new Map<string, string[]>();
+    for (const r of rx.received) bodies.set((r.json as { id: string }).id, [...(bodies.get((r.json as { id: string }).id) ?? []), r.raw]);
+    const shared = [...bodies.values()].filter((list) => list.length === 2);
+    expect(shared).toHaveLength(2);
+    for (const [a, b] of shared) {
+      expect(a).toBe(b);
+      expect(JSON.parse(a!)).toMatchObject({ payload: { lead: { id: expect.any(String) } } });
+    }
   });
 
   it('retries a 500 with the same envelope id and a new delivery id each attempt', async () => {
