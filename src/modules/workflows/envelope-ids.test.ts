@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../../../test/harness.ts';
-import { freePort, startServer, stderrOf } from '../../../test/processes.ts';
+import { freePort, ownerClient, startServer, stderrOf } from '../../../test/processes.ts';
 import { Receiver, type Received } from '../../../test/receiver.ts';
 import { api, manual, startWorkflowApp } from '../../../test/workflows.ts';
 import { eventually } from '../../../test/helpers.ts';
@@ -114,15 +114,8 @@ describe('kill -9 during the sends', () => {
     };
     const port = await freePort();
     let child = await start(port);
-    const base = `http://127.0.0.1:${port}/api/v1`;
-    const login = async () => ((await (await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'owner@envelopes.example', password: 'a long enough password' }) })).json()) as { tokens: { accessToken: string } }).tokens.accessToken;
-    let token = await login();
-    const me = await (await fetch(`${base}/auth/me`, { headers: { authorization: `Bearer ${token}` } })).json() as { memberships: { organizationId: string }[] };
-    const org = `${base}/orgs/${me.memberships[0]!.organizationId}`;
-    const call = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${org}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
-      return res.json() as Promise<{ id: string; status: string }>;
-    };
+    const owner = await ownerClient(port, 'owner@envelopes.example', 'a long enough password');
+    const call = owner.call as (method: string, path: string, body?: unknown) => Promise<{ id: string; status: string }>;
 
     const webhookThenMessage = await call('POST', '/workflows', {
       name: 'webhook then message',
@@ -157,7 +150,7 @@ describe('kill -9 during the sends', () => {
       });
       await kill(child);
       child = await start(port);
-      token = await login();
+      await owner.signIn();
     }
     const finished = await eventually(async () => {
       const all = await Promise.all(runs.map((id) => call('GET', `/runs/${id}`)));
