@@ -122,6 +122,10 @@ export class Mailer {
       return { messageId: String(info.messageId ?? '') };
     } catch (error) {
       if (error instanceof MailError) throw error;
+      // The transport's own phase timers run on the same budget and may fire first: still a time-out.
+      if ((error as { code?: unknown }).code === 'ETIMEDOUT') {
+        throw new MailError('TIMEOUT', `The mail relay did not accept the message within ${this.timeoutMs} ms (${(error as Error).message})`);
+      }
       const responseCode = (error as { responseCode?: unknown }).responseCode;
       throw new MailError('FAILED', (error as Error).message || 'sending failed', typeof responseCode === 'number' ? responseCode : undefined);
     } finally {
