@@ -50,10 +50,16 @@ export interface EventPlaceholders {
  *    it returned one (the change they describe happened); with `also`, more events from a second
  *    such placeholder, written only if its own CTE `when` returned a row (a consequence the
  *    statement itself decides, e.g. that an inbound message is a reply);
+ *    With `each` instead, the name of a CTE returning rows with an `id`: each event names its row
+ *    (`subject`, see outboxParam) and is written only if that row was returned (a batch of writes,
+ *    each with its own event, where only some happen);
  *  - `one`: one event, a placeholder per column, written once per row of the CTE `from` (which
  *    returns at most one).
  */
-export type OutboxSource = { json: string; when?: string; also?: { json: string; when: string } } | { one: EventPlaceholders; from: string };
+export type OutboxSource =
+  | { json: string; when?: string; also?: { json: string; when: string } }
+  | { json: string; each: string }
+  | { one: EventPlaceholders; from: string };
 
 const placeholder = (p: string) => {
   if (!/^\$\d+$/.test(p)) throw new Error(`outboxCtes: ${p} is not a placeholder`);
@@ -66,6 +72,12 @@ const cteName = (name: string) => {
 
 /** The CTEs for a statement of fixed text. */
 export function outboxCtes(source: OutboxSource): string {
+  if ('each' in source) {
+    const each = cteName(source.each);
+    return `${HEAD}select e.id, e.org_id, e.project_id, e.type, e.payload, e.at
+    from jsonb_to_recordset(${placeholder(source.json)}::jsonb) as e(id text, org_id text, project_id text, type text, payload jsonb, at timestamptz, subject text)
+    join ${each} on ${each}.id = e.subject${TAIL}`;
+  }
   if ('json' in source) {
     const from = (json: string, when?: string) => `select e.id, e.org_id, e.project_id, e.type, e.payload, e.at
     from ${when ? `${cteName(when)}, ` : ''}jsonb_to_recordset(${placeholder(json)}::jsonb) as e(id text, org_id text, project_id text, type text, payload jsonb, at timestamptz)`;
@@ -82,9 +94,12 @@ export function outboxSql(rows: EventRow[]): SQL {
   return sql`${sql.raw(HEAD)}values ${sql.join(values, sql`, `)}${sql.raw(TAIL)}`;
 }
 
-/** The value of a `json` source's parameter. Dates inside payloads become ISO strings, exactly as the API shows them. */
-export function outboxParam(rows: EventRow[]): string {
-  return JSON.stringify(rows.map((r) => ({ id: r.id, org_id: r.orgId, project_id: r.projectId, type: r.type, payload: r.payload, at: r.at })));
+/**
+ * The value of a `json` source's parameter; with `subjects` (an `each` source), the id of the row
+ * each event describes. Dates inside payloads become ISO strings, exactly as the API shows them.
+ */
+export function outboxParam(rows: EventRow[], subjects?: string[]): string {
+  return JSON.stringify(rows.map((r, i) => ({ id: r.id, org_id: r.orgId, project_id: r.projectId, type: r.type, payload: r.payload, at: r.at, ...(subjects ? { subject: subjects[i] } : {}) })));
 }
 
 /** Event rows to write: ids and the time fixed now, so a caller knows them before its statement runs. */

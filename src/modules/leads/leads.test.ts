@@ -119,6 +119,26 @@ describe('create and de-duplication', () => {
     expect(lead).toMatchObject({ email, phone: '+33612345678', website: 'https://partial.example' });
   });
 
+  it('a burst of creates (written together) answers each as if it came alone: new people, a known one, one known in part', async () => {
+    const stamp = Date.now();
+    const known = (await create({ name: 'Known in the burst', email: `burst-known-${stamp}@example.com` })).json();
+    const bodies = [
+      ...Array.from({ length: 16 }, (_, i) => ({ name: `Burst ${i}`, email: `burst-${stamp}-${i}@example.com` })),
+      { email: `burst-known-${stamp}@example.com`, company: 'Known Co' },
+      { email: `burst-known-${stamp}@example.com`, phone: '+33 6 55 44 33 22' },
+    ];
+    const responses = await Promise.all(bodies.map((payload) => create(payload)));
+    expect(responses.slice(0, 16).map((r) => r.statusCode)).toEqual(Array(16).fill(201));
+    expect(responses.slice(16).map((r) => [r.statusCode, r.json().id])).toEqual([[200, known.id], [200, known.id]]);
+    const lead = (await t.call({ method: 'GET', url: `${url}/${known.id}`, auth: owner() })).json();
+    expect(lead).toMatchObject({ company: 'Known Co', phone: '+33655443322' });
+    for (const response of responses.slice(0, 16)) {
+      const created = await leadEvents('lead.created', response.json().id);
+      expect(created).toHaveLength(1);
+      expect(created[0]!.payload.lead).toMatchObject({ name: response.json().name, email: response.json().email });
+    }
+  });
+
   it('a person whose email was changed away, or whose lead was deleted, is new again', async () => {
     const first = (await create({ name: 'Mover', email: 'old-address@example.com' })).json();
     await t.call({ method: 'PATCH', url: `${url}/${first.id}`, auth: owner(), payload: { email: 'new-address@example.com' } });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { asc, desc, eq, gte, inArray, or, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
-import { isForeignKeyViolation, type Database, type Db } from '../../platform/db.ts';
+import type { Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { badRequest, conflict, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
@@ -9,7 +9,7 @@ import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/p
 import { agentRunOf, type Scope } from '../../platform/context.ts';
 import { inScope } from '../../platform/tenant.ts';
 import type { EventsService, NewEvent } from '../events/service.ts';
-import { eventRows, outboxCtes, type EventRow } from '../events/outbox.ts';
+import { eventRows, type EventRow } from '../events/outbox.ts';
 import type { OrgsService } from '../orgs/service.ts';
 import { normalizeEmail, LEAD_STATUSES, normalizeWebsite, phoneE164, type LeadStatus, type MatchKind } from './normalize.ts';
 import { leads } from './tables.ts';
@@ -24,10 +24,9 @@ const EXACT_TOTAL = 10_000;
 const SCAN_OVER = 200_000;
 import { eventsAboutLead } from '../events/queries.ts';
 import { LeadImporter, type ImportResult } from './import.ts';
+import { NewPeopleWriter, type LeadRow } from './new-people.ts';
 import type { PlansService } from '../plans/service.ts';
 
-/** A lead as stored, without the search text the database derives from it. */
-type LeadRow = Omit<typeof leads.$inferSelect, 'search'>;
 
 /** Lead writes wake the dispatcher after their commit instead of carrying a NOTIFY (see EventsService.record). */
 const CALLER_WAKES = { wake: 'caller' } as const;
@@ -189,49 +188,24 @@ function matchesAny(keys: Keys): SQL {
   return or(...presentKeys(keys).map(({ kind, key }) => eq(KEY_COLUMNS[kind], key)))!;
 }
 
-/**
- * The common case, a new person, in one autocommitted statement of fixed text (prepared once per
- * connection): take the keys' advisory locks ($1, sorted), claim the keys ($2 kinds, $3 values) and —
- * only if every key was free — insert the lead and its lead.created event ($20 id, $21 type, $22
- * payload; written by the events module's CTEs; no NOTIFY: this instance's dispatcher is woken after
- * the commit). Every key a lead carries has a claim (see lead_keys), so a free claim means no lead
- * carries the key; reading the claims' primary key rather than the leads keeps the one generic plan
- * cheap whatever the statistics say. A concurrent create of the same person inserting the same claim
- * makes this one wait for it and then find the key taken.
- */
-const CREATE_FAST = `
-  with c as (
-    insert into lead_keys (project_id, kind, key, org_id, lead_id)
-    select $6::text, v.kind, v.key, $5::text, $4::text from unnest($2::text[], $3::text[]) as v(kind, key)
-    -- evaluated once, before the first claim: the locks, in the array's (sorted) order
-    where (select count(pg_advisory_xact_lock(k)) from unnest($1::bigint[]) as k) >= 0
-    on conflict do nothing returning 1),
-  ins as (
-    insert into leads (id, org_id, project_id, name, email, phone, company, website, source, status, tags, custom, email_key, phone_key, website_key, created_at, updated_at)
-    select $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::text[], $15::jsonb, $16, $17, $18, $19::timestamptz, $19::timestamptz
-    where (select count(*) from c) = cardinality($2::text[])
-    returning id),
-  ${outboxCtes({ one: { id: '$20', orgId: '$5', projectId: '$6', type: '$21', payload: '$22', at: '$19' }, from: 'ins' })}
-  select count(*)::int as inserted from ins`;
-
 export class LeadsService {
   private readonly db: Db;
-  private readonly database: Database;
   private readonly clock: Clock;
   private readonly events: EventsService;
   private readonly orgs: OrgsService;
   private readonly importer: LeadImporter;
+  private readonly newPeople: NewPeopleWriter;
   /** The plan's leads limit (CONTRACT §12). */
   private readonly plans: Pick<PlansService, 'enabled' | 'limitOf' | 'assertRoom'> | null;
 
   constructor(deps: Deps, events: EventsService, orgs: OrgsService, plans?: Pick<PlansService, 'enabled' | 'limitOf' | 'assertRoom'>) {
     this.plans = plans ?? null;
     this.db = deps.db;
-    this.database = deps.database;
     this.clock = deps.clock;
     this.events = events;
     this.orgs = orgs;
     this.importer = new LeadImporter(deps.db, this, orgs);
+    this.newPeople = new NewPeopleWriter(deps.database);
   }
 
   /** Up to 10,000 rows, each de-duplicated as a single create; `dryRun` only counts. */
@@ -277,26 +251,13 @@ export class LeadsService {
     if (values.length) await tx.execute(sql`insert into lead_keys (project_id, kind, key, org_id, lead_id) values ${sql.join(values, sql`, `)} on conflict do nothing`);
   }
 
-  /** Creates a new person in one statement (CREATE_FAST). False means "not created here": the caller goes the locked way and merges. */
-  private async createFast(row: LeadRow, keys: Keys, event: NewEvent): Promise<boolean> {
+  /** A new person, in a statement it may share with other creates (NewPeopleWriter). False means "not created here": the caller goes the locked way and merges. */
+  private async createNew(row: LeadRow, keys: Keys, event: NewEvent): Promise<boolean> {
     const present = presentKeys(keys);
     const [created] = eventRows([event], row.createdAt) as [EventRow];
-    try {
-      const [result] = await this.database.prepared<{ inserted: number }>('lead_create_fast', CREATE_FAST, [
-        this.lockIds(row.projectId, keys), present.map((k) => k.kind), present.map((k) => k.key),
-        row.id, row.orgId, row.projectId, row.name, row.email, row.phone, row.company, row.website, row.source, row.status,
-        row.tags, JSON.stringify(row.custom), row.emailKey, row.phoneKey, row.websiteKey, row.createdAt.toISOString(),
-        created.id, created.type, JSON.stringify(created.payload),
-      ]);
-      const inserted = result!.inserted === 1;
-      if (inserted) this.events.wakeLocal();
-      return inserted;
-    } catch (error) {
-      // Some keys were claimed but the lead was not inserted: the claims' reference to it fails and
-      // the whole statement is undone. The person exists; merge the locked way.
-      if (isForeignKeyViolation(error)) return false;
-      throw error;
-    }
+    const inserted = await this.newPeople.write({ row, keys: present, locks: present.map(({ kind, key }) => lockKey(row.projectId, kind, key)), event: created });
+    if (inserted) this.events.wakeLocal();
+    return inserted;
   }
 
   private async findMatch(tx: Db, orgId: string, projectId: string, keys: Keys, excludeId?: string): Promise<{ row: LeadRow; matchedOn: MatchKind } | null> {
@@ -373,7 +334,7 @@ export class LeadsService {
     const created: NewEvent = { orgId: scope.orgId, projectId, type: 'lead.created', payload: { lead: publicLead(fresh), actor: scope.actor } };
     // Under a leads limit, a new person is counted under the organization's lock (assertRoom): the locked way.
     const limited = this.plans?.enabled === true && (await this.plans.limitOf(scope.orgId, 'leads')) !== null;
-    if (!limited && await this.createFast(fresh, keys, created)) return { lead: publicLead(fresh), created: true };
+    if (!limited && await this.createNew(fresh, keys, created)) return { lead: publicLead(fresh), created: true };
     return this.write(async (tx) => {
       // Holding the keys' locks, this sees every lead a concurrent create of the same person committed.
       await this.lockKeys(tx, projectId, keys);
