@@ -88,6 +88,9 @@ describe('lead search and totals at scale', () => {
     // 34 leads of "Company 299" (the bulk ones): by name descending, the second page of ten.
     const page2 = await list('q=company%20299&sort=-name&pageSize=10&page=2');
     expect(page2.total).toBe(34);
+    // Past the last match: no items, and still the number of matches.
+    expect(await list('q=company%20299&sort=-name&pageSize=10&page=5')).toMatchObject({ items: [], total: 34, page: 5 });
+    expect(await list('minScore=90&page=2')).toMatchObject({ items: [], total: 3 });
     const all = (await list('q=company%20299&sort=-name&pageSize=100')).items.map((l: { name: string }) => l.name);
     expect(all).toHaveLength(34);
     // "Bulk person 10199" … "Bulk person 299": one case and digits, so byte order is the collation's.

@@ -481,8 +481,8 @@ export class LeadsService {
     let above = false;
     if (ranks) {
       const ranked = await this.rankedPage(where, query.sort, page);
-      const matched = ranked[0]?.matched ?? (page.offset === 0 ? 0 : await this.cappedCount(where, await estimate()));
-      if (matched <= EXACT_TOTAL) return envelope(ranked.map((r) => publicLead(r.lead)), matched, page);
+      const matched = ranked[0]!.matched;
+      if (matched <= EXACT_TOTAL) return envelope(ranked.flatMap((r) => (r.lead ? [publicLead(r.lead)] : [])), matched, page);
       above = true;
     }
     // Filters in an index's order, and broad searches: the page comes from the matches in order (an
@@ -500,9 +500,13 @@ export class LeadsService {
 
   /**
    * The page from every match (at most EXACT_TOTAL + 1 of them) ranked in the list's order, with how
-   * many matched, in one statement. Only the sort keys are carried through the ranking, so ten
+   * many matched, in one statement: one aggregate over the matches counts them and orders their ids,
+   * and the page's slice of those ids is joined to the rows at the end (one row with no lead when
+   * the page is past the last match). Only the sort keys are carried through the ranking, so ten
    * thousand matches stay small in memory (and an index holding the filter and the sort key answers
-   * without the rows); the page's rows are joined to it at the end.
+   * without the rows). An aggregate rather than `count(*) over ()` beside a top-N sort: the window
+   * keeps every match in a tuple store to hand each one back with the count, a third of the
+   * statement's time at ten thousand matches.
    */
   private async rankedPage(where: SQL, sort: string | undefined, page: ReturnType<typeof pageOf>) {
     const field = (sort && sort.length > 0 ? sort : '-createdAt').replace(/^-/, '') as SortKey;
@@ -511,11 +515,12 @@ export class LeadsService {
       .from(leads).where(where).limit(EXACT_TOTAL + 1).as('m');
     const [created, key] = [matches.createdAt, matches.key] as unknown as [AnyColumn, AnyColumn];
     const keys = { createdAt: created, updatedAt: key, name: key, email: key, company: key, score: key, status: key, id: matches.id };
-    const ranked = this.db.select({ rankedId: sql<string>`${matches.id}`.as('ranked_id'), matched: sql<number>`(count(*) over ())::int`.as('matched') })
-      .from(matches).orderBy(...leadOrder(sort, keys)).limit(page.limit).offset(page.offset).as('r');
+    const ordered = sql`(array_agg(${matches.id} order by ${sql.join(leadOrder(sort, keys), sql`, `)}))[${page.offset + 1}:${page.offset + page.limit}]`;
+    const ranked = this.db.select({ matched: sql<number>`count(*)::int`.as('matched'), ids: sql<string[] | null>`${ordered}`.as('page_ids') })
+      .from(matches).as('r');
     // The page's rows in the same order (its keys end with the id: one order however they compare).
     return this.db.select({ lead: leads, matched: ranked.matched }).from(ranked)
-      .innerJoin(leads, eq(leads.id, ranked.rankedId)).orderBy(...leadOrder(sort, leads));
+      .leftJoin(leads, sql`${leads.id} = any(${ranked.ids})`).orderBy(...leadOrder(sort, leads));
   }
 
   /**
