@@ -62,6 +62,9 @@ describe('new people written together', () => {
     const { database, statements } = counting(t.database);
     const writer = new NewPeopleWriter(database);
     const people = Array.from({ length: 12 }, (_, i) => person(`Together ${i}`, `together-${i}@example.com`, i % 3 ? null : `+3361234${String(i).padStart(4, '0')}`));
+    // Values that an array or JSON literal would have to quote, as they are.
+    const awkward = { tags: ['a,b', 'c"d', '{x}', 'NULL', 'back\\slash', 'ünï', ''], custom: { nested: [1, { z: null }], 'quo"te': 'é' } };
+    Object.assign(people[0]!.row, awkward);
     const answers = await Promise.all(people.map((p) => writer.write(p)));
     expect(answers).toEqual(people.map(() => true));
     expect(statements()).toBe(1);
@@ -70,6 +73,8 @@ describe('new people written together', () => {
     expect(found.claims).toEqual(people.flatMap((p) => p.keys.map((k) => k.key)).sort());
     expect(found.events).toBe(12);
     expect(found.outbox).toBe(12);
+    const [first] = await t.database.db.select({ tags: leads.tags, custom: leads.custom }).from(leads).where(inArray(leads.id, [people[0]!.row.id]));
+    expect(first).toEqual(awkward);
   });
 
   it('two creates of one person never share a statement: the first is the new lead, the second finds the key taken', async () => {
