@@ -59,8 +59,9 @@ interface Waiting {
  * Writes new people, batching the creates that arrive together (group commit). A create goes out at
  * once while fewer than STATEMENTS are in flight; under load the creates that arrive meanwhile share
  * the next statement, so its fixed costs (a round trip, the executor's start over five writes and
- * sixteen indexes, the foreign-key checks' set-up, a commit and its WAL flush) are paid once for all
- * of them: a statement of five costs the database about a fifth more than a statement of one.
+ * the nineteen indexes of four tables, the foreign-key checks' set-up, a commit and its WAL flush)
+ * are paid once for all of them: five people in one statement cost the database about twice what
+ * one costs alone (pgbench on the real schema: 0.85 ms of PostgreSQL CPU against 0.40).
  *
  * Each person still gets its own answer: inserted, or not (a key is claimed: the caller merges the
  * locked way). Two people sharing a key never go in one statement (the later one waits for the next),

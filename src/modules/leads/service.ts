@@ -27,7 +27,6 @@ import { LeadImporter, type ImportResult } from './import.ts';
 import { NewPeopleWriter, type LeadRow } from './new-people.ts';
 import type { PlansService } from '../plans/service.ts';
 
-
 /** Lead writes wake the dispatcher after their commit instead of carrying a NOTIFY (see EventsService.record). */
 const CALLER_WAKES = { wake: 'caller' } as const;
 
@@ -505,8 +504,8 @@ export class LeadsService {
    * the page is past the last match). Only the sort keys are carried through the ranking, so ten
    * thousand matches stay small in memory (and an index holding the filter and the sort key answers
    * without the rows). An aggregate rather than `count(*) over ()` beside a top-N sort: the window
-   * keeps every match in a tuple store to hand each one back with the count, a third of the
-   * statement's time at ten thousand matches.
+   * keeps every match in a tuple store to hand each one back with the count (about 8 % of the
+   * statement at ten thousand matches, pgbench with 4 clients).
    */
   private async rankedPage(where: SQL, sort: string | undefined, page: ReturnType<typeof pageOf>) {
     const field = (sort && sort.length > 0 ? sort : '-createdAt').replace(/^-/, '') as SortKey;
