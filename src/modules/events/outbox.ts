@@ -72,15 +72,16 @@ const cteName = (name: string) => {
 
 /** The CTEs for a statement of fixed text. */
 export function outboxCtes(source: OutboxSource): string {
+  // The events' columns from a jsonb array parameter (with `subject`: the row each one describes).
+  const records = (json: string, subject = false) => `jsonb_to_recordset(${placeholder(json)}::jsonb)
+      as e(id text, org_id text, project_id text, type text, payload jsonb, at timestamptz${subject ? ', subject text' : ''})`;
+  const select = 'select e.id, e.org_id, e.project_id, e.type, e.payload, e.at';
   if ('each' in source) {
     const each = cteName(source.each);
-    return `${HEAD}select e.id, e.org_id, e.project_id, e.type, e.payload, e.at
-    from jsonb_to_recordset(${placeholder(source.json)}::jsonb) as e(id text, org_id text, project_id text, type text, payload jsonb, at timestamptz, subject text)
-    join ${each} on ${each}.id = e.subject${TAIL}`;
+    return `${HEAD}${select}\n    from ${records(source.json, true)} join ${each} on ${each}.id = e.subject${TAIL}`;
   }
   if ('json' in source) {
-    const from = (json: string, when?: string) => `select e.id, e.org_id, e.project_id, e.type, e.payload, e.at
-    from ${when ? `${cteName(when)}, ` : ''}jsonb_to_recordset(${placeholder(json)}::jsonb) as e(id text, org_id text, project_id text, type text, payload jsonb, at timestamptz)`;
+    const from = (json: string, when?: string) => `${select}\n    from ${when ? `${cteName(when)}, ` : ''}${records(json)}`;
     const also = source.also ? `\n    union all ${from(source.also.json, source.also.when)}` : '';
     return `${HEAD}${from(source.json, source.when)}${also}${TAIL}`;
   }

@@ -44,6 +44,14 @@ const CREATE_NEW_PEOPLE = `
   ${outboxCtes({ json: '$8', each: 'ins' })}
   select id from ins`;
 
+/**
+ * Advisory lock ids in the one order every writer of lead keys takes them (ascending, each once, as
+ * text for a bigint[] parameter): two writers then never wait on each other in a cycle.
+ */
+export function lockOrder(locks: bigint[]): string[] {
+  return [...new Set(locks)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map(String);
+}
+
 /** Statements of new people in flight at once; more requests meanwhile wait and go together in the next one. */
 const STATEMENTS = 4;
 /** People in one statement at most. */
@@ -139,7 +147,6 @@ export class NewPeopleWriter {
   }
 
   private async insert(people: NewPerson[]): Promise<Set<string>> {
-    const locks = [...new Set(people.flatMap((p) => p.locks))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     const keys = people.flatMap((p) => p.keys.map((k) => ({ ...k, row: p.row })));
     const rows = people.map(({ row, keys: own }) => ({
       id: row.id, org_id: row.orgId, project_id: row.projectId, name: row.name, email: row.email, phone: row.phone, company: row.company,
@@ -147,7 +154,7 @@ export class NewPeopleWriter {
       phone_key: row.phoneKey, website_key: row.websiteKey, created_at: row.createdAt, keys: own.length,
     }));
     const result = await this.database.prepared<{ id: string }>('lead_create_new_people', CREATE_NEW_PEOPLE, [
-      locks.map(String),
+      lockOrder(people.flatMap((p) => p.locks)),
       keys.map((k) => k.row.projectId), keys.map((k) => k.kind), keys.map((k) => k.key), keys.map((k) => k.row.orgId), keys.map((k) => k.row.id),
       JSON.stringify(rows),
       outboxParam(people.map((p) => p.event), people.map((p) => p.row.id)),

@@ -24,7 +24,7 @@ const EXACT_TOTAL = 10_000;
 const SCAN_OVER = 200_000;
 import { eventsAboutLead } from '../events/queries.ts';
 import { LeadImporter, type ImportResult } from './import.ts';
-import { NewPeopleWriter, type LeadRow } from './new-people.ts';
+import { lockOrder, NewPeopleWriter, type LeadRow } from './new-people.ts';
 import type { PlansService } from '../plans/service.ts';
 
 /** Lead writes wake the dispatcher after their commit instead of carrying a NOTIFY (see EventsService.record). */
@@ -136,6 +136,11 @@ function lockKey(projectId: string, kind: MatchKind, value: string): bigint {
   return createHash('sha256').update(`${projectId}\u0000${kind}\u0000${value}`).digest().readBigInt64BE(0);
 }
 
+/** The advisory lock ids of a project's keys. */
+function locksOf(projectId: string, keys: { kind: MatchKind; key: string }[]): bigint[] {
+  return keys.map(({ kind, key }) => lockKey(projectId, kind, key));
+}
+
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => '\\' + c);
 }
@@ -224,17 +229,9 @@ export class LeadsService {
     return (await this.orgs.projectFor(scope, projectId)) ?? this.orgs.defaultProjectId(scope.orgId);
   }
 
-
-  /** The advisory lock ids of a project's keys, in the one order every writer takes them. */
-  private lockIds(projectId: string, keys: Keys): string[] {
-    const ids = presentKeys(keys).map(({ kind, key }) => lockKey(projectId, kind, key));
-    // One fixed order everywhere, so two writers never wait on each other in a cycle.
-    return ids.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map(String);
-  }
-
   /** Serializes every writer that could create or claim the same person in a project. */
   private async lockKeys(tx: Db, projectId: string, keys: Keys): Promise<void> {
-    const ids = this.lockIds(projectId, keys);
+    const ids = lockOrder(locksOf(projectId, presentKeys(keys)));
     if (ids.length === 0) return;
     // One statement; unnest yields the keys in the sorted order given.
     await tx.execute(sql`select pg_advisory_xact_lock(k) from unnest(${sql.param(ids)}::bigint[]) with ordinality as t(k, n) order by n`);
@@ -254,7 +251,7 @@ export class LeadsService {
   private async createNew(row: LeadRow, keys: Keys, event: NewEvent): Promise<boolean> {
     const present = presentKeys(keys);
     const [created] = eventRows([event], row.createdAt) as [EventRow];
-    const inserted = await this.newPeople.write({ row, keys: present, locks: present.map(({ kind, key }) => lockKey(row.projectId, kind, key)), event: created });
+    const inserted = await this.newPeople.write({ row, keys: present, locks: locksOf(row.projectId, present), event: created });
     if (inserted) this.events.wakeLocal();
     return inserted;
   }
