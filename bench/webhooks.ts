@@ -28,7 +28,7 @@ import { loadConfig } from '../src/config.ts';
 import { sendSigned } from '../src/modules/webhooks/signer.ts';
 import { DELIVERY_BATCH } from '../src/modules/webhooks/deliverer.ts';
 import { DELIVERY_LANES } from '../src/workers.ts';
-import { openStore, percentile, postgresReachable, printTable, type BenchStore } from './_stores.ts';
+import { cpuMeter, openStore, percentile, postgresReachable, printTable, processCpuMs, type BenchStore } from './_stores.ts';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 2000);
 const ENDPOINTS = Number(process.env.BENCH_ENDPOINTS ?? 10);
@@ -74,16 +74,30 @@ function startReceiver(expected: number) {
   return { receiver, port, done };
 }
 
+/** CPU µs per delivery of this process (the sender), PostgreSQL and the receiver over a phase. */
+function cpuPerDelivery(receiverPid: number) {
+  const meter = cpuMeter();
+  const receiver0 = processCpuMs(receiverPid);
+  return (deliveries: number) => {
+    const { ownMsPer, postgresMsPer } = meter.stop(deliveries);
+    const receiverMsPer = (processCpuMs(receiverPid) - receiver0) / deliveries;
+    const us = (ms: number | null) => (ms === null ? '–' : Math.round(ms * 1000));
+    return { ours: us(ownMsPer), postgres: us(postgresMsPer), receiver: us(receiverMsPer) };
+  };
+}
+
 /** Signed POSTs/s from a bare loop: what the wire, the receiver and the HTTP client allow. */
-async function floor(): Promise<number> {
+async function floor(): Promise<{ rate: number; cpu: ReturnType<ReturnType<typeof cpuPerDelivery>> }> {
   const total = EVENTS * ENDPOINTS;
   const { receiver, port, done } = startReceiver(total);
   const url = `http://127.0.0.1:${await port}/hook/floor/`;
+  const cpu = cpuPerDelivery(receiver.pid!);
   const started = Date.now();
   await post(url, total, IN_FLIGHT);
   const result = await done;
+  const used = cpu(total);
   receiver.kill();
-  return total / ((result.last - started) / 1000);
+  return { rate: total / ((result.last - started) / 1000), cpu: used };
 }
 
 type Load = 'paced' | 'burst' | 'backlog';
@@ -105,6 +119,7 @@ async function run(store: BenchStore, load: Load) {
   // The backlog: the deliverer waits until every delivery is due, then drains them alone.
   const lanes = Object.entries(app.workers!.loops).filter(([name]) => name.startsWith('webhooks')).map(([, loop]) => loop);
   if (load === 'backlog') await Promise.all(lanes.map((lane) => lane.stop()));
+  let cpu = cpuPerDelivery(receiver.pid!);
   let started = Date.now();
   let next = 0;
   await Promise.all(Array.from({ length: CREATE_CONCURRENCY }, async () => {
@@ -121,10 +136,12 @@ async function run(store: BenchStore, load: Load) {
   if (load === 'backlog') {
     const pending = async () => Number((await app.services.db.execute(sql`select count(*)::int as n from webhook_deliveries where status = 'pending'`) as unknown as { rows: { n: number }[] }).rows[0]!.n);
     while (await pending() < EVENTS * ENDPOINTS) await new Promise((r) => setTimeout(r, 50));
+    cpu = cpuPerDelivery(receiver.pid!);
     started = Date.now();
     for (const lane of lanes) lane.start();
   }
   const result = await done;
+  const used = cpu(result.samples.length);
   receiver.kill();
   await app.close();
   // Latency from the event's commit; for the backlog, from when the deliverer started.
@@ -140,6 +157,7 @@ async function run(store: BenchStore, load: Load) {
     'latency p50 ms': percentile(latencies, 50),
     'latency p99 ms': percentile(latencies, 99),
     'latency max ms': latencies[latencies.length - 1]!,
+    'CPU µs/delivery ours/PG/receiver': `${used.ours}/${used.postgres}/${used.receiver}`,
   };
 }
 
@@ -156,12 +174,18 @@ export async function main(): Promise<void> {
       for (let round = 1; round <= (load === 'paced' ? 1 : ROUNDS); round++) {
         // Each burst and backlog is compared with a floor measured just before it (the machine's
         // speed drifts, and the floor alone swings by a quarter between runs here).
-        const floorRate = load === 'paced' ? null : await floor();
+        const measured = load === 'paced' ? null : await floor();
+        const floorRate = measured?.rate ?? null;
         const store = await openStore(name, 'webhooks');
         try {
           const row = await run(store, load);
           if (floorRate !== null) ratios.push(row['deliveries/s'] / floorRate);
-          rows.push({ ...row, 'floor/s': floorRate === null ? '–' : Math.round(floorRate), 'ratio to floor': floorRate === null ? '–' : (row['deliveries/s'] / floorRate).toFixed(2) });
+          rows.push({
+            ...row,
+            'floor/s': floorRate === null ? '–' : Math.round(floorRate),
+            'floor CPU µs ours/receiver': measured ? `${measured.cpu.ours}/${measured.cpu.receiver}` : '–',
+            'ratio to floor': floorRate === null ? '–' : (row['deliveries/s'] / floorRate).toFixed(2),
+          });
         } finally {
           await store.dispose();
         }

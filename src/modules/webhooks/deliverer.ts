@@ -62,16 +62,19 @@ export class WebhookDeliverer {
   async round(): Promise<boolean> {
     const now = this.clock.now();
     const iso = now.toISOString();
-    // Claim due attempts and read what sending them needs, in one statement.
+    // Claim due attempts and read what sending them needs, in one statement. The claimed ids are
+    // looked up by the primary key (`= any(array(…))`) and their events one by one (lateral): as
+    // `id in (…)` and a plain join, the planner hashed the whole history of deliveries and of events
+    // while they were small enough (20,000 deliveries, 2,000 events: 9 ms a claim, against 4 ms).
     const claimed = (await this.db.execute(sql`
       with claimed as (
         update webhook_deliveries set locked_until = ${new Date(now.getTime() + LEASE_MS).toISOString()}::timestamptz
-        where id in (
+        where id = any(array(
           select id from webhook_deliveries
           where status = 'pending' and next_attempt_at <= ${iso}::timestamptz
             and (locked_until is null or locked_until < ${iso}::timestamptz)
           order by next_attempt_at limit ${DELIVERY_BATCH}
-          for update skip locked)
+          for update skip locked))
         returning *)
       select c.id, c.org_id, c.endpoint_id, c.event_id, c.event_type, c.attempt, c.status, c.created_at,
              e.url, e.secret_sealed, e.active,
@@ -80,7 +83,7 @@ export class WebhookDeliverer {
              case when row_number() over (partition by c.event_id order by c.id) = 1 then ev.payload::text end as ev_payload
       from claimed c
       left join webhook_endpoints e on e.id = c.endpoint_id
-      left join events ev on ev.id = c.event_id`)) as unknown as { rows: Claimed[] };
+      left join lateral (select * from events where events.id = c.event_id) ev on true`)) as unknown as { rows: Claimed[] };
     // The envelopes first, one per event, from the rows that carry its payload.
     const bodies = new Map<string, string>();
     for (const c of claimed.rows) {
@@ -119,14 +122,16 @@ export class WebhookDeliverer {
   private async finishSucceeded(list: { id: string; endpointId: string; result: SendResult }[]): Promise<void> {
     if (list.length === 0) return;
     const now = this.clock.now().toISOString();
+    const ids = sql.param(list.map((s) => s.id));
+    // `d.id = any(ids)` besides the join: the rows are found by the primary key, never by hashing the
+    // whole table (which the planner chose at 20,000 rows: 7 ms for 200 rows, against 2.5 ms).
     await this.db.execute(sql`
       update webhook_deliveries d set status = 'succeeded', status_code = v.code, duration_ms = v.ms,
         response_body_preview = v.preview, finished_at = ${now}::timestamptz, locked_until = null
-      from (select unnest(${sql.param(list.map((s) => s.id))}::text[]) as id,
-                   unnest(${sql.param(list.map((s) => s.result.statusCode ?? 0))}::int[]) as code,
-                   unnest(${sql.param(list.map((s) => s.result.durationMs))}::int[]) as ms,
-                   unnest(${sql.param(list.map((s) => s.result.responseBodyPreview ?? null))}::text[]) as preview) v
-      where d.id = v.id`);
+      from unnest(${ids}::text[], ${sql.param(list.map((s) => s.result.statusCode ?? 0))}::int[],
+                  ${sql.param(list.map((s) => s.result.durationMs))}::int[],
+                  ${sql.param(list.map((s) => s.result.responseBodyPreview ?? null))}::text[]) as v(id, code, ms, preview)
+      where d.id = v.id and d.id = any(${ids}::text[])`);
     const endpoints = [...new Set(list.map((s) => s.endpointId))];
     await this.db.execute(sql`update webhook_endpoints set consecutive_failures = 0 where id = any(${sql.param(endpoints)}::text[]) and consecutive_failures <> 0`);
   }
