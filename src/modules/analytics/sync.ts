@@ -151,15 +151,16 @@ export class AnalyticsSync {
   /** Queued runs whose time has come, and running ones whose lease ran out (their instance died). */
   private async claim(): Promise<RunRow[]> {
     const now = this.clock.now();
+    // The claimed ids by the primary key (`= any(array(…))`), never by hashing the whole table.
     const claimed = (await this.db.execute(sql`
       update analytics_sync_runs set status = 'running', attempts = attempts + 1,
         locked_until = ${new Date(now.getTime() + LEASE_MS).toISOString()}::timestamptz,
         started_at = coalesce(started_at, ${now.toISOString()}::timestamptz)
-      where id in (
+      where id = any(array(
         select id from analytics_sync_runs
         where status in ('queued', 'running') and (locked_until is null or locked_until <= ${now.toISOString()}::timestamptz)
         order by created_at limit ${BATCH}
-        for update skip locked)
+        for update skip locked))
       returning id`)) as unknown as { rows: { id: string }[] };
     const ids = claimed.rows.map((r) => r.id);
     if (ids.length === 0) return [];

@@ -62,17 +62,18 @@ export class Publisher {
     await this.recoverAbandoned();
     const now = this.clock.now();
     const iso = now.toISOString();
+    // The claimed ids by the primary key (`= any(array(…))`), never by hashing the whole table.
     const claimed = (await this.db.execute(sql`
       update posts set status = 'PUBLISHING', in_flight = true, attempts = attempts + 1,
         first_attempt_at = coalesce(first_attempt_at, ${iso}::timestamptz), next_attempt_at = null,
         locked_until = ${new Date(now.getTime() + LEASE_MS).toISOString()}::timestamptz, updated_at = ${iso}::timestamptz
-      where id in (
+      where id = any(array(
         select id from posts
         where ((status = 'SCHEDULED' and scheduled_at <= ${iso}::timestamptz)
             or (status = 'PUBLISHING' and next_attempt_at <= ${iso}::timestamptz))
           and not in_flight
         order by coalesce(next_attempt_at, scheduled_at) limit ${BATCH}
-        for update skip locked)
+        for update skip locked))
       returning id`)) as unknown as { rows: { id: string }[] };
     const ids = claimed.rows.map((r) => r.id);
     await Promise.all(ids.map((id) => this.attempt(id)));
