@@ -3,26 +3,16 @@ import { doublePrecision, foreignKey, index, jsonb, pgTable, primaryKey, text } 
 import { createdAt, updatedAt } from '../../platform/columns.ts';
 import { projects } from '../orgs/tables.ts';
 
+/*
+ * The columns in the order they are stored (migration 0029): a search or filter reads a row's
+ * columns from the first up to the last it needs, so what the ranked lists read (the id, the
+ * organization, the creation time, the search text, then the filters) comes first. With `search`
+ * last, reading ten thousand matches of a word spent a fifth of its time stepping over the others.
+ */
 export const leads = pgTable('leads', {
   id: text('id').primaryKey(),
   orgId: text('org_id').notNull(),
-  projectId: text('project_id').notNull(),
-  name: text('name'),
-  email: text('email'),
-  phone: text('phone'),
-  company: text('company'),
-  website: text('website'),
-  source: text('source'),
-  status: text('status').notNull().default('NEW'),
-  /** 0 until something scores the lead (CONTRACT §3). */
-  score: doublePrecision('score').notNull().default(0),
-  scoreReason: text('score_reason'),
-  tags: text('tags').array().notNull().default([]),
-  custom: jsonb('custom').$type<Record<string, unknown>>().notNull().default({}),
-  // De-duplication keys: email trimmed and lower-cased, phone in E.164, website host without www.
-  emailKey: text('email_key'),
-  phoneKey: text('phone_key'),
-  websiteKey: text('website_key'),
+  createdAt: createdAt(),
   /**
    * The text `q` searches: name, e-mail, company, website and phone, lower-cased, kept by the
    * database. One trigram index on it serves a substring match over all five, and checking a row
@@ -31,8 +21,24 @@ export const leads = pgTable('leads', {
    * separates the fields so a match does not run from one into the next.
    */
   search: text('search').generatedAlwaysAs(sql`lower(coalesce(name, '') || E'\\n' || coalesce(email, '') || E'\\n' || coalesce(company, '') || E'\\n' || coalesce(website, '') || E'\\n' || coalesce(phone, ''))`),
-  createdAt: createdAt(),
+  projectId: text('project_id').notNull(),
+  status: text('status').notNull().default('NEW'),
+  /** 0 until something scores the lead (CONTRACT §3). */
+  score: doublePrecision('score').notNull().default(0),
+  source: text('source'),
   updatedAt: updatedAt(),
+  name: text('name'),
+  email: text('email'),
+  phone: text('phone'),
+  company: text('company'),
+  website: text('website'),
+  scoreReason: text('score_reason'),
+  tags: text('tags').array().notNull().default([]),
+  custom: jsonb('custom').$type<Record<string, unknown>>().notNull().default({}),
+  // De-duplication keys: email trimmed and lower-cased, phone in E.164, website host without www.
+  emailKey: text('email_key'),
+  phoneKey: text('phone_key'),
+  websiteKey: text('website_key'),
 }, (t) => [
   // One key for both: the project exists and belongs to the lead's organization (whose deletion
   // removes its projects and so its leads). One check per insert, not two on the same hot rows.
