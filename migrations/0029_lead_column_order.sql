@@ -43,4 +43,6 @@ CREATE INDEX "leads_org_company_idx" ON "leads" USING btree ("org_id","company",
 CREATE INDEX "leads_org_status_idx" ON "leads" USING btree ("org_id","status","created_at","id");--> statement-breakpoint
 CREATE INDEX "leads_org_score_idx" ON "leads" USING btree ("org_id","score","created_at","id");--> statement-breakpoint
 CREATE INDEX "leads_org_source_idx" ON "leads" USING btree ("org_id","source","created_at","id");--> statement-breakpoint
-ANALYZE "leads";
+-- Statistics for the rows just written (an upgrade's leads); an empty table is left unanalyzed, as a
+-- new one is, so that the planner does not take it for empty while the first leads arrive.
+DO $$ BEGIN IF EXISTS (SELECT 1 FROM "leads") THEN ANALYZE "leads"; END IF; END $$;
