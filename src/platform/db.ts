@@ -233,6 +233,19 @@ export async function rows<T>(db: Db, query: ReturnType<typeof sql>): Promise<T[
   return result.rows;
 }
 
+/**
+ * `fn` in a transaction whose statements the planner may not answer by bitmap scans: for a statement
+ * that needs only the first rows of an index in its order (a capped count, a claim of the oldest due
+ * rows), where a planner misled by its statistics would read and sort every match first.
+ */
+export function withoutBitmapScans<T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T> {
+  return db.transaction(async (trx) => {
+    const tx = trx as unknown as Db;
+    await tx.execute(sql`set local enable_bitmapscan = off`);
+    return fn(tx);
+  });
+}
+
 /** Whether a database error carries this SQLSTATE, thrown by the driver or wrapped by Drizzle. */
 function hasSqlState(error: unknown, state: string): boolean {
   const e = error as { code?: string; cause?: { code?: string } } | undefined;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { asc, desc, eq, gte, inArray, or, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
-import type { Db } from '../../platform/db.ts';
+import { withoutBitmapScans, type Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { badRequest, conflict, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
@@ -539,10 +539,7 @@ export class LeadsService {
   private async cappedCount(where: SQL, estimated: number): Promise<number> {
     const capped = (db: Db) => db.select({ n: sql<number>`count(*)::int` }).from(db.select({ one: sql`1` }).from(leads).where(where).limit(EXACT_TOTAL + 1).as('capped'));
     if (estimated <= SCAN_OVER) return (await capped(this.db))[0]!.n;
-    return this.db.transaction(async (tx) => {
-      await tx.execute(sql`set local enable_bitmapscan = off`);
-      return (await capped(tx as unknown as Db))[0]!.n;
-    });
+    return (await withoutBitmapScans(this.db, capped))[0]!.n;
   }
 
   /** The planner's estimate of the matches (a plan, no execution). */
