@@ -63,3 +63,30 @@ export async function freshDatabase(): Promise<Database & { dropUrl?: string }> 
     },
   };
 }
+
+/** A new, empty PostgreSQL database (nothing migrated) on TEST_DATABASE_URL's server: its URL, and dropping it. */
+export async function emptyPostgres(label: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `svc_${label}_${process.pid}_${randomBytes(6).toString('hex')}`;
+  await admin((c) => c.query(`create database "${name}"`));
+  return {
+    url: withDatabase(process.env.TEST_DATABASE_URL!, name),
+    drop: async () => {
+      await admin((c) => c.query(`drop database if exists "${name}" with (force)`));
+    },
+  };
+}
+
+/** An empty database of the store under test, nothing migrated (an in-memory PGlite, or a new PostgreSQL database). Closing it drops it. */
+export async function emptyDatabase(): Promise<Database> {
+  if (!onPostgres) return openDatabase({ databaseUrl: 'memory://', dataDir: '/tmp' });
+  const { url, drop } = await emptyPostgres('empty');
+  const database = openDatabase({ databaseUrl: url, dataDir: '/tmp', poolSize: 2 });
+  const close = database.close;
+  return {
+    ...database,
+    close: async () => {
+      await close();
+      await drop();
+    },
+  };
+}

@@ -1,34 +1,23 @@
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/platform/db.ts';
-import { onPostgres } from './database.ts';
+import { emptyPostgres, onPostgres } from './database.ts';
 
 /**
  * Replicas that start together (compose.yaml's two) migrate one fresh PostgreSQL database at the
  * same moment: one applies every migration, the others wait for it and find nothing left to do.
  */
-const name = `svc_migrate_${process.pid}_${Date.now()}`;
-const admin = async (sql: string) => {
-  const c = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
-  await c.connect();
-  try { await c.query(sql); } finally { await c.end(); }
-};
-
 describe.skipIf(!onPostgres)('migrations from several instances at once', () => {
-  afterAll(async () => { await admin(`drop database if exists "${name}" with (force)`); });
-
   it('three instances migrating an empty database together all succeed, and the migrations are applied once', async () => {
-    await admin(`create database "${name}"`);
-    const url = new URL(process.env.TEST_DATABASE_URL!);
-    url.pathname = `/${name}`;
-    const instances = [1, 2, 3].map(() => openDatabase({ databaseUrl: url.toString(), dataDir: '/tmp', poolSize: 2 }));
+    const { url, drop } = await emptyPostgres('migrate');
+    const instances = [1, 2, 3].map(() => openDatabase({ databaseUrl: url, dataDir: '/tmp', poolSize: 2 }));
     try {
       const results = await Promise.all(instances.map((d) => d.migrate()));
       const total = results[0]!.total;
       expect(total).toBeGreaterThan(20);
       expect(results.map((r) => r.total)).toEqual([total, total, total]);
       expect(results.reduce((sum, r) => sum + r.applied, 0)).toBe(total);
-      const c = new pg.Client({ connectionString: url.toString() });
+      const c = new pg.Client({ connectionString: url });
       await c.connect();
       try {
         const { rows } = await c.query('select count(*)::int as n from drizzle.__drizzle_migrations');
@@ -36,6 +25,7 @@ describe.skipIf(!onPostgres)('migrations from several instances at once', () => 
       } finally { await c.end(); }
     } finally {
       await Promise.all(instances.map((d) => d.close()));
+      await drop();
     }
   });
 });

@@ -2,13 +2,12 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { sql } from 'drizzle-orm';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openDatabase, rows, type Database } from '../src/platform/db.ts';
-import { freshDatabase, onPostgres } from './database.ts';
+import { rows } from '../src/platform/db.ts';
+import { emptyDatabase, freshDatabase } from './database.ts';
 
 /**
  * Migration 0029 writes the leads table anew with its columns in another order. An installation
@@ -16,13 +15,6 @@ import { freshDatabase, onPostgres } from './database.ts';
  * the table keeps its keys, indexes and references.
  */
 const MIGRATIONS = fileURLToPath(new URL('../migrations', import.meta.url));
-const name = `svc_migrate_leads_${process.pid}_${Date.now()}`;
-const adminUrl = process.env.TEST_DATABASE_URL;
-const admin = async (statement: string) => {
-  const c = new pg.Client({ connectionString: adminUrl });
-  await c.connect();
-  try { await c.query(statement); } finally { await c.end(); }
-};
 
 /** The migrations folder as it was before `tag`: the same files, the journal ending just before it. */
 function migrationsBefore(tag: string): string {
@@ -35,19 +27,10 @@ function migrationsBefore(tag: string): string {
   return dir;
 }
 
-async function emptyDatabase(): Promise<Database> {
-  if (!onPostgres) return openDatabase({ databaseUrl: 'memory://', dataDir: '/tmp' });
-  await admin(`create database "${name}"`);
-  const url = new URL(adminUrl!);
-  url.pathname = `/${name}`;
-  return openDatabase({ databaseUrl: url.toString(), dataDir: '/tmp', poolSize: 2 });
-}
-
 describe('migration 0029: the leads table written anew in its new column order', () => {
   const folders: string[] = [];
-  afterAll(async () => {
+  afterAll(() => {
     for (const f of folders) rmSync(f, { recursive: true, force: true });
-    if (onPostgres) await admin(`drop database if exists "${name}" with (force)`);
   });
 
   it('keeps every lead, its claims, its search text, and the keys, indexes and references', async () => {
