@@ -174,13 +174,15 @@ export class PlansService {
     if (!this.enabled) return;
     const value = await this.limitOf(orgId, limit, tx);
     const month = monthOf(this.clock.now());
-    for (let attempt = 0; attempt < 2; attempt++) {
+    for (let attempt = 0; attempt < 3; attempt++) {
       const [row] = await rows<{ used: number }>(tx, sql`update plan_usage set used = used + ${n}
         where org_id = ${orgId} and metric = ${limit} and month = ${month.key} and (${value}::int is null or used + ${n} <= ${value}::int) returning used`);
       if (row) return;
       const [current] = await rows<{ used: number }>(tx, sql`select used from plan_usage where org_id = ${orgId} and metric = ${limit} and month = ${month.key}`);
-      if (current) throw this.limitError(limit, value!, current.used);
-      await this.seed(tx, orgId, limit, month);
+      if (!current) await this.seed(tx, orgId, limit, month);
+      else if (value !== null && current.used + n > value) throw this.limitError(limit, value, current.used);
+      // Otherwise a concurrent start created the month's row after the update looked (each statement
+      // sees what was committed when it began) and there is room in it: the update is tried again.
     }
     throw new Error('plan_usage: the month\'s row could not be created');
   }
