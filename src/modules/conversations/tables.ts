@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, boolean, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { createdAt, ts, updatedAt } from '../../platform/columns.ts';
 
 /** One channel account. Credentials and the secrets we must sign with are sealed (AES-GCM, APP_SECRET). */
@@ -89,16 +89,38 @@ export const messages = pgTable('messages', {
   nextAttemptAt: ts('next_attempt_at'),
   lockedUntil: ts('locked_until'),
   at: ts('at').notNull(),
+  /**
+   * The message's place in its web visitor's widget stream, set by the database on every insert and
+   * status change of a message of a web conversation that is not private (trigger
+   * `messages_widget_position`, migration 0030): the contact's next position from widget_positions.
+   * Null on other channels.
+   */
+  streamSeq: bigint('stream_seq', { mode: 'number' }),
 }, (t) => [
   // The provider's id de-duplicates its retries.
   uniqueIndex('messages_inbox_external_idx').on(t.inboxId, t.direction, t.externalId),
   index('messages_conversation_idx').on(t.conversationId, t.at),
   index('messages_queue_idx').on(t.nextAttemptAt).where(sql`status = 'queued'`),
+  // A widget stream's replay after `since` (web conversations only).
+  index('messages_stream_idx').on(t.conversationId, t.streamSeq).where(sql`stream_seq is not null`),
   // Whether a thread had outreach (reachedOutSql, whose predicate this repeats): one probe, however
   // many messages the thread holds.
   index('messages_outreach_idx').on(t.conversationId, t.at)
     .where(sql`direction = 'out' and sender in ('human', 'campaign') and private = false and status in ('sent', 'delivered', 'read')`),
 ]);
+
+/**
+ * The last widget stream position given to each web contact (CONTRACT §8: the widget stream's `id:`
+ * is an increasing sequence number of that stream). Written only by the trigger on `messages`: an
+ * upsert of this row hands out the next position, and its row lock makes positions commit in their
+ * order, so a stream that has read position n has every change before it. A table of its own, not a
+ * column of `contacts`: the inbound fast path holds the contact's row version, which a counter there
+ * would change at every message.
+ */
+export const widgetPositions = pgTable('widget_positions', {
+  contactId: text('contact_id').primaryKey().references(() => contacts.id, { onDelete: 'cascade' }),
+  seq: bigint('seq', { mode: 'number' }).notNull(),
+});
 
 /** Per reader (a user or an API key): messages after read_at are unread. */
 export const conversationReads = pgTable('conversation_reads', {
