@@ -649,7 +649,7 @@ export class CampaignsService {
   /** The step's subject and text for a lead, personalised (`{{ lead.name }}`); e-mail gets its unsubscribe link. */
   private async render(row: CampaignRow, step: CampaignStep, lead: LeadRow | null, address: string, test: boolean): Promise<{ subject: string | null; text: string }> {
     const item = { lead: lead ? publicLead(lead) : {} };
-    const scope = { input: item, run: { id: row.id, workflowId: '', testMode: test || row.testMode, startedAt: row.startedAt?.toISOString() ?? null }, node: () => undefined };
+    const scope = { orgId: row.orgId, input: item, run: { id: row.id, workflowId: '', testMode: test || row.testMode, startedAt: row.startedAt?.toISOString() ?? null }, node: () => undefined };
     const out = await resolveParams({ subject: step.subject ?? null, text: step.text }, item as never, scope) as { subject?: string | null; text?: string };
     let text = String(out.text ?? '');
     if (row.channel === 'email') text += `\n\n--\nTo stop receiving these messages: ${this.unsubscribeUrl(row.orgId, row.channel, address)}`;
