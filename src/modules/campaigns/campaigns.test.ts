@@ -462,4 +462,36 @@ describe('campaigns', () => {
     expect((await t.call({ method: 'GET', url: `${base()}/suppressions`, auth: { apiKey: leadsOnly } })).statusCode).toBe(403);
     expect((await t.call({ method: 'DELETE', url: `${base()}/suppressions/${sup.id}`, auth: { apiKey: readOnly } })).statusCode).toBe(403);
   });
+
+  it('a step with its own subject is sent with it as a new thread; a step without one answers in the thread (Re:, In-Reply-To, References)', async () => {
+    const inbox = await emailInbox();
+    const address = `${unique('thread')}@example.org`;
+    const id = await lead({ name: 'Ada', email: address });
+    const c = await campaign({
+      name: 'Threads', inboxId: inbox.id, audience: { leadIds: [id] }, settings: { perMinute: 100 },
+      steps: [
+        { delaySeconds: 0, subject: 'Hello {{ lead.name }}', text: 'One' },
+        { delaySeconds: 60, subject: 'An offer for {{ lead.name }}', text: 'Two' },
+        { delaySeconds: 60, text: 'Three' },
+      ],
+    });
+    await ok('POST', `/campaigns/${c.id}/start`);
+    for (const step of [1, 2]) {
+      // The step's outcome recorded (its next step timed from now) before the clock moves on.
+      await eventually(async () => (await recipients(c.id)).some((r) => r.currentStep === step && r.nextSendAt));
+      advance(61);
+    }
+    await eventually(() => mailsTo(address).length === 3);
+    const [one, two, three] = await Promise.all(mailsTo(address).map((m) => simpleParser(m.raw)));
+    expect(one!.subject).toBe('Hello Ada');
+    expect(two!.subject).toBe('An offer for Ada');
+    // A new subject is a new thread: it answers nothing, so no client files it under the first.
+    expect(two!.inReplyTo).toBeUndefined();
+    expect(two!.references).toBeUndefined();
+    expect(two!.text).toContain('Two');
+    expect(three!.subject).toBe('Re: An offer for Ada');
+    expect(three!.inReplyTo).toBe(two!.messageId);
+    expect([three!.references].flat()).toEqual([two!.messageId]);
+    await campaignWhen(c.id, (x) => x.status === 'FINISHED');
+  });
 });

@@ -10,6 +10,9 @@ import { contacts, conversations, inboxes, messages } from './tables.ts';
 
 const BATCH = 100;
 
+/** The e-mail thread a message goes out in: the subject it follows up on (null: the conversation's) and the Message-IDs it answers, oldest first. */
+interface EmailThread { subject: string | null; references: string[] }
+
 type MessageRow = typeof messages.$inferSelect;
 /** A send the provider accepted, not recorded yet. */
 interface Accepted { message: MessageRow; externalId: string; leadId: string | null }
@@ -56,7 +59,7 @@ export class OutboundSender {
       .innerJoin(conversations, eq(conversations.id, messages.conversationId))
       .innerJoin(contacts, eq(contacts.id, conversations.contactId))
       .where(inArray(messages.id, claimed.map((m) => m.id)))).map((row) => [row.id, row]));
-    const threads = await this.threadIds(claimed.filter((m) => found.get(m.id)?.inbox.channel === 'email'));
+    const threads = await this.emailThreads(claimed.filter((m) => found.get(m.id)?.inbox.channel === 'email'));
     // Each accepted send is recorded as soon as it can be: a write of every success so far starts
     // when one completes and none is under way (a group commit), so the sends and their records
     // overlap, and a crash can repeat only the few the relay accepted since the last write.
@@ -108,7 +111,7 @@ export class OutboundSender {
   }
 
   /** One send through the message's channel. */
-  private async attempt(message: MessageRow, found: { inbox: typeof inboxes.$inferSelect; conversation: typeof conversations.$inferSelect; contact: typeof contacts.$inferSelect }, references: string[] | undefined): Promise<Outcome> {
+  private async attempt(message: MessageRow, found: { inbox: typeof inboxes.$inferSelect; conversation: typeof conversations.$inferSelect; contact: typeof contacts.$inferSelect }, thread: EmailThread | undefined): Promise<Outcome> {
     const adapter = this.conversations.adapters[found.inbox.channel as Channel];
     if (!adapter) return { ok: false, retry: false, error: `the ${found.inbox.channel} channel is not available` };
     return adapter.send({
@@ -117,8 +120,8 @@ export class OutboundSender {
       message: { ...publicMessage(message), status: 'queued', ...(message.template ? { template: message.template } : {}) },
       ...(message.sender === 'campaign' && this.conversations.unsubscribeUrl ? { unsubscribeUrl: this.conversations.unsubscribeUrl(message.orgId, found.inbox.channel, found.contact.address) } : {}),
       conversation: {
-        id: found.conversation.id, subject: found.conversation.subject, contact: { id: found.contact.id, name: found.contact.name, address: found.contact.address },
-        ...(found.inbox.channel === 'email' ? { references: references ?? [] } : {}),
+        id: found.conversation.id, subject: thread?.subject ?? found.conversation.subject, contact: { id: found.contact.id, name: found.contact.name, address: found.contact.address },
+        ...(found.inbox.channel === 'email' ? { references: thread?.references ?? [] } : {}),
       },
     });
   }
@@ -147,26 +150,39 @@ export class OutboundSender {
   }
 
   /**
-   * E-mail threading, for a batch of messages: per message, the provider ids (Message-IDs) of its
-   * conversation's other messages that reached or left the provider, oldest first; the first and the
-   * latest 49 of a long thread. One statement for the batch.
+   * E-mail threading, for a batch of messages (CONTRACT §9). A message with its own subject (a
+   * campaign step's) starts a thread: sent with that subject and answering nothing. Under the old
+   * In-Reply-To, clients that thread by references (Thunderbird, Apple Mail) would file the new
+   * topic in the old thread and those that also compare subjects (Gmail) would not: without the
+   * headers it is a new thread in every client, as its subject says. Any other message follows up
+   * in the thread the newest such message started, or else the conversation's: `Re:` its subject,
+   * answering the provider ids (Message-IDs) of the messages since that start that reached or left
+   * the provider, oldest first; the first and the latest 49 of a long thread. One statement for the
+   * batch.
    */
-  private async threadIds(batch: MessageRow[]): Promise<Map<string, string[]>> {
-    const out = new Map<string, string[]>();
-    if (!batch.length) return out;
-    const found = await rows<{ conversation_id: string; id: string; external_id: string }>(this.db, sql`
-      select conversation_id, id, external_id from (
-        select m.conversation_id, m.id, m.external_id, m.at,
+  private async emailThreads(batch: MessageRow[]): Promise<Map<string, EmailThread>> {
+    const out = new Map<string, EmailThread>();
+    const followUps = batch.filter((m) => {
+      if (m.subject) out.set(m.id, { subject: m.subject, references: [] });
+      return !m.subject;
+    });
+    if (!followUps.length) return out;
+    const found = await rows<{ conversation_id: string; id: string; external_id: string; subject: string | null }>(this.db, sql`
+      select conversation_id, id, external_id, subject from (
+        select m.conversation_id, m.id, m.external_id, m.subject, m.at,
           row_number() over (partition by m.conversation_id order by m.at, m.id) as first,
-          row_number() over (partition by m.conversation_id order by m.at desc, m.id desc) as latest
+          row_number() over (partition by m.conversation_id order by m.at desc, m.id desc) as latest,
+          row_number() over (partition by m.conversation_id, m.subject is null order by m.at desc, m.id desc) as newest
         from ${messages} m
-        where m.conversation_id = any(${sql.param([...new Set(batch.map((m) => m.conversationId))])}::text[]) and m.external_id is not null and m.private = false
+        where m.conversation_id = any(${sql.param([...new Set(followUps.map((m) => m.conversationId))])}::text[]) and m.external_id is not null and m.private = false
           and (m.direction = 'in' or m.status in ('sent', 'delivered', 'read'))) t
-      where first = 1 or latest <= 50
+      where first = 1 or latest <= 50 or (subject is not null and newest = 1)
       order by conversation_id, at, id`);
-    for (const message of batch) {
-      const ids = found.filter((r) => r.conversation_id === message.conversationId && r.id !== message.id).map((r) => r.external_id);
-      out.set(message.id, [...new Set(ids.length > 50 ? [ids[0]!, ...ids.slice(-49)] : ids)]);
+    for (const message of followUps) {
+      const thread = found.filter((r) => r.conversation_id === message.conversationId && r.id !== message.id);
+      const start = thread.findLastIndex((r) => r.subject !== null);
+      const ids = thread.slice(Math.max(start, 0)).map((r) => r.external_id);
+      out.set(message.id, { subject: start >= 0 ? thread[start]!.subject : null, references: [...new Set(ids.length > 50 ? [ids[0]!, ...ids.slice(-49)] : ids)] });
     }
     return out;
   }

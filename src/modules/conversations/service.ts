@@ -513,7 +513,7 @@ export class ConversationsService {
     const now = this.clock.now();
     const message: MessageRow = {
       id: newId('message', now.getTime()), orgId: inbox.orgId, projectId: inbox.projectId, inboxId: inbox.id, conversationId: conversation.id,
-      direction: 'in', sender: 'contact', authorId: null, text: input.text, mediaUrl: input.mediaUrl ?? null, template: null, private: false,
+      direction: 'in', sender: 'contact', authorId: null, text: input.text, subject: null, mediaUrl: input.mediaUrl ?? null, template: null, private: false,
       autoReply: input.autoReply ?? false, status: 'received', externalId: input.externalId ?? null, error: null, attempts: 0, nextAttemptAt: null, lockedUntil: null, at: now,
     };
     const written = { ...conversation, lastMessageAt: now };
@@ -736,10 +736,10 @@ export class ConversationsService {
 
 
   /** An outbound message, queued for the sender loop in the caller's transaction (woken at commit). */
-  private async queue(tx: Db, conversation: ConversationRow, text: string, sender: 'human' | 'bot' | 'campaign', authorId: string | null, now: Date, template: MessageTemplate | null = null, id?: string): Promise<MessageRow> {
+  private async queue(tx: Db, conversation: ConversationRow, text: string, sender: 'human' | 'bot' | 'campaign', authorId: string | null, now: Date, template: MessageTemplate | null = null, id?: string, subject: string | null = null): Promise<MessageRow> {
     const [message] = await tx.insert(messages).values({
       id: id ?? newId('message', now.getTime()), orgId: conversation.orgId, projectId: conversation.projectId, inboxId: conversation.inboxId,
-      conversationId: conversation.id, direction: 'out', sender, authorId, text, template, status: 'queued', nextAttemptAt: now, at: now,
+      conversationId: conversation.id, direction: 'out', sender, authorId, text, subject, template, status: 'queued', nextAttemptAt: now, at: now,
     }).returning();
     await this.bus.publishInTx(tx, OUTBOUND_WAKE, null);
     return message!;
@@ -906,8 +906,9 @@ export class ConversationsService {
    * Organization-initiated outreach (a workflow's messaging.send, a campaign's step) queued in the
    * caller's transaction: to `address` as the contact of `leadId`, in the contact's open thread or
    * a new one (with `subject`), sender `campaign`, under the channel's rules (their 422 thrown, the
-   * transaction's writes then the caller's to undo). `messageId` is the caller's, derived from what
-   * is sent, so that a second attempt at the same send finds the first (a unique violation).
+   * transaction's writes then the caller's to undo). An e-mail's `subject` is the message's own too:
+   * it goes with that subject, as a new thread (CONTRACT §9). `messageId` is the caller's, derived
+   * from what is sent, so that a second attempt at the same send finds the first (a unique violation).
    */
   async queueOutreach(tx: Db, inbox: InboxRow, input: { address: string; name: string | null; leadId: string | null; subject: string | null; text: string; template: MessageTemplate | null; authorId: string; messageId: string }, now: Date): Promise<MessageRow> {
     const contact = await this.upsertContact(tx, inbox, input.address, input.name, input.leadId);
@@ -923,7 +924,7 @@ export class ConversationsService {
     } else {
       await tx.update(conversations).set({ lastMessageAt: now }).where(eq(conversations.id, row.id));
     }
-    const queued = await this.queue(tx, row!, input.text, 'campaign', input.authorId, now, input.template, input.messageId);
+    const queued = await this.queue(tx, row!, input.text, 'campaign', input.authorId, now, input.template, input.messageId, inbox.channel === 'email' ? input.subject : null);
     await this.announce(tx, queued);
     return queued;
   }
@@ -974,7 +975,7 @@ export class ConversationsService {
       const thread = threadOf.get(contactOf.get(i.address)!.id)!;
       return {
         id: i.messageId, orgId: inbox.orgId, projectId: inbox.projectId, inboxId: inbox.id, conversationId: thread.id,
-        direction: 'out', sender: 'campaign', authorId: i.authorId, text: i.text, template: null, status: 'queued', nextAttemptAt: now, at: now,
+        direction: 'out', sender: 'campaign', authorId: i.authorId, text: i.text, subject: inbox.channel === 'email' ? i.subject : null, template: null, status: 'queued', nextAttemptAt: now, at: now,
       };
     })).returning();
     await this.bus.publishInTx(tx, OUTBOUND_WAKE, null);

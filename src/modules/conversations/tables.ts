@@ -76,6 +76,11 @@ export const messages = pgTable('messages', {
   /** The user or key that wrote a human message. */
   authorId: text('author_id'),
   text: text('text').notNull(),
+  /**
+   * Outbound e-mail: the message's own subject (a campaign step's), sent as it is and starting a
+   * new thread under it; null follows up in the thread (`Re: …`, sender.ts).
+   */
+  subject: text('subject'),
   mediaUrl: text('media_url'),
   /** A provider template sent instead of free text (WhatsApp outside its 24-hour window). */
   template: jsonb('template').$type<{ name: string; language: string; components?: unknown[] }>(),
