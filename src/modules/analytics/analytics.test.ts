@@ -180,6 +180,9 @@ describe('sync', () => {
       ['2026-03-09', { clicks: 15, impressions: 310, ctr: 0.0484, position: 7.9 }],
     ]);
     expect((await daily({ integrationId: id, source: 'gsc', from: '2026-03-08', to: '2026-03-08' })).length).toBe(1);
+    // Timestamps too (CONTRACT §6): `from`'s UTC day on, up to the day before an exclusive `to`.
+    expect((await daily({ integrationId: id, source: 'gsc', from: '2026-03-08T23:00:00Z', to: '2026-03-09T00:00:00Z' })).map((d) => d.date)).toEqual(['2026-03-08']);
+    expect((await daily({ integrationId: id, source: 'gsc', from: '2026-03-08T10:00:00+02:00', to: '2026-03-09T00:00:01Z' })).map((d) => d.date)).toEqual(['2026-03-08', '2026-03-09']);
 
     const synced = await syncedOf(id);
     expect(synced.map((e) => e.payload.source).sort()).toEqual(['ga4', 'gsc']);

@@ -44,8 +44,8 @@ export const SyncRunsQuery = Type.Object({
 }, { additionalProperties: false });
 
 export const DailyQuery = Type.Object({
-  from: Day('first day'),
-  to: Day('last day'),
+  from: Type.String({ minLength: 10, maxLength: 40, description: 'first day (YYYY-MM-DD), or an ISO 8601 timestamp: its UTC day' }),
+  to: Type.String({ minLength: 10, maxLength: 40, description: 'last day, included (YYYY-MM-DD), or an ISO 8601 timestamp (excluded): the UTC day before it' }),
   integrationId: Type.Optional(Id),
   source: Type.Optional(SourceSchema),
 }, { additionalProperties: false });

@@ -9,6 +9,7 @@ import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination
 import { assertCanChange, assertMayMakeOrgWide, inScope, inScopeOrgWide, type Tenant } from '../../platform/tenant.ts';
 import { GoogleAccess, REAUTH_REQUIRED, isReauth } from './access.ts';
 import { addDays, dayOf, daysInRange, isDay } from './days.ts';
+import { localDate, rangeBound } from '../stats/range.ts';
 import { RuleEvaluator } from './evaluator.ts';
 import { GoogleApiError, listGa4Properties, listGscSites, type Account, type GoogleApis, type Source } from './google.ts';
 import type { AnalyticsPorts, IntegrationRow } from './ports.ts';
@@ -56,6 +57,17 @@ const MAX_PENDING_RUNS = 10;
 function dayProblem(field: string, value: string | undefined): AppError | null {
   if (value === undefined || isDay(value)) return null;
   return badRequest(`${field} must be a calendar day as YYYY-MM-DD (2000 to 2999), got "${value}"`, [{ field, message: 'must be a calendar day YYYY-MM-DD' }]);
+}
+
+/**
+ * The day a range's end names (CONTRACT §6: a date, or an ISO 8601 timestamp): a date as it is; a
+ * timestamp `from` is the UTC day holding it, a timestamp `to` (exclusive) the UTC day holding the
+ * instant before it.
+ */
+function dayOfBound(value: string, which: 'from' | 'to'): string {
+  if (isDay(value) || !/^\d{4}-\d{2}-\d{2}T/.test(value)) return value;
+  const at = rangeBound(value, which, 'UTC', `querystring.${which}`).getTime();
+  return localDate(which === 'to' ? at - 1 : at, 'UTC');
 }
 
 /**
@@ -171,7 +183,8 @@ export class AnalyticsService {
   }
 
   /** The synced days of [from, to], oldest first: one item per (day, source, integration) the scope can see. */
-  async daily(scope: Scope, query: { from: string; to: string; integrationId?: string; source?: Source }) {
+  async daily(scope: Scope, given: { from: string; to: string; integrationId?: string; source?: Source }) {
+    const query = { ...given, from: dayOfBound(given.from, 'from'), to: dayOfBound(given.to, 'to') };
     for (const problem of [dayProblem('querystring.from', query.from), dayProblem('querystring.to', query.to)]) if (problem) throw problem;
     if (query.from > query.to) throw badRequest(`from (${query.from}) is after to (${query.to})`, [{ field: 'querystring.from', message: 'must not be after to' }]);
     if (daysInRange(query.from, query.to) > MAX_READ_DAYS) {

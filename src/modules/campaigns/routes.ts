@@ -135,14 +135,16 @@ export function campaignRoutes(app: App): void {
     reply.code(204).send(null);
   });
 
+  // Consents are campaign data (CONTRACT §9): what a campaign may send depends on them, so they take
+  // the campaigns scopes — a `leads:write` key must not be able to record a WhatsApp opt-in.
   const consentTags = ['Leads'];
   app.get('/leads/:id/consents', {
-    config: { access: { scope: 'leads:read' } },
+    config: { access: read },
     schema: { tags: consentTags, summary: 'A lead\'s recorded opt-ins and opt-outs, newest first (the newest per channel holds)', params: IdParams, response: { 200: Type.Object({ items: Type.Array(Type.Ref('Consent')) }), ...orgErrors() } },
   }, async (request) => campaigns.listConsents(orgOf(request), request.params.id));
 
   app.post('/leads/:id/consents', {
-    config: { access: { scope: 'leads:write' } },
+    config: { access: write },
     schema: {
       tags: consentTags, summary: 'Record a lead\'s opt-in or opt-out on a channel (WhatsApp campaigns need opted_in)', params: IdParams,
       body: Type.Object({

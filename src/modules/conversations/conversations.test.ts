@@ -276,6 +276,21 @@ describe('people in conversations', () => {
     expect(stats.json()).toMatchObject({ opened: 2, closed: 1, closedByBot: 0, handoffs: 1, handoffReasons: { refund: 1 } });
     expect(stats.json().medianFirstReplySec).toBeGreaterThanOrEqual(0);
     expect(stats.json().medianHandoffSec).toBeGreaterThanOrEqual(0);
+    // CONTRACT §6: a date is the whole day (UTC), `to` included; a timestamp `to` is exclusive.
+    const day = String(conversation.openedAt).slice(0, 10);
+    const before = new Date(Date.parse(`${day}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+    const over = async (from: string, to: string) => {
+      const res = await t.call({ method: 'GET', url: `${base()}/conversations/stats`, auth: owner(), query: { inboxId: inbox.id, from, to } });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json().opened as number;
+    };
+    expect(await over(day, day)).toBe(2);
+    expect(await over(before, before)).toBe(0);
+    expect(await over(before, `${day}T00:00:00Z`)).toBe(0);
+    expect(await over(`${before}T12:00:00+02:00`, day)).toBe(2);
+    const bad = await t.call({ method: 'GET', url: `${base()}/conversations/stats`, auth: owner(), query: { from: '2026-02-30', to: day } });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'querystring.from' }] });
   });
 
   it('lists with every filter and q over the messages\' text', async () => {

@@ -66,7 +66,10 @@ describe('lead.replied', () => {
     expect(first.statusCode, first.body).toBe(201);
     const events = await replied(lead.id);
     expect(events).toHaveLength(1);
-    expect(events[0]!.payload).toEqual({ leadId: lead.id, conversationId, messageId: first.json().id, channel: 'api' });
+    // SPEC's fields: the lead as in lead.created, the conversation, the channel and the reply's text.
+    expect(events[0]!.payload).toEqual({
+      lead: { ...lead, updatedAt: expect.any(String) }, conversationId, channel: 'api', text: 'Tell me more', leadId: lead.id, messageId: first.json().id,
+    });
 
     const externalId = unique('ext');
     expect((await inbound(box.id, { contact: { address: email }, text: 'And prices?', externalId })).statusCode).toBe(201);

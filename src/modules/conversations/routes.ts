@@ -110,7 +110,11 @@ export function conversationRoutes(app: App): void {
     config: { access: read },
     schema: {
       tags, summary: 'Conversation statistics over a period (default: the last 30 days)', params: OrgParams,
-      querystring: Type.Object({ from: Type.Optional(Type.String({ format: 'date-time', maxLength: 40 })), to: Type.Optional(Type.String({ format: 'date-time', maxLength: 40 })), inboxId: Type.Optional(ShortId) }, { additionalProperties: false }),
+      querystring: Type.Object({
+        from: Type.Optional(Type.String({ minLength: 10, maxLength: 40, description: 'date (the whole day, UTC) or ISO 8601 timestamp; default: 30 days before to' })),
+        to: Type.Optional(Type.String({ minLength: 10, maxLength: 40, description: 'date (included) or ISO 8601 timestamp (excluded); default: now' })),
+        inboxId: Type.Optional(ShortId),
+      }, { additionalProperties: false }),
       response: {
         200: Type.Object({
           opened: Type.Integer(), closed: Type.Integer(), closedByBot: Type.Integer(), handoffs: Type.Integer(),
@@ -162,7 +166,8 @@ export function conversationRoutes(app: App): void {
   }, async (request) => conversations.assign(orgOf(request), request.params.id, request.body.assigneeId));
 
   app.post('/conversations/:id/read', {
-    config: { access: read },
+    // A write: it changes what the caller's unread count and the inbox show.
+    config: { access: write },
     schema: { tags, summary: 'Mark the conversation read for the caller (its unreadCount becomes 0)', params: IdParams, response: { 200: Type.Ref('Conversation'), ...orgErrors() } },
   }, async (request) => conversations.read(orgOf(request), request.params.id));
 

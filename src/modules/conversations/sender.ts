@@ -5,7 +5,8 @@ import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../config.ts';
 import type { EventsService } from '../events/service.ts';
 import type { Channel, Outcome } from './channels.ts';
-import { publicMessage, type ConversationsService } from './service.ts';
+import type { ConversationsService } from './service.ts';
+import { messageSent, publicMessage } from './payloads.ts';
 import { contacts, conversations, inboxes, messages } from './tables.ts';
 
 const BATCH = 100;
@@ -15,7 +16,7 @@ interface EmailThread { subject: string | null; references: string[] }
 
 type MessageRow = typeof messages.$inferSelect;
 /** A send the provider accepted, not recorded yet. */
-interface Accepted { message: MessageRow; externalId: string; leadId: string | null }
+interface Accepted { message: MessageRow; externalId: string; leadId: string | null; channel: string; to: string }
 
 /**
  * The outbound queue's loop: claims due `queued` messages with SKIP LOCKED (leased, so a crashed
@@ -75,20 +76,20 @@ export class OutboundSender {
       })();
       return writing;
     };
-    const refusals: { message: MessageRow; outcome: Extract<Outcome, { ok: false }> }[] = [];
+    const refusals: { message: MessageRow; channel: string; outcome: Extract<Outcome, { ok: false }> }[] = [];
     await Promise.all(claimed.map(async (message) => {
       const context = found.get(message.id);
       if (!context) return;
       const outcome = await this.attempt(message, context, threads.get(message.id)).catch((error: Error): Outcome => ({ ok: false, retry: true, error: error.message }));
       if (outcome.ok) {
-        pending.push({ message, externalId: outcome.externalId, leadId: context.conversation.leadId });
+        pending.push({ message, externalId: outcome.externalId, leadId: context.conversation.leadId, channel: context.inbox.channel, to: context.contact.address });
         await record();
       } else {
-        refusals.push({ message, outcome });
+        refusals.push({ message, channel: context.inbox.channel, outcome });
       }
     }));
     await writing;
-    for (const { message, outcome } of refusals) await this.refused(message, outcome);
+    for (const { message, channel, outcome } of refusals) await this.refused(message, channel, outcome);
     return true;
   }
 
@@ -101,11 +102,8 @@ export class OutboundSender {
         where m.id = v.id and m.status = 'queued' returning m.id`);
       if (!sent.length) return;
       const rowsSent = await tx.select().from(messages).where(inArray(messages.id, sent.map((r) => r.id)));
-      const leadOf = new Map(accepted.map((a) => [a.message.id, a.leadId]));
-      await this.events.record(tx, rowsSent.map((row) => ({
-        orgId: row.orgId, projectId: row.projectId, type: 'message.sent',
-        payload: { message: publicMessage(row), sender: row.sender, conversationId: row.conversationId, ...(leadOf.get(row.id) ? { leadId: leadOf.get(row.id) } : {}) },
-      })));
+      const of = new Map(accepted.map((a) => [a.message.id, a]));
+      await this.events.record(tx, rowsSent.map((row) => messageSent(row, of.get(row.id)!)));
       await this.conversations.outboundChanged(tx, rowsSent);
     });
   }
@@ -127,24 +125,24 @@ export class OutboundSender {
   }
 
   /** A refusal: tried again after the back-off (or the provider's Retry-After), or failed for good. */
-  private async refused(message: MessageRow, outcome: { ok: false; retry: boolean; retryAfterS?: number; error: string }): Promise<void> {
+  private async refused(message: MessageRow, channel: string, outcome: { ok: false; retry: boolean; retryAfterS?: number; error: string }): Promise<void> {
     const delays = this.config.webhookRetryDelaysS;
     if (!outcome.retry || message.attempts > delays.length) {
-      await this.fail(message, outcome.error);
+      await this.fail(message, channel, outcome.error);
       return;
     }
     const backoffS = delays[Math.min(message.attempts - 1, delays.length - 1)] ?? 60;
     const waitS = Math.max(backoffS, outcome.retryAfterS ?? 0);
-    await this.settle(message, { error: outcome.error, lockedUntil: null, nextAttemptAt: new Date(this.clock.now().getTime() + waitS * 1000) });
+    await this.settle(message, channel, { error: outcome.error, lockedUntil: null, nextAttemptAt: new Date(this.clock.now().getTime() + waitS * 1000) });
   }
 
   /** Records a failed attempt (a retry's wait, or the failure) on a still-queued message; the org stream hears of it. */
-  private async settle(message: MessageRow, set: Partial<MessageRow>): Promise<void> {
+  private async settle(message: MessageRow, channel: string, set: Partial<MessageRow>): Promise<void> {
     await this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
       const [row] = await tx.update(messages).set(set).where(sql`${messages.id} = ${message.id} and ${messages.status} = 'queued'`).returning();
       if (!row) return;
-      await this.conversations.announce(tx, row);
+      await this.conversations.announce(tx, row, channel);
       await this.conversations.outboundChanged(tx, [row]);
     });
   }
@@ -187,7 +185,7 @@ export class OutboundSender {
     return out;
   }
 
-  private fail(message: MessageRow, error: string): Promise<void> {
-    return this.settle(message, { status: 'failed', error: error.slice(0, 1000), lockedUntil: null, nextAttemptAt: null });
+  private fail(message: MessageRow, channel: string, error: string): Promise<void> {
+    return this.settle(message, channel, { status: 'failed', error: error.slice(0, 1000), lockedUntil: null, nextAttemptAt: null });
   }
 }

@@ -8,7 +8,7 @@ import type { Scope } from '../../platform/context.ts';
 import { SecretBox, safeEqual, sha256Hex } from '../../platform/crypto.ts';
 import { badRequest, conflict, notFound, unprocessable } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
-import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
+import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import { inScope, visibleTo } from '../../platform/tenant.ts';
 import type { EventsService, NewEvent } from '../events/service.ts';
 import { eventRows, outboxCtes, outboxParam } from '../events/outbox.ts';
@@ -19,7 +19,9 @@ import type { NotificationsService } from '../notifications/service.ts';
 import type { OrgsService } from '../orgs/service.ts';
 import { CHANNELS, channelAdapters, notAvailable, type Channel, type ChannelAdapter, type Prepared } from './channels.ts';
 import { conversationsMessagedForLead } from '../events/queries.ts';
+import { rangeBound } from '../stats/range.ts';
 import { contacts, conversationReads, conversations, inboxes, messages } from './tables.ts';
+import { conversationOpened, leadReplied, messageReceived, publicConversation, publicMessage, streamMessage } from './payloads.ts';
 import { widgetSnippet } from './web.ts';
 
 type InboxRow = typeof inboxes.$inferSelect;
@@ -33,7 +35,7 @@ export type OutboundMessage = MessageRow;
 export const OUTBOUND_WAKE = 'wake:conversations-outbound';
 
 /** The leads service as this module uses it (a narrow port). */
-export type LeadsPort = Pick<LeadsService, 'findOrCreate' | 'get'>;
+export type LeadsPort = Pick<LeadsService, 'findOrCreate' | 'get' | 'find'>;
 export type NotifyPort = Pick<NotificationsService, 'notify'>;
 export type OrgsPort = Pick<OrgsService, 'projectFor' | 'defaultProjectId' | 'roleOf'>;
 
@@ -110,31 +112,6 @@ export interface ConversationQuery extends ListQuery {
   handledBy?: string;
   assigneeId?: string;
   leadId?: string;
-}
-
-export function publicMessage(row: MessageRow) {
-  const out: Record<string, unknown> = {
-    id: row.id, conversationId: row.conversationId, direction: row.direction, sender: row.sender, text: row.text,
-    private: row.private, status: row.status, at: row.at,
-  };
-  if (row.mediaUrl) out.mediaUrl = row.mediaUrl;
-  if (row.externalId) out.externalId = row.externalId;
-  if (row.error) out.error = row.error;
-  return out as { id: string; conversationId: string; direction: string; sender: string; text: string; private: boolean; status: string; at: Date; externalId?: string; error?: string; mediaUrl?: string };
-}
-
-export function publicConversation(row: ConversationRow, contact: Pick<ContactRow, 'id' | 'name' | 'address'>, unreadCount = 0) {
-  const out: Record<string, unknown> = {
-    id: row.id, inboxId: row.inboxId, channel: row.channel, contact: { id: contact.id, name: contact.name, address: contact.address },
-    status: row.status, handledBy: row.handledBy, unreadCount, lastMessageAt: row.lastMessageAt, openedAt: row.openedAt,
-  };
-  if (row.leadId) out.leadId = row.leadId;
-  if (row.assigneeId) out.assigneeId = row.assigneeId;
-  if (row.handoffReason) out.handoffReason = row.handoffReason;
-  if (row.subject) out.subject = row.subject;
-  if (row.closedAt) out.closedAt = row.closedAt;
-  if (row.resolvedBy) out.resolvedBy = row.resolvedBy;
-  return out;
 }
 
 /**
@@ -515,14 +492,14 @@ export class ConversationsService {
       id: newId('message', now.getTime()), orgId: inbox.orgId, projectId: inbox.projectId, inboxId: inbox.id, conversationId: conversation.id,
       direction: 'in', sender: 'contact', authorId: null, text: input.text, subject: null, mediaUrl: input.mediaUrl ?? null, template: null, private: false,
       autoReply: input.autoReply ?? false, status: 'received', externalId: input.externalId ?? null, error: null, attempts: 0, nextAttemptAt: null, lockedUntil: null, at: now,
+      streamSeq: null,
     };
     const written = { ...conversation, lastMessageAt: now };
-    const view = publicConversation(written, contact);
-    const received: NewEvent[] = [{ orgId: inbox.orgId, projectId: inbox.projectId, type: 'message.received', payload: { message: publicMessage(message), conversation: view, ...(contact.leadId ? { leadId: contact.leadId } : {}) } }];
-    const replied: NewEvent[] = contact.leadId
-      ? [{ orgId: inbox.orgId, projectId: inbox.projectId, type: 'lead.replied', payload: { leadId: contact.leadId, conversationId: conversation.id, messageId: message.id, channel: inbox.channel } }]
-      : [];
-    const heard = { kind: 'conversation.message', data: JSON.parse(JSON.stringify({ message: publicMessage(message), conversation: { ...view, projectId: inbox.projectId }, projectId: inbox.projectId })) };
+    const received: NewEvent[] = [messageReceived(message, written, contact)];
+    // `lead.replied` carries the lead as it is (SPEC); the statement decides whether it is written.
+    const lead = contact.leadId && !message.autoReply ? await this.ports.leads.find(this.db, inbox.orgId, contact.leadId) : null;
+    const replied: NewEvent[] = lead ? [leadReplied(lead, message, inbox.channel)] : [];
+    const heard = streamMessage(message, inbox.channel, { row: written, contact });
     const others = this.ports.orgStream.notifyOthersParams(inbox.orgId, [heard]);
     if (others === false) return null;
     const replyParams = fillPlaceholders(REPLIED.params, { orgId: inbox.orgId, channel: inbox.channel, leadId: contact.leadId, conversationId: conversation.id, at: now.toISOString() });
@@ -556,7 +533,7 @@ export class ConversationsService {
           id: newId('conversation', now.getTime()), orgId: inbox.orgId, projectId: inbox.projectId, inboxId: inbox.id, channel: inbox.channel,
           contactId: contact.id, leadId: contact.leadId, subject: input.subject ?? null, status: 'OPEN', handledBy: inbox.bot.enabled ? 'bot' : 'human', lastMessageAt: now, openedAt: now,
         }).returning();
-        events.push({ orgId: inbox.orgId, projectId: inbox.projectId, type: 'conversation.opened', payload: { conversation: publicConversation(conversation!, contact) } });
+        events.push(conversationOpened(conversation!, contact));
       } else {
         [conversation] = await tx.update(conversations).set({ lastMessageAt: now, ...(contact.leadId && !conversation.leadId ? { leadId: contact.leadId } : {}) })
           .where(eq(conversations.id, conversation.id)).returning();
@@ -565,13 +542,13 @@ export class ConversationsService {
         id: newId('message', now.getTime()), orgId: inbox.orgId, projectId: inbox.projectId, inboxId: inbox.id, conversationId: conversation!.id,
         direction: 'in', sender: 'contact', text: input.text, status: 'received', externalId: input.externalId ?? null, mediaUrl: input.mediaUrl ?? null, autoReply: input.autoReply ?? false, at: now,
       }).returning();
-      const view = publicConversation(conversation!, contact);
-      events.push({ orgId: inbox.orgId, projectId: inbox.projectId, type: 'message.received', payload: { message: publicMessage(message!), conversation: view, ...(contact.leadId ? { leadId: contact.leadId } : {}) } });
+      events.push(messageReceived(message!, conversation!, contact));
       if (contact.leadId && !input.autoReply && !newLead && (await this.wasReachedOut(tx, inbox, contact.leadId, conversation!.id, now))) {
-        events.push({ orgId: inbox.orgId, projectId: inbox.projectId, type: 'lead.replied', payload: { leadId: contact.leadId, conversationId: conversation!.id, messageId: message!.id, channel: inbox.channel } });
+        const lead = await this.ports.leads.find(tx, inbox.orgId, contact.leadId);
+        if (lead) events.push(leadReplied(lead, message!, inbox.channel));
       }
       await this.ports.events.record(tx, events);
-      await this.ports.orgStream.publishInTx(tx, inbox.orgId, { kind: 'conversation.message', data: JSON.parse(JSON.stringify({ message: publicMessage(message!), conversation: { ...view, projectId: inbox.projectId }, projectId: inbox.projectId })) });
+      await this.ports.orgStream.publishInTx(tx, inbox.orgId, streamMessage(message!, inbox.channel, { row: conversation!, contact }));
       return message!;
     });
     return { message: publicMessage(result), duplicate: false };
@@ -595,7 +572,7 @@ export class ConversationsService {
    * forward (sent → delivered → read; `failed` only before delivery), so a late or repeated receipt
    * changes nothing. The organization stream hears of a change. Returns whether anything changed.
    */
-  async applyReceipt(inbox: Pick<InboxRow, 'id' | 'orgId'>, externalId: string, status: Receipt, error?: string): Promise<boolean> {
+  async applyReceipt(inbox: Pick<InboxRow, 'id' | 'orgId' | 'channel'>, externalId: string, status: Receipt, error?: string): Promise<boolean> {
     const rank = (s: string) => RECEIPT_ORDER.indexOf(s as (typeof RECEIPT_ORDER)[number]);
     const allowedFrom = status === 'failed' ? ['queued', 'sent'] : RECEIPT_ORDER.filter((s) => rank(s) < rank(status));
     return this.db.transaction(async (trx) => {
@@ -604,15 +581,15 @@ export class ConversationsService {
         .where(and(eq(messages.inboxId, inbox.id), eq(messages.direction, 'out'), eq(messages.externalId, externalId), sql`${messages.status} = any(${sql.param(allowedFrom)}::text[])`))
         .returning();
       if (!row) return false;
-      await this.announce(tx, row);
+      await this.announce(tx, row, inbox.channel);
       await this.outboundChanged(tx, [row]);
       return true;
     });
   }
 
-  /** Tells the organization stream (at commit) that a message was written or changed: a reply, a note, a failure. */
-  announce(tx: Db, row: MessageRow): Promise<void> {
-    return this.ports.orgStream.publishInTx(tx, row.orgId, { kind: 'conversation.message', data: JSON.parse(JSON.stringify({ message: publicMessage(row), conversationId: row.conversationId, projectId: row.projectId })) });
+  /** Tells the organization stream (at commit) that a message of a conversation on `channel` was written or changed: a reply, a note, a failure. */
+  announce(tx: Db, row: MessageRow, channel: string): Promise<void> {
+    return this.ports.orgStream.publishInTx(tx, row.orgId, streamMessage(row, channel));
   }
 
   private async byExternalId(inboxId: string, externalId: string): Promise<MessageRow | undefined> {
@@ -693,10 +670,7 @@ export class ConversationsService {
       conditions.push(sql`exists (select 1 from ${messages} m where m.conversation_id = ${conversations.id} and m.text ilike ${like})`);
     }
     const where = inScope(scope, conversations, ...conditions);
-    const sort = query.sort ?? '-lastMessageAt';
-    const column = { lastMessageAt: conversations.lastMessageAt, openedAt: conversations.openedAt }[sort.replace(/^-/, '')];
-    if (!column) throw badRequest(`Unknown sort '${sort}'; sortable: lastMessageAt, openedAt`, [{ field: 'querystring.sort', message: 'must be lastMessageAt or openedAt, optionally with a leading -' }]);
-    const order = sort.startsWith('-') ? [desc(column), desc(conversations.id)] : [asc(column), asc(conversations.id)];
+    const order = orderBy(query.sort, { lastMessageAt: conversations.lastMessageAt, openedAt: conversations.openedAt }, '-lastMessageAt', conversations.id);
     const [items, counted] = await Promise.all([
       this.db.select({ c: conversations, contact: contacts, unread: this.unreadSql(scope) }).from(conversations)
         .innerJoin(contacts, eq(contacts.id, conversations.contactId)).where(where).orderBy(...order).limit(page.limit).offset(page.offset),
@@ -763,7 +737,7 @@ export class ConversationsService {
           id: newId('message', now.getTime()), orgId: row.orgId, projectId: row.projectId, inboxId: row.inboxId, conversationId: row.id,
           direction: 'out', sender: 'human', authorId, text: out.text, private: true, status: 'sent', at: now,
         }).returning();
-        await this.announce(tx, note!);
+        await this.announce(tx, note!, row.channel);
         return note!;
       }
       if (row.status !== 'OPEN') throw conflict('This conversation is closed: reopen it before replying');
@@ -779,7 +753,7 @@ export class ConversationsService {
       }
       await tx.update(conversations).set(set).where(eq(conversations.id, row.id));
       const queued = await this.queue(tx, row, out.text, 'human', authorId, now, out.template);
-      await this.announce(tx, queued);
+      await this.announce(tx, queued, row.channel);
       return queued;
     });
     return publicMessage(message);
@@ -801,7 +775,7 @@ export class ConversationsService {
       await this.checkSend(tx, row.channel, row.contactId, false, now);
       await tx.update(conversations).set({ lastMessageAt: now }).where(eq(conversations.id, row.id));
       const queued = await this.queue(tx, row, text, 'bot', null, now);
-      await this.announce(tx, queued);
+      await this.announce(tx, queued, row.channel);
       return { message: publicMessage(queued) };
     });
   }
@@ -828,7 +802,7 @@ export class ConversationsService {
           contactId: contact.id, leadId: lead.id, subject: input.subject ?? null, status: 'OPEN', handledBy: 'human',
           assigneeId: scope.actor.type === 'user' ? scope.actor.id : null, lastMessageAt: now, openedAt: now, firstReplyAt: now,
         }).returning();
-        await this.ports.events.record(tx, { orgId: inbox.orgId, projectId: inbox.projectId, type: 'conversation.opened', payload: { conversation: publicConversation(row!, contact), leadId: lead.id } });
+        await this.ports.events.record(tx, conversationOpened(row!, contact));
       } else {
         await tx.update(conversations).set({ lastMessageAt: now }).where(eq(conversations.id, row.id));
       }
@@ -920,12 +894,12 @@ export class ConversationsService {
         contactId: contact.id, leadId: contact.leadId, subject: input.subject, status: 'OPEN', handledBy: inbox.bot.enabled ? 'bot' : 'human',
         lastMessageAt: now, openedAt: now, firstReplyAt: now,
       }).returning();
-      await this.ports.events.record(tx, { orgId: inbox.orgId, projectId: inbox.projectId, type: 'conversation.opened', payload: { conversation: publicConversation(row!, contact), ...(contact.leadId ? { leadId: contact.leadId } : {}) } });
+      await this.ports.events.record(tx, conversationOpened(row!, contact));
     } else {
       await tx.update(conversations).set({ lastMessageAt: now }).where(eq(conversations.id, row.id));
     }
     const queued = await this.queue(tx, row!, input.text, 'campaign', input.authorId, now, input.template, input.messageId, inbox.channel === 'email' ? input.subject : null);
-    await this.announce(tx, queued);
+    await this.announce(tx, queued, inbox.channel);
     return queued;
   }
 
@@ -965,10 +939,8 @@ export class ConversationsService {
     if (fresh.length) {
       const opened = await tx.insert(conversations).values(fresh).returning();
       for (const row of opened) threadOf.set(row.contactId, row);
-      await this.ports.events.record(tx, opened.map((row) => {
-        const c = people.find((p) => p.id === row.contactId)!;
-        return { orgId: inbox.orgId, projectId: inbox.projectId, type: 'conversation.opened', payload: { conversation: publicConversation(row, { id: c.id, name: c.name, address: c.address }), ...(row.leadId ? { leadId: row.leadId } : {}) } };
-      }));
+      const byId = new Map(people.map((p) => [p.id, p]));
+      await this.ports.events.record(tx, opened.map((row) => conversationOpened(row, byId.get(row.contactId)!)));
     }
     if (open.length) await tx.update(conversations).set({ lastMessageAt: now }).where(sql`${conversations.id} = any(${sql.param(open.map((c) => c.id))}::text[])`);
     const queued = await tx.insert(messages).values(items.map((i) => {
@@ -979,7 +951,7 @@ export class ConversationsService {
       };
     })).returning();
     await this.bus.publishInTx(tx, OUTBOUND_WAKE, null);
-    await this.ports.orgStream.publishManyInTx(tx, inbox.orgId, queued.map((row) => ({ kind: 'conversation.message', data: JSON.parse(JSON.stringify({ message: publicMessage(row), conversationId: row.conversationId, projectId: row.projectId })) })));
+    await this.ports.orgStream.publishManyInTx(tx, inbox.orgId, queued.map((row) => streamMessage(row, inbox.channel)));
   }
 
   /** Who follows outbound messages: told in the transaction of every status change of ones sent by an automation (sender `campaign`). */
@@ -1066,8 +1038,9 @@ export class ConversationsService {
   }
 
   async stats(scope: Scope, query: { from?: string; to?: string; inboxId?: string }) {
-    const to = query.to ? new Date(query.to) : this.clock.now();
-    const from = query.from ? new Date(query.from) : new Date(to.getTime() - 30 * 86_400_000);
+    // CONTRACT §6: a date is that whole day (UTC), `to` included; a timestamp `to` is exclusive.
+    const to = query.to ? rangeBound(query.to, 'to', 'UTC', 'querystring.to') : this.clock.now();
+    const from = query.from ? rangeBound(query.from, 'from', 'UTC', 'querystring.from') : new Date(to.getTime() - 30 * 86_400_000);
     if (from >= to) throw badRequest('from must be before to', [{ field: 'querystring.from', message: 'must be before to' }]);
     const inbox = query.inboxId ? eq(conversations.inboxId, query.inboxId) : undefined;
     const inRange = (column: typeof conversations.openedAt | typeof conversations.closedAt) => and(gte(column, from), lt(column, to));

@@ -255,7 +255,7 @@ describe('the visitor\'s stream', () => {
       expect(client.status).toBe(200);
       expect(client.contentType).toMatch(/^text\/event-stream/);
       await client.until(() => texts(client).includes('Hello?'));
-      expect(client.events('message')[0]!.id).toBe(first.message.id);
+      expect(client.events('message')[0]!.data).toMatchObject({ id: first.message.id });
 
       const note = await t.call({ method: 'POST', url: `${base()}/conversations/${first.conversationId}/messages`, auth: owner(), payload: { text: 'internal: VIP customer', private: true } });
       expect(note.statusCode).toBe(201);
@@ -276,24 +276,65 @@ describe('the visitor\'s stream', () => {
       await client.until(() => texts(client).includes('Thanks'));
       await client.until(() => client.messages.some((m) => m.comment === 'ping'));
       expect(texts(client)).not.toContain('internal: VIP customer');
+      // SPEC's stream rules: `id:` is an increasing sequence number; the reply is sent again once sent.
+      const ids = client.events('message').map((m) => Number(m.id));
+      expect(ids.every((id, i) => Number.isInteger(id) && (i === 0 || id > ids[i - 1]!))).toBe(true);
+      expect(client.events('message').filter((m) => (m.data as { id: string }).id === reply.json().id).map((m) => (m.data as { status: string }).status)).toEqual(['queued', 'sent']);
     } finally {
       client.close();
     }
 
-    // A reload replays what was said, still without the note; Last-Event-ID resumes after a message.
+    // A reload replays what was said, each message once as it is now, still without the note.
     const again = await stream(inbox.id, token);
+    let afterFirst: string;
     try {
       await again.until(() => texts(again).includes('Thanks'));
       expect(texts(again)).toEqual(['Hello?', 'Hi! How can we help?', 'Thanks']);
+      afterFirst = again.events('message')[0]!.id!;
     } finally {
       again.close();
     }
-    const resumed = await stream(inbox.id, token, { 'last-event-id': first.message.id });
+    // since=<id> replays only what changed after that event; Last-Event-ID is not used (SPEC).
+    const resumed = await SseClient.open(`${baseUrl}${widget(inbox.id, `events?session=${encodeURIComponent(token)}&since=${afterFirst}`)}`, { origin: SITE, 'last-event-id': '0' });
     try {
       await resumed.until(() => texts(resumed).includes('Thanks'));
       expect(texts(resumed)).toEqual(['Hi! How can we help?', 'Thanks']);
     } finally {
       resumed.close();
+    }
+    const bad = await t.call({ method: 'GET', url: widget(inbox.id, `events?session=${encodeURIComponent(token)}&since=msg_1`), headers: { origin: SITE } });
+    expect(bad.statusCode).toBe(400);
+  });
+
+  it('sends every change once and in order while messages and statuses change side by side (no gap between replay and live)', async () => {
+    const inbox = await webInbox();
+    const token = await newSession(inbox.id);
+    const first = (await say(inbox.id, token, 'm0')).json();
+    const client = await stream(inbox.id, token);
+    try {
+      // Visitor messages and team replies (each queued, then sent by the sender loop) at once.
+      await Promise.all(Array.from({ length: 6 }, (_, i) => i % 2
+        ? say(inbox.id, token, `m${i}`)
+        : t.call({ method: 'POST', url: `${base()}/conversations/${first.conversationId}/messages`, auth: owner(), payload: { text: `r${i}` } })));
+      const want = ['m0', 'm1', 'm3', 'm5', 'r0', 'r2', 'r4'];
+      await client.until(() => want.every((w) => texts(client).includes(w)) && client.events('message').filter((m) => (m.data as { status: string }).status === 'sent' && (m.data as { direction: string }).direction === 'out').length === 3);
+      const ids = client.events('message').map((m) => Number(m.id));
+      expect(new Set(ids).size).toBe(ids.length);
+      expect([...ids].sort((a, b) => a - b)).toEqual(ids);
+      // A stream opened at any event's id gets exactly the events after it.
+      const cut = ids[3]!;
+      const resumed = await SseClient.open(`${baseUrl}${widget(inbox.id, `events?session=${encodeURIComponent(token)}&since=${cut}`)}`, { origin: SITE });
+      try {
+        const after = client.events('message').filter((m) => Number(m.id) > cut);
+        await resumed.until(() => resumed.events('message').length >= after.length);
+        // Each message once, as it is now: the latest event of each after the cut.
+        const latest = new Map(after.map((m) => [(m.data as { id: string }).id, m.id]));
+        expect(resumed.events('message').map((m) => m.id)).toEqual([...latest.values()].sort((a, b) => Number(a) - Number(b)));
+      } finally {
+        resumed.close();
+      }
+    } finally {
+      client.close();
     }
   });
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { normalizeIP } from '@fastify/rate-limit';
-import { and, asc, desc, eq, gt, inArray, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, isNotNull, sql } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomToken, sha256Hex } from '../../platform/crypto.ts';
 import { badRequest, forbidden, notFound, rateLimited, unauthorized, unprocessable } from '../../platform/errors.ts';
@@ -25,8 +25,10 @@ type MessageRow = typeof messages.$inferSelect;
 /** How long an unused visitor session lives; each use moves it forward. */
 const SESSION_TTL_MS = 30 * 86_400_000;
 const TEXT_LIMIT = 4096;
-/** Messages replayed when a stream opens without Last-Event-ID: the latest ones. */
+/** Messages replayed when a stream opens without `since`: the latest ones. */
 const REPLAY_LIMIT = 200;
+/** Changes a widget stream reads from the store at a time. */
+const PULL_LIMIT = 500;
 const PREFIX = '/widget/:inboxId';
 
 /** The widget's script, served as a static asset (the same bytes for every inbox). */
@@ -86,7 +88,6 @@ export class WebChannel implements ChannelAdapter {
 function widgetMessage(m: Pick<MessageRow, 'id' | 'conversationId' | 'direction' | 'sender' | 'text' | 'status'> & { at: Date | string }) {
   return { id: m.id, conversationId: m.conversationId, direction: m.direction, sender: m.sender, text: m.text, status: m.status, at: new Date(m.at).toISOString() };
 }
-type WidgetMessage = ReturnType<typeof widgetMessage>;
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}\.[^\s@]{2,}$/;
 
@@ -284,72 +285,87 @@ export function widgetRoutes(app: App): void {
       config: { ...publicRoute, sse: true },
       schema: {
         tags, security: [], params: Params,
-        summary: 'The web widget visitor\'s conversation (SSE): its messages (never private notes), the latest 200 (or those after Last-Event-ID), then live',
-        querystring: Type.Object({ session: Type.String({ minLength: 1, maxLength: 200, description: 'the visitor\'s session token' }) }),
-        headers: Type.Object({ 'last-event-id': Type.Optional(Type.String({ maxLength: 64 })) }),
+        summary: 'The web widget visitor\'s conversation (SSE): its messages (never private notes), the latest 200 (or those after `since`), then live',
+        description: 'Each event is a message as it is now (`event: message`), sent again when its status changes; `id:` is an increasing sequence number of the visitor\'s stream, and `since=<id>` replays what changed after it (SPEC\'s stream rules; `Last-Event-ID` is not used).',
+        querystring: Type.Object({
+          session: Type.String({ minLength: 1, maxLength: 200, description: 'the visitor\'s session token' }),
+          since: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$', description: 'the `id:` of the last event seen: replay what changed after it' })),
+        }),
         produces: ['text/event-stream'],
-        response: { 200: Type.String({ description: 'text/event-stream: `event: message`, `id:` the message id' }), ...errors(400, 401, 403, 404, 429) },
+        response: { 200: Type.String({ description: 'text/event-stream: `event: message`, `id:` the stream\'s sequence number' }), ...errors(400, 401, 403, 404, 429) },
       },
       onRequest: limit('events', 60, 60_000, byAddress),
     }, async (request, reply) => {
       const inbox = request.widgetInbox!;
-      const session = await sessionOf(inbox, (request.query as { session: string }).session);
+      const query = request.query as { session: string; since?: string };
+      const session = await sessionOf(inbox, query.session);
       if (!session) throw unauthorized('Unknown or expired widget session: open a new one');
       const contactId = session.contactId;
-      const lastEventId = request.headers['last-event-id'];
-      const after = typeof lastEventId === 'string' && /^msg_[0-9a-z]{1,60}$/.test(lastEventId) ? lastEventId : null;
       const stream = streams.open(request, reply, { credential: session.id, orgId: inbox.id }, { pingMs: config.ssePingMs });
-      // What the visitor has been sent, by message id, with the status it had.
-      const sent = new Map<string, string>();
-      const known = new Set<string>();
-      let replaying = true;
-      const queued: WidgetMessage[] = [];
-      const deliver = (message: WidgetMessage): void => {
-        const before = sent.get(message.id);
-        // The same state again, or a queued message seen after it was sent: nothing new.
-        if (stream.closed || before === message.status || (before !== undefined && message.status === 'queued')) return;
-        if (stream.overflowing) {
-          stream.send('reset', { reason: 'buffer exceeded; open the stream again' });
-          stream.close();
+      // The visitor's messages are read from the store by their stream position (messages.stream_seq,
+      // given by the database in commit order per contact): a live change only says "read again", so
+      // the stream sends every change once, in order, with no gap between the replay and live.
+      let last = query.since === undefined ? null : Number(query.since);
+      const mine = and(eq(conversations.contactId, contactId), eq(conversations.inboxId, inbox.id), eq(messages.private, false));
+      const read = (after: number | null) => {
+        const base = db.select({ message: messages }).from(messages).innerJoin(conversations, eq(conversations.id, messages.conversationId));
+        return after === null
+          ? base.where(and(mine, isNotNull(messages.streamSeq))).orderBy(desc(messages.streamSeq)).limit(REPLAY_LIMIT).then((rows) => rows.reverse())
+          : base.where(and(mine, gt(messages.streamSeq, after))).orderBy(asc(messages.streamSeq)).limit(PULL_LIMIT);
+      };
+      let pulling = false;
+      let again = false;
+      const pull = async (): Promise<void> => {
+        if (pulling) {
+          again = true;
           return;
         }
-        if (sent.size > 5000) sent.clear();
-        sent.set(message.id, message.status);
-        stream.send('message', message, message.id);
+        pulling = true;
+        try {
+          do {
+            again = false;
+            const rows = await read(last);
+            for (const { message } of rows) {
+              if (stream.closed) return;
+              if (stream.overflowing) {
+                stream.send('reset', { reason: 'buffer exceeded; open the stream again with since' });
+                stream.close();
+                return;
+              }
+              stream.send('message', widgetMessage(message), String(message.streamSeq));
+              last = message.streamSeq;
+            }
+            if (rows.length === PULL_LIMIT) again = true;
+            last ??= 0;
+          } while (again && !stream.closed);
+        } catch (error) {
+          request.log.error({ err: error }, 'widget stream read failed');
+          stream.close();
+        } finally {
+          pulling = false;
+        }
       };
+      // The visitor's threads: a message that opens another one names the contact.
+      const known = new Set<string>();
       const unsubscribe = orgStream.subscribe(inbox.orgId, (event) => {
         const data = event.data as Record<string, unknown> | null;
-        let raw: Record<string, unknown> | undefined;
-        if (event.kind === 'conversation.message') {
-          raw = data?.message as Record<string, unknown> | undefined;
-          // A thread this visitor's message just opened names the contact.
-          const conversation = data?.conversation as { id?: string; contact?: { id?: string } } | undefined;
-          if (conversation?.contact?.id === contactId && conversation.id) known.add(conversation.id);
-        } else if (event.kind === 'message.sent') {
-          raw = (data?.payload as { message?: Record<string, unknown> } | undefined)?.message;
-        }
-        if (!raw || raw.private === true || typeof raw.conversationId !== 'string' || !known.has(raw.conversationId)) return;
-        const message = widgetMessage(raw as unknown as WidgetMessage);
-        if (replaying) queued.push(message);
-        else deliver(message);
+        const about = event.kind === 'conversation.message' ? data : event.kind === 'message.sent' ? data?.payload as Record<string, unknown> | undefined : undefined;
+        const conversationId = about?.conversationId;
+        if (typeof conversationId !== 'string') return;
+        const conversation = about?.conversation as { contact?: { id?: string } } | undefined;
+        if (conversation?.contact?.id === contactId) known.add(conversationId);
+        if (known.has(conversationId)) void pull();
       });
       stream.onClose(unsubscribe);
       try {
         const threads = await db.select({ id: conversations.id }).from(conversations).where(and(eq(conversations.contactId, contactId), eq(conversations.inboxId, inbox.id)));
         for (const t of threads) known.add(t.id);
-        if (threads.length > 0) {
-          const where = and(inArray(messages.conversationId, threads.map((t) => t.id)), eq(messages.private, false), after ? gt(messages.id, after) : undefined);
-          const rows = after
-            ? await db.select().from(messages).where(where).orderBy(asc(messages.id)).limit(1000)
-            : (await db.select().from(messages).where(where).orderBy(desc(messages.id)).limit(REPLAY_LIMIT)).reverse();
-          for (const row of rows) deliver(widgetMessage(row));
-        }
-        replaying = false;
-        for (const message of queued.splice(0)) deliver(message);
       } catch (error) {
         request.log.error({ err: error }, 'widget stream replay failed');
         stream.close();
+        return;
       }
+      await pull();
     });
   });
 }

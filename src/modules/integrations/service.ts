@@ -176,7 +176,7 @@ export class IntegrationsService {
     if (patch.config) {
       const known = CONFIG_KEYS[row.provider] ?? {};
       for (const [key, raw] of Object.entries(patch.config)) {
-        const rule = known[key];
+        const rule = Object.hasOwn(known, key) ? known[key] : undefined;
         const field = `body.config.${key}`;
         if (!rule) {
           const names = Object.keys(known);

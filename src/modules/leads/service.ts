@@ -383,6 +383,15 @@ export class LeadsService {
     return publicLead(row);
   }
 
+  /**
+   * A lead of the organization read through `db` — the caller's transaction, where the store must
+   * not be read through the pool — or null: for an event that carries the lead as it is (`lead.replied`).
+   */
+  async find(db: Db, orgId: string, id: string): Promise<Lead | null> {
+    const [row] = await db.select().from(leads).where(inScope({ orgId, projectId: null }, leads, eq(leads.id, id)));
+    return row ? publicLead(row) : null;
+  }
+
   async update(scope: Scope, id: string, patch: LeadPatch): Promise<Lead> {
     const contact = this.normalizedContact(patch);
     const targetProject = patch.projectId === undefined ? undefined : await this.resolveProject(scope, patch.projectId);

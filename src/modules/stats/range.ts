@@ -55,12 +55,16 @@ export function localDate(ms: number, tz: string): string {
   return `${String(p.year).padStart(4, '0')}-${String(p.month).padStart(2, '0')}-${String(p.day).padStart(2, '0')}`;
 }
 
-function bound(value: string, which: 'from' | 'to', tz: string): Date {
+/**
+ * One end of a CONTRACT §6 range: a date (`2026-11-01`) is that whole day in `tz` (`from` its
+ * start, `to` the next day's start), a timestamp is that instant. `field` names it in the error.
+ */
+export function rangeBound(value: string, which: 'from' | 'to', tz = 'UTC', field: string = which): Date {
   const d = DATE.exec(value);
   if (d) {
     const [y, m, day] = [Number(d[1]), Number(d[2]), Number(d[3])];
     const check = new Date(Date.UTC(y, m - 1, day));
-    if (check.getUTCMonth() !== m - 1 || check.getUTCDate() !== day || !isStorableTime(check.getTime())) throw badRequest(`${which}: ${value} is not a calendar date`, [{ field: which, message: 'is not a valid date' }]);
+    if (check.getUTCMonth() !== m - 1 || check.getUTCDate() !== day || !isStorableTime(check.getTime())) throw badRequest(`${which}: ${value} is not a calendar date`, [{ field, message: 'is not a valid date' }]);
     // A date is that whole day: `from` starts it, `to` includes it (the range ends where the next day starts).
     return which === 'from' ? startOfDay(y, m, day, tz) : startOfDay(y, m, day + 1, tz);
   }
@@ -68,7 +72,7 @@ function bound(value: string, which: 'from' | 'to', tz: string): Date {
     const ms = Date.parse(value);
     if (isStorableTime(ms)) return new Date(ms);
   }
-  throw badRequest(`${which} must be a date (2026-11-01) or an ISO 8601 timestamp with an offset (2026-11-01T09:00:00+02:00)`, [{ field: which, message: 'must be a date or an ISO 8601 timestamp with offset' }]);
+  throw badRequest(`${which} must be a date (2026-11-01) or an ISO 8601 timestamp with an offset (2026-11-01T09:00:00+02:00)`, [{ field, message: 'must be a date or an ISO 8601 timestamp with offset' }]);
 }
 
 /**
@@ -77,7 +81,7 @@ function bound(value: string, which: 'from' | 'to', tz: string): Date {
  */
 export function parseRange(from: string, to: string, timezone = 'UTC'): { from: Date; to: Date } {
   const tz = assertTimezone(timezone);
-  const range = { from: bound(from, 'from', tz), to: bound(to, 'to', tz) };
+  const range = { from: rangeBound(from, 'from', tz), to: rangeBound(to, 'to', tz) };
   if (range.to.getTime() <= range.from.getTime()) throw badRequest('`to` must be after `from`', [{ field: 'to', message: 'must be after from' }]);
   return range;
 }

@@ -111,6 +111,8 @@
   let source_ = null;
   let live = false;
   let retryMs = 1000;
+  /** The stream's last event id: a reconnect replays only what changed after it (`since`). */
+  let lastId = null;
 
   async function call(path, options = {}) {
     const headers = { 'content-type': 'application/json' };
@@ -128,6 +130,7 @@
         token = body.sessionToken;
         store.set(token);
         shown.clear();
+        lastId = null;
         log.replaceChildren(empty);
       }
       connect();
@@ -139,14 +142,26 @@
   function connect() {
     if (source_) source_.close();
     live = false;
-    const events = new EventSource(`${api}/events?session=${encodeURIComponent(token)}`);
+    const since = lastId === null ? '' : `&since=${encodeURIComponent(lastId)}`;
+    const events = new EventSource(`${api}/events?session=${encodeURIComponent(token)}${since}`);
     source_ = events;
     events.addEventListener('open', () => { retryMs = 1000; setTimeout(() => { if (source_ === events) live = true; }, 500); });
-    events.addEventListener('message', (e) => { try { show(JSON.parse(e.data)); } catch { /* not a message */ } });
+    events.addEventListener('message', (e) => {
+      if (e.lastEventId) lastId = e.lastEventId;
+      try { show(JSON.parse(e.data)); } catch { /* not a message */ }
+    });
     events.addEventListener('reset', () => connect());
     events.addEventListener('error', () => {
-      // The browser reconnects by itself (with Last-Event-ID); a refused stream (an expired session) is closed.
-      if (events.readyState !== EventSource.CLOSED || source_ !== events) return;
+      if (source_ !== events) return;
+      if (events.readyState !== EventSource.CLOSED) {
+        // A dropped connection: the browser's own reconnect would not say `since`, so reconnect here.
+        events.close();
+        source_ = null;
+        setTimeout(() => { if (!source_) connect(); }, retryMs);
+        retryMs = Math.min(retryMs * 2, 60000);
+        return;
+      }
+      // A refused stream (an expired session) is closed: open a session again.
       source_ = null;
       setTimeout(() => { session().catch(() => {}); }, retryMs);
       retryMs = Math.min(retryMs * 2, 60000);
