@@ -90,14 +90,34 @@ export function agentRunOf(actor: Actor): string | null {
  * A key bound to a project that names another one, as `projectId` in the query or the JSON body,
  * gets 403 on every route (CONTRACT §2), before any handler runs; services still confine the key to
  * its project (OrgsService.projectFor and `tenant()`), this only makes the answer the same
- * everywhere instead of an empty list here and a 404 there.
+ * everywhere instead of an empty list here and a 404 there. In the body, every `projectId` its
+ * schema declares counts, however deep (a campaign's `audience.projectId`): reading the top level
+ * only let a bound key's campaign "for project 2" through, to be sent to its own project's leads.
+ * Free-form objects (a lead's `custom`, a trigger's payload) declare no `projectId`, so a key of
+ * theirs that happens to be named so is data, not a project.
  */
 export function assertNamedProject(request: FastifyRequest): void {
   const bound = request.org?.projectId;
   if (!bound) return;
-  for (const source of [request.query, request.body]) {
-    if (source === null || typeof source !== 'object' || Array.isArray(source)) continue;
-    const named = (source as { projectId?: unknown }).projectId;
-    if (typeof named === 'string' && named !== '' && named !== bound) throw forbidden('This API key is bound to another project');
+  const named = [(request.query as { projectId?: unknown } | null)?.projectId, (request.body as { projectId?: unknown } | null)?.projectId];
+  declaredProjectIds(request.routeOptions.schema?.body, request.body, named, 0);
+  for (const value of named) {
+    if (typeof value === 'string' && value !== '' && value !== bound) throw forbidden('This API key is bound to another project');
+  }
+}
+
+/** Collects into `out` the values at the `projectId` properties `schema` declares in `value` (objects, unions, arrays; 8 levels at most). */
+function declaredProjectIds(schema: unknown, value: unknown, out: unknown[], depth: number): void {
+  if (!schema || typeof schema !== 'object' || value === null || typeof value !== 'object' || depth > 8) return;
+  const s = schema as { properties?: Record<string, unknown>; anyOf?: unknown[]; oneOf?: unknown[]; allOf?: unknown[]; items?: unknown };
+  for (const part of [...(s.anyOf ?? []), ...(s.oneOf ?? []), ...(s.allOf ?? [])]) declaredProjectIds(part, value, out, depth + 1);
+  if (Array.isArray(value)) {
+    for (const item of value) declaredProjectIds(s.items, item, out, depth + 1);
+    return;
+  }
+  for (const [key, sub] of Object.entries(s.properties ?? {})) {
+    const v = (value as Record<string, unknown>)[key];
+    if (key === 'projectId') out.push(v);
+    else declaredProjectIds(sub, v, out, depth + 1);
   }
 }

@@ -66,6 +66,14 @@ const unsubscribeLink = (raw: string) => raw.match(/^List-Unsubscribe:\s*<([^>]+
 
 const mailsTo = (address: string) => smtp.received.filter((m) => m.rcptTo.includes(address));
 
+/** A second project of organization A (projects are created by a person: a fresh login, as the clock has moved past earlier tokens). */
+async function secondProject(): Promise<{ id: string }> {
+  const login = await t.call({ method: 'POST', url: '/api/v1/auth/login', payload: { email: t.orgA.ownerEmail, password: t.orgA.password } });
+  const res = await t.call({ method: 'POST', url: `${base()}/projects`, auth: { token: login.json().tokens.accessToken }, payload: { name: unique('second') } });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json();
+}
+
 async function campaign(body: Record<string, unknown>) {
   return ok<{ id: string; status: string }>('POST', '/campaigns', body, 201);
 }
@@ -493,5 +501,90 @@ describe('campaigns', () => {
     expect(three!.inReplyTo).toBe(two!.messageId);
     expect([three!.references].flat()).toEqual([two!.messageId]);
     await campaignWhen(c.id, (x) => x.status === 'FINISHED');
+  });
+
+  it('a recipient waiting for the sending window shows its next opening, in the window\'s time zone, as nextSendAt, and is sent then', async () => {
+    const inbox = await emailInbox();
+    const address = `${unique('window')}@example.org`;
+    const id = await lead({ email: address });
+    // A Friday a week or more ahead, 17:30 in New York (22:30 UTC; EST, -5, from November to March):
+    // the window (Monday to Friday, 09:00–17:00 New York) next opens on Monday at 09:00 there, 14:00 UTC.
+    const ahead = new Date(clock.at + 7 * 86_400_000);
+    const friday = Date.UTC(ahead.getUTCFullYear(), ahead.getUTCMonth(), ahead.getUTCDate() + ((5 - ahead.getUTCDay() + 7) % 7), 22, 30);
+    const monday = new Date(friday + 2 * 86_400_000 + 15.5 * 3_600_000).toISOString();
+    expect(monday).toMatch(/T14:00:00\.000Z$/);
+    clock.at = friday;
+    const c = await campaign({
+      name: 'Windowed', inboxId: inbox.id, audience: { leadIds: [id] }, steps: [{ delaySeconds: 0, subject: 'Hi', text: 'Hi' }],
+      settings: { window: { days: [1, 2, 3, 4, 5], from: '09:00', to: '17:00', timezone: 'America/New_York' } },
+    });
+    await ok('POST', `/campaigns/${c.id}/start`);
+    expect(await recipients(c.id)).toEqual([expect.objectContaining({ status: 'PENDING', nextSendAt: monday })]);
+    advance(86_400);
+    await new Promise((r) => setTimeout(r, 600));
+    expect(mailsTo(address)).toHaveLength(0);
+    expect(await recipients(c.id)).toEqual([expect.objectContaining({ status: 'PENDING', nextSendAt: monday })]);
+    clock.at = Date.parse(monday) - 5_000;
+    await new Promise((r) => setTimeout(r, 600));
+    expect(mailsTo(address)).toHaveLength(0);
+    clock.at = Date.parse(monday) + 1_000;
+    await eventually(() => mailsTo(address).length === 1);
+    const done = await campaignWhen(c.id, (x) => x.status === 'FINISHED');
+    expect(done.stats).toMatchObject({ sent: 1, skipped: 0, failed: 0 });
+  });
+
+  it('refuses leadIds that are not leads of the campaign\'s project (another project\'s, another organization\'s, unknown), naming them, at create and PATCH (400)', async () => {
+    const inbox = await emailInbox();
+    const mine = await lead({ email: `${unique('mine')}@example.org` });
+    const project = await secondProject();
+    const elsewhere = await lead({ email: `${unique('elsewhere')}@example.org`, projectId: project.id });
+    const foreign = (await t.call({ method: 'POST', url: `${base(t.orgB)}/leads`, auth: owner(t.orgB), payload: { email: `${unique('foreign')}@example.org` } })).json().id as string;
+    const unknown = 'lead_00000000000000000000000000';
+    const steps = [{ delaySeconds: 0, subject: 's', text: 't' }];
+    const refused = (res: { statusCode: number; json(): any }, names: string[]) => { // eslint-disable-line @typescript-eslint/no-explicit-any
+      expect(res.statusCode).toBe(400);
+      const body = res.json();
+      expect(body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'body.audience.leadIds' }] });
+      for (const name of names) {
+        expect(body.message).toContain(name);
+        expect(body.details[0].message).toContain(name);
+      }
+      expect(body.message).not.toContain(mine);
+    };
+    refused(await call('POST', '/campaigns', { name: 'Mixed', inboxId: inbox.id, audience: { leadIds: [mine, elsewhere, foreign, unknown] }, steps }), [elsewhere, foreign, unknown]);
+    const c = await campaign({ name: 'Mine', inboxId: inbox.id, audience: { leadIds: [mine] }, steps });
+    refused(await call('PATCH', `/campaigns/${c.id}`, { audience: { leadIds: [mine, elsewhere] } }), [elsewhere]);
+    expect((await ok('GET', `/campaigns/${c.id}`)).audience).toEqual({ leadIds: [mine] });
+    expect((await ok('PATCH', `/campaigns/${c.id}`, { audience: { leadIds: [mine] } })).audience).toEqual({ leadIds: [mine] });
+  });
+
+  it('keeps the audience in the campaign\'s project: another organization\'s project is not found (404), a bound key naming another project is refused (403), another project of the organization is refused (400)', async () => {
+    const inbox = await emailInbox();
+    const tag = unique('scoped');
+    await lead({ email: `${unique('scoped')}@example.org`, tags: [tag] });
+    const project = await secondProject();
+    const body = (audience: Record<string, unknown>) => ({ name: 'Scoped', inboxId: inbox.id, audience: { tags: [tag], ...audience }, steps: [{ delaySeconds: 0, subject: 's', text: 't' }] });
+    expect((await call('POST', '/campaigns', body({ projectId: t.orgB.projectId }))).statusCode).toBe(404);
+    const other = await call('POST', '/campaigns', body({ projectId: project.id }));
+    expect(other.statusCode).toBe(400);
+    expect(other.json().details).toEqual([expect.objectContaining({ field: 'body.audience.projectId' })]);
+    const c = await campaign(body({ projectId: t.orgA.projectId }));
+    expect((await call('PATCH', `/campaigns/${c.id}`, { audience: { projectId: t.orgB.projectId } })).statusCode).toBe(404);
+    expect((await call('PATCH', `/campaigns/${c.id}`, { audience: { tags: [tag], projectId: project.id } })).statusCode).toBe(400);
+
+    const bound = await t.key(t.orgA.orgId, ['*'], t.orgA.projectId);
+    const asBound = (method: 'POST' | 'PATCH', url: string, payload: object) => t.call({ method, url: `${base()}${url}`, auth: { apiKey: bound }, payload });
+    for (const projectId of [project.id, t.orgB.projectId]) {
+      const res = await asBound('POST', '/campaigns', body({ projectId }));
+      expect(res.statusCode, res.body).toBe(403);
+      expect((await asBound('PATCH', `/campaigns/${c.id}`, { audience: { projectId } })).statusCode).toBe(403);
+    }
+    expect((await asBound('POST', '/campaigns', body({ projectId: t.orgA.projectId }))).statusCode).toBe(201);
+    // The refusal comes before anything else the route would answer (here, a started campaign's 409).
+    await ok('POST', `/campaigns/${c.id}/start`);
+    expect((await asBound('PATCH', `/campaigns/${c.id}`, { audience: { projectId: project.id } })).statusCode).toBe(403);
+    expect((await asBound('PATCH', `/campaigns/${c.id}`, { audience: { projectId: t.orgA.projectId } })).statusCode).toBe(409);
+    const named = (await ok<{ items: { name: string }[] }>('GET', '/campaigns?pageSize=100')).items.filter((x) => x.name === 'Scoped');
+    expect(named).toHaveLength(2);
   });
 });

@@ -17,13 +17,13 @@ export const AudienceInput = Type.Union([
     status: Type.Optional(Type.String({ maxLength: 200, description: 'lead statuses, comma-separated' })),
     tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 20, description: 'leads carrying all of these tags' })),
     minScore: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
-    projectId: Type.Optional(Id),
+    projectId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'the campaign\'s project, if given (another is refused)' })),
   }, { additionalProperties: false }),
-], { description: 'lead ids, or a filter of the campaign\'s project\'s leads; resolved once, at start' });
+], { description: 'lead ids of the campaign\'s project (others are refused, by name), or a filter of its leads; resolved once, at start' });
 
 export const StepInput = Type.Object({
   delaySeconds: Type.Integer({ minimum: 0, maximum: 365 * 86400, description: 'after the previous step was sent (the first step: after the start)' }),
-  subject: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'e-mail: the thread\'s subject (the first step\'s; follow-ups answer in the thread)' })),
+  subject: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'e-mail: required on the first step; a later step with one is sent with it as a new thread, one without follows up in the thread (Re:)' })),
   text: Type.String({ minLength: 1, maxLength: 8000, description: 'may hold `{{ }}` JSONata over `{ lead }`, e.g. `Hi {{ lead.name }}`' }),
   template: Type.Optional(MessageTemplateInput),
 }, { additionalProperties: false });

@@ -80,12 +80,26 @@ export function publicCampaign(row: CampaignRow, stats: Stats) {
   };
 }
 
-export function publicRecipient(row: RecipientRow) {
+export function publicRecipient(row: RecipientRow, campaign: CampaignRow, now: Date) {
   return {
     id: row.id, leadId: row.leadId, address: row.address, status: row.status, ...(row.skipReason ? { skipReason: row.skipReason } : {}),
-    currentStep: row.step, nextSendAt: row.nextSendAt, sentAt: row.sentAt, deliveredAt: row.deliveredAt, readAt: row.readAt,
+    currentStep: row.step, nextSendAt: goesAt(row.nextSendAt, campaign, now), sentAt: row.sentAt, deliveredAt: row.deliveredAt, readAt: row.readAt,
     repliedAt: row.repliedAt, ...(row.error ? { error: row.error } : {}),
   };
+}
+
+/**
+ * When a recipient's next step will go (CONTRACT §9): its due time, or — when the campaign's window
+ * is closed then (or now, for one already due) — the window's next opening. The row keeps the due
+ * time, which orders the claim and is what a changed or removed window applies to; only the answer
+ * says when the window lets it out. Test mode sends regardless of the window.
+ */
+function goesAt(due: Date | null, campaign: CampaignRow, now: Date): Date | null {
+  const window = campaign.settings.window;
+  if (!due || !window || campaign.testMode) return due;
+  const from = due > now ? due : now;
+  const opening = nextOpening(window, from);
+  return opening > from ? opening : due;
 }
 
 /**
@@ -221,6 +235,34 @@ export class CampaignsService {
     });
   }
 
+  /**
+   * A campaign works inside its project (CONTRACT §9): `leadIds` that are not leads of it — another
+   * project's, another organization's, unknown — are refused by name (400) rather than dropped at
+   * start, where the campaign would quietly reach fewer people than it was given; unknown and other
+   * organizations' ids get the same answer, which tells nothing of whether they exist. A filter's
+   * `projectId` names a project the caller may use (another organization's is not found, 404; a
+   * bound key's other project, 403) and must be the campaign's own: a filter over another project
+   * would otherwise be resolved over the campaign's project anyway, sending to leads it never named.
+   */
+  private async checkAudience(scope: Scope, projectId: string, audience: CampaignAudience): Promise<void> {
+    if ('leadIds' in audience) {
+      const ids = [...new Set(audience.leadIds)];
+      const found = new Set((await rows<{ lead_id: string }>(this.db, leadsMatching(scope.orgId, projectId, { leadIds: ids }))).map((l) => l.lead_id));
+      const strangers = ids.filter((id) => !found.has(id));
+      if (!strangers.length) return;
+      // The first 20 by name: enough to find them, and a bounded answer for 100,000 ids.
+      const named = `${strangers.slice(0, 20).join(', ')}${strangers.length > 20 ? ` and ${strangers.length - 20} more` : ''}`;
+      throw badRequest(`audience.leadIds names ${strangers.length} ${strangers.length === 1 ? 'id that is not a lead' : 'ids that are not leads'} of the campaign's project: ${named}`,
+        [{ field: 'body.audience.leadIds', message: `not leads of the campaign's project (${projectId}): ${named}` }]);
+    }
+    if (audience.projectId === undefined) return;
+    await this.ports.orgs.projectFor(scope, audience.projectId);
+    if (audience.projectId !== projectId) {
+      throw badRequest(`audience.projectId ${audience.projectId} is not the campaign's project (${projectId}): a campaign sends to its own project's leads`,
+        [{ field: 'body.audience.projectId', message: `must be the campaign's project (${projectId}), or left out` }]);
+    }
+  }
+
   private async inboxFor(scope: Scope, inboxId: string) {
     const inbox = await this.ports.conversations.inboxRow(scope, inboxId).catch(() => null);
     if (!inbox) throw badRequest(`Inbox ${inboxId} not found`, [{ field: 'body.inboxId', message: 'must be an inbox of this organization' }]);
@@ -242,6 +284,7 @@ export class CampaignsService {
     const projectId = (await this.ports.orgs.projectFor(scope, input.projectId)) ?? inbox.projectId;
     if (projectId !== inbox.projectId) throw badRequest('The inbox belongs to another project', [{ field: 'body.inboxId', message: 'must be an inbox of the campaign\'s project' }]);
     this.checkSteps(input.steps, inbox.channel);
+    await this.checkAudience(scope, projectId, input.audience);
     const settings = await this.settingsOf(input.settings, DEFAULTS);
     const now = this.clock.now();
     const [row] = await this.db.insert(campaigns).values({
@@ -277,6 +320,11 @@ export class CampaignsService {
   async update(scope: Scope, id: string, patch: Partial<CampaignInput>) {
     // Read before the transaction: the embedded store has one connection, which the transaction holds.
     const inbox = patch.inboxId ? await this.inboxFor(scope, patch.inboxId) : null;
+    if (patch.audience) {
+      // A campaign never changes project; one that may no longer change its audience gets its 409 below.
+      const current = await this.row(scope, id);
+      if (EDITABLE.includes(current.status) && !current.startedAt) await this.checkAudience(scope, current.projectId, patch.audience);
+    }
     return this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
       const row = await this.row(scope, id, tx, true);
@@ -441,7 +489,8 @@ export class CampaignsService {
       this.db.select().from(campaignRecipients).where(where).orderBy(campaignRecipients.id).limit(page.limit).offset(page.offset),
       this.db.select({ n: sql<number>`count(*)::int` }).from(campaignRecipients).where(where),
     ]);
-    return envelope(items.map(publicRecipient), count?.n ?? 0, page);
+    const now = this.clock.now();
+    return envelope(items.map((r) => publicRecipient(r, row, now)), count?.n ?? 0, page);
   }
 
   /** Recipient counters of campaigns (CONTRACT §9): each recipient at most once per counter. */

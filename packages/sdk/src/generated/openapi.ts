@@ -8767,12 +8767,13 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description lead ids, or a filter of the campaign's project's leads; resolved once, at start */
+                    /** @description lead ids of the campaign's project (others are refused, by name), or a filter of its leads; resolved once, at start */
                     audience: {
                         leadIds: string[];
                     } | {
                         /** Format: int32 */
                         minScore?: number;
+                        /** @description the campaign's project, if given (another is refused) */
                         projectId?: string;
                         /** @description lead statuses, comma-separated */
                         status?: string;
@@ -8820,7 +8821,7 @@ export interface operations {
                          * @description after the previous step was sent (the first step: after the start)
                          */
                         delaySeconds: number;
-                        /** @description e-mail: the thread's subject (the first step's; follow-ups answer in the thread) */
+                        /** @description e-mail: required on the first step; a later step with one is sent with it as a new thread, one without follows up in the thread (Re:) */
                         subject?: string;
                         /** @description instead of `text`: a pre-approved WhatsApp template */
                         template?: {
@@ -9158,12 +9159,13 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description lead ids, or a filter of the campaign's project's leads; resolved once, at start */
+                    /** @description lead ids of the campaign's project (others are refused, by name), or a filter of its leads; resolved once, at start */
                     audience?: {
                         leadIds: string[];
                     } | {
                         /** Format: int32 */
                         minScore?: number;
+                        /** @description the campaign's project, if given (another is refused) */
                         projectId?: string;
                         /** @description lead statuses, comma-separated */
                         status?: string;
@@ -9210,7 +9212,7 @@ export interface operations {
                          * @description after the previous step was sent (the first step: after the start)
                          */
                         delaySeconds: number;
-                        /** @description e-mail: the thread's subject (the first step's; follow-ups answer in the thread) */
+                        /** @description e-mail: required on the first step; a later step with one is sent with it as a new thread, one without follows up in the thread (Re:) */
                         subject?: string;
                         /** @description instead of `text`: a pre-approved WhatsApp template */
                         template?: {
