@@ -7,6 +7,18 @@ beforeAll(async () => {
 });
 afterAll(async () => e2e?.close());
 
+describe.runIf(browserAvailable)('the API reference', () => {
+  it('renders at /docs under its own Content-Security-Policy (its inline configuration allowed by hash, nothing else)', async () => {
+    const page = await e2e.page();
+    const answer = await page.goto('/docs');
+    expect(answer!.headers()['content-security-policy']).toMatch(/script-src 'self' 'sha256-[A-Za-z0-9+/=]+'/);
+    // The reference fetched the OpenAPI document and shows it, its operations in the sidebar; a CSP
+    // violation or a script error fails the test in close() (e2e/harness.ts).
+    await page.getByRole('heading', { name: 'Automation Service API', exact: true }).waitFor({ timeout: 30_000 });
+    await page.getByText('Log in with email and password').first().waitFor();
+  });
+});
+
 describe.runIf(browserAvailable)('signing in and out', () => {
   it('registers through the form, survives a reload without any credential readable by scripts, signs out for good', async () => {
     const page = await e2e.page();

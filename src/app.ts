@@ -13,6 +13,7 @@ import { serializeError } from './platform/log.ts';
 import { registerErrorHandling, registerNotFound } from './platform/http/error-handler.ts';
 import { registerPanel } from './platform/http/panel.ts';
 import { registerInputChecks } from './platform/http/input.ts';
+import { registerSecurityHeaders } from './platform/http/security-headers.ts';
 import { recordRoutes } from './platform/http/route-table.ts';
 import { dateTimeFormat } from './platform/dates.ts';
 import { ErrorBody } from './platform/http/schemas.ts';
@@ -166,6 +167,7 @@ export async function buildApp(options: BuildOptions): Promise<App> {
     port: config.metricsPort, host: config.host, token: config.metricsToken, database, clock, conversationalTypes: CONVERSATIONAL_TYPES,
   });
   registerErrorHandling(app);
+  registerSecurityHeaders(app);
   registerInputChecks(app);
   recordRoutes(app);
   // Bodies are JSON (plus what a route adds itself, such as CSV): a text/plain body, Fastify's other
