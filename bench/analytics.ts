@@ -56,7 +56,8 @@ export async function main(): Promise<void> {
       const started = await call('POST', '/integrations/oauth/google/start', { name: `Site ${n}` });
       if (started.statusCode !== 200) throw new Error(`start: ${started.statusCode} ${started.body}`);
       const callback = new URL(await follow((started.json() as { authorizationUrl: string }).authorizationUrl));
-      const back = await app.inject({ method: 'GET', url: callback.pathname + callback.search });
+      const cookies = Object.fromEntries(started.cookies.map((c) => [c.name, c.value]));
+      const back = await app.inject({ method: 'GET', url: callback.pathname + callback.search, cookies });
       const id = new URL(back.headers.location as string).searchParams.get('connected');
       if (!id) throw new Error(`callback: ${back.statusCode} ${back.headers.location}`);
       const patched = await call('PATCH', `/integrations/${id}`, { config: { propertyId: property, siteUrl: site } });

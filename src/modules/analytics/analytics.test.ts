@@ -45,7 +45,9 @@ async function connectGoogle(config: { propertyId?: string; siteUrl?: string } =
   const started = await t.call({ method: 'POST', url: `${orgBase}/integrations/oauth/google/start`, auth, payload: body });
   expect(started.statusCode, started.body).toBe(200);
   const callback = new URL(await follow(started.json().authorizationUrl));
-  const back = await t.call({ method: 'GET', url: callback.pathname + callback.search });
+  // The browser that started it comes back with the start's cookie (the flow is bound to it).
+  const cookies = Object.fromEntries(started.cookies.map((c) => [c.name, c.value]));
+  const back = await t.call({ method: 'GET', url: callback.pathname + callback.search, cookies });
   expect(back.statusCode, back.body).toBe(302);
   const id = new URL(back.headers.location as string).searchParams.get('connected');
   expect(id).toMatch(/^int_/);

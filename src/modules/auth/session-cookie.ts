@@ -12,10 +12,15 @@ import type { Tokens } from './service.ts';
 export const REFRESH_COOKIE = 'refresh_token';
 export const REFRESH_COOKIE_PATH = '/api/v1/auth';
 
+/** Cookies are Secure when the service is served over https (PUBLIC_URL); over plain http a browser would drop them. */
+export function secureCookies(config: Config): boolean {
+  return config.publicUrl.startsWith('https:');
+}
+
 function cookieOptions(config: Config) {
   return {
     httpOnly: true,
-    secure: config.publicUrl.startsWith('https:'),
+    secure: secureCookies(config),
     sameSite: 'strict' as const,
     path: REFRESH_COOKIE_PATH,
   };

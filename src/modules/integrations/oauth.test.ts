@@ -44,24 +44,33 @@ afterAll(async () => {
   await provider.stop();
 });
 
-interface Connected { id: string; authorizationUrl: URL; callback: URL; location: URL }
+interface Connected { id: string; authorizationUrl: URL; callback: URL; location: URL; cookies: Cookies }
+type Cookies = Record<string, string>;
 
 async function start(p: OAuthProviderName, body: Record<string, unknown> = {}, auth = ownerA(), orgBase = base) {
   return t.call({ method: 'POST', url: `${orgBase}/integrations/oauth/${p}/start`, auth, payload: body });
 }
 
-/** The browser's round trip: start, the provider's consent (auto), the callback. */
+/** The cookies a response set, as the browser that received it would send them back. */
+const cookiesOf = (res: { cookies: { name: string; value: string }[] }): Cookies => Object.fromEntries(res.cookies.map((c) => [c.name, c.value]));
+
+/** The browser arriving at the callback from the provider, with the cookies it holds. */
+const callBack = (callback: URL, cookies: Cookies = {}, headers: Record<string, string> = {}) =>
+  t.call({ method: 'GET', url: callback.pathname + callback.search, cookies, headers });
+
+/** The browser's round trip: start, the provider's consent (auto), the callback with the start's cookie. */
 async function connect(p: OAuthProviderName, body: Record<string, unknown> = {}): Promise<Connected> {
   const started = await start(p, body);
   expect(started.statusCode, started.body).toBe(200);
+  const cookies = cookiesOf(started);
   const authorizationUrl = new URL(started.json().authorizationUrl);
   const callback = new URL(await follow(authorizationUrl.toString()));
-  const res = await t.call({ method: 'GET', url: callback.pathname + callback.search });
+  const res = await callBack(callback, cookies);
   expect(res.statusCode, res.body).toBe(302);
   const location = new URL(res.headers.location as string);
   const id = location.searchParams.get('connected');
   expect(id, location.toString()).toMatch(/^int_/);
-  return { id: id!, authorizationUrl, callback, location };
+  return { id: id!, authorizationUrl, callback, location, cookies };
 }
 
 const rowOf = async (id: string) => (await t.app.services.integrations.row({ orgId: t.orgA.orgId, projectId: null }, id))!;
@@ -161,16 +170,20 @@ describe('connecting through the provider', () => {
     const pending = JSON.stringify(await t.database.db.select().from(oauthStates).where(eq(oauthStates.orgId, t.orgA.orgId)));
     expect(pending).not.toContain(state);
     expect(pending).toContain('"verifierSealed":"v1.');
+    // Nor the starting browser's secret: only its hash.
+    const [secret] = Object.values(cookiesOf(started));
+    expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(pending).not.toContain(secret);
   });
 
   it('a state is single-use: the same callback a second time is refused and stores nothing', async () => {
     const c = await connect('x');
     const exchanges = provider.tokenRequests.length;
     const count = (await t.call({ method: 'GET', url: `${base}/integrations?pageSize=100`, auth: ownerA() })).json().total;
-    const again = await t.call({ method: 'GET', url: c.callback.pathname + c.callback.search });
+    const again = await callBack(c.callback, c.cookies);
     expect(again.statusCode).toBe(400);
     expect(again.json()).toMatchObject({ code: 'OAUTH_STATE_INVALID' });
-    const page = await t.call({ method: 'GET', url: c.callback.pathname + c.callback.search, headers: { accept: 'text/html' } });
+    const page = await callBack(c.callback, c.cookies, { accept: 'text/html' });
     expect(page.statusCode).toBe(400);
     expect(page.headers['content-type']).toMatch(/^text\/html/);
     expect(page.body).toContain('The connection was not completed');
@@ -187,7 +200,7 @@ describe('connecting through the provider', () => {
     const callback = new URL(await follow(started.json().authorizationUrl));
     advance(10 * 60_000 + 1000);
     const exchanges = provider.tokenRequests.length;
-    const res = await t.call({ method: 'GET', url: callback.pathname + callback.search });
+    const res = await callBack(callback, cookiesOf(started));
     expect(res.statusCode).toBe(400);
     expect(res.json().code).toBe('OAUTH_STATE_INVALID');
     expect(provider.tokenRequests.length).toBe(exchanges);
@@ -211,11 +224,11 @@ describe('connecting through the provider', () => {
       const started = await start('google', { returnTo: `${PUBLIC_URL}/orgs/${t.orgA.orgId}/settings/integrations` });
       const callback = new URL(await follow(started.json().authorizationUrl));
       expect(callback.searchParams.get('error')).toBe('access_denied');
-      const res = await t.call({ method: 'GET', url: callback.pathname + callback.search });
+      const res = await callBack(callback, cookiesOf(started));
       expect(res.statusCode).toBe(302);
       expect(res.headers.location).toBe(`${PUBLIC_URL}/orgs/${t.orgA.orgId}/settings/integrations?error=access_denied`);
       // The state is spent too.
-      expect((await t.call({ method: 'GET', url: callback.pathname + callback.search })).statusCode).toBe(400);
+      expect((await callBack(callback, cookiesOf(started))).statusCode).toBe(400);
     } finally {
       provider.deny = false;
     }
@@ -237,6 +250,80 @@ describe('connecting through the provider', () => {
     } finally {
       await bare.close();
     }
+  });
+});
+
+describe('the flow is bound to the browser that started it (RFC 9700 §4.7)', () => {
+  const baseB = () => `/api/v1/orgs/${t.orgB.orgId}`;
+  const stored = async (orgBase: string, auth: Credentials) => (await t.call({ method: 'GET', url: `${orgBase}/integrations?pageSize=100`, auth })).json().total as number;
+  const nameOf = (started: { cookies: { name: string }[] }) => started.cookies.find((c) => c.name.startsWith('oauth_flow_'))!.name;
+
+  it('the start sets an HttpOnly, SameSite=Lax cookie for the callback\'s path only, Secure over https, for the state\'s 10 minutes', async () => {
+    const started = await start('x');
+    const cookies = started.cookies as { name: string; value: string; path?: string; httpOnly?: boolean; secure?: boolean; sameSite?: string; maxAge?: number }[];
+    expect(cookies).toHaveLength(1);
+    expect(cookies[0]).toMatchObject({ path: '/api/v1/oauth', httpOnly: true, secure: true, sameSite: 'Lax', maxAge: 600 });
+    expect(cookies[0]!.name).toMatch(/^oauth_flow_[0-9a-f]{16}$/);
+    // Not in the answer's body: page scripts never see it.
+    expect(started.body).not.toContain(cookies[0]!.value);
+    expect(Object.keys(started.json())).toEqual(['authorizationUrl']);
+  });
+
+  it('another organization\'s state completed by a browser without its cookie is refused, stores nothing, and stays for its own browser', async () => {
+    // Organization B starts; its authorization URL (with the state) reaches a victim's browser.
+    const started = await start('linkedin', {}, ownerB(), baseB());
+    expect(started.statusCode).toBe(200);
+    const callback = new URL(await follow(started.json().authorizationUrl));
+    const [exchanges, countB, eventsB] = [provider.tokenRequests.length, await stored(baseB(), ownerB()), (await eventsOf(t, t.orgB.orgId, 'integration.connected')).length];
+    for (const headers of [{}, { accept: 'text/html' }] as Record<string, string>[]) {
+      const refused = await callBack(callback, {}, headers);
+      expect(refused.statusCode).toBe(400);
+      if (headers.accept) expect(refused.body).toContain('not started in this browser');
+      else expect(refused.json()).toMatchObject({ code: 'OAUTH_STATE_INVALID', message: expect.stringContaining('not started in this browser') });
+    }
+    // Another flow's cookie, under its own name (as a browser holds it) or under this flow's: refused too.
+    const other = await start('linkedin', {}, ownerB(), baseB());
+    const otherCookies = cookiesOf(other);
+    expect((await callBack(callback, otherCookies)).statusCode).toBe(400);
+    const forgedName = { [nameOf(started)]: Object.values(otherCookies)[0]! };
+    const wrong = await callBack(callback, forgedName);
+    expect(wrong.statusCode).toBe(400);
+    expect(wrong.json().code).toBe('OAUTH_STATE_INVALID');
+    // No code was exchanged, nothing connected.
+    expect(provider.tokenRequests.length).toBe(exchanges);
+    expect(await stored(baseB(), ownerB())).toBe(countB);
+    expect((await eventsOf(t, t.orgB.orgId, 'integration.connected')).length).toBe(eventsB);
+    // The browser that started it still completes it: the refusals did not spend the state.
+    const own = await callBack(callback, cookiesOf(started));
+    expect(own.statusCode, own.body).toBe(302);
+    const id = new URL(own.headers.location as string).searchParams.get('connected');
+    expect(id).toMatch(/^int_/);
+    expect(await stored(baseB(), ownerB())).toBe(countB + 1);
+    expect((await t.call({ method: 'GET', url: `${baseB()}/integrations/${id}`, auth: ownerB() })).json()).toMatchObject({ provider: 'linkedin', authType: 'oauth' });
+  });
+
+  it('two flows of one browser (two tabs) each complete with their own cookie; the callback clears it, refused or not', async () => {
+    const first = await start('x');
+    const second = await start('x');
+    const jar = { ...cookiesOf(first), ...cookiesOf(second) };
+    expect(Object.keys(jar)).toHaveLength(2);
+    const firstBack = new URL(await follow(first.json().authorizationUrl));
+    const secondBack = new URL(await follow(second.json().authorizationUrl));
+    for (const [callback, started] of [[secondBack, second], [firstBack, first]] as const) {
+      const res = await callBack(callback, jar);
+      expect(res.statusCode, res.body).toBe(302);
+      expect(new URL(res.headers.location as string).searchParams.get('connected')).toMatch(/^int_/);
+      // Cleared: the same name, path and attributes, expired.
+      const cleared = (res.cookies as { name: string; value: string; path?: string; expires?: Date; maxAge?: number }[]).find((c) => c.name === nameOf(started))!;
+      expect(cleared).toMatchObject({ value: '', path: '/api/v1/oauth' });
+      expect(cleared.expires!.getTime()).toBeLessThanOrEqual(Date.now());
+    }
+    // A refused callback clears it too.
+    const third = await start('x');
+    const thirdBack = new URL(await follow(third.json().authorizationUrl));
+    const refused = await callBack(thirdBack, cookiesOf(first));
+    expect(refused.statusCode).toBe(400);
+    expect(refused.cookies.map((c: { name: string }) => c.name)).toEqual([nameOf(third)]);
   });
 });
 
@@ -510,9 +597,9 @@ describe('settings, isolation and access', () => {
     expect((await t.call({ method: 'POST', url: `${base}/integrations/oauth/x/start`, auth: { apiKey: projectKey }, payload: { integrationId: c.id } })).statusCode).toBe(403);
     const own = await t.call({ method: 'POST', url: `${base}/integrations/oauth/x/start`, auth: { apiKey: projectKey }, payload: {} });
     expect(own.statusCode).toBe(200);
-    // The callback needs no login: the state is the credential.
+    // The callback needs no login: the state and the starting browser's cookie are the credential.
     const callback = new URL(await follow(own.json().authorizationUrl));
-    const res = await t.call({ method: 'GET', url: callback.pathname + callback.search });
+    const res = await callBack(callback, cookiesOf(own));
     expect(res.statusCode).toBe(302);
     const id = new URL(res.headers.location as string).searchParams.get('connected')!;
     expect((await get(id)).projectId).toBe(t.orgA.projectId);

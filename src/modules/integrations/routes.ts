@@ -3,6 +3,8 @@ import { Type, Timestamp, Nullable, ListEnvelope, ListQueryProps, OrgParams, org
 import type { App } from '../../platform/http/types.ts';
 import { orgOf } from '../../platform/context.ts';
 import { AppError } from '../../platform/errors.ts';
+import { clearFlowCookie, presentedFlowSecret, setFlowCookie } from './flow-cookie.ts';
+import { OAUTH_STATE_TTL_MS } from './service.ts';
 
 const ProviderSchema = Type.Union([Type.Literal('linkedin'), Type.Literal('x'), Type.Literal('google')]);
 
@@ -26,7 +28,7 @@ const write = { scope: 'content:write', manage: true };
 const tags = ['Integrations'];
 
 export function integrationRoutes(app: App): void {
-  const { integrations } = app.services;
+  const { integrations, config } = app.services;
   app.addSchema(IntegrationSchema);
 
   app.post('/integrations', {
@@ -54,7 +56,7 @@ export function integrationRoutes(app: App): void {
     schema: {
       tags,
       summary: 'Start connecting an account through the provider (OAuth 2.0 authorization code with PKCE)',
-      description: 'Answers the provider\'s consent URL; send the browser there. The provider redirects to `PUBLIC_URL/api/v1/oauth/callback`, which stores the connection and redirects to `returnTo` (or the panel\'s integrations page) with `?connected=<integrationId>` (or `?error=…`). The authorization is single-use and expires in 10 minutes. `integrationId` reconnects that integration, keeping its id and its scheduled posts. 422 `INTEGRATION_NOT_CONFIGURED` when the server has no client id for the provider.',
+      description: 'Answers the provider\'s consent URL; send the browser there. Call it from the browser that goes to the provider (the panel does, with fetch): the answer sets an `HttpOnly` cookie (path `/api/v1/oauth`, `SameSite=Lax`) that binds the authorization to that browser, and the callback refuses a browser without it. The provider redirects to `PUBLIC_URL/api/v1/oauth/callback`, which stores the connection and redirects to `returnTo` (or the panel\'s integrations page) with `?connected=<integrationId>` (or `?error=…`). The authorization is single-use and expires in 10 minutes. `integrationId` reconnects that integration, keeping its id and its scheduled posts. 422 `INTEGRATION_NOT_CONFIGURED` when the server has no client id for the provider.',
       params: Type.Object({ orgId: Type.String({ maxLength: 64 }), provider: ProviderSchema }),
       body: Type.Object({
         name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
@@ -64,7 +66,11 @@ export function integrationRoutes(app: App): void {
       }, { additionalProperties: false }),
       response: { 200: Type.Object({ authorizationUrl: Type.String() }), ...orgErrors(422) },
     },
-  }, async (request) => integrations.startOAuth(orgOf(request), request.params.provider, request.body ?? {}));
+  }, async (request, reply) => {
+    const { authorizationUrl, flow } = await integrations.startOAuth(orgOf(request), request.params.provider, request.body ?? {});
+    setFlowCookie(reply, config, flow.state, flow.secret, OAUTH_STATE_TTL_MS);
+    return { authorizationUrl };
+  });
 
   app.get('/integrations', {
     config: { access: read },
@@ -112,18 +118,19 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', 
 
 /**
  * `GET /api/v1/oauth/callback` (CONTRACT §10), without login: the provider sends the browser back
- * here. The `state` is its own credential (single-use, 10 minutes, stored as a hash). Answers a 302
- * to where the connection was started from; an unknown, used or expired state is a 400 (a page for
- * a browser) and stores nothing.
+ * here. The `state` (single-use, 10 minutes, stored as a hash) counts only with the flow cookie of
+ * the browser that started it (flow-cookie.ts). Answers a 302 to where the connection was started
+ * from; an unknown, used or expired state, or one without its cookie, is a 400 (a page for a
+ * browser) and stores nothing. The cookie is cleared either way.
  */
 export function oauthCallbackRoutes(app: App): void {
-  const { integrations } = app.services;
+  const { integrations, config } = app.services;
   const text = (maxLength: number) => Type.Optional(Type.String({ maxLength }));
   app.get('/oauth/callback', {
     schema: {
       tags,
       summary: 'Where LinkedIn, X and Google send the browser back after consent (register this URL with each provider)',
-      description: 'Stores the connection and redirects (302) to the `returnTo` of the start request (or the panel\'s integrations page) with `connected=<integrationId>`, or with `error=<code>` (`access_denied` when the user declined; nothing is stored). A state that is unknown, expired (10 minutes) or already used is a 400.',
+      description: 'Stores the connection and redirects (302) to the `returnTo` of the start request (or the panel\'s integrations page) with `connected=<integrationId>`, or with `error=<code>` (`access_denied` when the user declined; nothing is stored). A state that is unknown, expired (10 minutes) or already used, or that comes without the cookie its start set in the browser, is a 400 `OAUTH_STATE_INVALID`.',
       security: [],
       querystring: Type.Object({
         state: text(512),
@@ -140,8 +147,11 @@ export function oauthCallbackRoutes(app: App): void {
       },
     },
   }, async (request, reply) => {
+    const query = request.query as Record<string, string | undefined>;
+    // Spent or refused, the flow is over for this browser: its cookie goes (the header stays on an error answer too).
+    if (query.state) clearFlowCookie(reply, config, query.state);
     try {
-      const { location } = await integrations.completeOAuth(request.query as Record<string, string | undefined>);
+      const { location } = await integrations.completeOAuth(query, query.state ? presentedFlowSecret(request, query.state) : undefined);
       return (reply as unknown as FastifyReply).header('cache-control', 'no-store').redirect(location, 302);
     } catch (error) {
       if (error instanceof AppError && error.statusCode === 400 && String(request.headers.accept ?? '').includes('text/html')) {

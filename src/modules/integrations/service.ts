@@ -18,6 +18,7 @@ import { assertCanChange, assertMayMakeOrgWide, inScope, inScopeOrgWide, type Te
 import { connectorFor, type Provider } from './connectors/index.ts';
 import { OAuthClients, PROVIDER_SPECS, TokenError, isOAuthProvider, type OAuthProvider, type TokenSet } from './oauth.ts';
 import { integrations, oauthStates } from './tables.ts';
+import { newFlowSecret } from './flow-cookie.ts';
 
 type Row = typeof integrations.$inferSelect;
 
@@ -236,11 +237,12 @@ export class IntegrationsService {
   // ── OAuth 2.0 connections (CONTRACT §10) ────────────────────────────────────────────────────────
 
   /**
-   * Starts an authorization: a single-use `state` (stored as its hash) and a PKCE verifier (sealed),
-   * valid 10 minutes; answers the provider's authorization URL. With `integrationId` it reconnects
-   * that integration (same organization and provider), keeping its id.
+   * Starts an authorization: a single-use `state` (stored as its hash), a PKCE verifier (sealed) and
+   * the starting browser's secret (stored as its hash; the route sets it as the flow cookie), valid
+   * 10 minutes; answers the provider's authorization URL. With `integrationId` it reconnects that
+   * integration (same organization and provider), keeping its id.
    */
-  async startOAuth(scope: Scope, provider: OAuthProvider, input: { name?: string; projectId?: string | null; returnTo?: string; integrationId?: string }): Promise<{ authorizationUrl: string }> {
+  async startOAuth(scope: Scope, provider: OAuthProvider, input: { name?: string; projectId?: string | null; returnTo?: string; integrationId?: string }): Promise<{ authorizationUrl: string; flow: { state: string; secret: string } }> {
     if (!isOAuthProvider(provider)) throw notFound('Provider');
     if (!this.oauth.configured(provider)) {
       const env = provider.toUpperCase();
@@ -264,6 +266,7 @@ export class IntegrationsService {
     const [pending] = await this.db.select({ n: count() }).from(oauthStates).where(eq(oauthStates.orgId, scope.orgId));
     if ((pending?.n ?? 0) >= MAX_PENDING_STATES) throw rateLimited(OAUTH_STATE_TTL_MS / 1000, 'RATE_LIMIT', 'Too many connections in progress; finish or wait for them to expire');
     const { state, verifier, challenge } = await this.oauth.newAuthorization();
+    const browser = newFlowSecret();
     await this.db.insert(oauthStates).values({
       stateHash: sha256Hex(state),
       orgId: scope.orgId,
@@ -274,10 +277,11 @@ export class IntegrationsService {
       returnTo,
       integrationId,
       verifierSealed: this.box.seal(verifier),
+      browserHash: browser.hash,
       expiresAt: new Date(now.getTime() + OAUTH_STATE_TTL_MS),
       createdAt: now,
     });
-    return { authorizationUrl: this.oauth.authorizationUrl(provider, { state, challenge }) };
+    return { authorizationUrl: this.oauth.authorizationUrl(provider, { state, challenge }), flow: { state, secret: browser.secret } };
   }
 
   /** An absolute URL on PUBLIC_URL's origin (a path is taken relative to it), or null. */
@@ -298,16 +302,24 @@ export class IntegrationsService {
   }
 
   /**
-   * The provider's redirect back (`GET /api/v1/oauth/callback`). The state is consumed in one
-   * statement (single-use); an unknown, used or expired one is a 400 and nothing is stored. Answers
-   * where to send the browser: `returnTo` (or the panel's integrations page) with `connected=<id>`,
-   * or with `error=<code>` when the user said no or the provider failed.
+   * The provider's redirect back (`GET /api/v1/oauth/callback`), with the flow cookie's secret the
+   * browser brought (`browserSecret`). The state is consumed in one statement (single-use), and only
+   * together with the secret of the browser that started it: a state without it, or with another
+   * flow's, is a 400 like an unknown, used or expired one, stores nothing and stays for its own
+   * browser. Answers where to send the browser: `returnTo` (or the panel's integrations page) with
+   * `connected=<id>`, or with `error=<code>` when the user said no or the provider failed.
    */
-  async completeOAuth(query: Record<string, string | undefined>): Promise<{ location: string; integrationId?: string }> {
+  async completeOAuth(query: Record<string, string | undefined>, browserSecret: string | undefined): Promise<{ location: string; integrationId?: string }> {
     const state = query.state;
     if (!state) throw badRequest('The provider\'s answer has no state', [{ field: 'querystring.state', message: 'is required' }]);
+    if (!browserSecret) {
+      // Told apart from an unknown state by the request alone: it says nothing about stored states.
+      throw new AppError(400, 'OAUTH_STATE_INVALID', 'This connection was not started in this browser (or the browser did not keep its cookie); start connecting again from the same browser');
+    }
     const now = this.clock.now();
-    const [pending] = await this.db.delete(oauthStates).where(eq(oauthStates.stateHash, sha256Hex(state))).returning();
+    const [pending] = await this.db.delete(oauthStates)
+      .where(and(eq(oauthStates.stateHash, sha256Hex(state)), eq(oauthStates.browserHash, sha256Hex(browserSecret))))
+      .returning();
     if (!pending || pending.expiresAt.getTime() <= now.getTime() || !isOAuthProvider(pending.provider)) {
       throw new AppError(400, 'OAUTH_STATE_INVALID', 'This connection attempt is unknown, expired or was already used; start connecting again');
     }

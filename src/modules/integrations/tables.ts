@@ -30,8 +30,8 @@ export const integrations = pgTable('integrations', {
 
 /**
  * One authorization in progress (CONTRACT §10): the `state` sent to the provider (stored as its
- * hash), the PKCE verifier (sealed), and what to do on return. Single-use (deleted when consumed),
- * expires in 10 minutes.
+ * hash), the hash of the secret in the starting browser's cookie (flow-cookie.ts), the PKCE verifier
+ * (sealed), and what to do on return. Single-use (deleted when consumed), expires in 10 minutes.
  */
 export const oauthStates = pgTable('oauth_states', {
   stateHash: text('state_hash').primaryKey(),
@@ -45,6 +45,8 @@ export const oauthStates = pgTable('oauth_states', {
   /** Reconnect: the integration whose id and posts are kept. */
   integrationId: text('integration_id'),
   verifierSealed: text('verifier_sealed').notNull(),
+  /** sha256 of the flow cookie's secret: only the browser that started the flow completes it. */
+  browserHash: text('browser_hash').notNull(),
   expiresAt: ts('expires_at').notNull(),
   createdAt: createdAt(),
 }, (t) => [index('oauth_states_expires_idx').on(t.expiresAt)]);
