@@ -1,9 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { PGlite } from '@electric-sql/pglite';
 import { inject } from 'vitest';
-import { openDatabase, PGLITE_OPTIONS, wrapPglite, type Database } from '../src/platform/db.ts';
+import { MIGRATIONS_DIR, openDatabase, PGLITE_OPTIONS, wrapPglite, type Database } from '../src/platform/db.ts';
 
 export const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
 
@@ -89,4 +93,27 @@ export async function emptyDatabase(): Promise<Database> {
       await drop();
     },
   };
+}
+
+/**
+ * An empty database (emptyDatabase) migrated up to just before migration `tag`, as an installation
+ * that has not upgraded yet: a test fills it, then `database.migrate()` applies `tag` and the rest.
+ */
+export async function databaseBefore(tag: string): Promise<Database> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-migrations-'));
+  try {
+    cpSync(MIGRATIONS_DIR, dir, { recursive: true });
+    const journalPath = join(dir, 'meta', '_journal.json');
+    const journal = JSON.parse(readFileSync(journalPath, 'utf8')) as { entries: { tag: string }[] };
+    const at = journal.entries.findIndex((e) => e.tag === tag);
+    if (at < 0) throw new Error(`no migration ${tag}`);
+    journal.entries = journal.entries.slice(0, at);
+    writeFileSync(journalPath, JSON.stringify(journal));
+    const database = await emptyDatabase();
+    if (database.kind === 'postgres') await migratePg(database.db as never, { migrationsFolder: dir });
+    else await migratePglite(database.db as never, { migrationsFolder: dir });
+    return database;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -433,6 +433,9 @@ export class AgentEngine {
           runId: ending.exceeded.scope === 'workflow' && row.workflowRunId ? row.workflowRunId : row.id,
           agentRunId: row.id, workflowRunId: row.workflowRunId ?? undefined,
         }, tx);
+        // Stopped by the monthly budget on its estimate: the month's 80 % (or 100 %) alert that the
+        // spending reaches, if it has not gone out yet (nothing when it has).
+        if (ending.exceeded.scope === 'organization') await this.e.budgets.alertReached(tx, row.orgId, ending.exceeded.limitUsd, ending.exceeded.usedUsd);
       }
       return row;
     });

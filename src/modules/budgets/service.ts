@@ -11,6 +11,11 @@ import { budgetAlerts, budgets } from './tables.ts';
 
 export const WARNING_RATIO = 0.8;
 
+/** Whether spending has reached `ratio` of a limit (a limit of 0 is reached by any spending). */
+function reached(usedUsd: number, limitUsd: number, ratio: number): boolean {
+  return limitUsd <= 0 ? usedUsd > 0 : usedUsd >= limitUsd * ratio;
+}
+
 export interface BudgetStatus {
   limitUsd: number | null;
   usedUsd: number;
@@ -39,8 +44,10 @@ export function pctOf(used: number, limit: number | null): number | null {
 }
 
 /**
- * The organization's monthly budget (UTC calendar months) and the budget alerts: `budget.warning`
- * once per month per scope at 80 %, `budget.exceeded` whenever a run is stopped by a budget.
+ * The organization's monthly budget (UTC calendar months) and the budget alerts (CONTRACT §6):
+ * `budget.warning` at 80 % and `budget.exceeded` at 100 % of the month's limit, once per month and
+ * budget (a scope with its limit), whether a spend or a lower limit takes the month there; and
+ * `budget.exceeded` with the run's id whenever a run is stopped by a budget.
  */
 export class BudgetsService {
   private readonly db: Db;
@@ -76,10 +83,21 @@ export class BudgetsService {
     return { monthlyLimitUsd: status.limitUsd, usedUsd: status.usedUsd, pct: status.pct, period: month.period, resetsAt: month.end.toISOString() };
   }
 
+  /**
+   * Sets the limit; one that the month's spending already reaches 80 % or 100 % of is announced at
+   * once (`budget.warning`, `budget.exceeded`), in the change's transaction: otherwise a limit set
+   * below the month's spending would refuse the next run with no alert ever sent.
+   */
   async set(orgId: string, monthlyLimitUsd: number | null) {
     const now = this.deps.clock.now();
-    await this.db.insert(budgets).values({ orgId, monthlyLimitUsd, updatedAt: now })
-      .onConflictDoUpdate({ target: budgets.orgId, set: { monthlyLimitUsd, updatedAt: now } });
+    const month = monthOf(now);
+    await this.db.transaction(async (trx) => {
+      const tx = trx as unknown as Db;
+      await tx.insert(budgets).values({ orgId, monthlyLimitUsd, updatedAt: now })
+        .onConflictDoUpdate({ target: budgets.orgId, set: { monthlyLimitUsd, updatedAt: now } });
+      if (monthlyLimitUsd === null) return;
+      await this.alertReached(tx, orgId, monthlyLimitUsd, await this.usage.spent(orgId, month.start, month.end, tx));
+    });
     return this.get(orgId);
   }
 
@@ -91,6 +109,9 @@ export class BudgetsService {
     const month = monthOf(now);
     const status = { limitUsd, usedUsd: await this.usage.spent(orgId, month.start, month.end) };
     if (status.usedUsd < status.limitUsd) return;
+    // Refused: the month's 100 % (and 80 %) were announced when reached; this makes sure of it
+    // (a no-op when they were).
+    await this.db.transaction(async (trx) => this.alertReached(trx as unknown as Db, orgId, status.limitUsd, status.usedUsd));
     const retryAfterS = Math.max(1, Math.ceil((month.end.getTime() - now.getTime()) / 1000));
     throw new AppError(429, 'BUDGET_EXCEEDED',
       `The monthly budget of ${status.limitUsd} USD is spent (${status.usedUsd} USD used this month)`,
@@ -98,42 +119,46 @@ export class BudgetsService {
   }
 
   /**
-   * Sends `budget.warning` (event + notification) the first time this month a scope reaches 80 %
-   * of its limit. `scopeKey` tells scopes apart (`organization`, `workflow:<id>`).
+   * The organization's monthly alerts that `usedUsd` reaches with this limit: `budget.warning` at
+   * 80 %, `budget.exceeded` at 100 % (a limit set straight past both sends both), each with its
+   * owner's notification, in the caller's transaction. Each goes out once per month and limit: the
+   * alert row's insert decides, so a PUT racing a spend, or two instances, send it once. Keyed by the
+   * limit because a new limit is a new budget: raised after its warning, the higher one warns again
+   * at its own 80 %; lowered below the spending, the lower one is announced at the PUT. Setting the
+   * same limit again, or going back to one already announced this month, sends nothing.
    */
-  async warnOnce(input: { orgId: string; scope: BudgetScope; scopeKey?: string; projectId?: string | null; limitUsd: number; usedUsd: number; workflowId?: string }): Promise<boolean> {
-    if (input.limitUsd <= 0 || input.usedUsd < input.limitUsd * WARNING_RATIO) return false;
+  async alertReached(tx: Db, orgId: string, limitUsd: number, usedUsd: number): Promise<void> {
     const period = monthOf(this.deps.clock.now()).period;
-    return this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    const once = async (kind: 'warning' | 'exceeded') => {
       const inserted = await tx.insert(budgetAlerts)
-        .values({ orgId: input.orgId, scope: input.scopeKey ?? input.scope, period, kind: 'warning' })
+        .values({ orgId, scope: 'organization', period, kind, limitUsd })
         .onConflictDoNothing()
         .returning({ orgId: budgetAlerts.orgId });
-      if (inserted.length === 0) return false;
-      const pct = pctOf(input.usedUsd, input.limitUsd)!;
-      const payload: Record<string, unknown> = { scope: input.scope, limitUsd: input.limitUsd, usedUsd: roundUsd(input.usedUsd), pct };
-      if (input.workflowId) payload.workflowId = input.workflowId;
-      await this.events.record(tx, { orgId: input.orgId, projectId: input.scope === 'organization' ? null : input.projectId ?? null, type: 'budget.warning', payload });
+      return inserted.length > 0;
+    };
+    if (reached(usedUsd, limitUsd, WARNING_RATIO) && await once('warning')) {
+      const pct = pctOf(usedUsd, limitUsd)!;
+      await this.events.record(tx, { orgId, projectId: null, type: 'budget.warning', payload: { scope: 'organization', limitUsd, usedUsd: roundUsd(usedUsd), pct } });
       await this.notifications.notify({
-        orgId: input.orgId,
-        projectId: input.scope === 'organization' ? null : input.projectId ?? null,
-        kind: 'budget.warning',
-        title: `${input.scope === 'organization' ? 'Monthly' : 'Workflow'} budget at ${Math.floor(pct)} %`,
-        body: `${roundUsd(input.usedUsd)} USD of ${input.limitUsd} USD used${input.scope === 'organization' ? ' this month' : ''}.`,
-        link: input.scope === 'organization' ? '/usage' : input.workflowId ? `/workflows/${input.workflowId}` : null,
+        orgId, projectId: null, kind: 'budget.warning',
+        title: `Monthly budget at ${Math.floor(pct)} %`,
+        body: `${roundUsd(usedUsd)} USD of ${limitUsd} USD used this month.`,
+        link: '/usage',
       }, tx);
-      return true;
-    });
+    }
+    if (reached(usedUsd, limitUsd, 1) && await once('exceeded')) {
+      await this.exceeded({ orgId, scope: 'organization', limitUsd, usedUsd }, tx);
+    }
   }
 
-  /** After spending: the organization's 80 % warning, once per month. */
+  /** After spending: the organization's 80 % and 100 % alerts, once per month and limit. */
   async afterSpend(orgId: string): Promise<void> {
     const limitUsd = await this.limitOf(orgId);
     if (limitUsd === null) return;
     const month = monthOf(this.deps.clock.now());
     const usedUsd = await this.usage.spent(orgId, month.start, month.end);
-    await this.warnOnce({ orgId, scope: 'organization', limitUsd, usedUsd });
+    if (!reached(usedUsd, limitUsd, WARNING_RATIO)) return;
+    await this.db.transaction(async (trx) => this.alertReached(trx as unknown as Db, orgId, limitUsd, usedUsd));
   }
 
   /**

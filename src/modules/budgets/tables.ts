@@ -8,13 +8,20 @@ export const budgets = pgTable('budgets', {
   updatedAt: updatedAt(),
 });
 
-/** Alerts already sent, so `budget.warning` goes out once per month per scope. */
+/**
+ * Alerts already sent, so `budget.warning` and `budget.exceeded` go out once per month and budget
+ * (CONTRACT §6). A budget is a scope with its limit: a PUT to another limit is another budget, whose
+ * 80 % and 100 % are announced on their own (once each, however often the limit moves back to it).
+ */
 export const budgetAlerts = pgTable('budget_alerts', {
   orgId: text('org_id').notNull(),
   /** `organization`, `workflow:<id>` or `agent:<id>`. */
   scope: text('scope').notNull(),
   /** `YYYY-MM` in UTC. */
   period: text('period').notNull(),
+  /** `warning` (80 %) or `exceeded` (100 %). */
   kind: text('kind').notNull(),
+  /** The limit the alert was about (USD). */
+  limitUsd: doublePrecision('limit_usd').notNull(),
   createdAt: createdAt(),
-}, (t) => [primaryKey({ columns: [t.orgId, t.scope, t.period, t.kind] })]);
+}, (t) => [primaryKey({ columns: [t.orgId, t.scope, t.period, t.kind, t.limitUsd] })]);
