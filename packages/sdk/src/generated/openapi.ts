@@ -309,7 +309,7 @@ export interface paths {
         };
         /**
          * Where LinkedIn, X and Google send the browser back after consent (register this URL with each provider)
-         * @description Stores the connection and redirects (302) to the `returnTo` of the start request (or the panel's integrations page) with `connected=<integrationId>`, or with `error=<code>` (`access_denied` when the user declined; nothing is stored). A state that is unknown, expired (10 minutes) or already used is a 400.
+         * @description Stores the connection and redirects (302) to the `returnTo` of the start request (or the panel's integrations page) with `connected=<integrationId>`, or with `error=<code>` (`access_denied` when the user declined; nothing is stored). A state that is unknown, expired (10 minutes) or already used, or that comes without the cookie its start set in the browser, is a 400 `OAUTH_STATE_INVALID`.
          *
          *     **Access:** No credentials needed.
          */
@@ -1505,7 +1505,7 @@ export interface paths {
         put?: never;
         /**
          * Start connecting an account through the provider (OAuth 2.0 authorization code with PKCE)
-         * @description Answers the provider's consent URL; send the browser there. The provider redirects to `PUBLIC_URL/api/v1/oauth/callback`, which stores the connection and redirects to `returnTo` (or the panel's integrations page) with `?connected=<integrationId>` (or `?error=…`). The authorization is single-use and expires in 10 minutes. `integrationId` reconnects that integration, keeping its id and its scheduled posts. 422 `INTEGRATION_NOT_CONFIGURED` when the server has no client id for the provider.
+         * @description Answers the provider's consent URL; send the browser there. Call it from the browser that goes to the provider (the panel does, with fetch): the answer sets an `HttpOnly` cookie (path `/api/v1/oauth`, `SameSite=Lax`) that binds the authorization to that browser, and the callback refuses a browser without it. The provider redirects to `PUBLIC_URL/api/v1/oauth/callback`, which stores the connection and redirects to `returnTo` (or the panel's integrations page) with `?connected=<integrationId>` (or `?error=…`). The authorization is single-use and expires in 10 minutes. `integrationId` reconnects that integration, keeping its id and its scheduled posts. 422 `INTEGRATION_NOT_CONFIGURED` when the server has no client id for the provider.
          *
          *     **Access:** API keys need the scope `content:write` (or `*`). Sessions must be an owner or admin. Viewers are refused (403).
          */
