@@ -25,6 +25,7 @@ export function budgetRoutes(app: App): void {
     schema: {
       tags: ['Usage'],
       summary: 'Set the monthly budget (USD; null removes it). New runs get 429 BUDGET_EXCEEDED while it is spent; budget.warning at 80 %',
+      description: '`budget.warning` when the month\'s spending reaches 80 % of the limit and `budget.exceeded` at 100 %, each once per month and limit, whether a spend or this request takes it there: a limit the month has already spent 80 % (or 100 %) of is announced at once, with the owner\'s notification. Setting the same limit again, or going back to one already announced this month, sends nothing.',
       params: OrgParams,
       body: Type.Object({ monthlyLimitUsd: Nullable(Type.Number({ minimum: 0, maximum: 100_000_000 })) }, { additionalProperties: false }),
       response: { 200: BudgetSchema, ...orgErrors() },

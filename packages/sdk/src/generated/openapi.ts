@@ -774,7 +774,9 @@ export interface paths {
         get: operations["getBudget"];
         /**
          * Set the monthly budget (USD; null removes it). New runs get 429 BUDGET_EXCEEDED while it is spent; budget.warning at 80 %
-         * @description **Access:** API keys need the scope `*`. Sessions must be an owner or admin. Viewers are refused (403). Refused to API keys bound to a project (403).
+         * @description `budget.warning` when the month's spending reaches 80 % of the limit and `budget.exceeded` at 100 %, each once per month and limit, whether a spend or this request takes it there: a limit the month has already spent 80 % (or 100 %) of is announced at once, with the owner's notification. Setting the same limit again, or going back to one already announced this month, sends nothing.
+         *
+         *     **Access:** API keys need the scope `*`. Sessions must be an owner or admin. Viewers are refused (403). Refused to API keys bound to a project (403).
          */
         put: operations["setBudget"];
         post?: never;
