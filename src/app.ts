@@ -51,6 +51,7 @@ import { CONVERSATIONAL_TYPES } from './modules/agents/catalog.ts';
 import { assertNamedProject } from './platform/context.ts';
 import { planRoutes } from './modules/plans/routes.ts';
 import { featuresOfRoute } from './modules/plans/features.ts';
+import { expressionPool } from './modules/workflows/engine/expression-pool.ts';
 
 const ajvOptions = { removeAdditional: false, useDefaults: true, allErrors: true, allowUnionTypes: true } as const;
 const strictBodies = AjvCompiler();
@@ -174,6 +175,9 @@ export async function buildApp(options: BuildOptions): Promise<App> {
   // default, would reach the schema as a string and fail as "must be an object" instead of a 415.
   app.removeContentTypeParser('text/plain');
   await services.bus.start();
+  // The expression workers load (and warm up) beside the rest of the start; process-wide, they outlive
+  // this app (closed by main.ts at shutdown; idle, they keep no process alive).
+  expressionPool().start();
   app.decorate('workers', null);
   app.decorate('startWorkers', () => {
     app.workers ??= startWorkers(services);

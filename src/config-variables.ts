@@ -50,6 +50,8 @@ export const CONFIG_VARIABLES: ConfigVariable[] = [
   { names: ['EXPRESSION_TIMEOUT_MS'], default: '`1000`', meaning: 'longest evaluation of one workflow expression (`{{ … }}`, conditions); past it the node fails with `EXPRESSION_LIMIT`' },
   { names: ['EXPRESSION_MAX_DEPTH'], default: '`500`', meaning: 'deepest nesting of one evaluation (recursion) and of the values it builds; past it `EXPRESSION_LIMIT`' },
   { names: ['EXPRESSION_MAX_SIZE'], default: '`1000000`', meaning: 'longest string, longest sequence and largest value (items plus characters) one evaluation may build; past it `EXPRESSION_LIMIT`' },
+  { names: ['EXPRESSION_THREADS'], default: 'the number of cores, at least `2`, at most `4`', meaning: 'worker threads that evaluate workflow and campaign expressions (all but plain paths such as `lead.email`), so that none holds the server; one that runs past `EXPRESSION_TIMEOUT_MS` is terminated (`EXPRESSION_LIMIT`) and replaced' },
+  { names: ['EXPRESSION_THREADS_PER_ORG'], default: '`EXPRESSION_THREADS` − 1 (at least `1`)', meaning: 'of those threads, how many one organization\'s evaluations may hold at once; the rest wait for its turn, and a free thread goes to the organization that used the least expression time lately' },
   { names: ['RUN_STREAM_BUFFER_BYTES'], default: '`1048576` (1 MB)', meaning: 'buffered output allowed per run-stream client' },
   { names: ['LINKEDIN_API_URL'], default: '`https://api.linkedin.com`', meaning: 'LinkedIn API base URL' },
   { names: ['X_API_URL'], default: '`https://api.x.com`', meaning: 'X API base URL' },

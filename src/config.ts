@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parsePlans, PlansConfigError, type Plans } from './modules/plans/definitions.ts';
 
@@ -46,6 +47,8 @@ export interface Config {
   workflowPollMs: number;
   /** Limits of one evaluation of a workflow expression (JSONata): time, nesting, size of what it builds. */
   expressionLimits: { timeoutMs: number; maxDepth: number; maxSize: number };
+  /** Expression worker threads, and how many of them one organization's evaluations may hold at once (engine/expression-pool.ts). */
+  expressionPool: { threads: number; perOrg: number };
   runStreamBufferBytes: number;
   rateLimit: { max: number; windowMs: number; authMax: number };
   /** Addresses/CIDRs of the proxies whose X-Forwarded-For is believed; false: none (the socket's address counts). */
@@ -102,6 +105,15 @@ export interface OAuthClientConfig { clientId: string | undefined; clientSecret:
 export class ConfigError extends Error {}
 
 const url = (env: Env, name: string, fallback: string) => (str(env, name) ?? fallback).replace(/\/+$/, '');
+
+/**
+ * The expression workers: one per core, 2 to 4 (two, so that one is free for another organization
+ * while one organization's evaluations hold the rest), and one organization may hold all but one.
+ */
+function expressionPool(env: Env): Config['expressionPool'] {
+  const threads = int(env, 'EXPRESSION_THREADS', Math.min(4, Math.max(2, availableParallelism())), 1);
+  return { threads, perOrg: Math.min(threads, int(env, 'EXPRESSION_THREADS_PER_ORG', Math.max(1, threads - 1), 1)) };
+}
 
 function int(env: Env, name: string, fallback: number, min = 0): number {
   const raw = env[name];
@@ -279,6 +291,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxDepth: int(env, 'EXPRESSION_MAX_DEPTH', 500, 10),
       maxSize: int(env, 'EXPRESSION_MAX_SIZE', 1_000_000, 1000),
     },
+    expressionPool: expressionPool(env),
     runStreamBufferBytes: int(env, 'RUN_STREAM_BUFFER_BYTES', 1024 * 1024, 1),
     rateLimit: {
       max: int(env, 'RATE_LIMIT_MAX', 6000, 1),

@@ -32,8 +32,9 @@ async function main(): Promise<void> {
 
   t = performance.now();
   // Loaded only now, so that the lines above come out before the second or two this takes.
-  const [{ buildApp }, admin, { adminRoutes }] = await Promise.all([
+  const [{ buildApp }, admin, { adminRoutes }, { closeExpressionPool }] = await Promise.all([
     import('./app.ts'), import('./modules/admin/channel.ts'), import('./modules/admin/routes.ts'),
+    import('./modules/workflows/engine/expression-pool.ts'),
   ]);
   early.info({ ms: msSince(t) }, `service modules loaded in ${msSince(t)} ms`);
   t = performance.now();
@@ -72,6 +73,7 @@ async function main(): Promise<void> {
     removeChannel();
     try {
       await app.close();
+      await closeExpressionPool();
       await database.close();
       await tracing?.shutdown();
       process.exit(0);

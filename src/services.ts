@@ -21,6 +21,7 @@ import { StatsService } from './modules/stats/service.ts';
 import { ApprovalsService } from './modules/workflows/approvals.ts';
 import { RunDriver } from './modules/workflows/engine/driver.ts';
 import { setExpressionLimits } from './modules/workflows/engine/limits.ts';
+import { configureExpressionPool } from './modules/workflows/engine/expression-pool.ts';
 import { RunsService } from './modules/workflows/runs.ts';
 import { Scheduler, SchedulesService } from './modules/workflows/schedules.ts';
 import { WorkflowsService } from './modules/workflows/service.ts';
@@ -76,8 +77,9 @@ export function createServices(deps: Deps) {
   const schedules = new SchedulesService(deps);
   const workflows = new WorkflowsService(deps, bus, orgStream, orgs, schedules, plans);
   const scheduler = new Scheduler(deps, schedules, workflows);
-  // Process-wide: every workflow expression is evaluated under these limits.
+  // Process-wide: every workflow expression is evaluated under these limits, in one pool of workers.
   setExpressionLimits(deps.config.expressionLimits);
+  configureExpressionPool(deps.config.expressionPool);
   dispatcher.subscribe('workflows', (tx, batch) => workflows.onEvents(tx, batch));
   approvals.onResolved((tx, approval) => workflowRuns.onApprovalResolved(tx, approval));
   /** Open SSE connections, capped per credential and organization, closed when the server shuts down. */

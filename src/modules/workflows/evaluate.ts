@@ -22,8 +22,8 @@ export interface EvaluateInput {
 /**
  * What an editor's expression field shows (POST …/workflows/:id/expressions/evaluate): the value of
  * an expression against an item — typically the last run's input item of the node being edited —
- * evaluated here, under the same limits as a run (time, depth, size). `$secrets` are never evaluated
- * for display.
+ * evaluated here, under the same limits as a run (time, depth, size) and in the same expression
+ * workers, in the organization's turn. `$secrets` are never evaluated for display.
  */
 export async function evaluateForEditor(db: Db, scope: Tenant, workflowId: string, body: EvaluateInput): Promise<{ value: unknown; item: Item }> {
   if (body.expression.includes('$secrets')) {
@@ -31,7 +31,7 @@ export async function evaluateForEditor(db: Db, scope: Tenant, workflowId: strin
   }
   if (body.nodeId && !body.runId) throw badRequest('nodeId needs the runId whose items to use', [{ field: 'body.runId', message: 'is required with nodeId' }]);
   let item: Item = body.item ?? {};
-  let scopeOf: ExpressionScope = { input: body.input ?? item, run: { id: '', workflowId, testMode: true, startedAt: null }, node: () => undefined };
+  let scopeOf: ExpressionScope = { orgId: scope.orgId, input: body.input ?? item, run: { id: '', workflowId, testMode: true, startedAt: null }, node: () => undefined };
   if (body.runId) {
     const [run] = await db.select().from(workflowRuns).where(inScope(scope, workflowRuns, and(eq(workflowRuns.id, body.runId), eq(workflowRuns.workflowId, workflowId))));
     if (!run) throw notFound('Run');
@@ -51,8 +51,10 @@ export async function evaluateForEditor(db: Db, scope: Tenant, workflowId: strin
       item = run.input as Item;
     }
     scopeOf = {
+      orgId: scope.orgId,
       input: run.input as Item,
       run: { id: run.id, workflowId, testMode: run.testMode, startedAt: run.startedAt?.toISOString() ?? null },
+      nodeIds: () => latest.keys(),
       node: (id: string) => (latest.get(id)?.status === 'SUCCEEDED' ? Object.values(outputs(id)).flat() : undefined),
     };
   }

@@ -14,7 +14,7 @@ import type { RunsService } from '../runs.ts';
 import type { WorkflowsService } from '../service.ts';
 import { unsealParams } from '../secrets.ts';
 import { runSteps, workflowRuns } from '../tables.ts';
-import { checkResolvedParams, compile, evaluationError, ExpressionError, resolveParams, type ExpressionScope } from './expressions.ts';
+import { checkResolvedParams, compile, evaluate, evaluationError, ExpressionError, resolveParams, type ExpressionScope } from './expressions.ts';
 import { executionOrder, type Definition, type WorkflowNode } from './graph.ts';
 import { ACTIVE_STATUSES, RUN_CANCEL, RUNS_WAKE, type NewExecEvent, type RunChange, type RunRow, type StepInsert } from './writer.ts';
 
@@ -371,8 +371,10 @@ export class RunDriver {
   private scope(state: RunState): ExpressionScope {
     const run = state.run;
     return {
+      orgId: run.orgId,
       input: run.input as Item,
       run: { id: run.id, workflowId: run.workflowId, testMode: run.testMode, startedAt: run.startedAt ? new Date(run.startedAt).toISOString() : null },
+      nodeIds: () => state.latest.keys(),
       node: (id: string) => {
         const step = state.latest.get(id);
         if (!step || step.status !== 'SUCCEEDED') return undefined;
@@ -389,7 +391,8 @@ export class RunDriver {
     const raw = unsealParams(node.params, this.deps.workflows.secretBox) as Static<TSchema>;
     // `$secrets` reach the node's params only: what it reports (its items, its error) has them masked.
     const secrets = this.deps.workflows.secrets.forExecution(state.run.orgId);
-    const scope: ExpressionScope = { ...this.scope(state), secrets: secrets.load };
+    const plain = this.scope(state);
+    const scope: ExpressionScope = { ...plain, secrets: secrets.load };
     const exec: NodeExecution<Static<TSchema>> = {
       items,
       rawParams: raw,
@@ -399,13 +402,14 @@ export class RunDriver {
         if (problem) throw new ExpressionError(`params of node "${node.id}" do not match ${type.type} after evaluation: ${problem}`);
         return resolved as Static<TSchema>;
       },
+      // A condition as written (flow.if): no `$secrets`; a syntax error fails as its evaluation.
       evaluate: async (expression: string, item: Item) => {
         try {
-          const out = await compile(expression).evaluate(item, { input: scope.input, run: scope.run, node: scope.node });
-          return out === undefined ? undefined : JSON.parse(JSON.stringify(out));
+          compile(expression);
         } catch (error) {
           throw evaluationError(expression, error);
         }
+        return evaluate(expression, item, plain);
       },
     };
     try {

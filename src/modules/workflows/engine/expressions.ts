@@ -1,9 +1,13 @@
-import jsonata from 'jsonata';
 import type { TSchema } from 'typebox';
 import { Value } from 'typebox/value';
+import type jsonata from 'jsonata';
 import type { Item } from '../nodes/types.ts';
-import { arm, jsonataOptions, limitMessage } from './limits.ts';
+import { isLinear, namedNodes } from './analysis.ts';
+import { compile, evaluateText, ExpressionError } from './compiled.ts';
+import { expressionPool } from './expression-pool.ts';
 import { explainErrors, fieldName, type SchemaError } from '../../../platform/http/validation.ts';
+
+export { compile, evaluationError, ExpressionError, ExpressionLimitError } from './compiled.ts';
 
 /** `{{ … }}` spans inside a param string. */
 const SPAN = /\{\{([\s\S]+?)\}\}/g;
@@ -13,47 +17,15 @@ export function hasExpression(value: unknown): boolean {
   return typeof value === 'string' && value.includes('{{');
 }
 
-const cache = new Map<string, jsonata.Expression>();
-
-/** Compiles (once) a JSONata expression; throws with a readable message on a syntax error. */
-export function compile(text: string): jsonata.Expression {
-  let expr = cache.get(text);
-  if (!expr) {
-    try {
-      // Every evaluation runs under the limits of limits.ts (time, depth, size, linear-time regexes).
-      expr = arm(jsonata(text, jsonataOptions));
-    } catch (error) {
-      throw new ExpressionError(`invalid expression "${text.trim()}": ${(error as Error).message}`);
-    }
-    if (cache.size > 5000) cache.clear();
-    cache.set(text, expr);
-  }
-  return expr;
-}
-
-export class ExpressionError extends Error {
-  /** The run step's error code. */
-  readonly code: string = 'EXPRESSION_ERROR';
-}
-
-/** An evaluation stopped by one of its limits (time, depth, size). */
-export class ExpressionLimitError extends ExpressionError {
-  override readonly code = 'EXPRESSION_LIMIT';
-}
-
-/** The error of a failed evaluation of `text`: a limit hit, or the expression's own failure. */
-export function evaluationError(text: string, error: unknown): ExpressionError {
-  const limit = limitMessage(error);
-  const shown = text.trim().length > 200 ? `${text.trim().slice(0, 200)}…` : text.trim();
-  if (limit) return new ExpressionLimitError(`expression "${shown}" stopped: it ${limit}`);
-  return new ExpressionError(`expression "${shown}" failed: ${(error as Error)?.message ?? String(error)}`);
-}
-
 /** What expressions can see besides the item (`$`). */
 export interface ExpressionScope {
+  /** Whose turn the evaluation takes in the expression workers (expression-pool.ts). */
+  orgId: string;
   input: Item;
   run: { id: string; workflowId: string; testMode: boolean; startedAt: string | null };
   node(id: string): Item[] | undefined;
+  /** The ids `node` may know, for an expression that computes the id it reads (`$node($x)`). */
+  nodeIds?: () => Iterable<string>;
   /** The organization's secrets (`$secrets.NAME`), loaded only when an expression names `$secrets`. */
   secrets?: () => Promise<Record<string, string>>;
 }
@@ -75,22 +47,36 @@ async function secretsFor(text: string, scope: ExpressionScope): Promise<Record<
   return secrets;
 }
 
-/** One bare JSONata expression (no braces) against an item, under the run limits. */
+interface Plan {
+  /** Cheap enough for the server's thread (analysis.ts). */
+  inline: boolean;
+  nodes: string[] | 'all';
+}
+
+const plans = new WeakMap<jsonata.Expression, Plan>();
+
+function planOf(expr: jsonata.Expression): Plan {
+  let plan = plans.get(expr);
+  if (!plan) plans.set(expr, plan = { inline: isLinear(expr.ast() as never), nodes: namedNodes(expr.ast()) });
+  return plan;
+}
+
+/**
+ * One bare JSONata expression (no braces) against an item, under the run limits: on this thread
+ * when its parse tree shows its cost is linear in the data it reads (a path such as `lead.email`),
+ * else in an expression worker, in the organization's turn, with the items of the nodes it names.
+ */
 export async function evaluate(text: string, item: Item, scope: ExpressionScope): Promise<unknown> {
   const expr = compile(text);
   const secrets = await secretsFor(text, scope);
-  try {
-    const out = await expr.evaluate(item, {
-      input: scope.input,
-      run: scope.run,
-      node: (id: string) => scope.node(id),
-      ...(secrets ? { secrets } : {}),
-    });
-    // JSONata sequences are arrays with extra markers; hand back plain JSON.
-    return out === undefined ? undefined : JSON.parse(JSON.stringify(out));
-  } catch (error) {
-    throw evaluationError(text, error);
+  const plan = planOf(expr);
+  if (plan.inline) return evaluateText(text, item, { input: scope.input, run: scope.run, node: (id) => scope.node(id), ...(secrets ? { secrets } : {}) });
+  const nodes = new Map<string, Item[]>();
+  for (const id of plan.nodes === 'all' ? scope.nodeIds?.() ?? [] : plan.nodes) {
+    const items = scope.node(id);
+    if (items) nodes.set(id, items);
   }
+  return expressionPool().evaluate(scope.orgId, { text, item, input: scope.input, run: scope.run, nodes, ...(secrets ? { secrets } : {}) });
 }
 
 /** A string that is one whole expression keeps the value's type; expressions inside text are interpolated. */
