@@ -257,13 +257,15 @@ describe('platform events, as delivered', () => {
     await post(`/conversations/${conversation.id}/close`, undefined, 200);
     expect(await delivered('conversation.closed', (p) => p.conversationId === conversation.id)).toMatchObject({ resolvedBy: 'human' });
 
-    // The organization stream: SPEC's conversation message, for the inbound message and the answer.
+    // The organization stream: SPEC's conversation message, for the first message a person sent, the
+    // inbound message and the answer.
     const heard = (messageId: string) => stream.events('conversation.message').some((m) => (m.data as { message: { id: string } }).message.id === messageId);
-    await stream.until(() => heard(inbound.id) && heard(answer.id));
+    await stream.until(() => heard(sent.messageId as string) && heard(inbound.id) && heard(answer.id));
     const messages = stream.events('conversation.message').map((m) => m.data as Record<string, any>).filter((d) => d.conversationId === conversation.id); // eslint-disable-line @typescript-eslint/no-explicit-any
     for (const data of messages) expect(problemsOf(STREAM_MESSAGE, data, 'data'), JSON.stringify(data)).toEqual([]);
     expect(messages.find((d) => d.message.id === inbound.id)).toMatchObject({ channel: 'api', message: { direction: 'in', sender: 'contact', text: 'Tell me more' } });
     expect(messages.find((d) => d.message.id === answer.id)).toMatchObject({ channel: 'api', message: { direction: 'out', sender: 'human', text: 'Prices are on their way' } });
+    expect(messages.find((d) => d.message.id === sent.messageId)).toMatchObject({ channel: 'api', message: { direction: 'out', sender: 'human', text: 'Hello from us' } });
   });
 
   it('posts: integration.connected (in a project), post.created, post.approved with the edited body, post.published; post.failed and integration.error on refused credentials', async () => {

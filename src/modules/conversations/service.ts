@@ -806,7 +806,8 @@ export class ConversationsService {
       } else {
         await tx.update(conversations).set({ lastMessageAt: now }).where(eq(conversations.id, row.id));
       }
-      await this.queue(tx, row!, out.text, 'human', scope.actor.id, now, out.template);
+      const queued = await this.queue(tx, row!, out.text, 'human', scope.actor.id, now, out.template);
+      await this.announce(tx, queued, inbox.channel);
       return row!.id;
     });
     return this.get(scope, id);
