@@ -9,7 +9,7 @@ import cookie from '@fastify/cookie';
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
 import type { Database } from './platform/db.ts';
-import { serializeError } from './platform/log.ts';
+import { PRETTY_TRANSPORT, prettyLogs, serializeError } from './platform/log.ts';
 import { registerErrorHandling, registerNotFound } from './platform/http/error-handler.ts';
 import { registerPanel } from './platform/http/panel.ts';
 import { registerInputChecks } from './platform/http/input.ts';
@@ -124,9 +124,10 @@ export function maskUrl(url: string): string {
   return q === -1 ? path : `${path}?[masked]`;
 }
 
-export function loggerOptions(level: string): FastifyServerOptions['logger'] {
+export function loggerOptions(level: string, pretty = false): FastifyServerOptions['logger'] {
   return {
     level,
+    ...(pretty ? { transport: PRETTY_TRANSPORT } : {}),
     redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'], censor: '[redacted]' },
     serializers: {
       req: (req: { method: string; url: string; ip?: string }) => ({ method: req.method, url: maskUrl(req.url), ip: req.ip }),
@@ -140,7 +141,7 @@ export async function buildApp(options: BuildOptions): Promise<App> {
   const { config, database } = options;
   const clock = options.clock ?? systemClock;
   const app = Fastify({
-    logger: options.logger ?? loggerOptions(config.logLevel),
+    logger: options.logger ?? loggerOptions(config.logLevel, prettyLogs(config.logFormat)),
     bodyLimit: config.bodyLimitBytes,
     // Forwarded headers only from the configured proxies; otherwise anyone could pick their address.
     trustProxy: config.trustProxy,
@@ -221,7 +222,8 @@ export async function buildApp(options: BuildOptions): Promise<App> {
   });
 
   await registerRateLimits(app);
-  // Cookies are read only by the auth routes (the refresh cookie of CONTRACT §11).
+  // Cookies are read only by the auth routes (the refresh cookie of CONTRACT §11) and the OAuth
+  // callback (the flow cookie that binds a connection to the browser that started it).
   await app.register(cookie);
 
   const health = { rateLimit: false as const };

@@ -59,6 +59,8 @@ export interface Config {
   /** Time allowed to receive a whole request (headers and body); responses such as SSE streams are not limited. */
   requestTimeoutMs: number;
   logLevel: string;
+  /** `json` lines, `pretty` (pino-pretty), or `auto`: pretty when standard output is a terminal. */
+  logFormat: 'auto' | 'json' | 'pretty';
   bodyLimitBytes: number;
   /** Social connectors: API base URLs (stand-ins in tests), publishing retries and the publisher poll. */
   linkedinApiUrl: string;
@@ -234,6 +236,12 @@ function parseMetricsPort(raw: string | undefined, publicPort: number): number |
   return n;
 }
 
+function logFormat(value: string | undefined): Config['logFormat'] {
+  if (value === undefined) return 'auto';
+  if (value === 'auto' || value === 'json' || value === 'pretty') return value;
+  throw new ConfigError(`LOG_FORMAT must be auto, json or pretty, got "${value}"`);
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = str(env, 'NODE_ENV') ?? 'development';
   const production = nodeEnv === 'production';
@@ -303,6 +311,7 @@ export function loadConfig(env: Env = process.env): Config {
     sseMaxPerOrg: int(env, 'SSE_MAX_PER_ORG', 1000, 1),
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 60_000, 100),
     logLevel: str(env, 'LOG_LEVEL') ?? (production ? 'info' : 'info'),
+    logFormat: logFormat(str(env, 'LOG_FORMAT')),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024),
     linkedinApiUrl: (str(env, 'LINKEDIN_API_URL') ?? 'https://api.linkedin.com').replace(/\/+$/, ''),
     xApiUrl: (str(env, 'X_API_URL') ?? 'https://api.x.com').replace(/\/+$/, ''),

@@ -3,14 +3,17 @@ import { ConfigError, loadConfig } from './config.ts';
 import { passwordProblem } from './modules/auth/passwords.ts';
 import { EmbeddedDatabaseBusy, openDatabase } from './platform/db.ts';
 import { startTracing } from './platform/tracing.ts';
+import { PRETTY_TRANSPORT, prettyLogs } from './platform/log.ts';
 
 const msSince = (t: number) => Math.round(performance.now() - t);
 
 async function main(): Promise<void> {
   const config = loadConfig();
   // Fastify's logger exists only once the app is built, seconds from now: the steps before it log
-  // through pino directly, as the same JSON lines on stdout.
-  const early = pino({ level: config.logLevel }, pino.destination({ dest: 1, sync: true }));
+  // through pino directly, as the same lines on stdout (JSON, or pretty on a terminal: LOG_FORMAT).
+  const early = prettyLogs(config.logFormat)
+    ? pino({ level: config.logLevel }, pino.transport(PRETTY_TRANSPORT))
+    : pino({ level: config.logLevel }, pino.destination({ dest: 1, sync: true }));
   const embeddedOnDisk = !config.databaseUrl || config.databaseUrl.startsWith('file://');
   const store = config.databaseUrl?.startsWith('postgres')
     ? 'PostgreSQL'

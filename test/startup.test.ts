@@ -319,3 +319,28 @@ describe('npm start logs its steps; the first owner while it runs', slow, () => 
     expect(await stop(server)).toBe(0);
   });
 });
+
+describe('logs on a terminal', slow, () => {
+  it('are readable lines when standard output is a terminal (a real pseudo-terminal, through script(1)), JSON lines otherwise', async () => {
+    const port = await freePort();
+    // script(1) runs the server on a pseudo-terminal of its own: process.stdout.isTTY is true there.
+    const child = spawn('script', ['-qefc', `${JSON.stringify(process.execPath)} src/main.ts`, '/dev/null'], {
+      cwd: ROOT, detached: true, stdio: ['pipe', 'pipe', 'pipe'],
+      env: env({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir(), NO_COLOR: '1' }),
+    });
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    try {
+      await eventually(() => output.includes('listening on'), 90_000);
+      const lines = output.replace(/\x1b\[[0-9;]*m/g, '').split(/\r?\n/).filter((line) => line.trim() !== '');
+      expect(lines.some((line) => /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: .*listening on http:\/\/localhost:\d+\/api\/v1/.test(line)), lines.join('\n')).toBe(true);
+      expect(lines.some((line) => /INFO: starting: opening the database/.test(line))).toBe(true);
+      expect(lines.filter((line) => line.trimStart().startsWith('{"level"'))).toEqual([]);
+    } finally {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch { /* gone */ }
+    }
+    // The same server with its output in a pipe (every other test here) logs JSON lines.
+  });
+});

@@ -59,3 +59,19 @@ export function serializeError(error: unknown, depth = 0): LoggedError {
   if (e.cause !== undefined && depth < 5) out.cause = serializeError(e.cause, depth + 1);
   return out;
 }
+
+/**
+ * Whether log lines are written for a person (pino-pretty: colours, local times, one readable line
+ * per entry) rather than as JSON lines: `LOG_FORMAT=pretty`, or `auto` when standard output is a
+ * terminal (a developer's `npm start`). A pipe, a file or a container's log collector gets JSON.
+ */
+export function prettyLogs(format: 'auto' | 'json' | 'pretty', stdoutIsTerminal = Boolean(process.stdout.isTTY)): boolean {
+  return format === 'pretty' || (format === 'auto' && stdoutIsTerminal);
+}
+
+/** pino's pretty transport (a worker thread writing to standard output), as pino and Fastify take it. */
+export const PRETTY_TRANSPORT = {
+  target: 'pino-pretty',
+  options: { destination: 1, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: false },
+} as const;
+
