@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import type { OrgFixture } from '../../../test/harness.ts';
 import { eventually } from '../../../test/helpers.ts';
+import { SmtpStandIn } from '../../../test/smtp.ts';
 import { api, manual, startWorkflowApp } from '../../../test/workflows.ts';
 import { expressionPool } from './engine/expression-pool.ts';
 
@@ -18,17 +19,23 @@ const HEAVY_BUILTIN = '$sort([1..20000])';
 
 let t: Awaited<ReturnType<typeof startWorkflowApp>>['t'];
 let close: () => Promise<void>;
+let smtp: SmtpStandIn;
 const workflowOf = new Map<string, string>();
 
 beforeAll(async () => {
+  // The campaign's e-mail inbox needs a relay (test mode sends nothing through it).
+  smtp = await new SmtpStandIn().start();
   // Three threads, of which one organization may hold two.
-  ({ t, close } = await startWorkflowApp({ EXPRESSION_TIMEOUT_MS: '100', EXPRESSION_THREADS: '3', WORKFLOW_POLL_MS: '50' }));
+  ({ t, close } = await startWorkflowApp({ EXPRESSION_TIMEOUT_MS: '100', EXPRESSION_THREADS: '3', WORKFLOW_POLL_MS: '50', SMTP_URL: smtp.url }));
   for (const org of [t.orgA, t.orgB]) {
     const res = await t.call({ method: 'POST', url: `/api/v1/orgs/${org.orgId}/workflows`, auth: { token: org.token }, payload: { name: 'preview', nodes: [manual], edges: [] } });
     workflowOf.set(org.orgId, res.json().id);
   }
 });
-afterAll(() => close());
+afterAll(async () => {
+  await close();
+  await smtp.close();
+});
 
 const preview = (org: OrgFixture, expression: string) => t.call({
   method: 'POST', url: `/api/v1/orgs/${org.orgId}/workflows/${workflowOf.get(org.orgId)}/expressions/evaluate`, auth: { token: org.token }, payload: { expression },
@@ -125,5 +132,32 @@ describe('expression workers', () => {
     const missing = await w.create([manual, { id: 'b', type: 'data.set', params: { fields: { s: '{{ $secrets.NOPE ~> $uppercase }}' } } }], [{ from: 'start', to: 'b' }]);
     const failed = await w.until((await w.run(missing.id)).id);
     expect(failed.error).toMatchObject({ code: 'SECRET_MISSING', nodeId: 'b' });
+  });
+
+  it('a test-mode campaign to 30 leads whose text holds the recursion: each recipient fails with EXPRESSION_LIMIT, rendered in the workers while the server answers', async () => {
+    const base = `/api/v1/orgs/${t.orgA.orgId}`;
+    const auth = { token: t.orgA.token };
+    const created = async (url: string, payload: object) => {
+      const res = await t.call({ method: 'POST', url: `${base}${url}`, auth, payload });
+      expect(res.statusCode, res.body).toBe(201);
+      return res.json() as { id: string };
+    };
+    const inbox = await created('/inboxes', { name: 'Outreach', channel: 'email', config: { address: 'sales@shop.example.com', fromName: 'Shop' } });
+    const leadIds: string[] = [];
+    for (let i = 0; i < 30; i++) leadIds.push((await created('/leads', { name: `Lead ${i}`, email: `lead${i}@campaign.example` })).id);
+    const campaign = await created('/campaigns', { name: 'Recursion', inboxId: inbox.id, audience: { leadIds }, steps: [{ delaySeconds: 0, subject: 'Hi {{ lead.name }}', text: `Hello {{ ${RECURSION} }}` }] });
+    expect((await t.call({ method: 'POST', url: `${base}/campaigns/${campaign.id}/start`, auth, payload: { testMode: true } })).statusCode).toBe(200);
+
+    // The renders go one after another (the recipient's answer, then the next's evaluation, with no turn of the loop between).
+    await eventually(() => expressionPool().load(t.orgA.orgId).running > 0);
+    expect((await t.call({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    expect(expressionPool().load(t.orgA.orgId).running).toBeGreaterThan(0);
+
+    const recipients = await eventually(async () => {
+      const list = (await t.call({ method: 'GET', url: `${base}/campaigns/${campaign.id}/recipients?pageSize=100`, auth })).json().items as { status: string; error: string | null }[];
+      return list.every((r) => r.status === 'FAILED') ? list : null;
+    }, 30_000);
+    expect(recipients).toHaveLength(30);
+    for (const r of recipients) expect(r.error).toContain('stopped: it ran longer than 100 ms');
   });
 });
