@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/harness.ts';
+import { IMPORT_MAX_ROWS } from './import.ts';
 
 let t: TestApp;
 let base: string;
@@ -79,16 +80,31 @@ describe('POST …/leads/import', () => {
     ]);
   });
 
-  it('de-duplicates rows of one person imported side by side: one lead each, every row merged in', async () => {
+  it('de-duplicates rows of one person imported side by side: one lead each, every row merged in, in row order', async () => {
     const rows = [];
     for (let round = 0; round < 4; round++) {
-      for (let i = 0; i < 150; i++) rows.push({ email: `p${i}@imp4.example`, tags: [`r${round}`] });
+      for (let i = 0; i < 150; i++) rows.push({ email: `p${i}@imp4.example`, tags: [`r${round}`], company: `Round ${round}` });
     }
     const res = await importRows({ rows });
     expect(res.json()).toEqual({ created: 150, merged: 450, rejected: [] });
     const list = (await t.call({ method: 'GET', url: `${base}?q=imp4.example&pageSize=100`, auth: owner() })).json();
     expect(list.total).toBe(150);
-    for (const lead of list.items) expect([...lead.tags].sort()).toEqual(['r0', 'r1', 'r2', 'r3']);
+    for (const lead of list.items) {
+      expect([...lead.tags].sort()).toEqual(['r0', 'r1', 'r2', 'r3']);
+      // The person's last row (in the last round, chunks after its first) was merged last.
+      expect(lead.company).toBe('Round 3');
+    }
+  });
+
+  it('merges a row with a known key and a new one into the known lead, beside new people of the same chunk', async () => {
+    const known = (await t.call({ method: 'POST', url: base, auth: owner(), payload: { name: 'Known Site', website: 'https://www.imp8.example' } })).json();
+    const rows = [
+      ...Array.from({ length: 30 }, (_, i) => ({ email: `n${i}@imp8.example` })),
+      { email: 'new-address@imp8.example', website: 'imp8.example/contact', company: 'Site Co' },
+    ];
+    expect((await importRows({ rows })).json()).toEqual({ created: 30, merged: 1, rejected: [] });
+    expect((await t.call({ method: 'GET', url: `${base}/${known.id}`, auth: owner() })).json()).toMatchObject({ email: 'new-address@imp8.example', company: 'Site Co' });
+    expect(await total('imp8.example')).toBe(31);
   });
 
   it('refuses more than 10,000 rows, unreadable CSV, a CSV without rows, and bodies of other types', async () => {
@@ -135,6 +151,56 @@ describe('POST …/leads/import', () => {
     } finally {
       await limited.close();
     }
+  });
+});
+
+describe('an import beside other work', () => {
+  let address: string;
+  beforeAll(async () => {
+    address = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  const count = async (orgId: string, token: string, q: string) =>
+    (await t.call({ method: 'GET', url: `/api/v1/orgs/${orgId}/leads?q=${q}&pageSize=1`, auth: { token } })).json().total as number;
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('stops when its client leaves: the rows written stay, the rest are never written', async () => {
+    const rows = Array.from({ length: IMPORT_MAX_ROWS }, (_, i) => ({ name: `Gone ${i}`, email: `g${i}@imp7.example` }));
+    const client = new AbortController();
+    const request = fetch(`${address}${base}/import`, {
+      method: 'POST', headers: { authorization: `Bearer ${t.orgA.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ rows }), signal: client.signal,
+    }).catch((error: unknown) => error);
+    // Under way: some leads are in.
+    while ((await count(t.orgA.orgId, t.orgA.token, 'imp7.example')) === 0) await pause(20);
+    client.abort();
+    expect(await request).toMatchObject({ name: 'AbortError' });
+    // Until the count stops growing (the chunk under way when the client left is finished).
+    let last = -1;
+    let now = await count(t.orgA.orgId, t.orgA.token, 'imp7.example');
+    while (now !== last) {
+      last = now;
+      await pause(500);
+      now = await count(t.orgA.orgId, t.orgA.token, 'imp7.example');
+    }
+    expect(now).toBeGreaterThan(0);
+    expect(now).toBeLessThan(IMPORT_MAX_ROWS / 2);
+  });
+
+  it("answers another organization's lead list while a large import runs", async () => {
+    await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgB.orgId}/leads`, auth: { token: t.orgB.token }, payload: { name: 'B only', email: 'b@imp9.example' } });
+    const rows = Array.from({ length: 3000 }, (_, i) => ({ name: `Busy ${i}`, email: `busy${i}@imp9.example` }));
+    const order: string[] = [];
+    const imported = importRows({ rows }).then((res) => {
+      order.push('import');
+      return res;
+    });
+    // Once the import is under way.
+    while ((await count(t.orgA.orgId, t.orgA.token, 'imp9.example')) === 0) await pause(20);
+    const list = await t.call({ method: 'GET', url: `/api/v1/orgs/${t.orgB.orgId}/leads`, auth: { token: t.orgB.token } });
+    order.push('list');
+    expect(list.statusCode).toBe(200);
+    expect(list.json().items.map((l: { name: string }) => l.name)).toEqual(['B only']);
+    expect((await imported).json()).toEqual({ created: 3000, merged: 0, rejected: [] });
+    expect(order).toEqual(['list', 'import']);
   });
 });
 

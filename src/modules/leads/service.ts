@@ -23,7 +23,7 @@ const EXACT_TOTAL = 10_000;
  */
 const SCAN_OVER = 200_000;
 import { eventsAboutLead } from '../events/queries.ts';
-import { LeadImporter, type ImportResult } from './import.ts';
+import { LeadImporter, type ImportResult, type Turn } from './import.ts';
 import { lockOrder, NewPeopleWriter, type LeadRow } from './new-people.ts';
 import type { PlansService } from '../plans/service.ts';
 
@@ -212,9 +212,9 @@ export class LeadsService {
     this.newPeople = new NewPeopleWriter(deps.database);
   }
 
-  /** Up to 10,000 rows, each de-duplicated as a single create; `dryRun` only counts. */
-  import(scope: Scope, rows: unknown[], dryRun: boolean): Promise<ImportResult> {
-    return this.importer.import(scope, rows, dryRun);
+  /** Up to 10,000 rows, each de-duplicated as a single create; `dryRun` only counts; `signal` stops it between chunks. */
+  import(scope: Scope, rows: unknown[], dryRun: boolean, signal?: AbortSignal): Promise<ImportResult & { stoppedAfter?: number }> {
+    return this.importer.import(scope, rows, dryRun, signal);
   }
 
   /** A lead's history: the platform events that carry it or name it, newest first. */
@@ -310,8 +310,10 @@ export class LeadsService {
   /**
    * Creates a lead, or merges into the one person it matches inside the project (email, then phone,
    * then website). Advisory locks on the match keys make concurrent creates of one person yield one lead.
+   * `lockedWay` makes the transaction (a merge, or a new person under a leads limit) wait for its
+   * turn: an import's creates take a few connections at a time.
    */
-  async create(scope: Scope, input: LeadInput): Promise<{ lead: Lead; created: boolean; matchedOn?: MatchKind }> {
+  async create(scope: Scope, input: LeadInput, options: { lockedWay?: Turn } = {}): Promise<{ lead: Lead; created: boolean; matchedOn?: MatchKind }> {
     if (![input.name, input.email, input.phone, input.website].some((v) => typeof v === 'string' && v.trim() !== '')) {
       throw badRequest('A lead needs at least one of name, email, phone or website', [
         { field: 'body', message: 'must have at least one of name, email, phone, website' },
@@ -331,7 +333,7 @@ export class LeadsService {
     // Under a leads limit, a new person is counted under the organization's lock (assertRoom): the locked way.
     const limited = this.plans?.enabled === true && (await this.plans.limitOf(scope.orgId, 'leads')) !== null;
     if (!limited && await this.createNew(fresh, keys, created)) return { lead: publicLead(fresh), created: true };
-    return this.write(async (tx) => {
+    const locked = () => this.write(async (tx) => {
       // Holding the keys' locks, this sees every lead a concurrent create of the same person committed.
       await this.lockKeys(tx, projectId, keys);
       const match = await this.findMatch(tx, scope.orgId, projectId, keys);
@@ -355,6 +357,7 @@ export class LeadsService {
       await this.events.record(tx, this.updatedEvents(scope, before, after!, changes), CALLER_WAKES);
       return { lead: publicLead(after!), created: false, matchedOn: match.matchedOn };
     });
+    return options.lockedWay ? options.lockedWay(locked) : locked();
   }
 
   /**
