@@ -19,7 +19,7 @@ import type { ConversationsService, OutboundMessage } from '../conversations/ser
 import { contactAddressOfLead } from '../conversations/queries.ts';
 
 type InboxRow = NonNullable<Awaited<ReturnType<ConversationsService['inboxById']>>>;
-import { ExpressionError, resolveParams } from '../workflows/engine/expressions.ts';
+import { ExpressionError, resolveParams, runsInWorkers } from '../workflows/engine/expressions.ts';
 import { assertTimezone, localDate } from '../stats/range.ts';
 import type { PlansService } from '../plans/service.ts';
 import {
@@ -100,6 +100,20 @@ function goesAt(due: Date | null, campaign: CampaignRow, now: Date): Date | null
   const from = due > now ? due : now;
   const opening = nextOpening(window, from);
   return opening > from ? opening : due;
+}
+
+/** A step rendered for one recipient. */
+interface Rendered { subject: string | null; text: string }
+
+/** What a rendering depends on: the recipient and its step, the step's words, the address, the lead's version. */
+function renderKey(r: Pick<RecipientRow, 'id' | 'step' | 'address'>, step: CampaignStep, lead: Pick<LeadRow, 'updatedAt'>): string {
+  return JSON.stringify([r.id, r.step, r.address, lead.updatedAt.getTime(), step.subject ?? null, step.text]);
+}
+
+/** A campaign's recipients due for their next step now, not waiting on a message already queued. */
+function dueRecipients(campaignId: string, now: Date) {
+  return sql`${campaignRecipients.campaignId} = ${campaignId} and ${campaignRecipients.status} in ('PENDING', 'ACTIVE') and ${campaignRecipients.awaiting} is null
+    and ${campaignRecipients.nextSendAt} <= ${now.toISOString()}::timestamptz`;
 }
 
 /**
@@ -566,10 +580,39 @@ export class CampaignsService {
     await tx.update(campaigns).set({ day: today, daySent: row.day === today ? sql`${campaigns.daySent} + ${sent}` : sent }).where(eq(campaigns.id, row.id));
   }
 
+  /**
+   * The due recipients' messages rendered before a batch's transaction, when a step's expressions go
+   * to the expression workers: one may run up to its time limit there (a probe's endless recursion, 1 s
+   * a recipient), and a transaction held meanwhile would hold the campaign's locks and, on the
+   * embedded store, its one connection — every other organization's requests with it. The batch uses
+   * a rendering only for the same recipient, step, step text, address and lead version; a recipient
+   * claimed otherwise (a lead changed in between) is rendered in the transaction as before.
+   */
+  private async renderAhead(id: string, now: Date): Promise<Map<string, Rendered | ExpressionError>> {
+    const out = new Map<string, Rendered | ExpressionError>();
+    const [row] = await this.db.select().from(campaigns).where(and(eq(campaigns.id, id), eq(campaigns.status, 'RUNNING')));
+    if (!row || !row.steps.some((step) => runsInWorkers([step.subject, step.text]))) return out;
+    const due = await this.db.select().from(campaignRecipients).where(dueRecipients(row.id, now)).orderBy(campaignRecipients.nextSendAt, campaignRecipients.id).limit(BATCH);
+    const byId = new Map((await leadsByIds(this.db, due.map((r) => r.leadId))).map((l) => [l.id, l]));
+    await Promise.all(due.map(async (r) => {
+      const step = row.steps[r.step];
+      const lead = byId.get(r.leadId);
+      if (!step || !lead || !r.address) return;
+      try {
+        out.set(renderKey(r, step, lead), await this.render(row, step, lead, r.address, false));
+      } catch (error) {
+        if (!(error instanceof ExpressionError)) throw error;
+        out.set(renderKey(r, step, lead), error);
+      }
+    }));
+    return out;
+  }
+
   /** One batch of one campaign, under its row lock (another instance skips it meanwhile). True when it sent anything. */
   private async sendBatch(id: string, inboxId: string, now: Date): Promise<boolean> {
     // Read before the transaction: the embedded store has one connection, which the transaction holds.
     const inbox = await this.ports.conversations.inboxById(inboxId);
+    const ahead = await this.renderAhead(id, now);
     const finished = await this.db.transaction(async (trx) => {
       const tx = trx as unknown as Db;
       const [row] = await tx.select().from(campaigns).where(and(eq(campaigns.id, id), eq(campaigns.status, 'RUNNING'))).for('update', { skipLocked: true });
@@ -585,11 +628,9 @@ export class CampaignsService {
       if (planRoom != null) allowed = Math.min(allowed, planRoom);
       let sent = 0;
       if (allowed > 0) {
-        const claimed = await tx.select().from(campaignRecipients)
-          .where(sql`${campaignRecipients.campaignId} = ${row.id} and ${campaignRecipients.status} in ('PENDING', 'ACTIVE') and ${campaignRecipients.awaiting} is null
-            and ${campaignRecipients.nextSendAt} <= ${now.toISOString()}::timestamptz`)
+        const claimed = await tx.select().from(campaignRecipients).where(dueRecipients(row.id, now))
           .orderBy(campaignRecipients.nextSendAt, campaignRecipients.id).limit(allowed).for('update', { skipLocked: true });
-        if (claimed.length) sent = await this.sendTo(tx, row, inbox, claimed, now);
+        if (claimed.length) sent = await this.sendTo(tx, row, inbox, claimed, now, ahead);
         await this.countSends(tx, row, sent, now);
       }
       await this.finishIfDone(tx, row.id, now);
@@ -605,7 +646,7 @@ export class CampaignsService {
    * for the whole batch), else one by one, each in a savepoint so that the channel's refusal (its
    * 422) fails that recipient only.
    */
-  private async sendTo(tx: Db, row: CampaignRow, inbox: InboxRow | undefined, claimed: RecipientRow[], now: Date): Promise<number> {
+  private async sendTo(tx: Db, row: CampaignRow, inbox: InboxRow | undefined, claimed: RecipientRow[], now: Date, ahead: Map<string, Rendered | ExpressionError>): Promise<number> {
     const byId = new Map((await leadsByIds(tx, claimed.map((r) => r.leadId))).map((l) => [l.id, l]));
     const blocked = await this.blockedAddresses(tx, row, claimed);
     const failures: { id: string; error: string }[] = [];
@@ -625,7 +666,9 @@ export class CampaignsService {
         continue;
       }
       try {
-        const rendered = await this.render(row, step, lead, r.address!, false);
+        const early = ahead.get(renderKey(r, step, lead));
+        if (early instanceof ExpressionError) throw early;
+        const rendered = early ?? await this.render(row, step, lead, r.address!, false);
         ready.push({ r, step, lead, ...rendered, messageId: row.testMode ? null : derivedId('message', r.id, [String(r.step)]) });
       } catch (error) {
         if (!(error instanceof ExpressionError)) throw error;
@@ -696,7 +739,7 @@ export class CampaignsService {
   }
 
   /** The step's subject and text for a lead, personalised (`{{ lead.name }}`); e-mail gets its unsubscribe link. */
-  private async render(row: CampaignRow, step: CampaignStep, lead: LeadRow | null, address: string, test: boolean): Promise<{ subject: string | null; text: string }> {
+  private async render(row: CampaignRow, step: CampaignStep, lead: LeadRow | null, address: string, test: boolean): Promise<Rendered> {
     const item = { lead: lead ? publicLead(lead) : {} };
     const scope = { orgId: row.orgId, input: item, run: { id: row.id, workflowId: '', testMode: test || row.testMode, startedAt: row.startedAt?.toISOString() ?? null }, node: () => undefined };
     const out = await resolveParams({ subject: step.subject ?? null, text: step.text }, item as never, scope) as { subject?: string | null; text?: string };

@@ -148,9 +148,13 @@ describe('expression workers', () => {
     const campaign = await created('/campaigns', { name: 'Recursion', inboxId: inbox.id, audience: { leadIds }, steps: [{ delaySeconds: 0, subject: 'Hi {{ lead.name }}', text: `Hello {{ ${RECURSION} }}` }] });
     expect((await t.call({ method: 'POST', url: `${base}/campaigns/${campaign.id}/start`, auth, payload: { testMode: true } })).statusCode).toBe(200);
 
-    // The renders go one after another (the recipient's answer, then the next's evaluation, with no turn of the loop between).
+    // The batch's messages are rendered before its transaction (renderAhead): while the workers run
+    // them, the server answers and the store too — on the embedded store a transaction held through
+    // the renders would hold its one connection, and B's lead list with it.
     await eventually(() => expressionPool().load(t.orgA.orgId).running > 0);
     expect((await t.call({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    const leadsOfB = await t.call({ method: 'GET', url: `/api/v1/orgs/${t.orgB.orgId}/leads`, auth: { token: t.orgB.token } });
+    expect(leadsOfB.statusCode).toBe(200);
     expect(expressionPool().load(t.orgA.orgId).running).toBeGreaterThan(0);
 
     const recipients = await eventually(async () => {

@@ -82,6 +82,29 @@ export async function evaluate(text: string, item: Item, scope: ExpressionScope)
   return expressionPool().evaluate(scope.orgId, { text, item, input: scope.input, run: scope.run, nodes, ...(secrets ? { secrets } : {}) });
 }
 
+/**
+ * Whether evaluating the `{{ … }}` spans of a value (a string, or a tree of them) goes to the
+ * expression workers for at least one span: then it may take up to the time limit, and a caller
+ * holding a transaction (a campaign batch) renders before it instead. A span that does not compile
+ * fails at once wherever it is evaluated: it counts as cheap.
+ */
+export function runsInWorkers(value: unknown): boolean {
+  if (typeof value === 'string') {
+    if (!hasExpression(value)) return false;
+    for (const match of value.matchAll(SPAN)) {
+      try {
+        if (!planOf(compile(match[1]!)).inline) return true;
+      } catch {
+        // A syntax error: its evaluation fails without running.
+      }
+    }
+    return false;
+  }
+  if (Array.isArray(value)) return value.some(runsInWorkers);
+  if (value && typeof value === 'object') return Object.values(value).some(runsInWorkers);
+  return false;
+}
+
 /** A string that is one whole expression keeps the value's type; expressions inside text are interpolated. */
 async function resolveString(text: string, item: Item, scope: ExpressionScope): Promise<unknown> {
   const whole = WHOLE.exec(text);
