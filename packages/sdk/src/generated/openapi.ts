@@ -1235,7 +1235,7 @@ export interface paths {
         put?: never;
         /**
          * Mark the conversation read for the caller (its unreadCount becomes 0)
-         * @description **Access:** API keys need the scope `conversations:read` (or `*`).
+         * @description **Access:** API keys need the scope `conversations:write` (or `*`). Viewers are refused (403).
          */
         post: operations["readConversation"];
         delete?: never;
@@ -1625,13 +1625,13 @@ export interface paths {
         };
         /**
          * A lead's recorded opt-ins and opt-outs, newest first (the newest per channel holds)
-         * @description **Access:** API keys need the scope `leads:read` (or `*`).
+         * @description **Access:** API keys need the scope `campaigns:read` (or `*`).
          */
         get: operations["listLeadConsents"];
         put?: never;
         /**
          * Record a lead's opt-in or opt-out on a channel (WhatsApp campaigns need opted_in)
-         * @description **Access:** API keys need the scope `leads:write` (or `*`). Viewers are refused (403).
+         * @description **Access:** API keys need the scope `campaigns:write` (or `*`). Viewers are refused (403).
          */
         post: operations["createLeadConsent"];
         delete?: never;
@@ -2554,8 +2554,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The web widget visitor's conversation (SSE): its messages (never private notes), the latest 200 (or those after Last-Event-ID), then live
-         * @description **Access:** No credentials needed.
+         * The web widget visitor's conversation (SSE): its messages (never private notes), the latest 200 (or those after `since`), then live
+         * @description Each event is a message as it is now (`event: message`), sent again when its status changes; `id:` is an increasing sequence number of the visitor's stream, and `since=<id>` replays what changed after it (SPEC's stream rules; `Last-Event-ID` is not used).
+         *
+         *     **Access:** No credentials needed.
          */
         get: operations["streamWidgetEvents"];
         put?: never;
@@ -6999,12 +7001,12 @@ export interface operations {
     listAnalyticsDaily: {
         parameters: {
             query: {
-                /** @description first day (YYYY-MM-DD) */
+                /** @description first day (YYYY-MM-DD), or an ISO 8601 timestamp: its UTC day */
                 from: string;
                 integrationId?: string;
                 /** @description `ga4` (Google Analytics 4) or `gsc` (Search Console) */
                 source?: "ga4" | "gsc";
-                /** @description last day (YYYY-MM-DD) */
+                /** @description last day, included (YYYY-MM-DD), or an ISO 8601 timestamp (excluded): the UTC day before it */
                 to: string;
             };
             header?: never;
@@ -12322,8 +12324,10 @@ export interface operations {
     getConversationStats: {
         parameters: {
             query?: {
+                /** @description date (the whole day, UTC) or ISO 8601 timestamp; default: 30 days before to */
                 from?: string;
                 inboxId?: string;
+                /** @description date (included) or ISO 8601 timestamp (excluded); default: now */
                 to?: string;
             };
             header?: never;
@@ -21628,10 +21632,10 @@ export interface operations {
             query: {
                 /** @description the visitor's session token */
                 session: string;
+                /** @description the `id:` of the last event seen: replay what changed after it */
+                since?: string;
             };
-            header?: {
-                "last-event-id"?: string;
-            };
+            header?: never;
             path: {
                 inboxId: string;
             };
@@ -21639,7 +21643,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description text/event-stream: `event: message`, `id:` the message id */
+            /** @description text/event-stream: `event: message`, `id:` the stream's sequence number */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
