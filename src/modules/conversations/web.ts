@@ -289,7 +289,7 @@ export function widgetRoutes(app: App): void {
         description: 'Each event is a message as it is now (`event: message`), sent again when its status changes; `id:` is an increasing sequence number of the visitor\'s stream, and `since=<id>` replays what changed after it (SPEC\'s stream rules; `Last-Event-ID` is not used).',
         querystring: Type.Object({
           session: Type.String({ minLength: 1, maxLength: 200, description: 'the visitor\'s session token' }),
-          since: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$', description: 'the `id:` of the last event seen: replay what changed after it' })),
+          since: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$', maxLength: 15, description: 'the `id:` of the last event seen: replay what changed after it' })),
         }),
         produces: ['text/event-stream'],
         response: { 200: Type.String({ description: 'text/event-stream: `event: message`, `id:` the stream\'s sequence number' }), ...errors(400, 401, 403, 404, 429) },
