@@ -26,22 +26,24 @@ export interface LeadCreator {
 export const IMPORT_MAX_ROWS = 10_000;
 /**
  * Rows imported between two turns of the event loop: the import waits for a chunk's last row, then
- * lets other work in before the next chunk, so a request of another organization waits for at most
- * a chunk's statements before each of its own. A chunk's new people are one statement of the
+ * lets other work in before the next chunk. A chunk's new people are one statement of the
  * new-people writer, which on the embedded store holds the one connection and the event loop until
- * it ends. Measured (bench/import, 2,000 new people, embedded, workers running): chunks of 25 → 720
- * rows/s and another organization's lead list at p50 36 ms during the import; 50 → 1,340 rows/s,
- * p50 51 ms; 100 → 960-1,400 rows/s, p50 110-150 ms (7.3-18 ms without an import).
+ * it ends, and each of another request's statements waits for about one of the import's (a lead
+ * list is a few statements one after another). Measured (bench/import, 2,000 new people,
+ * embedded store, workers running, a quiet machine): chunks of 25 → 1,230-1,580 rows/s and another
+ * organization's list at p50 20-29 ms during the import; 50 → 1,000-1,450 rows/s, p50 49-68 ms;
+ * (100 under load: p50 twice 50's). Alone the list takes 4-12 ms.
  */
-export const IMPORT_CHUNK = 50;
+export const IMPORT_CHUNK = 25;
 /**
  * Transactions of an import at once (merges; and new people under a leads limit, which go the
- * locked way). Each holds a pooled connection on PostgreSQL (ten by default), and the one
- * connection of the embedded store, until it ends: four, as the new-people writer's statements in
- * flight, leaves the rest of the pool to other requests (at eight, the import before this one,
- * 2,000 merges took 25 s on PostgreSQL; at two, 60 s).
+ * locked way). Each holds a pooled connection on PostgreSQL (ten by default) until it ends: four,
+ * as the new-people writer's statements in flight, leaves the rest of the pool to other requests.
+ * The embedded store's one connection takes them one after another whatever the number, and those
+ * waiting are queued ahead of other requests' statements: one (2,000 merges, bench/import: 51 rows/s
+ * and another organization's list at p50 28 ms with one at once; 52 rows/s and 53 ms with two).
  */
-const LOCKED = 4;
+const LOCKED = { postgres: 4, pglite: 1 } as const;
 
 export interface ImportResult {
   created: number;
@@ -168,11 +170,14 @@ export class LeadImporter {
   private readonly db: Db;
   private readonly leads: LeadCreator;
   private readonly orgs: OrgsService;
+  /** Transactions at once (LOCKED). */
+  private readonly locked: number;
 
-  constructor(db: Db, leads: LeadCreator, orgs: OrgsService) {
+  constructor(db: Db, leads: LeadCreator, orgs: OrgsService, store: keyof typeof LOCKED) {
     this.db = db;
     this.leads = leads;
     this.orgs = orgs;
+    this.locked = LOCKED[store];
   }
 
   /**
@@ -196,7 +201,7 @@ export class LeadImporter {
     const counts = { created: 0, merged: 0 };
     // dryRun: the keys of the rows counted so far.
     const earlier = new Set<string>();
-    const lockedWay = limit(LOCKED);
+    const lockedWay = limit(this.locked);
     let stoppedAfter: number | undefined;
     for (let from = 0; from < rows.length; from += IMPORT_CHUNK) {
       if (from > 0) await new Promise<void>((resolve) => setImmediate(resolve));
@@ -268,7 +273,7 @@ export class LeadImporter {
         for (const i of rest[next++]!) await create(i);
       }
     };
-    await Promise.all(Array.from({ length: Math.min(LOCKED, rest.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(this.locked, rest.length) }, worker));
   }
 
   /** The keys of `valid` that a stored lead carries already. */

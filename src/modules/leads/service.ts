@@ -208,7 +208,7 @@ export class LeadsService {
     this.clock = deps.clock;
     this.events = events;
     this.orgs = orgs;
-    this.importer = new LeadImporter(deps.db, this, orgs);
+    this.importer = new LeadImporter(deps.db, this, orgs, deps.database.kind);
     this.newPeople = new NewPeopleWriter(deps.database);
   }
 
