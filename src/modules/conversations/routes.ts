@@ -166,8 +166,9 @@ export function conversationRoutes(app: App): void {
   }, async (request) => conversations.assign(orgOf(request), request.params.id, request.body.assigneeId));
 
   app.post('/conversations/:id/read', {
-    // A write: it changes what the caller's unread count and the inbox show.
-    config: { access: write },
+    // A key needs conversations:write: it changes state (the key's unread counts). A viewer may still
+    // mark what it has read: the marker is the viewer's own, not the organization's data.
+    config: { access: { scope: 'conversations:write', write: false } },
     schema: { tags, summary: 'Mark the conversation read for the caller (its unreadCount becomes 0)', params: IdParams, response: { 200: Type.Ref('Conversation'), ...orgErrors() } },
   }, async (request) => conversations.read(orgOf(request), request.params.id));
 

@@ -1235,7 +1235,7 @@ export interface paths {
         put?: never;
         /**
          * Mark the conversation read for the caller (its unreadCount becomes 0)
-         * @description **Access:** API keys need the scope `conversations:write` (or `*`). Viewers are refused (403).
+         * @description **Access:** API keys need the scope `conversations:write` (or `*`).
          */
         post: operations["readConversation"];
         delete?: never;
