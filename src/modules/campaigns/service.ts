@@ -102,6 +102,11 @@ function goesAt(due: Date | null, campaign: CampaignRow, now: Date): Date | null
   return opening > from ? opening : due;
 }
 
+/** Whether the campaign's sending window lets it send at `now` (test mode sends regardless). */
+function windowOpen(row: CampaignRow, now: Date): boolean {
+  return !row.settings.window || row.testMode || nextOpening(row.settings.window, now).getTime() <= now.getTime();
+}
+
 /** A step rendered for one recipient. */
 interface Rendered { subject: string | null; text: string }
 
@@ -591,8 +596,12 @@ export class CampaignsService {
   private async renderAhead(id: string, now: Date): Promise<Map<string, Rendered | ExpressionError>> {
     const out = new Map<string, Rendered | ExpressionError>();
     const [row] = await this.db.select().from(campaigns).where(and(eq(campaigns.id, id), eq(campaigns.status, 'RUNNING')));
-    if (!row || !row.steps.some((step) => runsInWorkers([step.subject, step.text]))) return out;
-    const due = await this.db.select().from(campaignRecipients).where(dueRecipients(row.id, now)).orderBy(campaignRecipients.nextSendAt, campaignRecipients.id).limit(BATCH);
+    if (!row || !windowOpen(row, now) || !row.steps.some((step) => runsInWorkers([step.subject, step.text]))) return out;
+    // Only as many as the batch may send: a campaign held by its limits (perMinute, the queue ahead)
+    // would otherwise render a hundred recipients in the workers at every round, to send none.
+    const allowed = await this.allowance(this.db, row, now);
+    if (allowed === 0) return out;
+    const due = await this.db.select().from(campaignRecipients).where(dueRecipients(row.id, now)).orderBy(campaignRecipients.nextSendAt, campaignRecipients.id).limit(allowed);
     const byId = new Map((await leadsByIds(this.db, due.map((r) => r.leadId))).map((l) => [l.id, l]));
     await Promise.all(due.map(async (r) => {
       const step = row.steps[r.step];
@@ -617,7 +626,7 @@ export class CampaignsService {
       const tx = trx as unknown as Db;
       const [row] = await tx.select().from(campaigns).where(and(eq(campaigns.id, id), eq(campaigns.status, 'RUNNING'))).for('update', { skipLocked: true });
       if (!row) return { sent: 0 };
-      if (row.settings.window && !row.testMode && nextOpening(row.settings.window, now).getTime() > now.getTime()) return { sent: 0 };
+      if (!windowOpen(row, now)) return { sent: 0 };
       let allowed = await this.allowance(tx, row, now);
       // The plan's monthly messages (held under the organization's lock until this batch commits).
       const planRoom = allowed > 0 && !row.testMode ? await this.ports.plans?.room(tx, row.orgId, 'campaignMessagesPerMonth') : null;
