@@ -32,6 +32,9 @@ export default defineConfig({
           // app anew for every file was a third of the server tests' time. What is process-wide (the
           // metrics registry, the node catalog) is reset or cleaned up by the files that change it.
           isolate: false,
+          // As src/main.ts sets it: Node 24's V8 aborts a process now and then when its WebAssembly
+          // code collector frees code another thread uses (PGlite and fetch are WebAssembly).
+          execArgv: ['--no-wasm-code-gc'],
           globalSetup: ['./test/global-setup.ts'],
           testTimeout: 30_000,
           hookTimeout: 60_000,

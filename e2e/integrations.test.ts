@@ -237,7 +237,8 @@ describe.runIf(browserAvailable)('integrations and analytics in the panel', () =
     await page.getByRole('button', { name: 'Connect X' }).click();
     await page.getByRole('status').getByText('Connected @x_user_1 (X). Posts can now be published through it.').waitFor();
     const row = page.getByRole('table', { name: 'Integrations' }).getByRole('row', { name: /@x_user_1/ });
-    expect(await row.getByRole('cell').allInnerTexts()).toEqual(['@x_user_1', expect.stringMatching(/\bX\s+OAuth, renews itself$/), 'All projects', 'connected', expect.any(String), expect.stringMatching(/Reconnect\s*Disconnect/)]);
+    // The status is shown as the list is asked again: the row comes a moment later.
+    await expect.poll(() => row.getByRole('cell').allInnerTexts()).toEqual(['@x_user_1', expect.stringMatching(/\bX\s+OAuth, renews itself$/), 'All projects', 'connected', expect.any(String), expect.stringMatching(/Reconnect\s*Disconnect/)]);
     const items = (await apiCall<{ items: Integration[] }>(e2e, accessToken, 'GET', `/orgs/${orgId}/integrations`)).items;
     expect(items).toEqual([expect.objectContaining({ provider: 'x', name: '@x_user_1', authType: 'oauth', status: 'connected' })]);
     // The X connection is not an analytics source: no picker for it.

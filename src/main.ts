@@ -1,3 +1,4 @@
+import { setFlagsFromString } from 'node:v8';
 import pino from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
 import { passwordProblem } from './modules/auth/passwords.ts';
@@ -6,6 +7,14 @@ import { startTracing } from './platform/tracing.ts';
 import { PRETTY_TRANSPORT, prettyLogs } from './platform/log.ts';
 
 const msSince = (t: number) => Math.round(performance.now() - t);
+
+// Node 24's V8 can abort the process (`Check failed: jit_page_->allocations_.erase(addr) == 1` in
+// ThreadIsolation::UnregisterWasmAllocation) when its WebAssembly code collector frees an import
+// wrapper that another thread is tiering up (nodejs/node#64500). The embedded store (PGlite) and
+// fetch (undici's llhttp) are WebAssembly, and the expression workers are threads: the test
+// processes hit it about once in four CI runs. Without the collector the code of a module stays
+// until the process ends; the service compiles a handful of modules once.
+setFlagsFromString('--no-wasm-code-gc');
 
 async function main(): Promise<void> {
   const config = loadConfig();
