@@ -5,7 +5,7 @@ import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { sql, type SQL } from 'drizzle-orm';
-import { PgDialect, type PgDatabase, type PgQueryResultHKT, type PgTransaction } from 'drizzle-orm/pg-core';
+import { PgDialect, type PgDatabase, type PgQueryResultHKT, type PgTransaction, type PgTransactionConfig } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
@@ -234,13 +234,22 @@ export async function rows<T>(db: Db, query: ReturnType<typeof sql>): Promise<T[
 }
 
 /**
+ * `fn` in a transaction, handed the transaction as a `Db`: every function that takes a `Db` (a
+ * module's queries, the events CTEs, the tenant filter) runs inside it unchanged. Drizzle types the
+ * transaction as its own class, which TypeScript does not see as the database it came from; this is
+ * the one place that says it is.
+ */
+export function transaction<T>(db: Db, fn: (tx: Db) => Promise<T>, config?: PgTransactionConfig): Promise<T> {
+  return db.transaction((trx) => fn(trx as unknown as Db), config);
+}
+
+/**
  * `fn` in a transaction whose statements the planner may not answer by bitmap scans: for a statement
  * that needs only the first rows of an index in its order (a capped count, a claim of the oldest due
  * rows), where a planner misled by its statistics would read and sort every match first.
  */
 export function withoutBitmapScans<T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T> {
-  return db.transaction(async (trx) => {
-    const tx = trx as unknown as Db;
+  return transaction(db, async (tx) => {
     await tx.execute(sql`set local enable_bitmapscan = off`);
     return fn(tx);
   });
