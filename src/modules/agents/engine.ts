@@ -2,7 +2,7 @@ import { generateText, jsonSchema, streamText, tool, type ModelMessage, type Too
 import { eq, and } from 'drizzle-orm';
 import { Value } from 'typebox/value';
 import type { Deps } from '../../platform/deps.ts';
-import type { Db } from '../../platform/db.ts';
+import { transaction } from '../../platform/db.ts';
 import type { Bus } from '../../platform/bus.ts';
 import { SpanKind } from '@opentelemetry/api';
 import { AppError } from '../../platform/errors.ts';
@@ -409,8 +409,7 @@ export class AgentEngine {
    */
   async finish(run: RunRow, state: State, ending: Ending): Promise<RunRow> {
     const now = this.clock.now();
-    const finished = await this.e.deps.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    const finished = await transaction(this.e.deps.db, async (tx) => {
       const [row] = await tx.update(agentRuns).set({
         status: ending.status,
         summary: ending.summary.slice(0, 20_000),

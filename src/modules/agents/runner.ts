@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { and, asc, eq, inArray, lt, notInArray } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
-import type { Db } from '../../platform/db.ts';
+import { transaction } from '../../platform/db.ts';
 import type { Bus } from '../../platform/bus.ts';
 import type { EventsService } from '../events/service.ts';
 import { finishedEvent, publishDone, SHUTDOWN, type AgentEngine, type RunRow } from './engine.ts';
@@ -72,8 +72,7 @@ export class AgentRunner {
   }
 
   private async claim(limit: number): Promise<RunRow[]> {
-    return this.deps.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    return transaction(this.deps.db, async (tx) => {
       // A conversation's turns are taken by the conversations bot's loop (one at a time per conversation).
       const queued = await tx.select({ id: agentRuns.id }).from(agentRuns).where(and(eq(agentRuns.status, 'QUEUED'), notInArray(agentRuns.type, CONVERSATIONAL_TYPES)))
         .orderBy(asc(agentRuns.id)).limit(limit).for('update', { skipLocked: true });
@@ -126,8 +125,7 @@ export class AgentRunner {
   /** RUNNING runs whose lease expired lost their instance: they end `failed` with an error step. */
   async recover(): Promise<number> {
     const now = this.deps.clock.now();
-    const ended = await this.deps.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    const ended = await transaction(this.deps.db, async (tx) => {
       const rows = await tx.update(agentRuns).set({
         status: 'failed',
         error: 'The run was interrupted: the instance executing it stopped (lease expired)',

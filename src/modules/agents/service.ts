@@ -1,6 +1,6 @@
 import { eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
-import type { Db } from '../../platform/db.ts';
+import { transaction, type Db } from '../../platform/db.ts';
 import type { Bus } from '../../platform/bus.ts';
 import { badRequest, conflict, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
@@ -241,8 +241,7 @@ export class AgentsService {
   private async counted<T>(orgId: string, insert: (db: Db) => Promise<T>): Promise<T> {
     const plans = this.a.plans;
     if (!plans?.enabled) return insert(this.db);
-    return this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    return transaction(this.db, async (tx) => {
       await plans.take(tx, orgId, 'agentRunsPerMonth');
       return insert(tx);
     });
@@ -328,8 +327,7 @@ export class AgentsService {
    */
   async cancel(scope: Scope, id: string) {
     const now = this.deps.clock.now();
-    const row = await this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    const row = await transaction(this.db, async (tx) => {
       const [updated] = await tx.update(agentRuns).set({
         status: 'canceled', finishedAt: now, leaseOwner: null, leaseUntil: null,
         summary: sql`coalesce(${agentRuns.summary}, 'Canceled.')`,

@@ -1,6 +1,6 @@
 import { and, eq, gt, isNull } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
-import type { Db } from '../../platform/db.ts';
+import { transaction, type Db } from '../../platform/db.ts';
 import { AppError, badRequest, conflict, unauthorized } from '../../platform/errors.ts';
 import type { Mailer } from '../../platform/mail.ts';
 import { randomToken, sha256Hex } from '../../platform/crypto.ts';
@@ -58,7 +58,7 @@ export class AuthService {
     assertAcceptablePassword(input.password);
     const email = normalizeEmail(input.email);
     const passwordHash = await hashPassword(input.password);
-    return this.db.transaction(async (tx) => {
+    return transaction(this.db, async (tx) => {
       const inserted = await tx
         .insert(users)
         .values({ id: newId('user'), email, name: input.name ?? null, passwordHash })
@@ -66,7 +66,7 @@ export class AuthService {
         .returning();
       if (inserted.length === 0) throw conflict('An account with this email already exists');
       const user = inserted[0]!;
-      const organization = await this.orgs.create(tx as unknown as Db, {
+      const organization = await this.orgs.create(tx, {
         name: input.organizationName ?? (input.name ? `${input.name}'s organization` : 'My organization'),
         ownerUserId: user.id,
       });
@@ -168,7 +168,7 @@ export class AuthService {
       throw badRequest('body.newPassword must differ from the current password', [{ field: 'body.newPassword', message: 'must differ from the current password' }]);
     }
     const passwordHash = await hashPassword(newPassword);
-    await this.db.transaction((tx) => this.setPassword(tx as unknown as Db, userId, passwordHash));
+    await transaction(this.db, (tx) => this.setPassword(tx, userId, passwordHash));
   }
 
   /**
@@ -198,7 +198,7 @@ export class AuthService {
     assertAcceptablePassword(newPassword, 'body.newPassword');
     const passwordHash = await hashPassword(newPassword);
     const now = this.clock.now();
-    await this.db.transaction(async (tx) => {
+    await transaction(this.db, async (tx) => {
       const [reset] = await tx.update(passwordResets).set({ usedAt: now })
         .where(and(eq(passwordResets.tokenHash, sha256Hex(token)), isNull(passwordResets.usedAt), gt(passwordResets.expiresAt, now)))
         .returning({ userId: passwordResets.userId });
@@ -206,7 +206,7 @@ export class AuthService {
         const message = 'is not a valid password-reset token: it is unknown, expired (links last one hour) or already used; ask for a new link';
         throw badRequest(`body.token ${message}`, [{ field: 'body.token', message }]);
       }
-      await this.setPassword(tx as unknown as Db, reset.userId, passwordHash);
+      await this.setPassword(tx, reset.userId, passwordHash);
     });
   }
 

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
-import type { Db } from '../../platform/db.ts';
+import { transaction, type Db } from '../../platform/db.ts';
 import { AppError } from '../../platform/errors.ts';
 import type { EventsService } from '../events/service.ts';
 import type { NotificationsService } from '../notifications/service.ts';
@@ -91,8 +91,7 @@ export class BudgetsService {
   async set(orgId: string, monthlyLimitUsd: number | null) {
     const now = this.deps.clock.now();
     const month = monthOf(now);
-    await this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    await transaction(this.db, async (tx) => {
       await tx.insert(budgets).values({ orgId, monthlyLimitUsd, updatedAt: now })
         .onConflictDoUpdate({ target: budgets.orgId, set: { monthlyLimitUsd, updatedAt: now } });
       if (monthlyLimitUsd === null) return;
@@ -111,7 +110,7 @@ export class BudgetsService {
     if (status.usedUsd < status.limitUsd) return;
     // Refused: the month's 100 % (and 80 %) were announced when reached; this makes sure of it
     // (a no-op when they were).
-    await this.db.transaction(async (trx) => this.alertReached(trx as unknown as Db, orgId, status.limitUsd, status.usedUsd));
+    await transaction(this.db, async (tx) => this.alertReached(tx, orgId, status.limitUsd, status.usedUsd));
     const retryAfterS = Math.max(1, Math.ceil((month.end.getTime() - now.getTime()) / 1000));
     throw new AppError(429, 'BUDGET_EXCEEDED',
       `The monthly budget of ${status.limitUsd} USD is spent (${status.usedUsd} USD used this month)`,
@@ -158,7 +157,7 @@ export class BudgetsService {
     const month = monthOf(this.deps.clock.now());
     const usedUsd = await this.usage.spent(orgId, month.start, month.end);
     if (!reached(usedUsd, limitUsd, WARNING_RATIO)) return;
-    await this.db.transaction(async (trx) => this.alertReached(trx as unknown as Db, orgId, limitUsd, usedUsd));
+    await transaction(this.db, async (tx) => this.alertReached(tx, orgId, limitUsd, usedUsd));
   }
 
   /**
@@ -191,6 +190,6 @@ export class BudgetsService {
       }, db);
     };
     if (tx) await write(tx);
-    else await this.db.transaction(async (trx) => write(trx as unknown as Db));
+    else await transaction(this.db, write);
   }
 }

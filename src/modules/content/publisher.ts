@@ -1,6 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
-import type { Db } from '../../platform/db.ts';
+import { transaction, type Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../config.ts';
 import type { EventsService } from '../events/service.ts';
@@ -83,8 +83,7 @@ export class Publisher {
   /** Leases that ran out with an attempt in flight: the platform may or may not have the post. */
   private async recoverAbandoned(): Promise<void> {
     const now = this.clock.now();
-    await this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    await transaction(this.db, async (tx) => {
       const stale = await tx.select().from(posts)
         .where(and(eq(posts.status, 'PUBLISHING'), eq(posts.inFlight, true), sql`${posts.lockedUntil} < ${now.toISOString()}::timestamptz`))
         .limit(BATCH).for('update', { skipLocked: true });
@@ -157,8 +156,7 @@ export class Publisher {
 
   private async record(id: string, outcome: PublishOutcome, integration: Awaited<ReturnType<IntegrationsService['row']>>): Promise<void> {
     const now = this.clock.now();
-    await this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    await transaction(this.db, async (tx) => {
       const [row] = await tx.select().from(posts).where(eq(posts.id, id)).for('update');
       if (!row || row.status !== 'PUBLISHING' || !row.inFlight) return;
       const log: PostAttempt = { attempt: row.attempts, at: now.toISOString(), ok: outcome.ok };

@@ -1,6 +1,6 @@
 import { asc, eq, inArray, or, sql, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
-import type { Db } from '../../platform/db.ts';
+import { transaction, type Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Bus } from '../../platform/bus.ts';
 import { AppError, badRequest, conflict, notFound, unprocessable } from '../../platform/errors.ts';
@@ -167,8 +167,7 @@ export class ContentService {
     const scheduledAt = toDate(input.scheduledAt, 'body.scheduledAt') ?? null;
     const now = this.clock.now();
     const agentRunId = agentRunOf(scope.actor);
-    return this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    return transaction(this.db, async (tx) => {
       const [row] = await tx.insert(posts).values({
         id: newId('post', now.getTime()),
         orgId: scope.orgId,
@@ -235,8 +234,7 @@ export class ContentService {
    */
   async update(scope: Scope, id: string, patch: PostPatch): Promise<Post> {
     const targetProject = patch.projectId === undefined ? undefined : await this.resolveProject(scope, patch.projectId);
-    return this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    return transaction(this.db, async (tx) => {
       const before = await this.row(scope, id, tx, true);
       if (!allowed('edit', before.status)) throw conflict(`A ${before.status} post cannot be changed`);
       const platform = (patch.platform ?? before.platform) as Platform;
@@ -272,8 +270,7 @@ export class ContentService {
   }
 
   async delete(scope: Scope, id: string): Promise<void> {
-    await this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    await transaction(this.db, async (tx) => {
       const row = await this.row(scope, id, tx, true);
       if (!allowed('delete', row.status)) throw conflict('The post is being published; delete it once that ends');
       await tx.delete(posts).where(inScope(scope, posts, eq(posts.id, id)));
@@ -286,8 +283,7 @@ export class ContentService {
    * with an integration it is published now; without one it stays APPROVED.
    */
   async approve(scope: Scope, id: string, input: { body?: string } = {}): Promise<Post> {
-    return this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    return transaction(this.db, async (tx) => {
       const before = await this.row(scope, id, tx, true);
       if (!allowed('approve', before.status)) throw conflict(`A ${before.status} post cannot be approved`);
       const body = input.body ?? before.body;
@@ -329,8 +325,7 @@ export class ContentService {
    * integration). A DRAFT is approved first when `approveDraft` (workflow steps act as approvers).
    */
   async publishNow(scope: Scope, id: string, options: { approveDraft?: boolean } = {}): Promise<Post> {
-    return this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    return transaction(this.db, async (tx) => {
       const before = await this.row(scope, id, tx, true);
       const draft = before.status === 'DRAFT' && options.approveDraft;
       if (!allowed('publish', before.status) && !draft) {

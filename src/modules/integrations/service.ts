@@ -2,7 +2,7 @@ import { and, asc, count, desc, eq, lte, ne, or, sql } from 'drizzle-orm';
 import * as oauth4 from 'oauth4webapi';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Deps } from '../../platform/deps.ts';
-import type { Db } from '../../platform/db.ts';
+import { transaction, type Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../config.ts';
 import { SecretBox, sha256Hex } from '../../platform/crypto.ts';
@@ -118,8 +118,7 @@ export class IntegrationsService {
     const credentials: Record<string, string> = {};
     for (const [k, v] of Object.entries(input.credentials)) if (typeof v === 'string') credentials[k] = v;
     const now = this.clock.now();
-    return this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    return transaction(this.db, async (tx) => {
       const [row] = await tx.insert(integrations).values({
         id: newId('integration', now.getTime()),
         orgId: scope.orgId,
@@ -360,8 +359,7 @@ export class IntegrationsService {
       return { location: back({ error: 'profile_unavailable' }) };
     }
 
-    const stored = await this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    const stored = await transaction(this.db, async (tx) => {
       if (pending.integrationId) {
         const [before] = await tx.select().from(integrations)
           .where(and(eq(integrations.id, pending.integrationId), eq(integrations.orgId, pending.orgId), eq(integrations.provider, provider)))
@@ -487,8 +485,7 @@ export class IntegrationsService {
    */
   private async refreshLocked(row: Row, minValidityMs: number, rejected: string | undefined, options: { keepWithoutRefreshToken?: boolean } = {}): Promise<Record<string, string>> {
     type Outcome = { kind: 'ok'; credentials: Record<string, string> } | { kind: 'reauth' | 'retryable' | 'failed' | 'missing'; message: string; row?: Row };
-    const outcome: Outcome = await this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    const outcome: Outcome = await transaction(this.db, async (tx) => {
       const [current] = await tx.select().from(integrations).where(and(eq(integrations.id, row.id), eq(integrations.orgId, row.orgId))).for('update');
       if (!current) return { kind: 'missing', message: `Integration ${row.id} no longer exists` };
       if (this.isReauthError(current)) return { kind: 'reauth', message: current.lastError!.message, row: current };

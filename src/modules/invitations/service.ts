@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../platform/clock.ts';
 import type { Role } from '../../platform/context.ts';
 import { randomToken, sha256Hex } from '../../platform/crypto.ts';
-import type { Db } from '../../platform/db.ts';
+import { transaction, type Db } from '../../platform/db.ts';
 import type { Deps } from '../../platform/deps.ts';
 import { badRequest, conflict, forbidden, notFound, unauthorized } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
@@ -84,7 +84,7 @@ export class InvitationsService {
     const existing = await this.ports.auth.findByEmail(email);
     if (existing && (await this.ports.orgs.roleOf(input.orgId, existing.id))) throw conflict(`${email} is already a member of this organization`);
     const plans = this.ports.plans;
-    if (plans?.enabled) await this.db.transaction((tx) => plans.assertRoom(tx as unknown as Db, input.orgId, 'members'));
+    if (plans?.enabled) await transaction(this.db, (tx) => plans.assertRoom(tx, input.orgId, 'members'));
     const now = this.clock.now();
     const [open] = await this.db.select({ n: count() }).from(invitations).where(and(eq(invitations.orgId, input.orgId), isNull(invitations.acceptedAt)));
     if ((open?.n ?? 0) >= MAX_OPEN_INVITATIONS) {
@@ -133,15 +133,14 @@ export class InvitationsService {
       assertAcceptablePassword(input.password, 'body.password');
       passwordHash = await hashPassword(input.password);
     }
-    const user = await this.db.transaction(async (tx) => {
-      const txDb = tx as unknown as Db;
-      const member = existing ?? (await this.ports.auth.insertUser(txDb, { email: invitation.email, passwordHash: passwordHash!, name: input.name }));
+    const user = await transaction(this.db, async (tx) => {
+      const member = existing ?? (await this.ports.auth.insertUser(tx, { email: invitation.email, passwordHash: passwordHash!, name: input.name }));
       if (!member) throw conflict(`An account for ${invitation.email} was created meanwhile; sign in as it and accept the invitation again`);
       const claimed = await tx.update(invitations).set({ acceptedAt: now, acceptedBy: member.id })
         .where(and(eq(invitations.id, invitation.id), isNull(invitations.acceptedAt), gt(invitations.expiresAt, now)))
         .returning({ id: invitations.id });
       if (claimed.length === 0) throw badRequest(`body.token ${INVALID_TOKEN}`, [{ field: 'body.token', message: INVALID_TOKEN }]);
-      await this.ports.orgs.addMembership(txDb, invitation.orgId, member.id, invitation.role as Role);
+      await this.ports.orgs.addMembership(tx, invitation.orgId, member.id, invitation.role as Role);
       return member;
     });
     return { user, organization: await this.ports.orgs.get(invitation.orgId), tokens: await this.ports.auth.startSession(user.id) };

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { asc, desc, eq, gte, inArray, or, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
-import { withoutBitmapScans, type Db } from '../../platform/db.ts';
+import { withoutBitmapScans, transaction, type Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { badRequest, conflict, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
@@ -375,7 +375,7 @@ export class LeadsService {
 
   /** A transaction whose events wake this instance's dispatcher once it has committed. */
   private async write<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
-    const result = await this.db.transaction((trx) => fn(trx as unknown as Db));
+    const result = await transaction(this.db, fn);
     this.events.wakeLocal();
     return result;
   }
@@ -429,7 +429,7 @@ export class LeadsService {
   }
 
   async delete(scope: Scope, id: string): Promise<void> {
-    const deleted = await this.db.transaction((tx) => this.deleteLeads(tx as unknown as Db, inScope(scope, leads, eq(leads.id, id))));
+    const deleted = await transaction(this.db, (tx) => this.deleteLeads(tx, inScope(scope, leads, eq(leads.id, id))));
     if (deleted === 0) throw notFound('Lead');
   }
 

@@ -1,6 +1,6 @@
 import { eq, sql, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
-import type { Db } from '../../platform/db.ts';
+import { transaction, type Db } from '../../platform/db.ts';
 import { conflict, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
@@ -108,8 +108,7 @@ export class ReportsService {
       action: checkAction(this.ports, r.action),
     }));
     const now = this.deps.clock.now();
-    return this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    return transaction(this.db, async (tx) => {
       const [row] = await tx.insert(reports).values({
         id: newId('report', now.getTime()),
         orgId: input.orgId,
@@ -173,8 +172,7 @@ export class ReportsService {
    * first (so a second, concurrent apply gets 409), and unmarked again when the action fails.
    */
   async applyRecommendation(scope: Scope, id: string, index: number) {
-    const claimed = await this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    const claimed = await transaction(this.db, async (tx) => {
       const [row] = await tx.select().from(reports).where(inScope(scope, reports, eq(reports.id, id))).for('update');
       if (!row) throw notFound('Report');
       const rec = row.recommendations[index];
@@ -203,8 +201,7 @@ export class ReportsService {
   }
 
   private async patchRecommendation(orgId: string, id: string, index: number, fn: (r: StoredRecommendation) => StoredRecommendation): Promise<Row> {
-    return this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    return transaction(this.db, async (tx) => {
       const [row] = await tx.select().from(reports).where(inScope({ orgId, projectId: null }, reports, eq(reports.id, id))).for('update');
       if (!row) throw notFound('Report');
       const list = row.recommendations.map((r) => (r.index === index ? fn(r) : r));

@@ -1,7 +1,7 @@
 import { and, desc, eq, lte, sql } from 'drizzle-orm';
 import type { Bus } from '../../platform/bus.ts';
 import type { Clock } from '../../platform/clock.ts';
-import type { Db } from '../../platform/db.ts';
+import { transaction, type Db } from '../../platform/db.ts';
 import type { Deps } from '../../platform/deps.ts';
 import { conflict, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
@@ -112,7 +112,7 @@ export class ApprovalsService {
 
   /** A request on its own, in its own transaction (an agent asking; a workflow step uses request). */
   async submit(input: ApprovalRequest): Promise<Approval> {
-    return this.db.transaction(async (tx) => this.request(tx as unknown as Db, input));
+    return transaction(this.db, async (tx) => this.request(tx, input));
   }
 
   /** Wakes the expiry loop at a given time (the poll would find it too, later). */
@@ -141,8 +141,7 @@ export class ApprovalsService {
 
   /** Approve or reject a PENDING approval; 409 once it is decided or expired. */
   async decide(scope: Scope, id: string, decision: 'approved' | 'rejected', input: { comment?: string; editedPayload?: unknown }): Promise<Approval> {
-    return this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    return transaction(this.db, async (tx) => {
       const [row] = await tx.select().from(approvals).where(inScope(scope, approvals, eq(approvals.id, id))).for('update');
       if (!row) throw notFound('Approval');
       if (row.status !== 'PENDING') throw conflict(`The approval is already ${row.status}`);
@@ -170,8 +169,7 @@ export class ApprovalsService {
 
   /** Expires due approvals: decision `rejected` by `system`. True when there may be more. */
   async expireDue(): Promise<boolean> {
-    return this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    return transaction(this.db, async (tx) => {
       const due = await tx.select().from(approvals)
         .where(and(eq(approvals.status, 'PENDING'), lte(approvals.expiresAt, this.clock.now())))
         .orderBy(approvals.expiresAt).limit(100).for('update', { skipLocked: true });

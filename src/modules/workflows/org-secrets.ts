@@ -1,7 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
 import type { SecretBox } from '../../platform/crypto.ts';
-import type { Db } from '../../platform/db.ts';
+import { transaction, type Db } from '../../platform/db.ts';
 import { badRequest, notFound, unprocessable } from '../../platform/errors.ts';
 import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import { SECRET_MASK } from './secrets.ts';
@@ -50,8 +50,7 @@ export class OrgSecretsService {
     if (value === SECRET_MASK) throw badRequest('The value is the mask "********", not a secret', [{ field: 'body.value', message: 'must not be the mask' }]);
     const now = this.clock.now();
     const sealed = this.box.seal(value);
-    return this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    return transaction(this.db, async (tx) => {
       const [existing] = await tx.select({ name: orgSecrets.name }).from(orgSecrets).where(and(eq(orgSecrets.orgId, orgId), eq(orgSecrets.name, name)));
       if (!existing) {
         const [counted] = await tx.select({ n: sql<number>`count(*)::int` }).from(orgSecrets).where(eq(orgSecrets.orgId, orgId));

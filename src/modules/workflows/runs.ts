@@ -1,7 +1,7 @@
 import { and, asc, eq, gt, inArray, sql } from 'drizzle-orm';
 import type { Bus } from '../../platform/bus.ts';
 import type { Clock } from '../../platform/clock.ts';
-import type { Db } from '../../platform/db.ts';
+import { transaction, type Db } from '../../platform/db.ts';
 import type { Deps } from '../../platform/deps.ts';
 import { AppError, badRequest, conflict, notFound } from '../../platform/errors.ts';
 import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
@@ -114,8 +114,7 @@ export class RunsService {
 
   /** CANCELED from QUEUED, RUNNING or WAITING; the node in flight is interrupted. A final run: 409. */
   async cancel(scope: Scope, runId: string) {
-    await this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    await transaction(this.db, async (tx) => {
       const [row] = await tx.select().from(workflowRuns).where(inScope(scope, workflowRuns, eq(workflowRuns.id, runId))).for('update');
       if (!row) throw notFound('Run');
       if (isFinal(row.status)) throw conflict(`The run is already ${row.status}`);

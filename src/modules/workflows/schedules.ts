@@ -1,7 +1,7 @@
 import { Cron } from 'croner';
 import { and, eq, lte } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
-import type { Db } from '../../platform/db.ts';
+import { transaction, type Db } from '../../platform/db.ts';
 import type { Deps } from '../../platform/deps.ts';
 import type { WorkflowNode } from './engine/graph.ts';
 import { workflows, workflowSchedules } from './tables.ts';
@@ -89,8 +89,7 @@ export class Scheduler {
 
   /** Fires due schedules; true when there may be more. */
   async round(): Promise<boolean> {
-    return this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    return transaction(this.db, async (tx) => {
       const now = this.clock.now();
       const due = await tx.select().from(workflowSchedules).where(lte(workflowSchedules.nextAt, now))
         .orderBy(workflowSchedules.nextAt).limit(50).for('update', { skipLocked: true });

@@ -2,7 +2,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Bus } from '../../platform/bus.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { randomToken, safeEqual, SecretBox, sha256Hex } from '../../platform/crypto.ts';
-import { rows, type Db } from '../../platform/db.ts';
+import { rows, transaction, type Db } from '../../platform/db.ts';
 import type { Deps } from '../../platform/deps.ts';
 import { AppError, conflict, notFound } from '../../platform/errors.ts';
 import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
@@ -190,8 +190,7 @@ export class WorkflowsService {
     const projectId = await this.resolveProject(scope, input.projectId);
     const token = trigger.type === 'trigger.webhook' ? randomToken(24) : null;
     const now = this.clock.now();
-    const row = await this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    const row = await transaction(this.db, async (tx) => {
       const [created] = await tx.insert(workflows).values({
         id: newId('workflow', now.getTime()),
         orgId: scope.orgId,
@@ -225,8 +224,7 @@ export class WorkflowsService {
     // Before the transaction: the embedded store's one connection is the transaction's until it ends,
     // so a read outside it from inside would wait for ever.
     const projectId = patch.projectId !== undefined ? await this.resolveProject(scope, patch.projectId) : undefined;
-    const row = await this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    const row = await transaction(this.db, async (tx) => {
       const [before] = await tx.select().from(workflows).where(inScope(scope, workflows, eq(workflows.id, id))).for('update');
       if (!before) throw notFound('Workflow');
       if (patch.version !== undefined && patch.version !== before.version) {
@@ -260,8 +258,7 @@ export class WorkflowsService {
   }
 
   async delete(scope: Scope, id: string): Promise<void> {
-    await this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    await transaction(this.db, async (tx) => {
       const deleted = await tx.delete(workflows).where(inScope(scope, workflows, eq(workflows.id, id))).returning({ id: workflows.id });
       if (deleted.length === 0) throw notFound('Workflow');
       await this.schedules.remove(tx, id);
@@ -326,9 +323,9 @@ export class WorkflowsService {
       await plans.take(db, scope.orgId, 'runsPerMonth');
     };
     if (!tx) {
-      const run = await this.db.transaction(async (trx) => {
-        await allow(trx as unknown as Db);
-        return this.insertRun(scope, workflowId, options, trx as unknown as Db);
+      const run = await transaction(this.db, async (trx) => {
+        await allow(trx);
+        return this.insertRun(scope, workflowId, options, trx);
       });
       return run;
     }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { and, asc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Static, TSchema } from 'typebox';
 import type { Deps } from '../../../platform/deps.ts';
-import type { Db } from '../../../platform/db.ts';
+import { transaction, type Db } from '../../../platform/db.ts';
 import type { Bus } from '../../../platform/bus.ts';
 import { AppError } from '../../../platform/errors.ts';
 import { getNode } from '../nodes/registry.ts';
@@ -244,8 +244,7 @@ export class RunDriver {
     const change: RunChange = { ...pending, set: { lockedUntil: until, wakeAt: until, ...pending.set } };
     const { writer } = this.deps.workflowRuns;
     const options = { heldBy: this.instanceId, cursor: state };
-    const written = !extra ? (await writer.apply(state.run, change, options)) !== null : await this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    const written = !extra ? (await writer.apply(state.run, change, options)) !== null : await transaction(this.db, async (tx) => {
       if (!(await writer.apply(state.run, change, { ...options, tx }))) return false;
       await extra(tx);
       return true;

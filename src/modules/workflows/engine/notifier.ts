@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Bus } from '../../../platform/bus.ts';
-import type { Db } from '../../../platform/db.ts';
+import { transaction, type Db } from '../../../platform/db.ts';
 
 interface Queued {
   /** pg_notify(…) calls for the other instances; null when too large for one NOTIFY. */
@@ -95,7 +95,7 @@ export class OthersNotifier {
       }
       // Too large for one NOTIFY: keep the order of what came before.
       await flush();
-      await this.db.transaction(async (tx) => item.fallback(tx as unknown as Db));
+      await transaction(this.db, async (tx) => item.fallback(tx));
     }
     await flush();
   }
