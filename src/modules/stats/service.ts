@@ -1,11 +1,13 @@
 import { eq, sql, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
-import type { Db } from '../../platform/db.ts';
-import { rows } from '../../platform/db.ts';
+import { rows, transaction, type Db } from '../../platform/db.ts';
 import { badRequest } from '../../platform/errors.ts';
 import type { Scope } from '../../platform/context.ts';
-import type { OrgsService } from '../orgs/service.ts';
+import type { StatsOrgsPort } from './ports.ts';
 import type { EventRow } from '../events/service.ts';
+import { dispatchedEventsPerHour, eventsInRange } from '../events/queries.ts';
+import { usageRecordsInRange, type UsageColumn } from '../usage/queries.ts';
+import { analyticsDaysSummed } from '../analytics/queries.ts';
 import { assertTimezone, offsetMs, parseRange } from './range.ts';
 import { statsHourly } from './tables.ts';
 import { METRICS as ANALYTICS_METRIC_FIELDS } from '../analytics/rules.ts';
@@ -33,7 +35,7 @@ export const EVENT_METRICS: Record<string, string> = {
 };
 
 /** Summed from the usage records (one per model call). */
-export const USAGE_METRICS: Record<string, string> = {
+export const USAGE_METRICS: Record<string, UsageColumn> = {
   'usage.costUsd': 'cost_usd',
   'usage.inputTokens': 'input_tokens',
   'usage.outputTokens': 'output_tokens',
@@ -83,9 +85,9 @@ function wholeHours(from: Date, to: Date, tz: string): [number, number] {
 
 export class StatsService {
   private readonly db: Db;
-  private readonly orgs: OrgsService;
+  private readonly orgs: StatsOrgsPort;
 
-  constructor(deps: Deps, orgs: OrgsService) {
+  constructor(deps: Deps, orgs: StatsOrgsPort) {
     this.db = deps.db;
     this.orgs = orgs;
   }
@@ -117,15 +119,12 @@ export class StatsService {
    * overwritten with what the events say, and a concurrent dispatch adds after this commits.
    */
   async rebuild(orgId: string): Promise<number> {
-    return this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    return transaction(this.db, async (tx) => {
       await tx.delete(statsHourly).where(eq(statsHourly.orgId, orgId));
       const inserted = await rows<{ n: number }>(tx, sql`
         with inserted as (
           insert into stats_hourly (org_id, project_id, type, hour, n)
-          select org_id, coalesce(project_id, ''), type, date_trunc('hour', at, 'UTC'), count(*)
-          from events where org_id = ${orgId} and id not in (select id from event_outbox)
-          group by 1, 2, 3, 4
+          ${dispatchedEventsPerHour(orgId)}
           on conflict (org_id, type, hour, project_id) do update set n = excluded.n
           returning 1)
         select count(*)::int as n from inserted`);
@@ -179,10 +178,7 @@ export class StatsService {
       const [hA, hB] = wholeHours(range.from, range.to, tz);
       const middle = hA < hB;
       const mid = { from: new Date(hA).toISOString(), to: new Date(hB).toISOString() };
-      const dispatched = (lo: string, hi: string) => sql`
-        select type, at, 1 as n from events
-        where org_id = ${scope.orgId} and type in (${typeList}) and at >= ${lo}::timestamptz and at < ${hi}::timestamptz
-          and id not in (select id from event_outbox) ${project(sql`project_id`)}`;
+      const dispatched = (lo: string, hi: string) => eventsInRange({ orgId: scope.orgId, types, from: lo, to: hi, projectId, dispatched: true });
       const branches: SQL[] = middle
         ? [
           sql`select type, hour as at, n from stats_hourly
@@ -191,10 +187,7 @@ export class StatsService {
           dispatched(mid.to, to),
         ]
         : [dispatched(from, to)];
-      branches.push(sql`
-        select type, at, 1 as n from events
-        where id in (select id from event_outbox) and org_id = ${scope.orgId} and type in (${typeList})
-          and at >= ${from}::timestamptz and at < ${to}::timestamptz ${project(sql`project_id`)}`);
+      branches.push(eventsInRange({ orgId: scope.orgId, types, from, to, projectId, dispatched: false }));
       const counted = sql.join(branches, sql` union all `);
       work.push(rows<{ type: string; i: number; v: number }>(this.db, sql`
         select type, width_bucket(at, ${starts}) as i, sum(n)::float8 as v
@@ -211,8 +204,7 @@ export class StatsService {
       const sums = usageMetrics.map((m, i) => sql`coalesce(sum(${sql.raw(USAGE_METRICS[m]!)}), 0)::float8 as ${sql.raw('v' + i)}`);
       work.push(rows<Record<string, number>>(this.db, sql`
         select width_bucket(at, ${starts}) as i, ${sql.join(sums, sql`, `)}
-        from usage_records
-        where org_id = ${scope.orgId} and at >= ${from}::timestamptz and at < ${to}::timestamptz ${project(sql`project_id`)}
+        from (${usageRecordsInRange(scope.orgId, from, to, projectId)}) as u
         group by 1`).then((found) => {
         usageMetrics.forEach((m, i) => {
           const map = new Map<number, number>();
@@ -229,14 +221,9 @@ export class StatsService {
       // then the few hundred days are placed in buckets; the exact range is applied to the days.
       const day = sql`((date::date)::timestamp at time zone ${tz})`;
       const found = rows<{ i: number; sessions: number; users: number; conversions: number; clicks: number; impressions: number; weighted: number }>(this.db, sql`
-        with days as (
-          select date, sum(sessions) as sessions, sum(users) as users, sum(conversions) as conversions,
-            sum(clicks) as clicks, sum(impressions) as impressions, sum(position_weight) as weighted
-          from analytics_daily
-          where org_id = ${scope.orgId}
-            and date >= to_char((${from}::timestamptz at time zone ${tz})::date, 'YYYY-MM-DD')
-            and date <= to_char((${to}::timestamptz at time zone ${tz})::date, 'YYYY-MM-DD') ${project(sql`project_id`)}
-          group by date)
+        with days as (${analyticsDaysSummed(scope.orgId,
+          sql`to_char((${from}::timestamptz at time zone ${tz})::date, 'YYYY-MM-DD')`,
+          sql`to_char((${to}::timestamptz at time zone ${tz})::date, 'YYYY-MM-DD')`, projectId)})
         select width_bucket(${day}, ${starts}) as i, sum(sessions) as sessions, sum(users) as users, sum(conversions) as conversions,
           sum(clicks) as clicks, sum(impressions) as impressions, sum(weighted) as weighted
         from days
