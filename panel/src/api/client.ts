@@ -48,3 +48,6 @@ export async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; respo
   if (!response.ok) throw new ApiError(response.status, error as Partial<ErrorBody> | undefined);
   return data as T;
 }
+
+/** The query parameters a GET of `P` takes (what a list's key holds). */
+export type QueryOf<P extends keyof paths> = paths[P] extends { get: { parameters: { query?: infer Q } } } ? NonNullable<Q> : never;

@@ -2,9 +2,11 @@ import { useNavigate } from '@tanstack/react-router';
 import { compact, PAGE, PAGE_SIZE, type ListSearch } from './list';
 
 /**
- * A list page's URL state (CONTRACT §11): the page and size to read, `setSearch` (a changed filter
- * goes back to the first page; replaces the history entry), `setPage` (a new history entry, so Back
- * returns to the previous page) and `clear` (every filter off, keeping `keep`).
+ * A page's list state in the URL (CONTRACT §11), the one way pages change it: the page and size to
+ * read; `setSearch` (a changed filter or sort goes back to the first page unless `keepPage`, and
+ * replaces the history entry unless `push`); `setPage` (a new history entry, so Back returns to the
+ * previous page; the first page is left out of the URL as `listSearch` reads it); and `clear`
+ * (every filter off, keeping `keep`). Empty values are dropped, so the URL carries only what is set.
  */
 export function useList<S extends ListSearch>(search: S) {
   const navigate = useNavigate();
@@ -12,8 +14,9 @@ export function useList<S extends ListSearch>(search: S) {
   return {
     page: search.page ?? PAGE,
     pageSize: search.pageSize ?? PAGE_SIZE,
-    setSearch: (next: Partial<S>) => go((prev) => compact({ ...prev, page: undefined, ...next }), true),
-    setPage: (page: number) => go((prev) => ({ ...prev, page }), false),
+    setSearch: (next: Partial<S>, options: { keepPage?: boolean; push?: boolean } = {}) =>
+      go((prev) => compact({ ...prev, ...(options.keepPage ? {} : { page: undefined }), ...next }), !options.push),
+    setPage: (page: number) => go((prev) => compact({ ...prev, page: page === PAGE ? undefined : page }), false),
     clear: (keep: Partial<S> = {}) => go(() => compact(keep), true),
   };
 }

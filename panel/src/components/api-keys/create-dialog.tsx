@@ -6,7 +6,7 @@ import { Button } from '../ui/button';
 import { SecretOnce } from '../ui/copy';
 import { SelectField, TextField } from '../ui/field';
 import { FormError } from '../ui/states';
-import { projectsQuery } from '../settings/queries';
+import { projectsQuery } from '../../queries/settings';
 import { ScopePicker } from './scope-picker';
 import { examplePath, type Scope } from './scopes';
 

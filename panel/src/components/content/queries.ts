@@ -1,7 +1,7 @@
 import { queryOptions } from '@tanstack/react-query';
 import { api, unwrap } from '../../api/client';
 
-export { projectsQuery } from '../settings/queries';
+export { projectsQuery } from '../../queries/settings';
 
 /** Every connected account (a handful per organization: the first 100 are all of them in practice). */
 export const allIntegrationsQuery = (orgId: string) => queryOptions({

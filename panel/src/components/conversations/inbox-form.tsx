@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { ApiError } from '../../api/client';
-import { projectsQuery } from '../settings/queries';
+import { projectsQuery } from '../../queries/settings';
 import { Button } from '../ui/button';
 import { Checkbox, SelectField, TextField } from '../ui/field';
 import { FormError } from '../ui/states';

@@ -1,13 +1,15 @@
 import { useState } from 'react';
 import { Link } from '@tanstack/react-router';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap, type Schemas } from '../../api/client';
+import { useQuery } from '@tanstack/react-query';
+import type { Schemas } from '../../api/client';
+import { approvalQuery, useDecideApproval } from '../../queries/approvals';
 import { formatDateTime } from '../../lib/format';
 import { SidePanel } from '../ui/dialog';
 import { Button } from '../ui/button';
 import { Checkbox, TextArea } from '../ui/field';
 import { Badge } from '../ui/page';
-import { ErrorState, FormError, Loading } from '../ui/states';
+import { FormError } from '../ui/states';
+import { QueryState } from '../ui/query-state';
 import { jsonError } from '../workflows/definition';
 
 type Approval = Schemas['Approval'];
@@ -31,34 +33,33 @@ export function parsePayload(text: string): { ok: true; value: unknown } | { ok:
  * or reject, each with an optional comment.
  */
 export function ApprovalPanel({ orgId, approvalId, canWrite, onClose }: { orgId: string; approvalId: string; canWrite: boolean; onClose: () => void }) {
-  const approval = useQuery({
-    queryKey: [orgId, 'approvals', 'one', approvalId],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/approvals/{id}', { params: { path: { orgId, id: approvalId } } })),
-  });
+  const approval = useQuery(approvalQuery(orgId, approvalId));
   const a = approval.data;
   return (
     <SidePanel open onOpenChange={(open) => !open && onClose()} title={a ? a.title : 'Approval'}>
-      {approval.isPending ? <Loading /> : approval.isError ? <ErrorState error={approval.error} /> : a ? (
-        <div className="space-y-5">
-          <dl className="grid grid-cols-2 gap-3 text-sm">
-            <div><dt className="text-slate-500">Status</dt><dd><span role="status" aria-label="Approval status"><Badge>{a.status}</Badge></span></dd></div>
-            <div><dt className="text-slate-500">Requested</dt><dd>{formatDateTime(a.createdAt)}</dd></div>
-            <div><dt className="text-slate-500">Expires</dt><dd>{a.expiresAt ? formatDateTime(a.expiresAt) : 'Never'}</dd></div>
-            <div>
-              <dt className="text-slate-500">From</dt>
-              <dd>{a.runId ? <Link to="/orgs/$orgId/runs/$runId" params={{ orgId, runId: a.runId }} className="text-indigo-700 underline">run{a.nodeId ? `, step ${a.nodeId}` : ''}</Link> : 'an agent'}</dd>
-            </div>
-          </dl>
-          {a.description ? <p className="text-sm whitespace-pre-wrap text-slate-700">{a.description}</p> : null}
-          {a.payload !== null && a.payload !== undefined ? (
-            <section aria-label="Payload">
-              <h3 className="mb-1 text-sm font-semibold text-slate-900">Payload</h3>
-              <pre className="max-h-64 overflow-auto rounded bg-slate-50 p-3 text-xs text-slate-800">{JSON.stringify(a.payload, null, 2)}</pre>
-            </section>
-          ) : null}
-          {a.status === 'PENDING' ? (canWrite ? <Decide orgId={orgId} approval={a} /> : <p className="text-sm text-slate-600">Waiting for a decision by a member of the organization.</p>) : <Decision approval={a} />}
-        </div>
-      ) : null}
+      <QueryState query={approval}>
+        {(a) => (
+          <div className="space-y-5">
+            <dl className="grid grid-cols-2 gap-3 text-sm">
+              <div><dt className="text-slate-500">Status</dt><dd><span role="status" aria-label="Approval status"><Badge>{a.status}</Badge></span></dd></div>
+              <div><dt className="text-slate-500">Requested</dt><dd>{formatDateTime(a.createdAt)}</dd></div>
+              <div><dt className="text-slate-500">Expires</dt><dd>{a.expiresAt ? formatDateTime(a.expiresAt) : 'Never'}</dd></div>
+              <div>
+                <dt className="text-slate-500">From</dt>
+                <dd>{a.runId ? <Link to="/orgs/$orgId/runs/$runId" params={{ orgId, runId: a.runId }} className="text-indigo-700 underline">run{a.nodeId ? `, step ${a.nodeId}` : ''}</Link> : 'an agent'}</dd>
+              </div>
+            </dl>
+            {a.description ? <p className="text-sm whitespace-pre-wrap text-slate-700">{a.description}</p> : null}
+            {a.payload !== null && a.payload !== undefined ? (
+              <section aria-label="Payload">
+                <h3 className="mb-1 text-sm font-semibold text-slate-900">Payload</h3>
+                <pre className="max-h-64 overflow-auto rounded bg-slate-50 p-3 text-xs text-slate-800">{JSON.stringify(a.payload, null, 2)}</pre>
+              </section>
+            ) : null}
+            {a.status === 'PENDING' ? (canWrite ? <Decide orgId={orgId} approval={a} /> : <p className="text-sm text-slate-600">Waiting for a decision by a member of the organization.</p>) : <Decision approval={a} />}
+          </div>
+        )}
+      </QueryState>
     </SidePanel>
   );
 }
@@ -82,26 +83,11 @@ function Decision({ approval: a }: { approval: Approval }) {
 }
 
 function Decide({ orgId, approval }: { orgId: string; approval: Approval }) {
-  const queryClient = useQueryClient();
   const [comment, setComment] = useState('');
   const [editing, setEditing] = useState(false);
   const [payload, setPayload] = useState(() => JSON.stringify(approval.payload ?? {}, null, 2));
   const [payloadError, setPayloadError] = useState<string | null>(null);
-  const done = async (updated: Approval) => {
-    queryClient.setQueryData([orgId, 'approvals', 'one', approval.id], updated);
-    await queryClient.invalidateQueries({ queryKey: [orgId, 'approvals'] });
-    if (updated.runId) await queryClient.invalidateQueries({ queryKey: [orgId, 'runs'] });
-  };
-  const approve = useMutation({
-    mutationFn: (body: { comment?: string; editedPayload?: unknown }) => unwrap(api.POST('/api/v1/orgs/{orgId}/approvals/{id}/approve', { params: { path: { orgId, id: approval.id } }, body })),
-    onSuccess: done,
-    onError: () => void queryClient.invalidateQueries({ queryKey: [orgId, 'approvals', 'one', approval.id] }),
-  });
-  const reject = useMutation({
-    mutationFn: (body: { comment?: string }) => unwrap(api.POST('/api/v1/orgs/{orgId}/approvals/{id}/reject', { params: { path: { orgId, id: approval.id } }, body })),
-    onSuccess: done,
-    onError: () => void queryClient.invalidateQueries({ queryKey: [orgId, 'approvals', 'one', approval.id] }),
-  });
+  const { approve, reject } = useDecideApproval(orgId, approval.id);
   const busy = approve.isPending || reject.isPending;
   const trimmed = comment.trim() || undefined;
 

@@ -4,7 +4,7 @@ import { ApiError } from '../../api/client';
 import { Checkbox, SelectField, TextField } from '../ui/field';
 import { Button } from '../ui/button';
 import { FormError } from '../ui/states';
-import { projectsQuery } from '../settings/queries';
+import { projectsQuery } from '../../queries/settings';
 import { EventPicker } from './event-picker';
 import { isAll } from './events';
 

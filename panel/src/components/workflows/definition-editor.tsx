@@ -1,6 +1,6 @@
 import { useDeferredValue, useMemo, useState } from 'react';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, ApiError, unwrap, type Schemas } from '../../api/client';
+import { ApiError, type Schemas } from '../../api/client';
+import { useUpdateWorkflow } from '../../queries/workflows';
 import { Button } from '../ui/button';
 import { TextArea, TextField } from '../ui/field';
 import { FormError } from '../ui/states';
@@ -30,7 +30,6 @@ function draftOf(workflow: Workflow): Draft {
  * discarded, and a change made elsewhere meanwhile is pointed out.
  */
 export function DefinitionEditor({ orgId, workflow, canWrite }: { orgId: string; workflow: Workflow; canWrite: boolean }) {
-  const queryClient = useQueryClient();
   const [draft, setDraft] = useState<Draft | null>(null);
   const [saved, setSaved] = useState(false);
   const [sent, setSent] = useState<Definition | undefined>(undefined);
@@ -40,16 +39,9 @@ export function DefinitionEditor({ orgId, workflow, canWrite }: { orgId: string;
   const parsed = useMemo(() => parseDefinition(deferredText), [deferredText]);
   const liveParsed = useMemo(() => parseDefinition(current.text), [current.text]);
 
-  const save = useMutation({
-    mutationFn: (body: { name: string; description: string | null; budgetUsd: number | null; nodes: Definition['nodes']; edges: Definition['edges'] }) =>
-      // With the version shown: a change made elsewhere meanwhile is refused (409), not overwritten.
-      unwrap(api.PATCH('/api/v1/orgs/{orgId}/workflows/{id}', { params: { path: { orgId, id: workflow.id } }, body: { ...body, version: workflow.version } as never })),
-    onSuccess: async (updated) => {
-      queryClient.setQueryData([orgId, 'workflows', 'one', workflow.id], updated);
-      setDraft(null);
-      setSaved(true);
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'workflows', 'list'] });
-    },
+  const save = useUpdateWorkflow(orgId, workflow.id, () => {
+    setDraft(null);
+    setSaved(true);
   });
 
   const edit = (change: Partial<Draft>) => {
@@ -61,12 +53,16 @@ export function DefinitionEditor({ orgId, workflow, canWrite }: { orgId: string;
   const submit = () => {
     if (!liveParsed.ok || budgetError || !current.name.trim()) return;
     setSent(liveParsed.value);
+    // With the version shown: a change made elsewhere meanwhile is refused (409), not overwritten.
     save.mutate({
-      name: current.name.trim(),
-      description: current.description.trim() || null,
-      budgetUsd: current.budget.trim() === '' ? null : Number(current.budget),
-      nodes: liveParsed.value.nodes,
-      edges: liveParsed.value.edges,
+      body: {
+        name: current.name.trim(),
+        description: current.description.trim() || null,
+        budgetUsd: current.budget.trim() === '' ? null : Number(current.budget),
+        nodes: liveParsed.value.nodes,
+        edges: liveParsed.value.edges,
+      },
+      version: workflow.version,
     });
   };
 

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap } from '../../api/client';
+import { runKeys, runQuery } from '../../queries/runs';
 import { Modal } from '../ui/dialog';
 import { Button } from '../ui/button';
 import { Checkbox, TextArea } from '../ui/field';
@@ -80,11 +80,8 @@ const CANVAS_STATE: Record<string, RunState> = {
  */
 export function useEditorRun(orgId: string, runId: string, display: DisplayStore): EditorRun {
   const queryClient = useQueryClient();
-  const key = useMemo(() => [orgId, 'runs', 'one', runId], [orgId, runId]);
-  const record = useQuery({
-    queryKey: key,
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/runs/{runId}', { params: { path: { orgId, runId } } })),
-  });
+  const key = useMemo(() => runKeys.detail(orgId, runId), [orgId, runId]);
+  const record = useQuery(runQuery(orgId, runId));
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
   const refresh = useCallback(() => {
     if (timer.current) return;

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
-import { api, ApiError, unwrap } from '../../api/client';
+import { ApiError } from '../../api/client';
+import { evaluateExpression, workflowKeys } from '../../queries/workflows';
 
 const DEBOUNCE_MS = 400;
 const MAX_SHOWN = 600;
@@ -36,12 +37,9 @@ export function ExpressionPreview({ orgId, workflowId, nodeId, run, expression, 
     return () => clearTimeout(timer);
   }, [expression]);
   const result = useQuery({
-    queryKey: [orgId, 'workflows', 'evaluate', workflowId, run?.id, nodeId, settled],
+    queryKey: workflowKeys.evaluate(orgId, { workflowId, runId: run?.id, nodeId, expression: settled }),
     queryFn: async () => {
-      const call = (withNode: boolean) => unwrap(api.POST('/api/v1/orgs/{orgId}/workflows/{id}/expressions/evaluate', {
-        params: { path: { orgId, id: workflowId! } },
-        body: { expression: settled, runId: run!.id, ...(withNode ? { nodeId } : {}) },
-      }));
+      const call = (withNode: boolean) => evaluateExpression(orgId, workflowId!, { expression: settled, runId: run!.id, ...(withNode ? { nodeId } : {}) });
       try {
         return { ...(await call(true)), ofNode: true };
       } catch (error) {

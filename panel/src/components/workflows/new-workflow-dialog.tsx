@@ -1,12 +1,15 @@
 import { useState } from 'react';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
-import { api, unwrap, type Schemas } from '../../api/client';
+import type { Schemas } from '../../api/client';
+import { templateQuery, templatesQuery, useCreateWorkflow } from '../../queries/workflows';
+import { projectsQuery } from '../../queries/settings';
 import { Modal } from '../ui/dialog';
 import { Button } from '../ui/button';
 import { SelectField, TextField } from '../ui/field';
 import { Badge } from '../ui/page';
-import { ErrorState, FormError, Loading } from '../ui/states';
+import { FormError } from '../ui/states';
+import { QueryState } from '../ui/query-state';
 import { WorkflowGraph } from './workflow-graph';
 
 const BLANK = 'blank';
@@ -21,42 +24,23 @@ const BLANK_DEFINITION = { nodes: [{ id: 'trigger', type: 'trigger.manual', name
  * where nothing is created until it is saved.
  */
 export function NewWorkflowDialog({ orgId, open, onOpenChange, onCreated }: { orgId: string; open: boolean; onOpenChange: (open: boolean) => void; onCreated: (workflow: Schemas['Workflow']) => void }) {
-  const queryClient = useQueryClient();
   const navigate = useNavigate();
   const [choice, setChoice] = useState<string | null>(null);
   const [name, setName] = useState('');
   const [projectId, setProjectId] = useState('');
-  const templates = useQuery({
-    queryKey: [orgId, 'templates'],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/templates', { params: { path: { orgId } } })),
-    enabled: open,
-    staleTime: 5 * 60_000,
-  });
-  const projects = useQuery({
-    queryKey: [orgId, 'projects'],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/projects', { params: { path: { orgId } } })),
-    enabled: open,
-  });
-  const detail = useQuery({
-    queryKey: [orgId, 'templates', choice],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/templates/{id}', { params: { path: { orgId, id: choice! } } })),
-    enabled: open && choice !== null && choice !== BLANK,
-    staleTime: 5 * 60_000,
-  });
-  const create = useMutation({
-    mutationFn: async () => {
-      const project = projectId || undefined;
-      if (choice === BLANK) {
-        return unwrap(api.POST('/api/v1/orgs/{orgId}/workflows', { params: { path: { orgId } }, body: { name: name.trim(), projectId: project, active: false, ...BLANK_DEFINITION } }));
-      }
-      return unwrap(api.POST('/api/v1/orgs/{orgId}/templates/{id}/use', { params: { path: { orgId, id: choice! } }, body: { name: name.trim(), projectId: project } }));
-    },
-    onSuccess: async (workflow) => {
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'workflows'] });
-      close(false);
-      onCreated(workflow);
-    },
-  });
+  const templates = useQuery({ ...templatesQuery(orgId), enabled: open });
+  const projects = useQuery({ ...projectsQuery(orgId), enabled: open });
+  const detail = useQuery({ ...templateQuery(orgId, choice), enabled: open && choice !== null && choice !== BLANK });
+  const create = useCreateWorkflow(orgId);
+  const submit = () => {
+    const body = { name: name.trim(), projectId: projectId || undefined };
+    create.mutate(choice === BLANK ? { templateId: null, body: { ...body, active: false, ...BLANK_DEFINITION } } : { templateId: choice, body }, {
+      onSuccess: (workflow) => {
+        close(false);
+        onCreated(workflow);
+      },
+    });
+  };
   const close = (next: boolean) => {
     onOpenChange(next);
     if (!next) {
@@ -74,12 +58,13 @@ export function NewWorkflowDialog({ orgId, open, onOpenChange, onCreated }: { or
 
   return (
     <Modal open={open} onOpenChange={close} title="New workflow" description="Start from a template and adjust it in the editor, or start blank." wide>
-      {templates.isPending ? <Loading label="Loading templates…" /> : templates.isError ? <ErrorState error={templates.error} retry={() => void templates.refetch()} /> : (
-        <form className="space-y-4" onSubmit={(e) => { e.preventDefault(); if (choice && name.trim()) create.mutate(); }}>
+      <QueryState query={templates} loading="Loading templates…" retry>
+        {(templateList) => (
+        <form className="space-y-4" onSubmit={(e) => { e.preventDefault(); if (choice && name.trim()) submit(); }}>
           <fieldset>
             <legend className="mb-2 text-sm font-medium text-slate-700">Start from</legend>
             <div className="grid max-h-72 gap-2 overflow-y-auto pr-1 sm:grid-cols-2">
-              {templates.data.map((t) => (
+              {templateList.map((t) => (
                 <label key={t.id} className={`flex cursor-pointer gap-2 rounded-md p-3 text-sm ring-1 ${choice === t.id ? 'bg-indigo-50 ring-indigo-500' : 'ring-slate-200 hover:bg-slate-50'} ${t.available ? '' : 'opacity-60'}`}>
                   <input type="radio" name="template" value={t.id} checked={choice === t.id} onChange={() => pick(t.id, t.name)} className="mt-1" />
                   <span>
@@ -99,14 +84,16 @@ export function NewWorkflowDialog({ orgId, open, onOpenChange, onCreated }: { or
           </fieldset>
           {choice && choice !== BLANK ? (
             <section aria-label="Template preview">
-              {detail.isPending ? <Loading label="Loading the template…" /> : detail.isError ? <ErrorState error={detail.error} /> : (
-                <>
-                  <WorkflowGraph nodes={detail.data.nodes} edges={detail.data.edges} label={`Graph of ${detail.data.name}`} height="h-56" />
-                  <p className="mt-1 text-xs text-slate-500">
-                    Nodes: {detail.data.nodeTypes.join(', ')}. {detail.data.active ? 'The workflow is created active: its trigger fires as soon as it exists (deactivate it first if its placeholders need replacing).' : 'The workflow is created inactive.'}
-                  </p>
-                </>
-              )}
+              <QueryState query={detail} loading="Loading the template…">
+                {(template) => (
+                  <>
+                    <WorkflowGraph nodes={template.nodes} edges={template.edges} label={`Graph of ${template.name}`} height="h-56" />
+                    <p className="mt-1 text-xs text-slate-500">
+                      Nodes: {template.nodeTypes.join(', ')}. {template.active ? 'The workflow is created active: its trigger fires as soon as it exists (deactivate it first if its placeholders need replacing).' : 'The workflow is created inactive.'}
+                    </p>
+                  </>
+                )}
+              </QueryState>
             </section>
           ) : null}
           {choice ? (
@@ -135,7 +122,8 @@ export function NewWorkflowDialog({ orgId, open, onOpenChange, onCreated }: { or
             <Button type="submit" variant="primary" disabled={!choice || !name.trim() || create.isPending || (chosen !== undefined && !chosen.available)}>Create workflow</Button>
           </div>
         </form>
-      )}
+        )}
+      </QueryState>
     </Modal>
   );
 }

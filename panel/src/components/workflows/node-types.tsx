@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
-import { api, unwrap } from '../../api/client';
-import { ErrorState, Loading } from '../ui/states';
+import { nodeTypesQuery } from '../../queries/workflows';
+import { QueryState } from '../ui/query-state';
 import { Table, Td, Th } from '../ui/table';
 
 /** The params a node type takes, from its JSON Schema: names, required ones marked with *. */
@@ -18,23 +18,19 @@ function paramsOf(schema: Record<string, unknown>): string {
 /** The node catalog (GET …/node-types), for writing a definition: what each type does, takes and emits. */
 export function NodeTypesReference({ orgId }: { orgId: string }) {
   const [open, setOpen] = useState(false);
-  const types = useQuery({
-    queryKey: [orgId, 'node-types'],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/node-types', { params: { path: { orgId } } })),
-    enabled: open,
-    staleTime: 10 * 60_000,
-  });
+  const types = useQuery({ ...nodeTypesQuery(orgId), enabled: open });
   return (
     <details className="rounded-lg bg-white ring-1 ring-slate-200" onToggle={(e) => setOpen((e.target as HTMLDetailsElement).open)}>
       <summary className="cursor-pointer px-4 py-3 text-sm font-semibold text-slate-900">Node types</summary>
       <div className="px-4 pb-4">
-        {types.isPending ? <Loading /> : types.isError ? <ErrorState error={types.error} /> : (
+        <QueryState query={types}>
+          {(catalog) => (
           <Table label="Node types">
             <thead className="bg-slate-50">
               <tr><Th>Type</Th><Th>What it does</Th><Th>Params (* required)</Th><Th>Outputs</Th></tr>
             </thead>
             <tbody className="divide-y divide-slate-100">
-              {types.data.map((t) => (
+              {catalog.map((t) => (
                 <tr key={t.type}>
                   <Td className="font-mono text-xs whitespace-nowrap">{t.type}</Td>
                   <Td className="text-xs">{t.description}</Td>
@@ -44,7 +40,8 @@ export function NodeTypesReference({ orgId }: { orgId: string }) {
               ))}
             </tbody>
           </Table>
-        )}
+          )}
+        </QueryState>
       </div>
     </details>
   );

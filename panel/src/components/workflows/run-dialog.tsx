@@ -1,6 +1,6 @@
 import { useState } from 'react';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap, type Schemas } from '../../api/client';
+import type { Schemas } from '../../api/client';
+import { useStartRun } from '../../queries/workflows';
 import { Modal } from '../ui/dialog';
 import { Button } from '../ui/button';
 import { Checkbox, TextArea } from '../ui/field';
@@ -21,18 +21,10 @@ function inputHint(workflow: Schemas['Workflow']): string {
  * (publishing, messaging and outgoing webhook steps only show what they would send).
  */
 export function RunDialog({ orgId, workflow, open, onOpenChange, onStarted }: { orgId: string; workflow: Schemas['Workflow']; open: boolean; onOpenChange: (open: boolean) => void; onStarted: (runId: string) => void }) {
-  const queryClient = useQueryClient();
   const [input, setInput] = useState('{}');
   const [testMode, setTestMode] = useState(false);
   const [inputError, setInputError] = useState<string | null>(null);
-  const run = useMutation({
-    mutationFn: (body: { input: Record<string, unknown>; testMode: boolean }) => unwrap(api.POST('/api/v1/orgs/{orgId}/workflows/{id}/run', { params: { path: { orgId, id: workflow.id } }, body })),
-    onSuccess: async (created) => {
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'runs'] });
-      onOpenChange(false);
-      onStarted(created.id);
-    },
-  });
+  const run = useStartRun(orgId, workflow.id);
   const submit = () => {
     let value: unknown;
     try {
@@ -46,7 +38,12 @@ export function RunDialog({ orgId, workflow, open, onOpenChange, onStarted }: { 
       return;
     }
     setInputError(null);
-    run.mutate({ input: value as Record<string, unknown>, testMode });
+    run.mutate({ input: value as Record<string, unknown>, testMode }, {
+      onSuccess: (created) => {
+        onOpenChange(false);
+        onStarted(created.id);
+      },
+    });
   };
   return (
     <Modal open={open} onOpenChange={(next) => { onOpenChange(next); if (!next) run.reset(); }} title="Run workflow" description={`Start "${workflow.name}" now and follow it on the run page.`} wide>

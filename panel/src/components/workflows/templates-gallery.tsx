@@ -1,9 +1,9 @@
 import { useState } from 'react';
 import { Link } from '@tanstack/react-router';
 import { useQuery } from '@tanstack/react-query';
-import { api, unwrap } from '../../api/client';
+import { templateQuery, templatesQuery } from '../../queries/workflows';
 import { Badge, PageHeader } from '../ui/page';
-import { ErrorState, Loading } from '../ui/states';
+import { QueryState } from '../ui/query-state';
 import { WorkflowGraph } from './workflow-graph';
 
 const openLink = 'inline-flex items-center rounded-md bg-indigo-600 px-3.5 py-2 text-sm font-medium text-white hover:bg-indigo-500';
@@ -14,17 +14,8 @@ const openLink = 'inline-flex items-center rounded-md bg-indigo-600 px-3.5 py-2 
  */
 export function TemplatesGallery({ orgId }: { orgId: string }) {
   const [chosen, setChosen] = useState<string | null>(null);
-  const templates = useQuery({
-    queryKey: [orgId, 'templates'],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/templates', { params: { path: { orgId } } })),
-    staleTime: 5 * 60_000,
-  });
-  const detail = useQuery({
-    queryKey: [orgId, 'templates', chosen],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/templates/{id}', { params: { path: { orgId, id: chosen! } } })),
-    enabled: chosen !== null,
-    staleTime: 5 * 60_000,
-  });
+  const templates = useQuery(templatesQuery(orgId));
+  const detail = useQuery({ ...templateQuery(orgId, chosen), enabled: chosen !== null });
   return (
     <div>
       <Link to="/orgs/$orgId/workflows" params={{ orgId }} className="text-sm text-indigo-700 hover:underline">← Workflows</Link>
@@ -33,10 +24,11 @@ export function TemplatesGallery({ orgId }: { orgId: string }) {
         description="Start from a template on the canvas: change what you need, then save it as a workflow of your own."
         actions={<Link to="/orgs/$orgId/workflows/new" params={{ orgId }} className="inline-flex items-center rounded-md bg-white px-3.5 py-2 text-sm font-medium text-slate-800 ring-1 ring-slate-300 hover:bg-slate-50">Blank workflow</Link>}
       />
-      {templates.isPending ? <Loading label="Loading templates…" /> : templates.isError ? <ErrorState error={templates.error} retry={() => void templates.refetch()} /> : (
+      <QueryState query={templates} loading="Loading templates…" retry>
+        {(templateList) => (
         <div className="grid gap-6 lg:grid-cols-[minmax(0,2fr)_minmax(0,3fr)]">
           <ul aria-label="Templates" className="space-y-2">
-            {templates.data.map((t) => (
+            {templateList.map((t) => (
               <li key={t.id}>
                 <button
                   type="button"
@@ -54,24 +46,29 @@ export function TemplatesGallery({ orgId }: { orgId: string }) {
           <section aria-label="Template preview" className="lg:sticky lg:top-4 lg:self-start">
             {chosen === null ? (
               <p className="rounded-lg border border-dashed border-slate-300 bg-white p-10 text-center text-sm text-slate-500">Choose a template to preview it.</p>
-            ) : detail.isPending ? <Loading label="Loading the template…" /> : detail.isError ? <ErrorState error={detail.error} /> : (
+            ) : (
+              <QueryState query={detail} loading="Loading the template…">
+                {(template) => (
               <div className="space-y-3 rounded-lg bg-white p-4 ring-1 ring-slate-200">
                 <div className="flex flex-wrap items-start justify-between gap-2">
                   <div>
-                    <h2 className="text-lg font-semibold text-slate-900">{detail.data.name}</h2>
-                    <p className="text-sm text-slate-600">{detail.data.description}</p>
+                    <h2 className="text-lg font-semibold text-slate-900">{template.name}</h2>
+                    <p className="text-sm text-slate-600">{template.description}</p>
                   </div>
-                  {detail.data.available
-                    ? <Link to="/orgs/$orgId/workflows/new" params={{ orgId }} search={{ template: detail.data.id }} className={openLink}>Open in editor</Link>
+                  {template.available
+                    ? <Link to="/orgs/$orgId/workflows/new" params={{ orgId }} search={{ template: template.id }} className={openLink}>Open in editor</Link>
                     : <span className="text-sm text-red-700">This server lacks a node type it needs.</span>}
                 </div>
-                <WorkflowGraph nodes={detail.data.nodes} edges={detail.data.edges} label={`Graph of ${detail.data.name}`} height="h-80" />
-                <p className="text-xs text-slate-500">{detail.data.nodes.length} steps. Opening it creates nothing: the workflow is created, inactive, when you save it in the editor.</p>
+                <WorkflowGraph nodes={template.nodes} edges={template.edges} label={`Graph of ${template.name}`} height="h-80" />
+                <p className="text-xs text-slate-500">{template.nodes.length} steps. Opening it creates nothing: the workflow is created, inactive, when you save it in the editor.</p>
               </div>
+                )}
+              </QueryState>
             )}
           </section>
         </div>
-      )}
+        )}
+      </QueryState>
     </div>
   );
 }

@@ -13,7 +13,7 @@ import { Modal } from '../../../components/ui/dialog';
 import { CreateKeyDialog } from '../../../components/api-keys/create-dialog';
 import { describeScopes } from '../../../components/api-keys/scopes';
 import { CopyText } from '../../../components/settings/copy-text';
-import { projectsQuery } from '../../../components/settings/queries';
+import { projectsQuery } from '../../../queries/settings';
 import { sortRows } from '../../../components/settings/sort';
 
 const SORTS = ['name', 'createdAt', 'lastUsedAt'] as const;

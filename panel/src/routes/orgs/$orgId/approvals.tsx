@@ -1,14 +1,16 @@
 import { useState } from 'react';
 import { createFileRoute, Link } from '@tanstack/react-router';
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap, type Schemas } from '../../../api/client';
+import type { Schemas } from '../../../api/client';
+import { approvalKeys, approvalsQuery } from '../../../queries/approvals';
 import { listSearch, oneOf, str, type ListSearch } from '../../../lib/list';
 import { useRole } from '../../../lib/account';
 import { useOrgEvents } from '../../../lib/stream';
 import { formatDateTime, relative } from '../../../lib/format';
 import { Badge, PageHeader } from '../../../components/ui/page';
 import { SortTh, Table, Td, Th } from '../../../components/ui/table';
-import { Empty, ErrorState, Loading } from '../../../components/ui/states';
+import { Empty } from '../../../components/ui/states';
+import { noItems, QueryState } from '../../../components/ui/query-state';
 import { Pagination } from '../../../components/ui/pagination';
 import { ApprovalPanel } from '../../../components/runs/approval-panel';
 import { useList } from '../../../lib/use-list';
@@ -48,17 +50,13 @@ function ApprovalsPage() {
   const status = search.status ?? 'PENDING';
   const sort = search.sort ?? '-createdAt';
   const query = { page, pageSize, sort: search.sort, status: status === 'ALL' ? undefined : status } as const;
-  const approvals = useQuery({
-    queryKey: [orgId, 'approvals', 'list', query],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/approvals', { params: { path: { orgId }, query } })),
-    placeholderData: keepPreviousData,
-  });
+  const approvals = useQuery({ ...approvalsQuery(orgId, query), placeholderData: keepPreviousData });
 
   // The list refreshes itself on approval events (lib/stream.tsx); a new request is also announced.
   useOrgEvents((type, data) => {
     // A run that ends while waiting (canceled) closes its approvals without an approval event.
     if (type === 'run.status' && ['SUCCEEDED', 'FAILED', 'CANCELED'].includes(String((data as { status?: unknown }).status))) {
-      void queryClient.invalidateQueries({ queryKey: [orgId, 'approvals'] });
+      void queryClient.invalidateQueries({ queryKey: approvalKeys.all(orgId) });
     }
     if (type === 'approval.requested') {
       const title = (data as { title?: string; payload?: { title?: string } }).title ?? (data as { payload?: { title?: string } }).payload?.title;
@@ -66,7 +64,6 @@ function ApprovalsPage() {
     }
   });
 
-  const items = approvals.data?.items ?? [];
   const open = (id: string) => setSearch({ approval: id, page: search.page });
 
   return (
@@ -91,13 +88,18 @@ function ApprovalsPage() {
         </p>
       ) : null}
 
-      {approvals.isPending ? <Loading label="Loading approvals…" />
-        : approvals.isError ? <ErrorState error={approvals.error} retry={() => void approvals.refetch()} />
-        : items.length === 0 ? (
+      <QueryState
+        query={approvals}
+        loading="Loading approvals…"
+        retry
+        isEmpty={noItems}
+        empty={(
           <Empty title={status === 'PENDING' ? 'Nothing waits for approval' : 'No approvals match this status'}>
             {status === 'PENDING' ? 'When a workflow step or an agent asks for a decision, it appears here at once.' : 'Try another status.'}
           </Empty>
-        ) : (
+        )}
+      >
+        {(data) => (
           <>
             <Table label="Approvals">
               <thead className="bg-slate-50">
@@ -111,12 +113,13 @@ function ApprovalsPage() {
                 </tr>
               </thead>
               <tbody className="divide-y divide-slate-100">
-                {items.map((a) => <ApprovalRow key={a.id} orgId={orgId} approval={a} canWrite={canWrite} onOpen={() => open(a.id)} />)}
+                {data.items.map((a) => <ApprovalRow key={a.id} orgId={orgId} approval={a} canWrite={canWrite} onOpen={() => open(a.id)} />)}
               </tbody>
             </Table>
-            <Pagination page={page} pageSize={pageSize} total={approvals.data.total} onPage={setPage} />
+            <Pagination page={page} pageSize={pageSize} total={data.total} onPage={setPage} />
           </>
         )}
+      </QueryState>
 
       {search.approval ? <ApprovalPanel orgId={orgId} approvalId={search.approval} canWrite={canWrite} onClose={() => setSearch({ approval: undefined, page: search.page })} /> : null}
     </div>

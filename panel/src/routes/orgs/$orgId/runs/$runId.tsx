@@ -1,7 +1,10 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { createFileRoute, Link } from '@tanstack/react-router';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, ApiError, unwrap } from '../../../../api/client';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { ApiError } from '../../../../api/client';
+import { runApprovalsQuery } from '../../../../queries/approvals';
+import { runKeys, runQuery, useCancelRun } from '../../../../queries/runs';
+import { workflowQuery } from '../../../../queries/workflows';
 import { useRole } from '../../../../lib/account';
 import { formatDateTime, formatUsd } from '../../../../lib/format';
 import { Badge, PageHeader } from '../../../../components/ui/page';
@@ -29,17 +32,9 @@ function RunPage() {
   const queryClient = useQueryClient();
   const { canWrite } = useRole(orgId);
   const [canceling, setCanceling] = useState(false);
-  const runKey = useMemo(() => [orgId, 'runs', 'one', runId], [orgId, runId]);
-  const run = useQuery({
-    queryKey: runKey,
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/runs/{runId}', { params: { path: { orgId, runId } } })),
-  });
-  const workflow = useQuery({
-    queryKey: [orgId, 'workflows', 'one', run.data?.workflowId],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/workflows/{id}', { params: { path: { orgId, id: run.data!.workflowId } } })),
-    enabled: Boolean(run.data?.workflowId),
-    retry: false,
-  });
+  const runKey = useMemo(() => runKeys.detail(orgId, runId), [orgId, runId]);
+  const run = useQuery(runQuery(orgId, runId));
+  const workflow = useQuery({ ...workflowQuery(orgId, run.data?.workflowId), retry: false });
 
   // Step items are only in the record: refetch it as steps end (a burst of events, one refetch).
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
@@ -57,20 +52,12 @@ function RunPage() {
 
   const status = runStatus(timeline, run.data?.status);
   const waiting = status === 'WAITING';
-  const approvals = useQuery({
-    queryKey: [orgId, 'approvals', 'run', runId],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/approvals', { params: { path: { orgId }, query: { runId, status: 'PENDING' } } })),
-    enabled: waiting,
-  });
+  const approvals = useQuery({ ...runApprovalsQuery(orgId, runId), enabled: waiting });
 
-  const cancel = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/orgs/{orgId}/runs/{runId}/cancel', { params: { path: { orgId, runId } } })),
-    onSuccess: async (updated) => {
-      queryClient.setQueryData(runKey, updated);
-      setCanceling(false);
-      // Its pending approvals are closed with it.
-      await Promise.all([queryClient.invalidateQueries({ queryKey: [orgId, 'runs', 'list'] }), queryClient.invalidateQueries({ queryKey: [orgId, 'approvals'] })]);
-    },
+  // Its pending approvals are closed with it (useCancelRun makes them stale).
+  const cancel = useCancelRun(orgId, runId);
+  const cancelRun = () => cancel.mutate(undefined, {
+    onSuccess: () => setCanceling(false),
     onError: (error) => {
       // Already final: show what it became.
       if (error instanceof ApiError && error.status === 409) void queryClient.invalidateQueries({ queryKey: runKey, exact: true });
@@ -179,7 +166,7 @@ function RunPage() {
         <FormError error={cancel.error} />
         <div className="mt-4 flex justify-end gap-2">
           <Button onClick={() => setCanceling(false)}>Keep running</Button>
-          <Button variant="danger" onClick={() => cancel.mutate()} disabled={cancel.isPending}>Cancel run</Button>
+          <Button variant="danger" onClick={cancelRun} disabled={cancel.isPending}>Cancel run</Button>
         </div>
       </Modal>
     </div>

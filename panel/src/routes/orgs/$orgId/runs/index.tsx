@@ -1,14 +1,15 @@
 import { createFileRoute } from '@tanstack/react-router';
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap } from '../../../../api/client';
+import { patchRunStatus, RUN_STATUSES, runsQuery, type RunStatusName } from '../../../../queries/runs';
+import { workflowNamesQuery } from '../../../../queries/workflows';
 import { listSearch, oneOf, str, type ListSearch } from '../../../../lib/list';
 import { useOrgEvents } from '../../../../lib/stream';
 import { PageHeader } from '../../../../components/ui/page';
-import { Empty, ErrorState, Loading } from '../../../../components/ui/states';
+import { Empty } from '../../../../components/ui/states';
+import { noItems, QueryState } from '../../../../components/ui/query-state';
 import { Pagination } from '../../../../components/ui/pagination';
 import { Button } from '../../../../components/ui/button';
 import { RunsTable } from '../../../../components/runs/runs-table';
-import { patchRunStatus, RUN_STATUSES, type RunStatusName } from '../../../../components/runs/live';
 import { useList } from '../../../../lib/use-list';
 
 const SORTS = ['createdAt', 'startedAt', 'finishedAt', 'costUsd', 'status'] as const;
@@ -35,22 +36,14 @@ function RunsPage() {
 
   const sort = search.sort ?? '-createdAt';
   const query = { page, pageSize, sort: search.sort, status: search.status, workflowId: search.workflowId };
-  const runs = useQuery({
-    queryKey: [orgId, 'runs', 'list', query],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/runs', { params: { path: { orgId }, query } })),
-    placeholderData: keepPreviousData,
-  });
-  const workflows = useQuery({
-    queryKey: [orgId, 'workflows', 'list', { pageSize: 100, sort: 'name' }],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/workflows', { params: { path: { orgId }, query: { pageSize: 100, sort: 'name' } } })),
-  });
+  const runs = useQuery({ ...runsQuery(orgId, query), placeholderData: keepPreviousData });
+  const workflows = useQuery(workflowNamesQuery(orgId, { pageSize: 100, sort: 'name' }));
 
   // A run's status shows the moment the stream reports it; the list is refetched behind it (new runs, costs).
   useOrgEvents((type, data) => {
     if (type === 'run.status') patchRunStatus(queryClient, orgId, data);
   });
 
-  const items = runs.data?.items ?? [];
   const filtered = Boolean(search.status || search.workflowId);
   const workflowOptions = workflows.data?.items ?? [];
   const filteredWorkflowUnknown = search.workflowId && !workflowOptions.some((w) => w.id === search.workflowId);
@@ -77,18 +70,24 @@ function RunsPage() {
         {filtered ? <Button variant="ghost" onClick={() => clear()}>Clear filters</Button> : null}
       </form>
 
-      {runs.isPending ? <Loading label="Loading runs…" />
-        : runs.isError ? <ErrorState error={runs.error} retry={() => void runs.refetch()} />
-        : items.length === 0 ? (
+      <QueryState
+        query={runs}
+        loading="Loading runs…"
+        retry
+        isEmpty={noItems}
+        empty={(
           <Empty title={filtered ? 'No runs match these filters' : 'No runs yet'}>
             {filtered ? 'Try another status or workflow.' : 'Runs appear here the moment a workflow starts — by its trigger or with Run on the workflow page.'}
           </Empty>
-        ) : (
+        )}
+      >
+        {(data) => (
           <>
-            <RunsTable orgId={orgId} runs={items} sort={sort} onSort={(s) => setSearch({ sort: s })} />
-            <Pagination page={page} pageSize={pageSize} total={runs.data.total} onPage={setPage} />
+            <RunsTable orgId={orgId} runs={data.items} sort={sort} onSort={(s) => setSearch({ sort: s })} />
+            <Pagination page={page} pageSize={pageSize} total={data.total} onPage={setPage} />
           </>
         )}
+      </QueryState>
     </div>
   );
 }

@@ -9,7 +9,7 @@ import { Table, SortTh, Th, Td } from '../../../../components/ui/table';
 import { Empty, ErrorState, FormError, Loading } from '../../../../components/ui/states';
 import { Button } from '../../../../components/ui/button';
 import { TextField } from '../../../../components/ui/field';
-import { projectsQuery } from '../../../../components/settings/queries';
+import { projectsQuery } from '../../../../queries/settings';
 import { sortRows } from '../../../../components/settings/sort';
 
 const SORTS = ['name', 'createdAt'] as const;

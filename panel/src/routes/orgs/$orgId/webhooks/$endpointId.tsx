@@ -13,7 +13,7 @@ import { Deliveries, DELIVERY_STATUSES } from '../../../../components/webhooks/d
 import { TestResult } from '../../../../components/webhooks/test-result';
 import { DeleteEndpointDialog, EditEndpointDialog, RotateSecretDialog } from '../../../../components/webhooks/dialogs';
 import { eventGroups, isAll } from '../../../../components/webhooks/events';
-import { projectsQuery } from '../../../../components/settings/queries';
+import { projectsQuery } from '../../../../queries/settings';
 
 const DELIVERY_PAGE_SIZE = 20;
 

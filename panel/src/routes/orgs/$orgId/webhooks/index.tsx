@@ -12,7 +12,7 @@ import { Pagination } from '../../../../components/ui/pagination';
 import { Button } from '../../../../components/ui/button';
 import { CreateEndpointDialog } from '../../../../components/webhooks/dialogs';
 import { describeEvents } from '../../../../components/webhooks/events';
-import { projectsQuery } from '../../../../components/settings/queries';
+import { projectsQuery } from '../../../../queries/settings';
 
 export const Route = createFileRoute('/orgs/$orgId/webhooks/')({
   validateSearch: (raw: Record<string, unknown>): { page?: number; pageSize?: number } => {

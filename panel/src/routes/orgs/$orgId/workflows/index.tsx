@@ -1,13 +1,15 @@
 import { useState } from 'react';
 import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { api, unwrap, type Schemas } from '../../../../api/client';
+import type { Schemas } from '../../../../api/client';
+import { workflowsQuery } from '../../../../queries/workflows';
 import { listSearch, oneOf, type ListSearch } from '../../../../lib/list';
 import { useRole } from '../../../../lib/account';
 import { formatDateTime } from '../../../../lib/format';
 import { PageHeader, Badge } from '../../../../components/ui/page';
 import { Table, Th, SortTh, Td } from '../../../../components/ui/table';
-import { Empty, ErrorState, Loading } from '../../../../components/ui/states';
+import { Empty } from '../../../../components/ui/states';
+import { noItems, QueryState } from '../../../../components/ui/query-state';
 import { Pagination } from '../../../../components/ui/pagination';
 import { Button } from '../../../../components/ui/button';
 import { NewWorkflowDialog } from '../../../../components/workflows/new-workflow-dialog';
@@ -40,12 +42,7 @@ function WorkflowsPage() {
   const { page, pageSize, setSearch, setPage, clear } = useList(search);
   const sort = search.sort ?? '-createdAt';
   const query = { page, pageSize, sort: search.sort, q: search.q, active: search.state === undefined ? undefined : search.state === 'active' };
-  const workflows = useQuery({
-    queryKey: [orgId, 'workflows', 'list', query],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/workflows', { params: { path: { orgId }, query } })),
-    placeholderData: keepPreviousData,
-  });
-  const items = workflows.data?.items ?? [];
+  const workflows = useQuery({ ...workflowsQuery(orgId, query), placeholderData: keepPreviousData });
   const filtered = Boolean(search.q || search.state);
 
   return (
@@ -74,13 +71,18 @@ function WorkflowsPage() {
         {filtered ? <Button variant="ghost" onClick={() => clear()}>Clear filters</Button> : null}
       </form>
 
-      {workflows.isPending ? <Loading label="Loading workflows…" />
-        : workflows.isError ? <ErrorState error={workflows.error} retry={() => void workflows.refetch()} />
-        : items.length === 0 ? (
+      <QueryState
+        query={workflows}
+        loading="Loading workflows…"
+        retry
+        isEmpty={noItems}
+        empty={(
           <Empty title={filtered ? 'No workflows match these filters' : 'No workflows yet'}>
             {filtered ? 'Try another search or clear the filters.' : canWrite ? 'Create one from a template: qualify new leads, publish after approval, a weekly digest…' : 'Workflows appear here once someone creates them.'}
           </Empty>
-        ) : (
+        )}
+      >
+        {(data) => (
           <>
             <Table label="Workflows">
               <thead className="bg-slate-50">
@@ -94,12 +96,13 @@ function WorkflowsPage() {
                 </tr>
               </thead>
               <tbody className="divide-y divide-slate-100">
-                {items.map((w) => <WorkflowRow key={w.id} orgId={orgId} workflow={w} />)}
+                {data.items.map((w) => <WorkflowRow key={w.id} orgId={orgId} workflow={w} />)}
               </tbody>
             </Table>
-            <Pagination page={page} pageSize={pageSize} total={workflows.data.total} onPage={setPage} />
+            <Pagination page={page} pageSize={pageSize} total={data.total} onPage={setPage} />
           </>
         )}
+      </QueryState>
 
       <NewWorkflowDialog orgId={orgId} open={creating} onOpenChange={setCreating} onCreated={(w) => void navigate({ to: '/orgs/$orgId/workflows/$workflowId', params: { orgId, workflowId: w.id } })} />
     </div>

@@ -1,6 +1,6 @@
 import { createFileRoute, Link } from '@tanstack/react-router';
 import { useQuery } from '@tanstack/react-query';
-import { api, unwrap } from '../../../../api/client';
+import { templateQuery } from '../../../../queries/workflows';
 import { ErrorState, Loading } from '../../../../components/ui/states';
 import { EditorPage } from '../../../../components/workflows/editor-page';
 
@@ -18,12 +18,7 @@ export const Route = createFileRoute('/orgs/$orgId/workflows/new')({
 function NewWorkflowPage() {
   const { orgId } = Route.useParams();
   const { template: templateId } = Route.useSearch();
-  const template = useQuery({
-    queryKey: [orgId, 'templates', templateId],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/templates/{id}', { params: { path: { orgId, id: templateId! } } })),
-    enabled: Boolean(templateId),
-    staleTime: 5 * 60_000,
-  });
+  const template = useQuery({ ...templateQuery(orgId, templateId), enabled: Boolean(templateId) });
   if (templateId && template.isPending) return <Loading label="Loading the template…" />;
   if (templateId && template.isError) {
     return (

@@ -1,6 +1,6 @@
 import { createFileRoute, Link } from '@tanstack/react-router';
 import { useQuery } from '@tanstack/react-query';
-import { api, unwrap } from '../../../../../api/client';
+import { workflowEditorQuery } from '../../../../../queries/workflows';
 import { ErrorState, Loading } from '../../../../../components/ui/states';
 import { EditorPage } from '../../../../../components/workflows/editor-page';
 
@@ -11,15 +11,7 @@ export const Route = createFileRoute('/orgs/$orgId/workflows/$workflowId/edit')(
 /** A saved workflow on the canvas editor. */
 function EditWorkflowPage() {
   const { orgId, workflowId } = Route.useParams();
-  const workflow = useQuery({
-    // Its own entry, fetched fresh each time the editor opens (the version it saves against must be
-    // the stored one), and not refetched behind the author's back: the editor keeps its own copy.
-    queryKey: [orgId, 'workflows', 'one', workflowId, 'editor'],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/workflows/{id}', { params: { path: { orgId, id: workflowId } } })),
-    gcTime: 0,
-    staleTime: Infinity,
-    refetchOnWindowFocus: false,
-  });
+  const workflow = useQuery(workflowEditorQuery(orgId, workflowId));
   if (workflow.isPending) return <Loading label="Loading the workflow…" />;
   if (workflow.isError) {
     return (

@@ -1,7 +1,8 @@
 import { useState } from 'react';
 import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap, type Schemas } from '../../../../../api/client';
+import { useQuery } from '@tanstack/react-query';
+import { runsQuery } from '../../../../../queries/runs';
+import { useDeleteWorkflow, useRotateWebhookToken, useUpdateWorkflow, workflowQuery, type Workflow } from '../../../../../queries/workflows';
 import { useRole } from '../../../../../lib/account';
 import { formatDateTime, formatUsd } from '../../../../../lib/format';
 import { Badge, PageHeader } from '../../../../../components/ui/page';
@@ -9,6 +10,7 @@ import { Button } from '../../../../../components/ui/button';
 import { Modal } from '../../../../../components/ui/dialog';
 import { SecretOnce } from '../../../../../components/ui/copy';
 import { Empty, ErrorState, FormError, Loading } from '../../../../../components/ui/states';
+import { QueryState } from '../../../../../components/ui/query-state';
 import { DefinitionEditor } from '../../../../../components/workflows/definition-editor';
 import { RunDialog } from '../../../../../components/workflows/run-dialog';
 import { NodeTypesReference } from '../../../../../components/workflows/node-types';
@@ -19,26 +21,14 @@ export const Route = createFileRoute('/orgs/$orgId/workflows/$workflowId/')({
   component: WorkflowPage,
 });
 
-type Workflow = Schemas['Workflow'];
-
 function WorkflowPage() {
   const { orgId, workflowId } = Route.useParams();
   const navigate = useNavigate();
-  const queryClient = useQueryClient();
   const { canWrite } = useRole(orgId);
   const [running, setRunning] = useState(false);
   const [deleting, setDeleting] = useState(false);
-  const workflow = useQuery({
-    queryKey: [orgId, 'workflows', 'one', workflowId],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/workflows/{id}', { params: { path: { orgId, id: workflowId } } })),
-  });
-  const toggle = useMutation({
-    mutationFn: (active: boolean) => unwrap(api.PATCH('/api/v1/orgs/{orgId}/workflows/{id}', { params: { path: { orgId, id: workflowId } }, body: { active } })),
-    onSuccess: async (updated) => {
-      queryClient.setQueryData([orgId, 'workflows', 'one', workflowId], updated);
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'workflows', 'list'] });
-    },
-  });
+  const workflow = useQuery(workflowQuery(orgId, workflowId));
+  const toggle = useUpdateWorkflow(orgId, workflowId);
 
   if (workflow.isPending) return <Loading label="Loading the workflow…" />;
   if (workflow.isError) {
@@ -73,7 +63,7 @@ function WorkflowPage() {
               <Link to="/orgs/$orgId/workflows/$workflowId/edit" params={{ orgId, workflowId: w.id }} className="inline-flex items-center rounded-md bg-indigo-50 px-3.5 py-2 text-sm font-medium text-indigo-700 ring-1 ring-indigo-200 hover:bg-indigo-100">Open editor</Link>
               {canWrite ? (
                 <>
-                  <Button onClick={() => toggle.mutate(!w.active)} disabled={toggle.isPending}>{w.active ? 'Deactivate' : 'Activate'}</Button>
+                  <Button onClick={() => toggle.mutate({ body: { active: !w.active } })} disabled={toggle.isPending}>{w.active ? 'Deactivate' : 'Activate'}</Button>
                   <Button variant="ghost" onClick={() => setDeleting(true)}>Delete</Button>
                   <Button variant="primary" onClick={() => setRunning(true)}>Run</Button>
                 </>
@@ -100,27 +90,22 @@ function WorkflowPage() {
 
 function RecentRuns({ orgId, workflowId }: { orgId: string; workflowId: string }) {
   const query = { workflowId, pageSize: 5 };
-  const runs = useQuery({
-    queryKey: [orgId, 'runs', 'list', query],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/runs', { params: { path: { orgId }, query } })),
-  });
+  const runs = useQuery(runsQuery(orgId, query));
   return (
     <section aria-labelledby="recent-runs">
       <div className="mb-2 flex items-baseline justify-between">
         <h2 id="recent-runs" className="text-lg font-semibold text-slate-900">Recent runs</h2>
         <Link to="/orgs/$orgId/runs" params={{ orgId }} search={{ workflowId }} className="text-sm text-indigo-700 hover:underline">All runs of this workflow</Link>
       </div>
-      {runs.isPending ? <Loading label="Loading runs…" /> : runs.isError ? <ErrorState error={runs.error} /> : runs.data.items.length === 0 ? (
-        <Empty title="Not run yet">Runs start when the trigger fires, or with Run.</Empty>
-      ) : <RunsTable orgId={orgId} runs={runs.data.items} label="Recent runs" showWorkflow={false} />}
+      <QueryState query={runs} loading="Loading runs…" isEmpty={(data) => data.items.length === 0} empty={<Empty title="Not run yet">Runs start when the trigger fires, or with Run.</Empty>}>
+        {(data) => <RunsTable orgId={orgId} runs={data.items} label="Recent runs" showWorkflow={false} />}
+      </QueryState>
     </section>
   );
 }
 
 function WebhookUrl({ orgId, workflow }: { orgId: string; workflow: Workflow }) {
-  const rotate = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/orgs/{orgId}/workflows/{id}/webhook-token', { params: { path: { orgId, id: workflow.id } } })),
-  });
+  const rotate = useRotateWebhookToken(orgId, workflow.id);
   return (
     <section aria-label="Webhook URL" className="rounded-lg bg-white p-4 ring-1 ring-slate-200">
       <p className="text-sm text-slate-700">Other systems start this workflow by POSTing JSON to its webhook URL. The URL holds a secret token and is shown once: create a new one to see it (the previous one stops working).</p>
@@ -132,22 +117,18 @@ function WebhookUrl({ orgId, workflow }: { orgId: string; workflow: Workflow }) 
 }
 
 function DeleteDialog({ orgId, workflow, open, onOpenChange, onDeleted }: { orgId: string; workflow: Workflow; open: boolean; onOpenChange: (open: boolean) => void; onDeleted: () => void }) {
-  const queryClient = useQueryClient();
-  const remove = useMutation({
-    mutationFn: () => unwrap(api.DELETE('/api/v1/orgs/{orgId}/workflows/{id}', { params: { path: { orgId, id: workflow.id } } })),
-    onSuccess: async () => {
-      queryClient.removeQueries({ queryKey: [orgId, 'workflows', 'one', workflow.id] });
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'workflows', 'list'] });
-      onOpenChange(false);
-      onDeleted();
-    },
-  });
+  const remove = useDeleteWorkflow(orgId);
   return (
     <Modal open={open} onOpenChange={onOpenChange} title="Delete workflow" description={`"${workflow.name}" stops running and is removed. Its past runs stay readable.`}>
       <FormError error={remove.error} />
       <div className="mt-4 flex justify-end gap-2">
         <Button onClick={() => onOpenChange(false)}>Cancel</Button>
-        <Button variant="danger" onClick={() => remove.mutate()} disabled={remove.isPending}>Delete workflow</Button>
+        <Button variant="danger" onClick={() => remove.mutate(workflow.id, {
+          onSuccess: () => {
+            onOpenChange(false);
+            onDeleted();
+          },
+        })} disabled={remove.isPending}>Delete workflow</Button>
       </div>
     </Modal>
   );

@@ -1,5 +1,5 @@
 import { queryOptions } from '@tanstack/react-query';
-import { api, unwrap } from '../../api/client';
+import { api, unwrap } from '../api/client';
 
 /** The organization's projects (a short array, not paged). */
 export const projectsQuery = (orgId: string) => queryOptions({

@@ -1,0 +1,25 @@
+import type { ReactNode } from 'react';
+import type { UseQueryResult } from '@tanstack/react-query';
+import { ErrorState, Loading } from './states';
+
+/**
+ * A query's three states in one place: loading (a `role="status"` line, `loading` its words), the
+ * error in words (with "Try again" when `retry` is set) and, once there is data, `empty` when
+ * `isEmpty` says so, else `children(data)`.
+ */
+export function QueryState<T>({ query, loading, retry = false, isEmpty, empty, children }: {
+  query: UseQueryResult<T>;
+  loading?: string;
+  retry?: boolean;
+  isEmpty?: (data: T) => boolean;
+  empty?: ReactNode;
+  children: (data: T) => ReactNode;
+}) {
+  if (query.isPending) return <Loading label={loading} />;
+  if (query.isError) return <ErrorState error={query.error} retry={retry ? () => void query.refetch() : undefined} />;
+  if (isEmpty?.(query.data)) return <>{empty}</>;
+  return <>{children(query.data)}</>;
+}
+
+/** The items of a page of a list are none. */
+export const noItems = (page: { items: readonly unknown[] }) => page.items.length === 0;
