@@ -36,6 +36,7 @@ import { OutboundSender } from './modules/conversations/sender.ts';
 import { ConversationBot } from './modules/conversations/bot.ts';
 import { CampaignsService } from './modules/campaigns/service.ts';
 import { AnalyticsService } from './modules/analytics/service.ts';
+import { googleIntegrationsToSync } from './modules/integrations/queries.ts';
 import { SharedRateLimitCounters } from './platform/rate-limit-store.ts';
 import { PlansService } from './modules/plans/service.ts';
 
@@ -67,7 +68,16 @@ export function createServices(deps: Deps) {
   const media = new MediaService(deps);
   const content = new ContentService({ ...deps, bus }, events, orgs, integrations, media);
   const publisher = new Publisher(deps, events, notifications, integrations, media);
-  const analytics = new AnalyticsService(deps, { bus, events, notifications, orgs, integrations });
+  const analytics = new AnalyticsService(deps, {
+    bus, events, notifications, orgs,
+    // The service's rows and tokens, and the integrations module's subquery of those the schedule syncs.
+    integrations: {
+      row: integrations.row.bind(integrations),
+      freshCredentials: integrations.freshCredentials.bind(integrations),
+      requireReauth: integrations.requireReauth.bind(integrations),
+      googleToSync: googleIntegrationsToSync,
+    },
+  });
   const stats = new StatsService(deps, orgs);
   dispatcher.subscribe('stats', (tx, batch) => stats.rollup(tx, batch));
   const approvals = new ApprovalsService(deps, events, orgStream, notifications, bus);

@@ -1,4 +1,4 @@
-import type { Db } from '../../platform/db.ts';
+import { transaction, type Db } from '../../platform/db.ts';
 import { AppError } from '../../platform/errors.ts';
 import { GoogleApiError } from './google.ts';
 import type { IntegrationRow, IntegrationsPort } from './ports.ts';
@@ -56,8 +56,8 @@ export class GoogleAccess {
   /** Google refuses a freshly refreshed token: only connecting the account again helps. */
   private async reauth(row: IntegrationRow, reason: string): Promise<AppError> {
     const message = `Google refused the access of ${row.name} even after a token refresh (${reason})`.slice(0, 1000);
-    await this.db.transaction(async (trx) => {
-      await this.integrations.requireReauth(trx as unknown as Db, row, message);
+    await transaction(this.db, async (tx) => {
+      await this.integrations.requireReauth(tx, row, message);
     });
     return new AppError(422, REAUTH_REQUIRED, `Integration ${row.id} (${row.name}) must be connected again: ${message}`, { integrationId: row.id });
   }

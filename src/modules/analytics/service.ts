@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, gte, lte, sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
 import type { Scope } from '../../platform/context.ts';
-import type { Db } from '../../platform/db.ts';
+import { transaction, type Db } from '../../platform/db.ts';
 import type { Deps } from '../../platform/deps.ts';
 import { AppError, badRequest, conflict, notFound, unprocessable } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
@@ -148,8 +148,7 @@ export class AnalyticsService {
     if (daysInRange(from, to) > MAX_RANGE_DAYS) {
       throw badRequest(`A sync covers at most ${MAX_RANGE_DAYS} days; ${from} to ${to} is ${daysInRange(from, to)}. Sync a longer history in several runs`, [{ field: 'body.from', message: `at most ${MAX_RANGE_DAYS} days before to` }]);
     }
-    return this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    return transaction(this.db, async (tx) => {
       // One request at a time per integration, and none while the daily schedule is being queued,
       // so the checks below hold across instances.
       await tx.execute(sql`select pg_advisory_xact_lock_shared(hashtext(${SCHEDULE_LOCK}))`);
@@ -264,8 +263,7 @@ export class AnalyticsService {
       if (input.projectId === undefined && !scope.projectId) projectId = integration.projectId;
     }
     const now = this.clock.now();
-    return this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    return transaction(this.db, async (tx) => {
       await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`analytics-rules:${scope.orgId}`}))`);
       const [counted] = await tx.select({ n: sql<number>`count(*)::int` }).from(analyticsRules).where(eq(analyticsRules.orgId, scope.orgId));
       if ((counted?.n ?? 0) >= MAX_RULES_PER_ORG) throw unprocessable('LIMIT_REACHED', `An organization has at most ${MAX_RULES_PER_ORG} analytics rules; delete one first`);

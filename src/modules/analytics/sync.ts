@@ -2,7 +2,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../config.ts';
-import { rows, type Db } from '../../platform/db.ts';
+import { rows, transaction, type Db } from '../../platform/db.ts';
 import type { Deps } from '../../platform/deps.ts';
 import { AppError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
@@ -117,21 +117,18 @@ export class AnalyticsSync {
     const to = addDays(dayOf(now), -1);
     const from = addDays(to, -(Math.max(LOOKBACK_DAYS.ga4, LOOKBACK_DAYS.gsc) - 1));
     const backfillFrom = addDays(to, -(BACKFILL_DAYS - 1));
-    return this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    return transaction(this.db, async (tx) => {
       // One scheduler at a time across instances, so an integration gets one run a day; and no sync
       // asked for in between (those hold this lock shared), so each sees what the other queued.
       await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${SCHEDULE_LOCK}))`);
-      // The integrations module's rows, read by their columns (provider, status, config) in the same
-      // statement as this module's own runs: one query instead of one per integration.
+      // The integrations to sync, a subquery of the integrations module's (through its port), in the
+      // same statement as this module's own runs: one query instead of one per integration.
       const due = await rows<{ id: string; org_id: string; project_id: string | null; synced: boolean }>(tx, sql`
         select c.id, c.org_id, c.project_id, c.synced from (
           select i.id, i.org_id, i.project_id,
             exists (select 1 from analytics_sync_runs r where r.integration_id = i.id and r.status = 'succeeded') as synced
-          from integrations i
-          where i.provider = 'google' and i.status = 'connected'
-            and (coalesce(i.config->>'propertyId', '') <> '' or coalesce(i.config->>'siteUrl', '') <> '')
-            and not exists (select 1 from analytics_sync_runs r where r.integration_id = i.id and r.trigger in ('schedule', 'backfill') and r."to" = ${to})
+          from (${this.ports.integrations.googleToSync()}) i
+          where not exists (select 1 from analytics_sync_runs r where r.integration_id = i.id and r.trigger in ('schedule', 'backfill') and r."to" = ${to})
         ) c
         -- A sync someone asked for (waiting, running or done) that covers the days this run would
         -- fetch stands for it: "Sync now" after the sync hour does not get the same days fetched twice.
@@ -152,7 +149,7 @@ export class AnalyticsSync {
   private async claim(): Promise<RunRow[]> {
     const now = this.clock.now();
     // The claimed ids by the primary key (`= any(array(…))`), never by hashing the whole table.
-    const claimed = (await this.db.execute(sql`
+    const claimed = await rows<{ id: string }>(this.db, sql`
       update analytics_sync_runs set status = 'running', attempts = attempts + 1,
         locked_until = ${new Date(now.getTime() + LEASE_MS).toISOString()}::timestamptz,
         started_at = coalesce(started_at, ${now.toISOString()}::timestamptz)
@@ -161,8 +158,8 @@ export class AnalyticsSync {
         where status in ('queued', 'running') and (locked_until is null or locked_until <= ${now.toISOString()}::timestamptz)
         order by created_at limit ${BATCH}
         for update skip locked))
-      returning id`)) as unknown as { rows: { id: string }[] };
-    const ids = claimed.rows.map((r) => r.id);
+      returning id`);
+    const ids = claimed.map((r) => r.id);
     if (ids.length === 0) return [];
     return this.db.select().from(analyticsSyncRuns).where(inArray(analyticsSyncRuns.id, ids));
   }
@@ -216,8 +213,7 @@ export class AnalyticsSync {
   /** Failed before anything was fetched. With the integration, when it needs to be reconnected: its rules cannot be evaluated. */
   private async finish(run: RunRow, error: string, unavailable: IntegrationRow | null): Promise<void> {
     const now = this.clock.now();
-    await this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    await transaction(this.db, async (tx) => {
       const updated = await tx.update(analyticsSyncRuns)
         .set({ status: 'failed', error: error.slice(0, 2000), finishedAt: now, lockedUntil: null })
         .where(and(eq(analyticsSyncRuns.id, run.id), eq(analyticsSyncRuns.status, 'running'), eq(analyticsSyncRuns.attempts, run.attempts)))
@@ -231,8 +227,7 @@ export class AnalyticsSync {
     const now = this.clock.now();
     const stored = fetched.filter((f): f is Extract<Fetched, { ok: true }> => f.ok);
     const failures = fetched.filter((f): f is Extract<Fetched, { ok: false }> => !f.ok);
-    await this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    await transaction(this.db, async (tx) => {
       // Still ours: a lease that ran out may have been taken by another instance since.
       const [current] = await tx.select().from(analyticsSyncRuns).where(eq(analyticsSyncRuns.id, run.id)).for('update');
       if (!current || current.status !== 'running' || current.attempts !== run.attempts) return;
