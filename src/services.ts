@@ -39,6 +39,13 @@ import { AnalyticsService } from './modules/analytics/service.ts';
 import { googleIntegrationsToSync } from './modules/integrations/queries.ts';
 import { SharedRateLimitCounters } from './platform/rate-limit-store.ts';
 import { PlansService } from './modules/plans/service.ts';
+import { membersHeld, storedPlan, storePlan } from './modules/orgs/queries.ts';
+import { leadsHeld } from './modules/leads/counts.ts';
+import { webhookEndpointsHeld } from './modules/webhooks/counts.ts';
+import { inboxesHeld } from './modules/conversations/counts.ts';
+import { workflowRunsStarted } from './modules/workflows/counts.ts';
+import { agentRunsStarted } from './modules/agents/counts.ts';
+import { campaignMessagesSent } from './modules/campaigns/counts.ts';
 
 /**
  * The composition root: every service, built once from the deps and shared by the routes, the
@@ -48,8 +55,18 @@ import { PlansService } from './modules/plans/service.ts';
 export function createServices(deps: Deps) {
   const bus = new Bus(deps.database);
   const orgStream = new OrgStream(bus, deps.db);
-  /** Plans and quotas (CONTRACT §12); without PLANS every check is a no-op. */
-  const plans = new PlansService(deps, bus);
+  /**
+   * Plans and quotas (CONTRACT §12); without PLANS every check is a no-op. The counted resources: each
+   * limit counts the rows of the module that owns them, through the fragment that module exports.
+   */
+  const plans = new PlansService(deps, {
+    bus,
+    orgs: { storedPlan, storePlan },
+    counted: {
+      held: { leads: leadsHeld, members: membersHeld, webhookEndpoints: webhookEndpointsHeld, inboxes: inboxesHeld },
+      started: { runsPerMonth: workflowRunsStarted, agentRunsPerMonth: agentRunsStarted, campaignMessagesPerMonth: campaignMessagesSent },
+    },
+  });
   const orgs = new OrgsService(deps, plans);
   /** Outgoing e-mail through SMTP_URL (invitations, password resets). */
   const mailer = new Mailer({ url: deps.config.smtpUrl, from: deps.config.smtpFrom, log: deps.log });

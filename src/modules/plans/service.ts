@@ -1,13 +1,12 @@
 import { sql } from 'drizzle-orm';
-import type { Bus } from '../../platform/bus.ts';
 import { rows, type Db } from '../../platform/db.ts';
 import type { Deps } from '../../platform/deps.ts';
 import { AppError, notFound } from '../../platform/errors.ts';
-import { CONVERSATIONAL_TYPES } from '../agents/catalog.ts';
 import {
   COUNT_LIMITS, FEATURES, MONTHLY_LIMITS, UNLIMITED,
   type CountLimit, type Feature, type LimitName, type MonthlyLimit, type PlanDefinition, type Plans,
 } from './definitions.ts';
+import type { CountedResources, OrgPlansPort, PlansBusPort, PlansPorts } from './ports.ts';
 
 export interface ResolvedPlan extends PlanDefinition {
   name: string;
@@ -26,14 +25,6 @@ const CHANGED = 'plans:changed';
 const CACHE_MS = 5_000;
 const CACHE_MAX = 10_000;
 
-/** The rows each limit counts, by table name (the plans module reads other modules' rows only to count them). */
-const HELD: Record<CountLimit, string> = {
-  leads: 'leads',
-  members: 'memberships',
-  webhookEndpoints: 'webhook_endpoints',
-  inboxes: 'inboxes',
-};
-
 /** The start of the month (UTC) `now` is in, the next one's, and the month's key. */
 export function monthOf(now: Date): { key: string; start: Date; end: Date } {
   const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
@@ -48,7 +39,8 @@ const planFeature = (feature: Feature, plan: string) =>
  * Plans and quotas (CONTRACT §12). With no PLANS configured every answer is "allowed" without a
  * query. With PLANS: the organization's plan (cached a few seconds, dropped on set-plan on every
  * instance through the bus); count limits checked inside the creating transaction under a lock per
- * organization and limit; monthly limits counted in `plan_usage` by one guarded update.
+ * organization and limit; monthly limits counted in `plan_usage` by one guarded update. The rows
+ * of each limit are counted through the fragment of the module that owns them (`ports.counted`).
  */
 export class PlansService {
   readonly enabled: boolean;
@@ -56,16 +48,20 @@ export class PlansService {
   private readonly defaultPlan: string | null;
   private readonly db: Db;
   private readonly clock: Deps['clock'];
-  private readonly bus: Pick<Bus, 'publish' | 'subscribe'>;
+  private readonly bus: PlansBusPort;
+  private readonly orgs: OrgPlansPort;
+  private readonly counted: CountedResources;
   private readonly cache = new Map<string, { plan: ResolvedPlan; until: number }>();
 
-  constructor(deps: Deps, bus: Pick<Bus, 'publish' | 'subscribe'>) {
+  constructor(deps: Deps, { bus, orgs, counted }: PlansPorts) {
     this.plans = deps.config.plans;
     this.defaultPlan = deps.config.defaultPlan;
     this.enabled = this.plans !== null;
     this.db = deps.db;
     this.clock = deps.clock;
     this.bus = bus;
+    this.orgs = orgs;
+    this.counted = counted;
     if (this.enabled) bus.subscribe(CHANGED, (message) => this.cache.delete((message as { orgId?: string })?.orgId ?? ''));
   }
 
@@ -89,8 +85,7 @@ export class PlansService {
     const hit = this.cache.get(orgId);
     const now = performance.now();
     if (hit && hit.until > now) return hit.plan;
-    const [row] = await rows<{ plan: string | null }>(db, sql`select plan from organizations where id = ${orgId}`);
-    const plan = this.resolve(row?.plan ?? null);
+    const plan = this.resolve((await this.orgs.storedPlan(db, orgId)) ?? null);
     if (this.cache.size >= CACHE_MAX) this.cache.clear();
     this.cache.set(orgId, { plan, until: now + CACHE_MS });
     return plan;
@@ -139,24 +134,17 @@ export class PlansService {
 
   /** Rows an organization holds (up to `cap`). */
   private async countHeld(db: Db, orgId: string, limit: CountLimit, cap?: number): Promise<number> {
-    const table = sql.raw(HELD[limit]);
+    const held = this.counted.held[limit](orgId);
     const query = cap === undefined
-      ? sql`select count(*)::int as n from ${table} where org_id = ${orgId}`
-      : sql`select count(*)::int as n from (select 1 from ${table} where org_id = ${orgId} limit ${cap}) t`;
+      ? sql`select count(*)::int as n from (${held}) t`
+      : sql`select count(*)::int as n from (${held} limit ${cap}) t`;
     const [row] = await rows<{ n: number }>(db, query);
     return row?.n ?? 0;
   }
 
   /** What the stored rows say an organization started this month. */
   private async countMonth(db: Db, orgId: string, limit: MonthlyLimit, start: Date): Promise<number> {
-    const at = start.toISOString();
-    const query = limit === 'runsPerMonth'
-      ? sql`select count(*)::int as n from workflow_runs where org_id = ${orgId} and created_at >= ${at}::timestamptz
-          and not (status = 'FAILED' and coalesce(error->>'code', '') in ('PLAN_LIMIT', 'PLAN_FEATURE'))`
-      : limit === 'agentRunsPerMonth'
-        ? sql`select count(*)::int as n from agent_runs where org_id = ${orgId} and created_at >= ${at}::timestamptz and type <> all(${sql.param([...CONVERSATIONAL_TYPES])}::text[])`
-        : sql`select count(*)::int as n from campaign_sends s join campaigns c on c.id = s.campaign_id where c.org_id = ${orgId} and not c.test_mode and s.at >= ${at}::timestamptz`;
-    const [row] = await rows<{ n: number }>(db, query);
+    const [row] = await rows<{ n: number }>(db, sql`select count(*)::int as n from (${this.counted.started[limit](orgId, start.toISOString())}) t`);
     return row?.n ?? 0;
   }
 
@@ -238,7 +226,7 @@ export class PlansService {
   async setPlan(orgId: string, plan: string): Promise<{ organization: { id: string; name: string }; plan: string }> {
     if (!this.plans) throw new AppError(422, 'PLANS_NOT_CONFIGURED', 'No PLANS are configured here, so every organization is unlimited: set PLANS and DEFAULT_PLAN (the CLI reads the same environment as the server)');
     if (!this.plans[plan]) throw new AppError(422, 'UNKNOWN_PLAN', `No plan "${plan}"; the plans are: ${this.names().join(', ')}`);
-    const [row] = await rows<{ id: string; name: string }>(this.db, sql`update organizations set plan = ${plan}, updated_at = now() where id = ${orgId} returning id, name`);
+    const row = await this.orgs.storePlan(this.db, orgId, plan);
     if (!row) throw notFound('Organization');
     this.cache.delete(orgId);
     await this.bus.publish(CHANGED, { orgId });
