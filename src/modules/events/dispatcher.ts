@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { rows, type Database, type Db } from '../../platform/db.ts';
+import { rows, transaction, type Database, type Db } from '../../platform/db.ts';
 import { eventOutbox } from './tables.ts';
 import { toEnvelope, type EventRow } from './service.ts';
 import type { OrgMessage, OrgStream } from './org-stream.ts';
@@ -69,8 +69,7 @@ export class Dispatcher {
   /** One batch; true when there may be more. */
   async round(): Promise<boolean> {
     const byOrg = new Map<string, OrgMessage[]>();
-    const count = await this.database.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    const count = await transaction(this.database.db, async (tx) => {
       byOrg.clear();
       // Taking events out of the outbox is what marks them dispatched (at commit, with all below).
       // By the primary keys (`= any(array(…))`, lateral): as `id in (…)` and a join the planner hashed

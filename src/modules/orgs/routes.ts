@@ -2,6 +2,7 @@ import { Type, Timestamp, Nullable, OrgParams, errors, orgErrors } from '../../p
 import type { App } from '../../platform/http/types.ts';
 import { forbidden } from '../../platform/errors.ts';
 import { orgOf } from '../../platform/context.ts';
+import { transaction } from '../../platform/db.ts';
 import { ROLES, type Role } from './service.ts';
 
 const ProjectSchema = Type.Object({ id: Type.String(), name: Type.String(), createdAt: Timestamp, updatedAt: Timestamp }, { $id: 'Project' });
@@ -33,7 +34,7 @@ export function orgListRoutes(app: App): void {
   }, async (request, reply) => {
     const principal = await guard.authenticate(request);
     if (principal.kind !== 'user') throw forbidden('Creating an organization needs a user session');
-    const org = await app.services.database.db.transaction((tx) => orgs.create(tx as never, { name: request.body.name, ownerUserId: principal.userId }));
+    const org = await transaction(app.services.database.db, (tx) => orgs.create(tx, { name: request.body.name, ownerUserId: principal.userId }));
     reply.code(201);
     return org;
   });

@@ -1,12 +1,12 @@
 import { and, asc, eq, or } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
-import type { Db } from '../../platform/db.ts';
+import { transaction, type Db } from '../../platform/db.ts';
 import { conflict, forbidden, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { countUsers, userByEmail, usersByIds } from '../auth/queries.ts';
 import { memberships, organizations, projects } from './tables.ts';
 import type { Role } from '../../platform/context.ts';
-import type { PlansService } from '../plans/service.ts';
+import type { OrgsPlansPort } from './ports.ts';
 
 // The roles are part of the request context (platform/context.ts); the memberships are this module's.
 export { ROLES, type Role } from '../../platform/context.ts';
@@ -20,9 +20,9 @@ export class OrgsService {
   private readonly defaults = new Map<string, string>();
   private readonly known = new Set<string>();
   /** The plan new organizations get, and the members limit (CONTRACT §12). */
-  private readonly plans: Pick<PlansService, 'initialPlan' | 'assertRoom'> | null;
+  private readonly plans: OrgsPlansPort | null;
 
-  constructor(deps: Deps, plans?: Pick<PlansService, 'initialPlan' | 'assertRoom'>) {
+  constructor(deps: Deps, plans?: OrgsPlansPort) {
     this.db = deps.db;
     this.plans = plans ?? null;
   }
@@ -136,8 +136,7 @@ export class OrgsService {
   async addMember(orgId: string, email: string, role: Role) {
     const user = await userByEmail(this.db, email);
     if (!user) throw notFound('User with that email');
-    const inserted = await this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    const inserted = await transaction(this.db, async (tx) => {
       const [already] = await tx.select({ id: memberships.id }).from(memberships).where(and(eq(memberships.orgId, orgId), eq(memberships.userId, user.id)));
       if (already) return [];
       await this.plans?.assertRoom(tx, orgId, 'members');
@@ -154,9 +153,9 @@ export class OrgsService {
    * two demotions at once cannot leave it without one.
    */
   async updateMemberRole(orgId: string, userId: string, role: Role, actorRole: Role | null) {
-    await this.db.transaction(async (tx) => {
-      const target = await this.lockForChange(tx as unknown as Db, orgId, userId, actorRole, role === 'owner');
-      if (target.role === 'owner' && role !== 'owner') await this.assertNotLastOwner(tx as unknown as Db, orgId, 'demoted');
+    await transaction(this.db, async (tx) => {
+      const target = await this.lockForChange(tx, orgId, userId, actorRole, role === 'owner');
+      if (target.role === 'owner' && role !== 'owner') await this.assertNotLastOwner(tx, orgId, 'demoted');
       await tx.update(memberships).set({ role }).where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId)));
     });
     const member = (await this.listMembers(orgId)).find((m) => m.userId === userId);
@@ -166,9 +165,9 @@ export class OrgsService {
 
   /** Removes a member; the last owner cannot be removed (409). Their sessions no longer reach the organization. */
   async removeMember(orgId: string, userId: string, actorRole: Role | null): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      const target = await this.lockForChange(tx as unknown as Db, orgId, userId, actorRole, false);
-      if (target.role === 'owner') await this.assertNotLastOwner(tx as unknown as Db, orgId, 'removed');
+    await transaction(this.db, async (tx) => {
+      const target = await this.lockForChange(tx, orgId, userId, actorRole, false);
+      if (target.role === 'owner') await this.assertNotLastOwner(tx, orgId, 'removed');
       await tx.delete(memberships).where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId)));
     });
   }

@@ -1,13 +1,13 @@
 import { and, eq, lt, sql } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
-import { withoutBitmapScans, type Db } from '../../platform/db.ts';
+import { rows, transaction, withoutBitmapScans, type Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../config.ts';
 import { newId } from '../../platform/ids.ts';
 import { webhookDeliveryOutcomes } from '../../platform/metrics.ts';
 import { toEnvelope } from '../events/service.ts';
-import type { NotificationsService } from '../notifications/service.ts';
-import type { OrgsService } from '../orgs/service.ts';
+import { eventById } from '../events/queries.ts';
+import type { WebhooksNotificationsPort, WebhooksOrgsPort } from './ports.ts';
 import { envelopeBody } from './shorten.ts';
 import { sendSigned, type SendResult } from './signer.ts';
 import { webhookDeliveries, webhookEndpoints } from './tables.ts';
@@ -47,10 +47,10 @@ export class WebhookDeliverer {
   private readonly clock: Clock;
   private readonly config: Config;
   private readonly webhooks: WebhooksService;
-  private readonly notifications: NotificationsService;
-  private readonly orgs: OrgsService;
+  private readonly notifications: WebhooksNotificationsPort;
+  private readonly orgs: WebhooksOrgsPort;
 
-  constructor(deps: Deps, webhooks: WebhooksService, notifications: NotificationsService, orgs: OrgsService) {
+  constructor(deps: Deps, webhooks: WebhooksService, notifications: WebhooksNotificationsPort, orgs: WebhooksOrgsPort) {
     this.db = deps.db;
     this.clock = deps.clock;
     this.config = deps.config;
@@ -70,7 +70,7 @@ export class WebhookDeliverer {
     // one by one (lateral): as `id in (…)` and a plain join, the planner hashed the whole history of
     // deliveries and of events while they were small enough (20,000 deliveries, 2,000 events: 9 ms a
     // claim, against 4.4 ms).
-    const claimed = await withoutBitmapScans(this.db, async (tx) => (await tx.execute(sql`
+    const claimed = await withoutBitmapScans(this.db, (tx) => rows<Claimed>(tx, sql`
       with claimed as (
         update webhook_deliveries set locked_until = ${new Date(now.getTime() + LEASE_MS).toISOString()}::timestamptz
         where id = any(array(
@@ -87,16 +87,16 @@ export class WebhookDeliverer {
              case when row_number() over (partition by c.event_id order by c.id) = 1 then ev.payload::text end as ev_payload
       from claimed c
       left join webhook_endpoints e on e.id = c.endpoint_id
-      left join lateral (select * from events where events.id = c.event_id) ev on true`)) as unknown as { rows: Claimed[] });
+      left join lateral (${eventById(sql`c.event_id`)}) ev on true`));
     // The envelopes first, one per event, from the rows that carry its payload.
     const bodies = new Map<string, string>();
-    for (const c of claimed.rows) {
+    for (const c of claimed) {
       if (!c.ev_id || c.ev_payload === null) continue;
       const payload = JSON.parse(c.ev_payload) as Record<string, unknown>;
       bodies.set(c.ev_id, envelopeBody(toEnvelope({ id: c.ev_id, orgId: c.ev_org_id!, projectId: c.ev_project_id, type: c.ev_type!, payload, at: new Date(c.ev_at!) })));
     }
     const succeeded: { id: string; endpointId: string; result: SendResult }[] = [];
-    await Promise.all(claimed.rows.map(async (c) => {
+    await Promise.all(claimed.map(async (c) => {
       const delivery = toDelivery(c);
       if (!c.url || !c.active || !c.ev_id) {
         await this.finish(delivery, { ok: false, durationMs: 0, error: !c.ev_id ? 'event no longer exists' : 'endpoint inactive' }, false);
@@ -119,7 +119,7 @@ export class WebhookDeliverer {
     await this.finishSucceeded(succeeded);
     if (succeeded.length > 0) webhookDeliveryOutcomes.inc({ outcome: 'succeeded' }, succeeded.length);
     // Work was done: look again at once, a retry may already be due.
-    return claimed.rows.length > 0;
+    return claimed.length > 0;
   }
 
   /** The common case in two statements, however many attempts succeeded. */
@@ -147,8 +147,7 @@ export class WebhookDeliverer {
   private async finish(delivery: DeliveryRow, result: SendResult, counts: boolean): Promise<void> {
     const now = this.clock.now();
     let disabled: { orgId: string; projectId: string | null; endpointId: string; url: string; reason: string } | null = null;
-    await this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    await transaction(this.db, async (tx) => {
       await tx.update(webhookDeliveries).set({
         status: 'failed',
         statusCode: result.statusCode ?? null,

@@ -1,6 +1,6 @@
 import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
-import type { Database, Db } from '../../platform/db.ts';
+import { transaction, type Database, type Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../config.ts';
 import { SecretBox, randomToken } from '../../platform/crypto.ts';
@@ -12,8 +12,7 @@ import { assertOutboundUrl } from '../../platform/http-client.ts';
 import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import type { EventRow } from '../events/service.ts';
 import { isPlatformEventName } from '../../shared/event-names.ts';
-import type { OrgsService } from '../orgs/service.ts';
-import type { PlansService } from '../plans/service.ts';
+import type { WebhooksOrgsPort, WebhooksPlansPort } from './ports.ts';
 import { sendSigned, type SendResult } from './signer.ts';
 import { webhookDeliveries, webhookEndpoints } from './tables.ts';
 
@@ -75,13 +74,13 @@ export class WebhooksService {
   private readonly clock: Clock;
   private readonly config: Config;
   private readonly box: SecretBox;
-  private readonly orgs: OrgsService;
+  private readonly orgs: WebhooksOrgsPort;
   private readonly opened = new Map<string, string>();
 
   /** The plan's webhookEndpoints limit (CONTRACT §12). */
-  private readonly plans: Pick<PlansService, 'enabled' | 'assertRoom'> | null;
+  private readonly plans: WebhooksPlansPort | null;
 
-  constructor(deps: Deps, orgs: OrgsService, plans?: Pick<PlansService, 'enabled' | 'assertRoom'>) {
+  constructor(deps: Deps, orgs: WebhooksOrgsPort, plans?: WebhooksPlansPort) {
     this.plans = plans ?? null;
     this.db = deps.db;
     this.database = deps.database;
@@ -132,8 +131,7 @@ export class WebhooksService {
     }).returning();
     const plans = this.plans;
     const [row] = plans?.enabled
-      ? await this.db.transaction(async (trx) => {
-        const tx = trx as unknown as Db;
+      ? await transaction(this.db, async (tx) => {
         await plans.assertRoom(tx, scope.orgId, 'webhookEndpoints');
         return insert(tx);
       })
