@@ -47,7 +47,6 @@ import { conversationHookRoutes } from './modules/conversations/hooks.ts';
 import { startWorkers, type Workers } from './workers.ts';
 import { registerMetrics } from './platform/metrics.ts';
 import { registerHttpTracing } from './platform/tracing.ts';
-import { CONVERSATIONAL_TYPES } from './modules/agents/catalog.ts';
 import { assertNamedProject } from './platform/context.ts';
 import { planRoutes } from './modules/plans/routes.ts';
 import { featuresOfRoute } from './modules/plans/features.ts';
@@ -166,7 +165,7 @@ export async function buildApp(options: BuildOptions): Promise<App> {
   // Traces and metrics first, so that their hooks see every request.
   registerHttpTracing(app);
   registerMetrics(app, config.metricsPort === undefined ? null : {
-    port: config.metricsPort, host: config.host, token: config.metricsToken, database, clock, conversationalTypes: CONVERSATIONAL_TYPES,
+    port: config.metricsPort, host: config.host, token: config.metricsToken, database, clock,
   });
   registerErrorHandling(app);
   registerSecurityHeaders(app);

@@ -38,6 +38,12 @@ import { CampaignsService } from './modules/campaigns/service.ts';
 import { AnalyticsService } from './modules/analytics/service.ts';
 import { googleIntegrationsToSync } from './modules/integrations/queries.ts';
 import { SharedRateLimitCounters } from './platform/rate-limit-store.ts';
+import { registerQueueGauge } from './platform/metrics.ts';
+import { workflowRunsQueue } from './modules/workflows/gauges.ts';
+import { webhookDeliveriesQueue } from './modules/webhooks/gauges.ts';
+import { scheduledPostsQueue } from './modules/content/gauges.ts';
+import { agentRunsQueues } from './modules/agents/gauges.ts';
+import { outboundQueues } from './modules/conversations/gauges.ts';
 import { PlansService } from './modules/plans/service.ts';
 import { membersHeld, storedPlan, storePlan } from './modules/orgs/queries.ts';
 import { leadsHeld } from './modules/leads/counts.ts';
@@ -134,6 +140,8 @@ export function createServices(deps: Deps) {
   dispatcher.subscribe('conversation-bot', (tx, batch) => conversationBot.onEvents(tx, batch));
   const outboundSender = new OutboundSender(deps, conversations, events);
   const rateLimits = new SharedRateLimitCounters(deps.database, deps.clock);
+  // The worker loops' queues on the metrics' queue gauges, each read by the module that owns its rows.
+  for (const queue of [workflowRunsQueue, webhookDeliveriesQueue, scheduledPostsQueue, agentRunsQueues, outboundQueues]) registerQueueGauge(queue);
   return { ...deps, plans, rateLimits, campaigns, bus, orgStream, orgs, mailer, invitations, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams, integrations, media, content, publisher, stats, approvals, workflowRuns, schedules, scheduler, workflows, runDriver, usage, budgets, reports, agents, conversations, outboundSender, conversationBot, analytics };
 }
 

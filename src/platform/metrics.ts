@@ -2,9 +2,10 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { fillPlaceholders, sql, type SQL } from 'drizzle-orm';
 import client from 'prom-client';
 import type { Clock } from './clock.ts';
-import type { Database } from './db.ts';
+import { fixedFragment, type Database } from './db.ts';
 
 /**
  * Prometheus metrics, served on their own port (METRICS_PORT), never on the public one. The metric
@@ -61,44 +62,56 @@ interface Source {
 let source: Source | null = null;
 
 /**
- * Every worker loop's queue: what is due and not taken, and how long its oldest item has waited.
- * One statement per scrape, each part read off the index its loop claims with.
+ * A worker loop's queue, registered by the module that owns its rows (registerQueueGauge): `queues`
+ * are the `queue` labels it answers for, and `sample(now)` a select of rows of `queue`, `depth`
+ * (int) and `age` (seconds the oldest due item has waited, float8) — what is due at `now` (a
+ * timestamptz expression) and not taken, read off the index its loop claims with. A queue with no
+ * row reads 0.
  */
-const QUEUES_SQL = `
-  select 'workflow_runs' as queue, count(*)::int as depth, extract(epoch from ($1::timestamptz - min(wake_at)))::float8 as age
-    from workflow_runs where status in ('QUEUED','RUNNING','WAITING') and wake_at <= $1::timestamptz
-  union all
-  select 'webhook_deliveries', count(*)::int, extract(epoch from ($1::timestamptz - min(next_attempt_at)))::float8
-    from webhook_deliveries where status = 'pending' and next_attempt_at <= $1::timestamptz
-  union all
-  select 'scheduled_posts', count(*)::int, extract(epoch from ($1::timestamptz - min(coalesce(next_attempt_at, scheduled_at))))::float8
-    from posts where (status = 'SCHEDULED' and scheduled_at <= $1::timestamptz) or (status = 'PUBLISHING' and next_attempt_at <= $1::timestamptz)
-  union all
-  select 'agent_runs', count(*)::int, extract(epoch from ($1::timestamptz - min(created_at)))::float8
-    from agent_runs where status = 'QUEUED' and type <> all($2::text[])
-  union all
-  select 'conversation_inbound', count(*)::int, extract(epoch from ($1::timestamptz - min(created_at)))::float8
-    from agent_runs where status = 'QUEUED' and type = any($2::text[])
-  union all
-  select case when sender = 'campaign' then 'campaign_sends' else 'conversation_outbound' end, count(*)::int,
-         extract(epoch from ($1::timestamptz - min(at)))::float8
-    from messages where status = 'queued' group by 1`;
+export interface QueueGauge {
+  queues: readonly string[];
+  sample(now: SQL): SQL;
+}
 
-const QUEUES = ['workflow_runs', 'webhook_deliveries', 'scheduled_posts', 'agent_runs', 'campaign_sends', 'conversation_inbound', 'conversation_outbound'];
+/** The registered queues, in the order of registration, by their labels (registering again replaces). */
+const queueGauges = new Map<string, QueueGauge>();
+/** Every registered queue's part in one statement of fixed text (built again only after a registration), and its name. */
+let queuesStatement: { name: string; text: string; params: unknown[] } | null = null;
+
+/**
+ * Adds a queue to `worker_queue_depth` and `worker_queue_oldest_age_seconds`: the modules that own
+ * the worker loops' rows register theirs (services.ts), the platform knows no module's tables.
+ */
+export function registerQueueGauge(gauge: QueueGauge): void {
+  queueGauges.set(gauge.queues.join(','), gauge);
+  queuesStatement = null;
+  queueReading = null;
+}
+
+function queuesSql(): { name: string; text: string; params: unknown[] } {
+  if (!queuesStatement) {
+    const now = sql`${sql.placeholder('now')}::timestamptz`;
+    const { text, params } = fixedFragment(sql.join([...queueGauges.values()].map((g) => sql`(${g.sample(now)})`), sql`\n  union all\n`), 1);
+    // Named by its text: a connection that prepared another set of queues' statement never runs it for this one.
+    queuesStatement = { name: `metrics_queues_${createHash('sha256').update(text).digest('hex').slice(0, 12)}`, text, params };
+  }
+  return queuesStatement;
+}
+
 /** Scrapes within this long of the last reading get that reading: a busy Prometheus does not load the database. */
 const QUEUE_CACHE_MS = 5000;
-/** The conversational agent types (the bot's turns), whose queue is the conversations' inbound one. */
-let conversationalTypes: string[] = [];
 
 type QueueRow = { queue: string; depth: number; age: number | null };
 let queueReading: { at: number; rows: Promise<QueueRow[]> } | null = null;
 
+/** Every registered queue, in one statement per scrape. */
 function readQueues(): Promise<QueueRow[]> {
   const now = performance.now();
   if (queueReading && now - queueReading.at < QUEUE_CACHE_MS) return queueReading.rows;
   const current = source;
-  const rows = current
-    ? current.database.prepared<QueueRow>('metrics_queues', QUEUES_SQL, [current.clock.now().toISOString(), conversationalTypes])
+  const statement = queueGauges.size ? queuesSql() : null;
+  const rows = current && statement
+    ? current.database.prepared<QueueRow>(statement.name, statement.text, fillPlaceholders(statement.params, { now: current.clock.now().toISOString() }))
     : Promise.resolve([]);
   queueReading = { at: now, rows };
   // A failed reading is not kept: the next scrape tries again.
@@ -108,7 +121,7 @@ function readQueues(): Promise<QueueRow[]> {
 
 async function queueValues(pick: (row: QueueRow | undefined) => number): Promise<{ queue: string; value: number }[]> {
   const rows = await readQueues();
-  return QUEUES.map((queue) => ({ queue, value: pick(rows.find((r) => r.queue === queue)) }));
+  return [...queueGauges.values()].flatMap((g) => g.queues).map((queue) => ({ queue, value: pick(rows.find((r) => r.queue === queue)) }));
 }
 
 new client.Gauge({
@@ -245,8 +258,6 @@ export interface MetricsOptions {
   database: Database;
   clock: Clock;
   log: FastifyBaseLogger;
-  /** Agent types whose queued runs are the conversations' inbound queue (the bot's turns). */
-  conversationalTypes: string[];
 }
 
 /** Starts the metrics server (its own small HTTP server on METRICS_PORT; port 0: any free port). */
@@ -257,7 +268,6 @@ export async function startMetricsServer(options: MetricsOptions): Promise<Metri
   }
   const bound: Source = { database: options.database, clock: options.clock };
   source = bound;
-  conversationalTypes = options.conversationalTypes;
   queueReading = null;
   const server: Server = createServer((request, response) => void answer(request, response, options.token, options.log));
   server.keepAliveTimeout = 5000;
