@@ -1,0 +1,122 @@
+/**
+ * The module boundaries of docs/architecture.md, checked over the source (part of `npm run lint`):
+ *
+ * - imports (dependency-cruiser, rules in .dependency-cruiser.mjs, type imports included): no cycle;
+ *   another module only through its index.ts; the composition root only through index.ts files;
+ * - tables: a module's SQL names only its own tables (each table belongs to the module whose
+ *   tables.ts declares it); another module's rows go through what that module exports.
+ *
+ * Violations that predate a rule are listed in scripts/boundaries-baseline.txt, to be worked off: the
+ * lint fails on any violation not listed there, and on a listed one that is gone (delete its line),
+ * so the list only shrinks. `--all` prints every violation, listed or not.
+ */
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import ts from 'typescript';
+
+const root = join(import.meta.dirname, '..');
+const BASELINE = join(root, 'scripts/boundaries-baseline.txt');
+
+interface Violation { key: string; where: string; why: string }
+
+/** dependency-cruiser over src/, as its CLI runs it (the config names the rules and the resolver). */
+function importViolations(): Violation[] {
+  const bin = join(root, 'node_modules/dependency-cruiser/bin/dependency-cruiser.mjs');
+  let output: string;
+  try {
+    output = execFileSync(process.execPath, [bin, 'src', '--config', '.dependency-cruiser.mjs', '--output-type', 'json'], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  } catch (error) {
+    // It exits non-zero when there are violations, with the report on stdout all the same.
+    output = (error as { stdout?: string }).stdout ?? '';
+    if (!output) throw error;
+  }
+  const report = JSON.parse(output) as { summary: { violations: { from: string; to: string; rule: { name: string }; cycle?: ({ name: string } | string)[] }[] } };
+  const seenCycles = new Set<string>();
+  const found: Violation[] = [];
+  for (const v of report.summary.violations) {
+    if (v.rule.name === 'no-cycles') {
+      // One line per cycle, whichever of its files it was found from.
+      const members = [v.from, ...(v.cycle ?? []).map((c) => (typeof c === 'string' ? c : c.name))];
+      const id = [...new Set(members)].sort().join(' ');
+      if (seenCycles.has(id)) continue;
+      seenCycles.add(id);
+      found.push({ key: `no-cycles ${id}`, where: v.from, why: `import cycle: ${members.join(' → ')}` });
+    } else {
+      found.push({ key: `${v.rule.name} ${v.from} → ${v.to}`, where: v.from, why: `${v.rule.name}: imports ${v.to}` });
+    }
+  }
+  return found;
+}
+
+const tsFiles = (dir: string): string[] =>
+  readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && e.name.endsWith('.ts') && !e.name.endsWith('.test.ts'))
+    .map((e) => join(e.parentPath, e.name))
+    .filter((f) => !/[/\\]test[/\\]/.test(relative(root, f)));
+
+/** The owner of a source file: its module's folder name, `platform`, or `root` (services.ts, the CLI…). */
+function ownerOf(file: string): string {
+  const rel = relative(join(root, 'src'), file).split(/[/\\]/);
+  if (rel[0] === 'modules') return rel[1]!;
+  if (rel[0] === 'platform') return 'platform';
+  return 'root';
+}
+
+/** Every table and the module whose tables.ts declares it (pgTable('name', …)). */
+function tableOwners(): Map<string, string> {
+  const owners = new Map<string, string>();
+  for (const file of tsFiles(join(root, 'src')).filter((f) => f.endsWith('tables.ts'))) {
+    for (const m of readFileSync(file, 'utf8').matchAll(/pgTable\(\s*'([a-z0-9_]+)'/g)) owners.set(m[1]!, ownerOf(file));
+  }
+  return owners;
+}
+
+/** Strings and template parts of a file (where SQL is written), with their line numbers. */
+function stringsOf(file: string): { text: string; line: number }[] {
+  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+  const out: { text: string; line: number }[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateHead(node) || ts.isTemplateMiddle(node) || ts.isTemplateTail(node)) {
+      out.push({ text: node.text, line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1 });
+    }
+    node.forEachChild(visit);
+  };
+  visit(source);
+  return out;
+}
+
+function tableViolations(): Violation[] {
+  const owners = tableOwners();
+  const names = [...owners.keys()].sort((a, b) => b.length - a.length).join('|');
+  // A table named where SQL names one: after from, join, into, update, table, truncate or references.
+  const named = new RegExp(`\\b(?:from|join|into|update|table|truncate|references)\\s+(?:only\\s+)?"?(${names})"?(?![a-z0-9_])`, 'gi');
+  const found: Violation[] = [];
+  for (const file of tsFiles(join(root, 'src'))) {
+    const owner = ownerOf(file);
+    if (file.endsWith('tables.ts')) continue;
+    for (const { text, line } of stringsOf(file)) {
+      for (const m of text.matchAll(named)) {
+        const table = m[1]!.toLowerCase();
+        const tableOwner = owners.get(table)!;
+        if (tableOwner === owner) continue;
+        const rel = relative(root, file);
+        found.push({ key: `table ${rel} → ${table}`, where: `${rel}:${line}`, why: `names the table ${table}, which belongs to the ${tableOwner} module: use what that module exports` });
+      }
+    }
+  }
+  return found;
+}
+
+const all = [...importViolations(), ...tableViolations()];
+const baseline = new Set(readFileSync(BASELINE, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#')));
+const keys = new Set(all.map((v) => v.key));
+const fresh = all.filter((v) => !baseline.has(v.key));
+const gone = [...baseline].filter((k) => !keys.has(k));
+
+if (process.argv.includes('--all')) for (const v of all) console.log(`${baseline.has(v.key) ? 'listed' : 'NEW   '} ${v.where}  ${v.why}`);
+for (const v of fresh) console.error(`${v.where}  ${v.why}`);
+for (const k of gone) console.error(`scripts/boundaries-baseline.txt lists "${k}", which no longer occurs: delete the line`);
+const listed = all.length - fresh.length;
+console.log(`module boundaries: ${all.length} violation(s), ${listed} of them listed in the baseline to be worked off${fresh.length ? `, ${fresh.length} new` : ''}${gone.length ? `, ${gone.length} listed line(s) gone` : ''}`);
+if (fresh.length || gone.length) process.exit(1);
