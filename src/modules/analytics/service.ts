@@ -9,7 +9,7 @@ import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination
 import { assertCanChange, assertMayMakeOrgWide, inScope, inScopeOrgWide, type Tenant } from '../../platform/tenant.ts';
 import { GoogleAccess, REAUTH_REQUIRED, isReauth } from './access.ts';
 import { addDays, dayOf, daysInRange, isDay } from './days.ts';
-import { localDate, rangeBound } from '../stats/range.ts';
+import { localDate, rangeBound } from '../../platform/range.ts';
 import { RuleEvaluator } from './evaluator.ts';
 import { GoogleApiError, listGa4Properties, listGscSites, type Account, type GoogleApis, type Source } from './google.ts';
 import type { AnalyticsPorts, IntegrationRow } from './ports.ts';

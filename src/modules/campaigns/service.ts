@@ -20,7 +20,7 @@ import { contactAddressOfLead } from '../conversations/queries.ts';
 
 type InboxRow = NonNullable<Awaited<ReturnType<ConversationsService['inboxById']>>>;
 import { ExpressionError, resolveParams, runsInWorkers } from '../workflows/engine/expressions.ts';
-import { assertTimezone, localDate } from '../stats/range.ts';
+import { assertTimezone, localDate } from '../../platform/range.ts';
 import type { PlansService } from '../plans/service.ts';
 import {
   campaignRate, campaignRecipients, campaignSends, campaigns, leadConsents, suppressions,

@@ -1,4 +1,4 @@
-import { localDate, localTime } from '../stats/range.ts';
+import { localDate, localTime } from '../../platform/range.ts';
 import type { CampaignWindow } from './tables.ts';
 
 const HHMM = /^([01]\d|2[0-3]):([0-5]\d)$/;

@@ -18,7 +18,7 @@ import { checkPost, excerpt } from './rules.ts';
 import { allowed, POST_STATUSES } from '../../shared/posts.ts';
 import { composeText, MAX_MEDIA, PLATFORMS, type Platform } from '../../shared/platforms.ts';
 import { posts } from './tables.ts';
-import { localDate, parseRange, assertTimezone } from '../stats/range.ts';
+import { localDate, parseRange, assertTimezone } from '../../platform/range.ts';
 
 type PostRow = typeof posts.$inferSelect;
 

@@ -19,7 +19,7 @@ import type { NotificationsService } from '../notifications/service.ts';
 import type { OrgsService } from '../orgs/service.ts';
 import { CHANNELS, channelAdapters, notAvailable, type Channel, type ChannelAdapter, type Prepared } from './channels.ts';
 import { conversationsMessagedForLead } from '../events/queries.ts';
-import { rangeBound } from '../stats/range.ts';
+import { rangeBound } from '../../platform/range.ts';
 import { contacts, conversationReads, conversations, inboxes, messages } from './tables.ts';
 import { conversationOpened, leadReplied, messageReceived, publicConversation, publicMessage, streamMessage } from './payloads.ts';
 import { widgetSnippet } from './web.ts';

@@ -8,7 +8,7 @@ import type { EventRow } from '../events/service.ts';
 import { dispatchedEventsPerHour, eventsInRange } from '../events/queries.ts';
 import { usageRecordsInRange, type UsageColumn } from '../usage/queries.ts';
 import { analyticsDaysSummed } from '../analytics/queries.ts';
-import { assertTimezone, offsetMs, parseRange } from './range.ts';
+import { assertTimezone, offsetMs, parseRange } from '../../platform/range.ts';
 import { statsHourly } from './tables.ts';
 import { METRICS as ANALYTICS_METRIC_FIELDS } from '../analytics/rules.ts';
 

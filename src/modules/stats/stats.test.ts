@@ -3,7 +3,7 @@ import { buildTestApp, type TestApp } from '../../../test/harness.ts';
 import { eventOutbox, events } from '../events/tables.ts';
 import { usageRecords } from '../usage/tables.ts';
 import { newId } from '../../platform/ids.ts';
-import { parseRange } from './range.ts';
+import { parseRange } from '../../platform/range.ts';
 import { statsHourly } from './tables.ts';
 import { integrations } from '../integrations/tables.ts';
 import { analyticsDaily } from '../analytics/tables.ts';

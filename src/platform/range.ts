@@ -1,5 +1,5 @@
-import { isStorableTime } from '../../platform/dates.ts';
-import { badRequest } from '../../platform/errors.ts';
+import { isStorableTime } from './dates.ts';
+import { badRequest } from './errors.ts';
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 // An ISO 8601 timestamp with an offset (Z or ±hh:mm); without one the moment would be ambiguous.
