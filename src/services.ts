@@ -35,6 +35,7 @@ import { ConversationsService } from './modules/conversations/service.ts';
 import { OutboundSender } from './modules/conversations/sender.ts';
 import { ConversationBot } from './modules/conversations/bot.ts';
 import { CampaignsService } from './modules/campaigns/service.ts';
+import { UnsubscribeLinks } from './modules/campaigns/unsubscribe.ts';
 import { AnalyticsService } from './modules/analytics/service.ts';
 import { googleIntegrationsToSync } from './modules/integrations/queries.ts';
 import { SharedRateLimitCounters } from './platform/rate-limit-store.ts';
@@ -119,7 +120,11 @@ export function createServices(deps: Deps) {
   const streams = new SseStreams({ perCredential: deps.config.sseMaxPerCredential, perOrg: deps.config.sseMaxPerOrg });
   // Before the agents (the conversations bot's tools) and the run driver (messaging.send).
   const conversations = new ConversationsService(deps, { bus, orgStream, events, leads, notifications, orgs, plans });
-  const campaigns = new CampaignsService(deps, { events, notifications, orgs, conversations, plans });
+  /** One-click unsubscribe links: the campaigns' e-mail footer and the sender's List-Unsubscribe header are the same link. */
+  const links = new UnsubscribeLinks(deps.config);
+  const campaigns = new CampaignsService(deps, { events, notifications, orgs, conversations, plans, links });
+  // A campaign follows its messages' outcomes (sent, delivered, read, failed) in the transaction that changes them.
+  conversations.watchOutbound((tx, rows) => campaigns.onOutbound(tx, rows));
   dispatcher.subscribe('campaigns', (tx, batch) => campaigns.onEvents(tx, batch));
   const reports = new ReportsService(deps, events, notifications, { leads, content, workflows });
   const agents = new AgentsService(deps, {
@@ -136,9 +141,9 @@ export function createServices(deps: Deps) {
       leads, content, agents, conversations, campaigns,
     },
   }, { concurrency: deps.config.workflowConcurrency, leaseMs: deps.config.workflowLeaseMs });
-  const conversationBot = new ConversationBot(deps, { bus, events, agents, conversations });
+  const conversationBot = new ConversationBot(deps, { bus, turns: agents.turns, conversations });
   dispatcher.subscribe('conversation-bot', (tx, batch) => conversationBot.onEvents(tx, batch));
-  const outboundSender = new OutboundSender(deps, conversations, events);
+  const outboundSender = new OutboundSender(deps, { conversations, events, unsubscribe: links });
   const rateLimits = new SharedRateLimitCounters(deps.database, deps.clock);
   // The worker loops' queues on the metrics' queue gauges, each read by the module that owns its rows.
   for (const queue of [workflowRunsQueue, webhookDeliveriesQueue, scheduledPostsQueue, agentRunsQueues, outboundQueues]) registerQueueGauge(queue);

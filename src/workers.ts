@@ -6,7 +6,7 @@ import { PUBLISHER_WAKE } from './modules/content/service.ts';
 import { RUNS_WAKE } from './modules/workflows/engine/writer.ts';
 import { APPROVALS_WAKE } from './modules/workflows/approvals.ts';
 import { AGENTS_WAKE } from './modules/agents/runner.ts';
-import { OUTBOUND_WAKE } from './modules/conversations/service.ts';
+import { OUTBOUND_WAKE } from './modules/conversations/threads.ts';
 import { BOT_WAKE } from './modules/conversations/bot.ts';
 import { ANALYTICS_WAKE } from './modules/analytics/sync.ts';
 

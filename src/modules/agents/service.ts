@@ -17,6 +17,7 @@ import { AgentEngine, finishedEvent, FINAL_STATUSES, publishDone, runUsage, type
 import { ModelRegistry } from './models/registry.ts';
 import { AGENT_CANCEL, AGENTS_WAKE, AgentRunner } from './runner.ts';
 import { StepStore, type AgentStep } from './steps.ts';
+import { ConversationTurns } from './turns.ts';
 import { agentRuns, agents } from './tables.ts';
 import { handoffTool } from './tools/index.ts';
 import type { ToolPorts } from './tools/types.ts';
@@ -118,6 +119,8 @@ export class AgentsService {
   readonly steps: StepStore;
   readonly engine: AgentEngine;
   readonly runner: AgentRunner;
+  /** The conversations bot's turns (its AgentTurnsPort). */
+  readonly turns: ConversationTurns;
   private readonly deps: Deps;
   private readonly db: Db;
   private readonly a: AgentsDeps;
@@ -130,6 +133,7 @@ export class AgentsService {
     this.steps = new StepStore(deps.db, a.bus, a.orgStream);
     this.engine = new AgentEngine({ deps, models: this.models, usage: a.usage, budgets: a.budgets, events: a.events, bus: a.bus, steps: this.steps, tools: a.tools });
     this.runner = new AgentRunner(deps, this.engine, a.events, this.steps, a.bus);
+    this.turns = new ConversationTurns(this.runner, a.events, a.bus);
   }
 
   /** GET …/agent-types: every type with its description, tools (those installed here) and report type. */

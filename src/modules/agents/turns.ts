@@ -1,8 +1,11 @@
 import { and, asc, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { Db } from '../../platform/db.ts';
+import type { Bus } from '../../platform/bus.ts';
 import { newId } from '../../platform/ids.ts';
+import type { NewEvent } from '../events/outbox.ts';
 import { CONVERSATIONAL_TYPES } from './catalog.ts';
-import type { RunRow } from './engine.ts';
+import { finishedEvent, publishDone, type RunRow } from './engine.ts';
+import type { AgentRunner } from './runner.ts';
 import { agentRuns, agents } from './tables.ts';
 
 /**
@@ -74,4 +77,64 @@ export async function endTurn(tx: Db, id: string, end: { at: Date; status: 'fail
   const [row] = await tx.update(agentRuns).set({ status: end.status, summary: end.summary, error: end.error, startedAt: end.at, finishedAt: end.at, leaseOwner: null, leaseUntil: null })
     .where(and(eq(agentRuns.id, id), eq(agentRuns.status, 'QUEUED'))).returning();
   return row ?? null;
+}
+
+/**
+ * The conversations bot's turns as the agents module hands them out (the conversations module's
+ * AgentTurnsPort, joined in services.ts): the functions above, the end of a turn with its
+ * `agent.run.finished`, and this instance's runner, which executes a started turn.
+ */
+export class ConversationTurns {
+  private readonly runner: AgentRunner;
+  private readonly events: { record(tx: Db, list: NewEvent | NewEvent[]): Promise<unknown> };
+  private readonly bus: Bus;
+
+  constructor(runner: AgentRunner, events: { record(tx: Db, list: NewEvent | NewEvent[]): Promise<unknown> }, bus: Bus) {
+    this.runner = runner;
+    this.events = events;
+    this.bus = bus;
+  }
+
+  get activeCount(): number {
+    return this.runner.activeCount;
+  }
+
+  savedAgent(tx: Db, orgId: string, id: string) {
+    return savedAgent(tx, orgId, id);
+  }
+
+  hasQueued(tx: Db, orgId: string, conversationId: string): Promise<boolean> {
+    return hasQueuedTurn(tx, orgId, conversationId);
+  }
+
+  hasRunning(tx: Db, orgId: string, conversationId: string, exceptId: string): Promise<boolean> {
+    return hasRunningTurn(tx, orgId, conversationId, exceptId);
+  }
+
+  queue(tx: Db, turn: NewTurn): Promise<void> {
+    return queueTurn(tx, turn);
+  }
+
+  queued(tx: Db, limit: number): Promise<RunRow[]> {
+    return queuedTurns(tx, limit);
+  }
+
+  start(tx: Db, id: string, set: { at: Date; input: Record<string, unknown>; projectId: string | null }): Promise<RunRow> {
+    return startTurn(tx, id, { ...set, leaseOwner: this.runner.owner, leaseUntil: this.runner.leaseUntil() });
+  }
+
+  async end(tx: Db, id: string, end: { at: Date; status: 'failed' | 'canceled'; summary: string; error: string }): Promise<RunRow | null> {
+    const row = await endTurn(tx, id, end);
+    if (!row) return null;
+    await this.events.record(tx, finishedEvent(row));
+    return row;
+  }
+
+  published(row: RunRow): Promise<void> {
+    return publishDone(this.bus, row);
+  }
+
+  run(row: RunRow): Promise<RunRow> {
+    return this.runner.track(row, []);
+  }
 }

@@ -1,6 +1,7 @@
 import { Type, Timestamp, Nullable, FreeObject } from '../../platform/http/schemas.ts';
 import { MessageTemplateInput } from '../conversations/schemas.ts';
-import { CAMPAIGN_CHANNELS, RECIPIENT_STATUSES, SUPPRESSION_REASONS } from './service.ts';
+import { CAMPAIGN_CHANNELS, RECIPIENT_STATUSES } from './service.ts';
+import { SUPPRESSION_REASONS } from './suppressions.ts';
 
 const Literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
 

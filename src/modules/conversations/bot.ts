@@ -1,12 +1,9 @@
 import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
-import type { Db } from '../../platform/db.ts';
-import type { Bus } from '../../platform/bus.ts';
-import type { EventRow, EventsService } from '../events/service.ts';
-import type { AgentsService } from '../agents/service.ts';
-import { finishedEvent, publishDone, type RunRow } from '../agents/engine.ts';
-import { endTurn, hasQueuedTurn, hasRunningTurn, queuedTurns, queueTurn, savedAgent, startTurn } from '../agents/turns.ts';
+import { transaction, type Db } from '../../platform/db.ts';
+import type { EventRow } from '../events/service.ts';
 import { faqScore, type FaqEntry } from '../agents/models/offline-plans.ts';
+import type { AgentTurnsPort, BusPort, Turn } from './ports.ts';
 import type { ConversationsService } from './service.ts';
 import { contacts, conversations, inboxes, messages } from './tables.ts';
 
@@ -25,9 +22,9 @@ type InboxRow = typeof inboxes.$inferSelect;
 type ConversationRow = typeof conversations.$inferSelect;
 
 export interface BotPorts {
-  bus: Bus;
-  events: EventsService;
-  agents: Pick<AgentsService, 'runner'>;
+  bus: BusPort;
+  /** The turns, which are the agents module's runs. */
+  turns: AgentTurnsPort;
   conversations: Pick<ConversationsService, 'handoff'>;
 }
 
@@ -91,9 +88,10 @@ export class ConversationBot {
   private async request(tx: Db, conversationId: string, inbox: InboxRow): Promise<boolean> {
     const [conversation] = await tx.select().from(conversations).where(eq(conversations.id, conversationId)).for('update');
     if (!conversation || conversation.status !== 'OPEN' || conversation.handledBy !== 'bot') return false;
-    if (await hasQueuedTurn(tx, conversation.orgId, conversationId)) return false;
-    const saved = inbox.bot.agentId ? await savedAgent(tx, inbox.orgId, inbox.bot.agentId) : undefined;
-    await queueTurn(tx, {
+    const { turns } = this.ports;
+    if (await turns.hasQueued(tx, conversation.orgId, conversationId)) return false;
+    const saved = inbox.bot.agentId ? await turns.savedAgent(tx, inbox.orgId, inbox.bot.agentId) : undefined;
+    await turns.queue(tx, {
       orgId: conversation.orgId,
       projectId: conversation.projectId,
       type: BOT_TYPE,
@@ -114,15 +112,14 @@ export class ConversationBot {
 
   /** One round: take the turns that may start (one per conversation at a time) and execute them here. */
   async round(): Promise<boolean> {
-    const { runner } = this.ports.agents;
-    const free = this.deps.config.agentConcurrency - runner.activeCount;
+    const { turns } = this.ports;
+    const free = this.deps.config.agentConcurrency - turns.activeCount;
     if (free <= 0) return false;
-    const ended: RunRow[] = [];
-    const taken = await this.deps.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    const ended: Turn[] = [];
+    const taken = await transaction(this.deps.db, async (tx) => {
       ended.length = 0;
-      const queued = await queuedTurns(tx, free * 4);
-      const out: RunRow[] = [];
+      const queued = await turns.queued(tx, free * 4);
+      const out: Turn[] = [];
       for (const run of queued) {
         if (out.length >= free) break;
         const outcome = await this.take(tx, run);
@@ -131,9 +128,9 @@ export class ConversationBot {
       }
       return out;
     });
-    for (const row of ended) await publishDone(this.ports.bus, row);
+    for (const row of ended) await turns.published(row);
     for (const row of taken) {
-      void runner.track(row, []).then((final) => this.afterTurn(final))
+      void turns.run(row).then((final) => this.afterTurn(final))
         .catch((error: unknown) => this.deps.log.error({ err: error, agentRunId: row.id }, 'bot turn crashed'));
     }
     return false;
@@ -144,7 +141,7 @@ export class ConversationBot {
    * to people rather than without an answer: the conversation is handed off, unless the bot already
    * handed it off, closed it, or a person took it over.
    */
-  private async afterTurn(final: RunRow): Promise<void> {
+  private async afterTurn(final: Turn): Promise<void> {
     if (!BROKEN.has(final.status)) return;
     const conversationId = String(final.input.conversationId ?? '');
     const scope = { orgId: final.orgId, projectId: final.projectId, actor: { type: 'agent' as const, id: final.id } };
@@ -152,7 +149,7 @@ export class ConversationBot {
   }
 
   /** Starts one queued turn (RUNNING), ends it without a model call, or leaves it queued (null) while the conversation has a turn running. */
-  private async take(tx: Db, run: RunRow): Promise<RunRow | null> {
+  private async take(tx: Db, run: Turn): Promise<Turn | null> {
     const conversationId = typeof run.input.conversationId === 'string' ? run.input.conversationId : '';
     const conditions = [eq(conversations.id, conversationId), eq(conversations.orgId, run.orgId)];
     if (run.projectId) conditions.push(eq(conversations.projectId, run.projectId));
@@ -164,7 +161,7 @@ export class ConversationBot {
         .where(and(...conditions)).for('update', { of: conversations })
       : [];
     if (!found) return this.end(tx, run, 'failed', 'No conversation to answer.', `Conversation ${conversationId.slice(0, 64) || '(none)'} not found`);
-    if (await hasRunningTurn(tx, run.orgId, conversationId, run.id)) return null;
+    if (await this.ports.turns.hasRunning(tx, run.orgId, conversationId, run.id)) return null;
     const { conversation, inbox, contact } = found;
     if (!inbox.bot?.enabled) return this.end(tx, run, 'canceled', 'Not answered: the inbox\'s bot is off.', 'The inbox\'s bot is off');
     if (conversation.status !== 'OPEN') return this.end(tx, run, 'canceled', 'Not answered: the conversation is closed.', 'The conversation is closed');
@@ -175,8 +172,7 @@ export class ConversationBot {
     if (fresh.length === 0) return this.end(tx, run, 'canceled', 'Nothing new to answer.', 'No message waits for an answer');
     fresh.sort((a, b) => a.at.getTime() - b.at.getTime() || a.id.localeCompare(b.id));
     const input = await this.turnInput(tx, conversation, inbox, contact.name, fresh);
-    const { runner } = this.ports.agents;
-    return startTurn(tx, run.id, { at: this.deps.clock.now(), leaseOwner: runner.owner, leaseUntil: runner.leaseUntil(), input, projectId: run.projectId ?? conversation.projectId });
+    return this.ports.turns.start(tx, run.id, { at: this.deps.clock.now(), input, projectId: run.projectId ?? conversation.projectId });
   }
 
   /** What the turn's model is told: the new messages, the recent thread, the FAQ, who writes. */
@@ -196,11 +192,8 @@ export class ConversationBot {
   }
 
   /** Ends a queued turn without a model call (its record, `agent.run.finished`); `done` is published after the commit. */
-  private async end(tx: Db, run: RunRow, status: 'failed' | 'canceled', summary: string, error: string): Promise<RunRow | null> {
-    const row = await endTurn(tx, run.id, { at: this.deps.clock.now(), status, summary, error });
-    if (!row) return null;
-    await this.ports.events.record(tx, finishedEvent(row));
-    return row;
+  private end(tx: Db, run: Turn, status: 'failed' | 'canceled', summary: string, error: string): Promise<Turn | null> {
+    return this.ports.turns.end(tx, run.id, { at: this.deps.clock.now(), status, summary, error });
   }
 }
 

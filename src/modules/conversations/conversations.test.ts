@@ -5,7 +5,8 @@ import { buildTestApp, type OrgFixture, type TestApp } from '../../../test/harne
 import { Receiver, type Behaviour, type Received } from '../../../test/receiver.ts';
 import { eventsOf, eventually } from '../../../test/helpers.ts';
 import { inboxes, messages } from './tables.ts';
-import { ApiChannel, retryAfterSeconds } from './channels.ts';
+import { ApiChannel } from './channels.ts';
+import { retryAfterSeconds } from './channel-types.ts';
 
 let t: TestApp;
 let rx: Receiver;

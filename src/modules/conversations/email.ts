@@ -7,8 +7,7 @@ import { Type, errors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
 import { inboundRoute } from '../../platform/inbound.ts';
 import { MailError, Mailer, recipientProblem } from '../../platform/mail.ts';
-import { assertKnownKeys, type ChannelAdapter, type ChannelEnv, type Outcome, type Outgoing, type Prepared } from './channels.ts';
-import type { InboundInput } from './service.ts';
+import { assertKnownKeys, type ChannelAdapter, type ChannelEnv, type Outcome, type Outgoing, type Prepared, type InboundInput } from './channel-types.ts';
 import type { inboxes } from './tables.ts';
 
 type InboxRow = typeof inboxes.$inferSelect;
@@ -20,7 +19,7 @@ type InboxRow = typeof inboxes.$inferSelect;
  * thread's earlier messages, so that replies stay one thread in the contact's mail reader. Inbound
  * mail is posted as raw MIME (`message/rfc822`) by a mail relay to
  * `/api/v1/hooks/email/:inboxId?token=…`; a reply naming a message of the inbox in its
- * `In-Reply-To`/`References` joins that message's conversation (service.ts).
+ * `In-Reply-To`/`References` joins that message's conversation (inbound.ts).
  */
 
 /** Largest raw message the inbound route takes. */

@@ -1,5 +1,5 @@
 import { Type, Timestamp, Nullable, FreeObject } from '../../platform/http/schemas.ts';
-import { CHANNELS } from './channels.ts';
+import { CHANNELS } from './channel-types.ts';
 
 const Literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
 

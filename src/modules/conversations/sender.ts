@@ -1,10 +1,10 @@
 import { eq, inArray, sql } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
-import { rows, type Db } from '../../platform/db.ts';
+import { rows, transaction, type Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../config.ts';
-import type { EventsService } from '../events/service.ts';
-import type { Channel, Outcome } from './channels.ts';
+import type { Channel, Outcome } from './channel-types.ts';
+import type { EventsPort, UnsubscribePort } from './ports.ts';
 import type { ConversationsService } from './service.ts';
 import { messageSent, publicMessage } from './payloads.ts';
 import { contacts, conversations, inboxes, messages } from './tables.ts';
@@ -30,11 +30,13 @@ export class OutboundSender {
   private readonly clock: Clock;
   private readonly config: Config;
   private readonly conversations: ConversationsService;
-  private readonly events: EventsService;
+  private readonly events: EventsPort;
+  private readonly unsubscribe: UnsubscribePort;
 
-  constructor(deps: Deps, conversations: ConversationsService, events: EventsService) {
-    this.conversations = conversations;
-    this.events = events;
+  constructor(deps: Deps, ports: { conversations: ConversationsService; events: EventsPort; unsubscribe: UnsubscribePort }) {
+    this.conversations = ports.conversations;
+    this.events = ports.events;
+    this.unsubscribe = ports.unsubscribe;
     this.db = deps.db;
     this.clock = deps.clock;
     this.config = deps.config;
@@ -42,8 +44,7 @@ export class OutboundSender {
 
   async round(): Promise<boolean> {
     const now = this.clock.now();
-    const claimed = await this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    const claimed = await transaction(this.db, async (tx) => {
       const due = await tx.select({ id: messages.id }).from(messages)
         .where(sql`${messages.status} = 'queued' and ${messages.nextAttemptAt} <= ${now.toISOString()}::timestamptz
           and (${messages.lockedUntil} is null or ${messages.lockedUntil} < ${now.toISOString()}::timestamptz)`)
@@ -95,8 +96,7 @@ export class OutboundSender {
 
   /** Accepted sends, in one transaction: `sent` with the provider's ids, their message.sent, what follows them. */
   private async recordSent(accepted: Accepted[]): Promise<void> {
-    await this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    await transaction(this.db, async (tx) => {
       const sent = await rows<{ id: string }>(tx, sql`update ${messages} m set status = 'sent', external_id = v.external_id, error = null, locked_until = null, next_attempt_at = null
         from unnest(${sql.param(accepted.map((a) => a.message.id))}::text[], ${sql.param(accepted.map((a) => a.externalId))}::text[]) as v(id, external_id)
         where m.id = v.id and m.status = 'queued' returning m.id`);
@@ -116,7 +116,7 @@ export class OutboundSender {
       orgId: message.orgId, projectId: message.projectId,
       inbox: { id: found.inbox.id, name: found.inbox.name, config: found.inbox.config, signingSecret: this.conversations.signingSecretOf(found.inbox), credentials: this.conversations.credentialsOf(found.inbox) },
       message: { ...publicMessage(message), status: 'queued', ...(message.template ? { template: message.template } : {}) },
-      ...(message.sender === 'campaign' && this.conversations.unsubscribeUrl ? { unsubscribeUrl: this.conversations.unsubscribeUrl(message.orgId, found.inbox.channel, found.contact.address) } : {}),
+      ...(message.sender === 'campaign' ? { unsubscribeUrl: this.unsubscribe.url(message.orgId, found.inbox.channel, found.contact.address) } : {}),
       conversation: {
         id: found.conversation.id, subject: thread?.subject ?? found.conversation.subject, contact: { id: found.contact.id, name: found.contact.name, address: found.contact.address },
         ...(found.inbox.channel === 'email' ? { references: thread?.references ?? [] } : {}),
@@ -138,8 +138,7 @@ export class OutboundSender {
 
   /** Records a failed attempt (a retry's wait, or the failure) on a still-queued message; the org stream hears of it. */
   private async settle(message: MessageRow, channel: string, set: Partial<MessageRow>): Promise<void> {
-    await this.db.transaction(async (trx) => {
-      const tx = trx as unknown as Db;
+    await transaction(this.db, async (tx) => {
       const [row] = await tx.update(messages).set(set).where(sql`${messages.id} = ${message.id} and ${messages.status} = 'queued'`).returning();
       if (!row) return;
       await this.conversations.announce(tx, row, channel);

@@ -4,8 +4,7 @@ import { badRequest, unauthorized, unprocessable } from '../../platform/errors.t
 import { Type, errors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
 import { inboundRoute } from '../../platform/inbound.ts';
-import { EMAIL_IN_TEXT, assertKnownKeys, type ChannelAdapter, type ChannelEnv, type Outcome, type Outgoing, type PrepareContext, type Prepared, type SendCheck } from './channels.ts';
-import type { InboundInput } from './service.ts';
+import { EMAIL_IN_TEXT, assertKnownKeys, type ChannelAdapter, type ChannelEnv, type Outcome, type Outgoing, type PrepareContext, type Prepared, type SendCheck, type InboundInput } from './channel-types.ts';
 import type { inboxes } from './tables.ts';
 
 type InboxRow = typeof inboxes.$inferSelect;

@@ -8,7 +8,7 @@ import { newId } from '../../platform/ids.ts';
 import { Type, errors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
 import { SseStreams } from '../../platform/sse.ts';
-import { EMAIL_IN_TEXT, assertKnownKeys, type ChannelAdapter, type Outcome, type Outgoing, type Prepared, type SendCheck } from './channels.ts';
+import { EMAIL_IN_TEXT, assertKnownKeys, type ChannelAdapter, type Outcome, type Outgoing, type Prepared, type SendCheck } from './channel-types.ts';
 import { contacts, conversations, inboxes, messages, widgetSessions } from './tables.ts';
 
 type InboxRow = typeof inboxes.$inferSelect;

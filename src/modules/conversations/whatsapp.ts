@@ -5,8 +5,7 @@ import { outboundRequest } from '../../platform/http-client.ts';
 import { Type, FreeObject, errors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
 import { inboundRoute } from '../../platform/inbound.ts';
-import { assertKnownKeys, retryAfterSeconds, type ChannelAdapter, type ChannelEnv, type Outcome, type Outgoing, type PrepareContext, type Prepared, type SendCheck } from './channels.ts';
-import type { InboundInput, Receipt } from './service.ts';
+import { assertKnownKeys, retryAfterSeconds, type ChannelAdapter, type ChannelEnv, type Outcome, type Outgoing, type PrepareContext, type Prepared, type SendCheck, type InboundInput, type Receipt } from './channel-types.ts';
 import type { inboxes } from './tables.ts';
 
 type InboxRow = typeof inboxes.$inferSelect;
