@@ -1,6 +1,7 @@
 import { useEffect, useId, useState, type FormEvent, type ReactNode } from 'react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { api, ApiError, unwrap } from '../../api/client';
+import { ApiError } from '../../api/client';
+import { audienceQuery } from '../../queries/leads';
 import { LEAD_STATUSES } from '../../../../src/shared/leads.ts';
 import { Checkbox, SelectField, TextArea, TextField } from '../ui/field';
 import { Button } from '../ui/button';
@@ -204,12 +205,7 @@ function Audience({ orgId, fields, set, projectId, disabled, error }: {
   error: string | undefined;
 }) {
   const filter = useSettled(audienceFilter(fields));
-  const preview = useQuery({
-    queryKey: [orgId, 'leads', 'audience', projectId, filter],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/leads', { params: { path: { orgId }, query: { pageSize: 1, projectId, status: filter.status, tags: filter.tags?.join(','), minScore: filter.minScore } } })),
-    enabled: fields.audience === 'filter',
-    placeholderData: keepPreviousData,
-  });
+  const preview = useQuery({ ...audienceQuery(orgId, projectId, filter), enabled: fields.audience === 'filter', placeholderData: keepPreviousData });
   const ids = leadIdsOf(fields);
   const radio = 'size-4 border-slate-300 text-indigo-600';
   return (

@@ -1,28 +1,20 @@
 import { useState } from 'react';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap } from '../../api/client';
+import { useBulkLeads, type BulkAction as Action } from '../../queries/leads';
 import { LEAD_STATUSES } from '../../../../src/shared/leads.ts';
 import { Button } from '../ui/button';
 import { Modal } from '../ui/dialog';
 import { TextField } from '../ui/field';
 import { FormError } from '../ui/states';
 
-type Action = 'tag' | 'untag' | 'setStatus' | 'delete';
-
 /** Bulk actions on the selected leads: tag, untag, set status, delete (confirmed). */
 export function BulkBar({ orgId, ids, onDone }: { orgId: string; ids: string[]; onDone: (message: string) => void }) {
-  const queryClient = useQueryClient();
   const [dialog, setDialog] = useState<Action | null>(null);
   const [value, setValue] = useState('');
-  const bulk = useMutation({
-    mutationFn: (input: { action: Action; value?: string | string[] }) => unwrap(api.POST('/api/v1/orgs/{orgId}/leads/bulk', { params: { path: { orgId } }, body: { ids, ...input } })),
-    onSuccess: async (data) => {
-      const verb = data.action === 'delete' ? 'deleted' : 'updated';
-      setDialog(null);
-      setValue('');
-      onDone(`${data.updated} of ${ids.length} leads ${verb}.`);
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'leads'] });
-    },
+  const bulk = useBulkLeads(orgId, (data) => {
+    const verb = data.action === 'delete' ? 'deleted' : 'updated';
+    setDialog(null);
+    setValue('');
+    onDone(`${data.updated} of ${ids.length} leads ${verb}.`);
   });
   const tags = value.split(',').map((t) => t.trim()).filter(Boolean);
   return (
@@ -34,7 +26,7 @@ export function BulkBar({ orgId, ids, onDone }: { orgId: string; ids: string[]; 
       <Button size="sm" variant="danger" onClick={() => setDialog('delete')}>Delete</Button>
 
       <Modal open={dialog === 'tag' || dialog === 'untag'} onOpenChange={(open) => !open && setDialog(null)} title={dialog === 'tag' ? `Add tags to ${ids.length} leads` : `Remove tags from ${ids.length} leads`}>
-        <form className="space-y-4" onSubmit={(e) => { e.preventDefault(); bulk.mutate({ action: dialog!, value: tags }); }}>
+        <form className="space-y-4" onSubmit={(e) => { e.preventDefault(); bulk.mutate({ ids, action: dialog!, value: tags }); }}>
           <TextField label="Tags" value={value} onChange={(e) => setValue(e.target.value)} hint="Separate several with commas." required />
           <FormError error={bulk.error} />
           <div className="flex justify-end gap-2">
@@ -46,7 +38,7 @@ export function BulkBar({ orgId, ids, onDone }: { orgId: string; ids: string[]; 
 
       <Modal open={dialog === 'setStatus'} onOpenChange={(open) => !open && setDialog(null)} title={`Set the status of ${ids.length} leads`}>
         <div className="grid grid-cols-2 gap-2">
-          {LEAD_STATUSES.map((s) => <Button key={s} onClick={() => bulk.mutate({ action: 'setStatus', value: s })} disabled={bulk.isPending}>{s}</Button>)}
+          {LEAD_STATUSES.map((s) => <Button key={s} onClick={() => bulk.mutate({ ids, action: 'setStatus', value: s })} disabled={bulk.isPending}>{s}</Button>)}
         </div>
         <div className="mt-3"><FormError error={bulk.error} /></div>
       </Modal>
@@ -55,7 +47,7 @@ export function BulkBar({ orgId, ids, onDone }: { orgId: string; ids: string[]; 
         <FormError error={bulk.error} />
         <div className="flex justify-end gap-2">
           <Button onClick={() => setDialog(null)}>Cancel</Button>
-          <Button variant="danger" onClick={() => bulk.mutate({ action: 'delete' })} disabled={bulk.isPending}>Delete leads</Button>
+          <Button variant="danger" onClick={() => bulk.mutate({ ids, action: 'delete' })} disabled={bulk.isPending}>Delete leads</Button>
         </div>
       </Modal>
     </div>

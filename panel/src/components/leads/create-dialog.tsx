@@ -1,6 +1,6 @@
 import { useState } from 'react';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap, type Schemas } from '../../api/client';
+import type { Schemas } from '../../api/client';
+import { useCreateLead } from '../../queries/leads';
 import { Modal } from '../ui/dialog';
 import { Button } from '../ui/button';
 import { FormError } from '../ui/states';
@@ -8,18 +8,12 @@ import { EMPTY_LEAD, LeadForm, leadBody, type LeadFields } from './lead-form';
 
 /** A new lead; when it matches someone already there, says so and on which key (SPEC de-duplication). */
 export function CreateLeadDialog({ orgId, open, onOpenChange, onOpenLead }: { orgId: string; open: boolean; onOpenChange: (open: boolean) => void; onOpenLead: (id: string) => void }) {
-  const queryClient = useQueryClient();
   const [outcome, setOutcome] = useState<Schemas['Lead'] | null>(null);
-  const create = useMutation({
-    mutationFn: (fields: LeadFields) => {
-      const body = leadBody(fields, 'omit');
-      return unwrap(api.POST('/api/v1/orgs/{orgId}/leads', { params: { path: { orgId } }, body: { ...body, name: body.name ?? undefined } as never }));
-    },
-    onSuccess: async (lead) => {
-      setOutcome(lead);
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'leads'] });
-    },
-  });
+  const create = useCreateLead(orgId, setOutcome);
+  const submit = (fields: LeadFields) => {
+    const body = leadBody(fields, 'omit');
+    create.mutate({ ...body, name: body.name ?? undefined });
+  };
   const close = (next: boolean) => {
     onOpenChange(next);
     if (!next) {
@@ -42,7 +36,7 @@ export function CreateLeadDialog({ orgId, open, onOpenChange, onOpenLead }: { or
           </div>
         </div>
       ) : (
-        <LeadForm initial={EMPTY_LEAD} error={create.error} onSubmit={(fields) => create.mutate(fields)}>
+        <LeadForm initial={EMPTY_LEAD} error={create.error} onSubmit={submit}>
           <FormError error={create.error} />
           <div className="flex justify-end gap-2">
             <Button onClick={() => close(false)}>Cancel</Button>

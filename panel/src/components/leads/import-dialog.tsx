@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import Papa from 'papaparse';
 import { useQueryClient } from '@tanstack/react-query';
-import { api, unwrap } from '../../api/client';
+import { importLeads, leadKeys } from '../../queries/leads';
 import { Modal } from '../ui/dialog';
 import { Button } from '../ui/button';
 import { FormError } from '../ui/states';
@@ -57,12 +57,7 @@ export function ImportDialog({ orgId, open, onOpenChange }: { orgId: string; ope
     const rows = file!.rows;
     for (let from = 0; from < rows.length; from += CHUNK) {
       const part = Papa.unparse({ fields: file!.header, data: rows.slice(from, from + CHUNK) });
-      const result = await unwrap(api.POST('/api/v1/orgs/{orgId}/leads/import', {
-        params: { path: { orgId }, query: { dryRun } },
-        body: part as never,
-        bodySerializer: (body: unknown) => body as string,
-        headers: { 'content-type': 'text/csv' },
-      }));
+      const result = await importLeads(orgId, part, dryRun);
       totals.created += result.created;
       totals.merged += result.merged;
       totals.rejected.push(...result.rejected.map((r) => ({ ...r, row: r.row + from })));
@@ -78,7 +73,7 @@ export function ImportDialog({ orgId, open, onOpenChange }: { orgId: string; ope
       else {
         setProgress({ sent: 0, total: file!.rows.length });
         setDone(await send(false));
-        await queryClient.invalidateQueries({ queryKey: [orgId, 'leads'] });
+        await queryClient.invalidateQueries({ queryKey: leadKeys.all(orgId) });
       }
     } catch (e) {
       setError(e);

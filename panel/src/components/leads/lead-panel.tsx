@@ -1,34 +1,26 @@
 import { useState } from 'react';
-import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap } from '../../api/client';
+import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
+import { leadHistoryQuery, leadQuery, useUpdateLead } from '../../queries/leads';
 import { LEAD_STATUSES } from '../../../../src/shared/leads.ts';
 import { formatDateTime } from '../../lib/format';
 import { SidePanel } from '../ui/dialog';
 import { Button } from '../ui/button';
 import { SelectField } from '../ui/field';
 import { Badge } from '../ui/page';
-import { ErrorState, FormError, Loading } from '../ui/states';
+import { FormError } from '../ui/states';
+import { QueryState } from '../ui/query-state';
 import { LeadForm, leadBody, type LeadFields } from './lead-form';
 
 /** A lead beside the list: its fields (editable), status, score and history. */
 export function LeadPanel({ orgId, leadId, canWrite, onClose }: { orgId: string; leadId: string; canWrite: boolean; onClose: () => void }) {
-  const queryClient = useQueryClient();
-  const lead = useQuery({
-    queryKey: [orgId, 'leads', 'one', leadId],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/leads/{id}', { params: { path: { orgId, id: leadId } } })),
-  });
+  const lead = useQuery(leadQuery(orgId, leadId));
   const [saved, setSaved] = useState(false);
-  const update = useMutation({
-    mutationFn: (body: Record<string, unknown>) => unwrap(api.PATCH('/api/v1/orgs/{orgId}/leads/{id}', { params: { path: { orgId, id: leadId } }, body: body as never })),
-    onSuccess: async () => {
-      setSaved(true);
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'leads'] });
-    },
-  });
+  const update = useUpdateLead(orgId, leadId, () => setSaved(true));
   const l = lead.data;
   return (
     <SidePanel open onOpenChange={(open) => !open && onClose()} title={l ? l.name ?? l.email ?? l.phone ?? 'Lead' : 'Lead'}>
-      {lead.isPending ? <Loading /> : lead.isError ? <ErrorState error={lead.error} /> : l ? (
+      <QueryState query={lead}>
+        {(l) => (
         <div className="space-y-6">
           <dl className="grid grid-cols-3 gap-3 text-sm">
             <div><dt className="text-slate-500">Status</dt><dd><Badge>{l.status}</Badge></dd></div>
@@ -65,7 +57,8 @@ export function LeadPanel({ orgId, leadId, canWrite, onClose }: { orgId: string;
           ) : null}
           <History orgId={orgId} leadId={leadId} />
         </div>
-      ) : null}
+        )}
+      </QueryState>
     </SidePanel>
   );
 }
@@ -75,17 +68,13 @@ const EVENT_LABELS: Record<string, string> = {
 };
 
 function History({ orgId, leadId }: { orgId: string; leadId: string }) {
-  const history = useInfiniteQuery({
-    queryKey: [orgId, 'leads', 'history', leadId],
-    initialPageParam: 1,
-    queryFn: ({ pageParam }) => unwrap(api.GET('/api/v1/orgs/{orgId}/leads/{id}/events', { params: { path: { orgId, id: leadId }, query: { page: pageParam, pageSize: 20 } } })),
-    getNextPageParam: (last) => (last.page * last.pageSize < last.total ? last.page + 1 : undefined),
-  });
+  const history = useInfiniteQuery(leadHistoryQuery(orgId, leadId));
   const events = history.data?.pages.flatMap((p) => p.items) ?? [];
   return (
     <section aria-label="History">
       <h3 className="mb-2 text-sm font-semibold text-slate-900">History</h3>
-      {history.isPending ? <Loading /> : history.isError ? <ErrorState error={history.error} /> : events.length === 0 ? <p className="text-sm text-slate-500">Nothing has happened to this lead yet.</p> : (
+      <QueryState query={history} isEmpty={() => events.length === 0} empty={<p className="text-sm text-slate-500">Nothing has happened to this lead yet.</p>}>
+        {() => (
         <ol className="space-y-3 border-l border-slate-200 pl-4">
           {events.map((event) => {
             const changes = (event.payload as { changes?: Record<string, { from: unknown; to: unknown }> }).changes;
@@ -102,7 +91,8 @@ function History({ orgId, leadId }: { orgId: string; leadId: string }) {
             );
           })}
         </ol>
-      )}
+        )}
+      </QueryState>
       {history.hasNextPage ? <Button size="sm" className="mt-3" onClick={() => void history.fetchNextPage()} disabled={history.isFetchingNextPage}>Show older</Button> : null}
     </section>
   );

@@ -1,5 +1,4 @@
 import type { ReactNode } from 'react';
-import type { UseQueryResult } from '@tanstack/react-query';
 import { ErrorState, Loading } from './states';
 
 /**
@@ -7,8 +6,17 @@ import { ErrorState, Loading } from './states';
  * error in words (with "Try again" when `retry` is set) and, once there is data, `empty` when
  * `isEmpty` says so, else `children(data)`.
  */
+/** What QueryState reads of a query (a useQuery or a useInfiniteQuery result). */
+interface QueryLike<T> {
+  isPending: boolean;
+  isError: boolean;
+  error: unknown;
+  data: T | undefined;
+  refetch: () => unknown;
+}
+
 export function QueryState<T>({ query, loading, retry = false, isEmpty, empty, children }: {
-  query: UseQueryResult<T>;
+  query: QueryLike<T>;
   loading?: string;
   retry?: boolean;
   isEmpty?: (data: T) => boolean;
@@ -17,8 +25,9 @@ export function QueryState<T>({ query, loading, retry = false, isEmpty, empty, c
 }) {
   if (query.isPending) return <Loading label={loading} />;
   if (query.isError) return <ErrorState error={query.error} retry={retry ? () => void query.refetch() : undefined} />;
-  if (isEmpty?.(query.data)) return <>{empty}</>;
-  return <>{children(query.data)}</>;
+  const data = query.data as T;
+  if (isEmpty?.(data)) return <>{empty}</>;
+  return <>{children(data)}</>;
 }
 
 /** The items of a page of a list are none. */

@@ -1,14 +1,16 @@
 import { useState } from 'react';
 import { createFileRoute } from '@tanstack/react-router';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { api, unwrap, type Schemas } from '../../../api/client';
+import type { Schemas } from '../../../api/client';
+import { leadsQuery } from '../../../queries/leads';
 import { LEAD_STATUSES } from '../../../../../src/shared/leads.ts';
 import { int, listSearch, oneOf, str } from '../../../lib/list';
 import { useRole } from '../../../lib/account';
 import { formatDate } from '../../../lib/format';
 import { PageHeader, Badge } from '../../../components/ui/page';
 import { Table, Th, SortTh, Td } from '../../../components/ui/table';
-import { Empty, ErrorState, Loading } from '../../../components/ui/states';
+import { Empty } from '../../../components/ui/states';
+import { noItems, QueryState } from '../../../components/ui/query-state';
 import { Pagination } from '../../../components/ui/pagination';
 import { Button } from '../../../components/ui/button';
 import { BulkBar } from '../../../components/leads/bulk-bar';
@@ -44,11 +46,7 @@ function LeadsPage() {
 
   const { page, pageSize, setSearch, setPage, clear } = useList(search);
   const query = { page, pageSize, sort: search.sort, q: search.q, status: search.status, tags: search.tags, minScore: search.minScore };
-  const leads = useQuery({
-    queryKey: [orgId, 'leads', query],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/leads', { params: { path: { orgId }, query } })),
-    placeholderData: keepPreviousData,
-  });
+  const leads = useQuery({ ...leadsQuery(orgId, query), placeholderData: keepPreviousData });
   const items = leads.data?.items ?? [];
   const allOnPage = items.length > 0 && items.every((l) => selected.has(l.id));
   const toggle = (id: string) => setSelected((s) => {
@@ -94,13 +92,18 @@ function LeadsPage() {
       {canWrite && selected.size > 0 ? <BulkBar orgId={orgId} ids={[...selected]} onDone={(message) => { setSelected(new Set()); setNotice(message); }} /> : null}
       {notice ? <p role="status" className="mb-3 rounded-md bg-emerald-50 px-3 py-2 text-sm text-emerald-800">{notice}</p> : null}
 
-      {leads.isPending ? <Loading label="Loading leads…" />
-        : leads.isError ? <ErrorState error={leads.error} retry={() => void leads.refetch()} />
-        : items.length === 0 ? (
+      <QueryState
+        query={leads}
+        loading="Loading leads…"
+        retry
+        isEmpty={noItems}
+        empty={(
           <Empty title={filtered ? 'No leads match these filters' : 'No leads yet'}>
             {filtered ? 'Try another search or clear the filters.' : canWrite ? 'Add one, import a CSV, or let a form or workflow bring them in.' : 'Leads appear here as they arrive.'}
           </Empty>
-        ) : (
+        )}
+      >
+        {(data) => (
           <>
             <Table label="Leads">
               <thead className="bg-slate-50">
@@ -123,9 +126,10 @@ function LeadsPage() {
                 {items.map((lead) => <LeadRow key={lead.id} lead={lead} canWrite={canWrite} checked={selected.has(lead.id)} onToggle={() => toggle(lead.id)} onOpen={() => setSearch({ lead: lead.id, page: search.page })} />)}
               </tbody>
             </Table>
-            <Pagination page={page} pageSize={pageSize} total={leads.data.total} estimate={leads.data.totalIsEstimate} onPage={setPage} />
+            <Pagination page={page} pageSize={pageSize} total={data.total} estimate={data.totalIsEstimate} onPage={setPage} />
           </>
         )}
+      </QueryState>
 
       {search.lead ? <LeadPanel orgId={orgId} leadId={search.lead} canWrite={canWrite} onClose={() => setSearch({ lead: undefined, page: search.page })} /> : null}
       <CreateLeadDialog orgId={orgId} open={creating} onOpenChange={setCreating} onOpenLead={(id) => setSearch({ lead: id })} />
