@@ -72,17 +72,38 @@ function tableOwners(): Map<string, string> {
   return owners;
 }
 
-/** Strings and template parts of a file (where SQL is written), with their line numbers. */
-function stringsOf(file: string): { text: string; line: number }[] {
+const SQL_VERB = /\b(?:select|insert\s+into|update|delete\s+from|with|create|alter|drop)\b/i;
+
+/**
+ * The SQL of a file, with line numbers: every part of a template tagged `sql…` (Drizzle's sql``,
+ * sql.raw aside), and any other string or template that holds an SQL verb (a prepared statement's
+ * text). Prose (an error message, a model's prompt) that happens to say "from leads" is left out.
+ */
+function sqlOf(file: string): { text: string; line: number }[] {
   const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
   const out: { text: string; line: number }[] = [];
-  const visit = (node: ts.Node) => {
-    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateHead(node) || ts.isTemplateMiddle(node) || ts.isTemplateTail(node)) {
-      out.push({ text: node.text, line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1 });
+  const lineOf = (node: ts.Node) => source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
+  const visit = (node: ts.Node, tagged: boolean) => {
+    if (ts.isTaggedTemplateExpression(node)) {
+      const isSql = /^sql\b/.test(node.tag.getText());
+      visit(node.tag, tagged);
+      visit(node.template, isSql);
+      return;
     }
-    node.forEachChild(visit);
+    if (ts.isTemplateExpression(node)) {
+      const parts = [node.head, ...node.templateSpans.map((s) => s.literal)];
+      const whole = parts.map((p) => p.text).join(' ');
+      if (tagged || SQL_VERB.test(whole)) for (const p of parts) out.push({ text: p.text, line: lineOf(p) });
+      for (const span of node.templateSpans) visit(span.expression, false);
+      return;
+    }
+    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) {
+      if (tagged || SQL_VERB.test(node.text)) out.push({ text: node.text, line: lineOf(node) });
+      return;
+    }
+    node.forEachChild((child) => visit(child, false));
   };
-  visit(source);
+  visit(source, false);
   return out;
 }
 
@@ -95,7 +116,7 @@ function tableViolations(): Violation[] {
   for (const file of tsFiles(join(root, 'src'))) {
     const owner = ownerOf(file);
     if (file.endsWith('tables.ts')) continue;
-    for (const { text, line } of stringsOf(file)) {
+    for (const { text, line } of sqlOf(file)) {
       for (const m of text.matchAll(named)) {
         const table = m[1]!.toLowerCase();
         const tableOwner = owners.get(table)!;
