@@ -2,7 +2,7 @@ import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
 import { transaction, type Db } from '../../platform/db.ts';
 import type { EventRow } from '../events/service.ts';
-import { faqScore, type FaqEntry } from '../agents/models/offline-plans.ts';
+import { faqScore, type FaqEntry } from '../../shared/faq.ts';
 import type { AgentTurnsPort, BusPort, Turn } from './ports.ts';
 import type { ConversationsService } from './service.ts';
 import { contacts, conversations, inboxes, messages } from './tables.ts';

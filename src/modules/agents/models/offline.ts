@@ -2,7 +2,8 @@ import type {
   LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Content, LanguageModelV4GenerateResult,
   LanguageModelV4Prompt, LanguageModelV4StreamPart, LanguageModelV4StreamResult, LanguageModelV4Usage,
 } from '@ai-sdk/provider';
-import { planTurn, type ToolResult, type Turn } from './offline-plans.ts';
+import { planTurn } from './offline-plans.ts';
+import type { ToolResult, Turn } from './plans/kit.ts';
 
 /** Provider options the agent loop passes to the offline model (`providerOptions.offline`). */
 export interface OfflineOptions {
