@@ -23,6 +23,8 @@ export class Outbound {
   private readonly ctx: ConversationsContext;
   private readonly inboxes: Pick<Inboxes, 'inboxRow'>;
   private readonly threads: Threads;
+  /** Who follows outbound messages: told in the transaction of every status change of ones sent by an automation (sender `campaign`). */
+  private readonly outboundWatchers: ((tx: Db, rows: MessageRow[]) => Promise<void>)[] = [];
 
   constructor(ctx: ConversationsContext, parts: { inboxes: Pick<Inboxes, 'inboxRow'>; threads: Threads }) {
     this.ctx = ctx;
@@ -159,9 +161,6 @@ export class Outbound {
     await this.ctx.ports.bus.publishInTx(tx, OUTBOUND_WAKE, null);
     await this.ctx.ports.orgStream.publishManyInTx(tx, inbox.orgId, queued.map((row) => streamMessage(row, inbox.channel)));
   }
-
-  /** Who follows outbound messages: told in the transaction of every status change of ones sent by an automation (sender `campaign`). */
-  private readonly outboundWatchers: ((tx: Db, rows: MessageRow[]) => Promise<void>)[] = [];
 
   watchOutbound(fn: (tx: Db, rows: MessageRow[]) => Promise<void>): void {
     this.outboundWatchers.push(fn);
