@@ -1,8 +1,6 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { badRequest } from '../../platform/errors.ts';
 
-export { LEAD_STATUSES, type LeadStatus } from '../../shared/leads.ts';
-
 export type MatchKind = 'email' | 'phone' | 'website';
 
 // The same shape check as the WHATWG e-mail input: something@host.tld, no spaces.
@@ -40,4 +38,9 @@ export function normalizeWebsite(website: string): { url: string; host: string }
     throw badRequest('website must be an http(s) URL or a host name', [{ field: 'body.website', message: 'must be an http(s) URL or a host name' }]);
   }
   return { url: withScheme, host: url.hostname.toLowerCase().replace(/^www\./, '') };
+}
+
+/** The values trimmed, without blanks and repeats, in their first order (tags). */
+export function uniq(values: string[]): string[] {
+  return [...new Set(values.map((t) => t.trim()).filter(Boolean))];
 }

@@ -1,5 +1,5 @@
 import { Type, Timestamp, Nullable, FreeObject, ListQueryProps } from '../../platform/http/schemas.ts';
-import { LEAD_STATUSES } from './normalize.ts';
+import { LEAD_STATUSES } from '../../shared/leads.ts';
 
 export const LeadStatusSchema = Type.Union(LEAD_STATUSES.map((s) => Type.Literal(s)));
 const Text = (max = 500) => Type.String({ minLength: 1, maxLength: max });

@@ -51,7 +51,7 @@ export const leads = pgTable('leads', {
   // subset of its columns equally, so status + tag or a search + status intersect in the index
   // instead of in two bitmaps of a hundred thousand rows each.
   index('leads_filter_idx').using('gin', t.status, t.source, t.score, t.tags, t.search.op('gin_trgm_ops')),
-  // The list's orders, each (org_id, field, created_at, id) as the list sorts (service.ts leadOrder),
+  // The list's orders, each (org_id, field, created_at, id) as the list sorts (list-planner.ts leadOrder),
   // so that a page of a million leads stops after the page, whether sorted by the field or filtered
   // on one status or source and read newest first.
   index('leads_org_created_idx').on(t.orgId, t.createdAt, t.id),

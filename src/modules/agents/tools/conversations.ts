@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { AppError } from '../../../platform/errors.ts';
-import { LEAD_STATUSES, type LeadStatus } from '../../leads/normalize.ts';
+import { LEAD_STATUSES, type LeadStatus } from '../../../shared/leads.ts';
 import { compactLead } from './leads.ts';
 import type { ToolContext, ToolDef } from './types.ts';
 

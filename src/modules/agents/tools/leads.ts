@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { LEAD_STATUSES, type LeadStatus } from '../../leads/normalize.ts';
+import { LEAD_STATUSES, type LeadStatus } from '../../../shared/leads.ts';
 import type { Lead } from '../../leads/service.ts';
 import type { ToolDef } from './types.ts';
 

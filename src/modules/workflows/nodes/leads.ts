@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { LEAD_STATUSES } from '../../leads/normalize.ts';
+import { LEAD_STATUSES } from '../../../shared/leads.ts';
 import type { Scope } from '../../../platform/context.ts';
 import { envelope, postSigned } from './signing.ts';
 import { registerNode } from './registry.ts';
