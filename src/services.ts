@@ -126,13 +126,14 @@ export function createServices(deps: Deps) {
   // A campaign follows its messages' outcomes (sent, delivered, read, failed) in the transaction that changes them.
   conversations.watchOutbound((tx, rows) => campaigns.onOutbound(tx, rows));
   dispatcher.subscribe('campaigns', (tx, batch) => campaigns.onEvents(tx, batch));
-  const reports = new ReportsService(deps, events, notifications, { leads, content, workflows });
+  // Agents write reports (their create_report tool) and a report's run_agent recommendation starts
+  // agents: reports is handed the start as a function that reaches the agents when a recommendation is
+  // applied, long after both exist.
+  const reports = new ReportsService(deps, events, notifications, { leads, content, workflows, agents: { startRun: (scope, request): Promise<unknown> => agents.startRun(scope, request) } });
   const agents = new AgentsService(deps, {
     bus, orgStream, events, orgs, usage, budgets, plans,
     tools: { clock: deps.clock, config: deps.config, leads, usage, budgets, reports, content, approvals, conversations, campaigns, stats },
   });
-  // The one cycle left: agents write reports, and a report's run_agent recommendation starts agents.
-  reports.setAgents(agents);
   const runDriver = new RunDriver({
     ...deps, bus, orgStream, events, workflowRuns, approvals, workflows,
     nodes: {

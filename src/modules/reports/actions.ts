@@ -2,11 +2,10 @@ import { Type, type Static, type TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import { badRequest, unprocessable } from '../../platform/errors.ts';
 import { explainErrors } from '../../platform/http/validation.ts';
-import { LEAD_STATUSES } from '../leads/normalize.ts';
+import { LEAD_STATUSES } from '../../shared/leads.ts';
 import type { Scope } from '../../platform/context.ts';
-import type { ContentService, DraftInput } from '../content/service.ts';
-import type { LeadsService } from '../leads/service.ts';
 import { findTemplate } from '../workflows/templates/index.ts';
+import type { ActionPorts, DraftRequest } from './ports.ts';
 
 const LeadIds = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 1000 });
 const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { minItems: 1, maxItems: 20 });
@@ -52,28 +51,11 @@ export const ACTION_DESCRIPTIONS: Record<ActionType, string> = {
   use_template: 'Create a workflow from a built-in template (GET /templates): { templateId, name?, projectId? }',
 };
 
-/** `start_workflow` and `use_template` (the workflows module). */
-export interface WorkflowActions {
-  startForScope(scope: { orgId: string; projectId: string | null }, workflowId: string, options: { input?: Record<string, unknown>; trigger?: Record<string, unknown> & { type: string } }): Promise<unknown>;
-  useTemplate(scope: { orgId: string; projectId: string | null }, templateId: string, input: { name: string; projectId?: string | null }): Promise<unknown>;
-}
 /** A recommendation as an author (an agent, or the starter list) writes it. */
 export interface RecommendationInput {
   title: string;
   description?: string;
   action: { type: string; params?: Record<string, unknown> };
-}
-
-/** `run_agent` (the agents module). */
-export interface AgentStarter {
-  startRun(scope: Scope, request: { type: string; task: string; input?: Record<string, unknown>; projectId?: string }): Promise<unknown>;
-}
-
-/** What actions reach in other modules; a port left out (a module not installed) makes its actions unavailable. */
-export interface ActionPorts {
-  leads: Pick<LeadsService, 'bulk'>;
-  content?: Pick<ContentService, 'createDraft'>;
-  workflows?: WorkflowActions;
 }
 
 type Installed = Pick<ActionPorts, 'content' | 'workflows'>;
@@ -106,7 +88,7 @@ export function checkAction(deps: Installed, action: { type: string; params?: un
 }
 
 /** Executes an action for real, as the caller (their organization, project and actor). */
-export async function executeAction(deps: ActionPorts & { agents: AgentStarter | null }, scope: Scope, action: { type: string; params: Record<string, unknown> }): Promise<unknown> {
+export async function executeAction(deps: ActionPorts, scope: Scope, action: { type: string; params: Record<string, unknown> }): Promise<unknown> {
   const { type, params } = checkAction(deps, action);
   switch (type) {
     case 'tag_leads':
@@ -122,7 +104,7 @@ export async function executeAction(deps: ActionPorts & { agents: AgentStarter |
       const { content } = deps;
       if (!content) throw unprocessable('ACTION_UNAVAILABLE', 'Content drafts are not available');
       // params matched ACTION_PARAMS.create_draft; the content service checks the platform and the rest.
-      return content.createDraft(scope, params as unknown as DraftInput);
+      return content.createDraft(scope, params as unknown as DraftRequest);
     }
     case 'start_workflow': {
       const { workflows } = deps;
@@ -132,7 +114,6 @@ export async function executeAction(deps: ActionPorts & { agents: AgentStarter |
     }
     case 'run_agent': {
       const p = params as Static<typeof ACTION_PARAMS.run_agent>;
-      if (!deps.agents) throw new Error('agents are not wired');
       return deps.agents.startRun(scope, { type: p.type, task: p.task, input: p.input ?? {} });
     }
     case 'use_template': {

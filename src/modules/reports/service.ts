@@ -8,7 +8,8 @@ import type { EventsService } from '../events/service.ts';
 import type { Scope } from '../../platform/context.ts';
 import { inScope } from '../../platform/tenant.ts';
 import type { NotificationsService } from '../notifications/service.ts';
-import { availableActions, checkAction, executeAction, type ActionPorts, type ActionType, type AgentStarter, type RecommendationInput } from './actions.ts';
+import { availableActions, checkAction, executeAction, type ActionType, type RecommendationInput } from './actions.ts';
+import type { ActionPorts } from './ports.ts';
 import { starterRecommendations } from './starters.ts';
 import { reports, type StoredRecommendation } from './tables.ts';
 
@@ -70,7 +71,6 @@ export class ReportsService {
   private readonly events: EventsService;
   private readonly notifications: NotificationsService;
   private readonly ports: ActionPorts;
-  private agents: AgentStarter | null = null;
 
   constructor(deps: Deps, events: EventsService, notifications: NotificationsService, ports: ActionPorts) {
     this.deps = deps;
@@ -78,15 +78,6 @@ export class ReportsService {
     this.events = events;
     this.notifications = notifications;
     this.ports = ports;
-  }
-
-  /**
-   * The agents, for `run_agent` recommendations. The one late binding of the wiring, for a true
-   * cycle: an agent writes reports (its create_report tool) and a report starts agent runs, so one
-   * of the two is handed the other after both exist.
-   */
-  setAgents(agents: AgentStarter): void {
-    this.agents = agents;
   }
 
   /** The action types recommendations may carry in this installation. */
@@ -184,7 +175,7 @@ export class ReportsService {
     });
     let result: unknown;
     try {
-      result = await executeAction({ ...this.ports, agents: this.agents }, scope, { type: claimed.action.type, params: claimed.action.params });
+      result = await executeAction(this.ports, scope, { type: claimed.action.type, params: claimed.action.params });
     } catch (error) {
       await this.patchRecommendation(scope.orgId, id, index, (r) => {
         const { appliedAt: _a, appliedBy: _b, ...rest } = r;

@@ -1,0 +1,43 @@
+import type { Scope } from '../../platform/context.ts';
+import type { Platform } from '../../shared/platforms.ts';
+
+/** `tag_leads`, `untag_leads` and `set_lead_status` (the leads module's bulk change). */
+export interface LeadsPort {
+  bulk(scope: Scope, input: { ids: string[]; action: 'tag' | 'untag' | 'setStatus'; value?: unknown }): Promise<unknown>;
+}
+
+/** A draft as `create_draft` writes it (its params, checked by ACTION_PARAMS; the content module checks the rest). */
+export interface DraftRequest {
+  projectId?: string;
+  platform: Platform;
+  body: string;
+  hashtags?: string[];
+  scheduledAt?: string;
+}
+
+/** `create_draft` (the content module). */
+export interface ContentPort {
+  createDraft(scope: Scope, input: DraftRequest): Promise<unknown>;
+}
+
+/** `start_workflow` and `use_template` (the workflows module). */
+export interface WorkflowsPort {
+  startForScope(scope: { orgId: string; projectId: string | null }, workflowId: string, options: { input?: Record<string, unknown>; trigger?: Record<string, unknown> & { type: string } }): Promise<unknown>;
+  useTemplate(scope: { orgId: string; projectId: string | null }, templateId: string, input: { name: string; projectId?: string | null }): Promise<unknown>;
+}
+
+/** `run_agent` (the agents module). */
+export interface AgentsPort {
+  startRun(scope: Scope, request: { type: string; task: string; input?: Record<string, unknown>; projectId?: string }): Promise<unknown>;
+}
+
+/**
+ * What recommendations' actions reach in other modules, handed in by services.ts; a port left out
+ * (a module not installed) makes its actions unavailable.
+ */
+export interface ActionPorts {
+  leads: LeadsPort;
+  content?: ContentPort;
+  workflows?: WorkflowsPort;
+  agents: AgentsPort;
+}
