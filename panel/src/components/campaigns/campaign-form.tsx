@@ -6,9 +6,10 @@ import { LEAD_STATUSES } from '../../../../src/shared/leads.ts';
 import { Checkbox, SelectField, TextArea, TextField } from '../ui/field';
 import { Button } from '../ui/button';
 import { FormError } from '../ui/states';
-import { channelLabel } from '../conversations/queries';
+import { channelLabel } from '../conversations/model';
 import { audienceFilter, describeDelay, delayOf, editorErrors, emptyStep, leadIdsOf, WEEKDAYS, type CampaignFields, type StepFields } from './form';
-import { sendingInboxesQuery, statusLabel, type Campaign } from './queries';
+import { statusLabel, type Campaign } from './model';
+import { sendingInboxesQuery } from '../../queries/campaigns';
 
 const MAX_STEPS = 20;
 

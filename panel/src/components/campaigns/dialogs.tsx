@@ -1,28 +1,26 @@
 import { useState, type FormEvent } from 'react';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, ApiError, unwrap } from '../../api/client';
+import { ApiError } from '../../api/client';
+import { useAddSuppression, useDeleteCampaign, useDeleteSuppression, useTestSend } from '../../queries/campaigns';
 import { Modal } from '../ui/dialog';
 import { Button } from '../ui/button';
 import { SelectField, TextField } from '../ui/field';
 import { FormError } from '../ui/states';
-import { channelLabel } from '../conversations/queries';
-import { CAMPAIGN_CHANNELS, REASON_LABELS, SUPPRESSION_REASONS, type Campaign, type Suppression } from './queries';
+import { channelLabel } from '../conversations/model';
+import { CAMPAIGN_CHANNELS, REASON_LABELS, SUPPRESSION_REASONS, type Campaign, type Suppression } from './model';
 
 const ADDRESS_HINT: Record<string, string> = { email: 'An e-mail address.', whatsapp: 'A phone number in international form, e.g. +4915112345678.', telegram: 'The Telegram chat id.' };
 
 /** Sends the first step, rendered, to one address; it is not counted in the campaign. */
 export function TestSendDialog({ orgId, campaign, open, onOpenChange }: { orgId: string; campaign: Campaign; open: boolean; onOpenChange: (open: boolean) => void }) {
   const [to, setTo] = useState('');
-  const send = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/orgs/{orgId}/campaigns/{id}/test', { params: { path: { orgId, id: campaign.id } }, body: { to: to.trim() } })),
-  });
+  const send = useTestSend(orgId, campaign.id);
   const close = (next: boolean) => {
     onOpenChange(next);
     if (!next) send.reset();
   };
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    send.mutate();
+    send.mutate(to.trim());
   };
   return (
     <Modal open={open} onOpenChange={close} title="Send a test" description={`The first step, personalised, through the campaign's ${channelLabel(campaign.channel)} inbox. It is not counted in the campaign.`}>
@@ -50,22 +48,13 @@ export function TestSendDialog({ orgId, campaign, open, onOpenChange }: { orgId:
 }
 
 export function DeleteCampaignDialog({ orgId, campaign, open, onOpenChange, onDeleted }: { orgId: string; campaign: Campaign; open: boolean; onOpenChange: (open: boolean) => void; onDeleted: () => void }) {
-  const queryClient = useQueryClient();
-  const remove = useMutation({
-    mutationFn: () => unwrap(api.DELETE('/api/v1/orgs/{orgId}/campaigns/{id}', { params: { path: { orgId, id: campaign.id } } })),
-    onSuccess: async () => {
-      onOpenChange(false);
-      queryClient.removeQueries({ queryKey: [orgId, 'campaigns', 'one', campaign.id] });
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'campaigns', 'list'] });
-      onDeleted();
-    },
-  });
+  const remove = useDeleteCampaign(orgId, campaign.id, () => onOpenChange(false));
   return (
     <Modal open={open} onOpenChange={(next) => { onOpenChange(next); if (!next) remove.reset(); }} title={`Delete ${campaign.name}?`} description="Its recipients and their history are deleted with it. Messages already sent stay in Conversations.">
       <FormError error={remove.error} />
       <div className="mt-4 flex justify-end gap-2">
         <Button onClick={() => onOpenChange(false)}>Cancel</Button>
-        <Button variant="danger" disabled={remove.isPending} onClick={() => remove.mutate()}>Delete campaign</Button>
+        <Button variant="danger" disabled={remove.isPending} onClick={() => remove.mutate(undefined, { onSuccess: onDeleted })}>Delete campaign</Button>
       </div>
     </Modal>
   );
@@ -73,17 +62,10 @@ export function DeleteCampaignDialog({ orgId, campaign, open, onOpenChange, onDe
 
 /** Suppresses an address on a channel: no campaign sends to it again. */
 export function AddSuppressionDialog({ orgId, open, onOpenChange }: { orgId: string; open: boolean; onOpenChange: (open: boolean) => void }) {
-  const queryClient = useQueryClient();
   const [channel, setChannel] = useState<string>('email');
   const [address, setAddress] = useState('');
   const [reason, setReason] = useState<Suppression['reason']>('manual');
-  const add = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/orgs/{orgId}/suppressions', { params: { path: { orgId } }, body: { channel, address: address.trim(), reason } })),
-    onSuccess: async () => {
-      close(false);
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'suppressions'] });
-    },
-  });
+  const add = useAddSuppression(orgId);
   const close = (next: boolean) => {
     onOpenChange(next);
     if (!next) {
@@ -94,7 +76,7 @@ export function AddSuppressionDialog({ orgId, open, onOpenChange }: { orgId: str
   const errors = add.error instanceof ApiError ? add.error.fieldErrors : {};
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    add.mutate();
+    add.mutate({ channel, address: address.trim(), reason }, { onSuccess: () => close(false) });
   };
   return (
     <Modal open={open} onOpenChange={close} title="Add suppression" description="Campaigns skip this address on this channel, now and in every later campaign.">
@@ -113,20 +95,13 @@ export function AddSuppressionDialog({ orgId, open, onOpenChange }: { orgId: str
 }
 
 export function DeleteSuppressionDialog({ orgId, suppression, onOpenChange }: { orgId: string; suppression: Suppression | null; onOpenChange: (open: boolean) => void }) {
-  const queryClient = useQueryClient();
-  const remove = useMutation({
-    mutationFn: () => unwrap(api.DELETE('/api/v1/orgs/{orgId}/suppressions/{id}', { params: { path: { orgId, id: suppression!.id } } })),
-    onSuccess: async () => {
-      onOpenChange(false);
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'suppressions'] });
-    },
-  });
+  const remove = useDeleteSuppression(orgId, () => onOpenChange(false));
   return (
     <Modal open={suppression !== null} onOpenChange={(next) => { onOpenChange(next); if (!next) remove.reset(); }} title={`Lift the suppression of ${suppression?.address ?? 'this address'}?`} description="Later campaigns may send to it again. A lead who unsubscribed asked not to be contacted: lift it only when they agreed again.">
       <FormError error={remove.error} />
       <div className="mt-4 flex justify-end gap-2">
         <Button onClick={() => onOpenChange(false)}>Cancel</Button>
-        <Button variant="danger" disabled={remove.isPending} onClick={() => remove.mutate()}>Lift suppression</Button>
+        <Button variant="danger" disabled={remove.isPending} onClick={() => remove.mutate(suppression!.id)}>Lift suppression</Button>
       </div>
     </Modal>
   );

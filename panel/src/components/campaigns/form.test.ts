@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createBody, describeDelay, editorErrors, emptyCampaign, fieldsOf, patchBody, splitDelay } from './form';
-import type { Campaign } from './queries';
+import type { Campaign } from './model';
 
 const stored = (over: Partial<Campaign> = {}): Campaign => ({
   id: 'cmp_1', name: 'Welcome', projectId: 'prj_1', inboxId: 'inb_1', channel: 'email', status: 'DRAFT',

@@ -1,5 +1,5 @@
 import type { paths } from '../../api/schema';
-import type { Campaign } from './queries';
+import type { Campaign } from './model';
 
 type CreateBody = paths['/api/v1/orgs/{orgId}/campaigns']['post']['requestBody']['content']['application/json'];
 type PatchBody = NonNullable<paths['/api/v1/orgs/{orgId}/campaigns/{id}']['patch']['requestBody']>['content']['application/json'];

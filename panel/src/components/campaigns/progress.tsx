@@ -1,5 +1,5 @@
 import { useId } from 'react';
-import type { Campaign } from './queries';
+import type { Campaign } from './model';
 
 const STATS = [
   ['total', 'Total', 'recipients, fixed at the start'],

@@ -1,12 +1,13 @@
 import { Link } from '@tanstack/react-router';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { api, unwrap } from '../../api/client';
+import { recipientsQuery } from '../../queries/campaigns';
 import { formatDateTime } from '../../lib/format';
 import { Badge } from '../ui/page';
 import { Table, Th, Td } from '../ui/table';
-import { Empty, ErrorState, Loading } from '../ui/states';
+import { Empty } from '../ui/states';
+import { noItems, QueryState } from '../ui/query-state';
 import { Pagination } from '../ui/pagination';
-import { RECIPIENT_STATUSES, SKIP_REASONS, statusLabel, type Recipient } from './queries';
+import { RECIPIENT_STATUSES, SKIP_REASONS, statusLabel, type Recipient } from './model';
 
 const PAGE_SIZE = 20;
 
@@ -27,12 +28,10 @@ export function Recipients({ orgId, campaignId, steps, status, page, live, onSta
 }) {
   const query = { status, page, pageSize: PAGE_SIZE };
   const recipients = useQuery({
-    queryKey: [orgId, 'campaigns', 'recipients', campaignId, query],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/campaigns/{id}/recipients', { params: { path: { orgId, id: campaignId }, query } })),
+    ...recipientsQuery(orgId, campaignId, query),
     placeholderData: keepPreviousData,
     refetchInterval: live ? 2_000 : false,
   });
-  const items = recipients.data?.items ?? [];
   return (
     <section aria-labelledby="recipients-title" className="space-y-3">
       <div className="flex flex-wrap items-end justify-between gap-3">
@@ -45,13 +44,18 @@ export function Recipients({ orgId, campaignId, steps, status, page, live, onSta
           </select>
         </label>
       </div>
-      {recipients.isPending ? <Loading label="Loading recipients…" />
-        : recipients.isError ? <ErrorState error={recipients.error} retry={() => void recipients.refetch()} />
-        : items.length === 0 ? (
+      <QueryState
+        query={recipients}
+        loading="Loading recipients…"
+        retry
+        isEmpty={noItems}
+        empty={(
           <Empty title={status ? `No ${statusLabel(status).toLowerCase()} recipients` : 'No recipients yet'}>
             {status ? 'Choose another status, or any.' : 'The audience becomes recipients when the campaign starts.'}
           </Empty>
-        ) : (
+        )}
+      >
+        {(data) => (
           <>
             <Table label="Recipients">
               <thead className="bg-slate-50">
@@ -65,7 +69,7 @@ export function Recipients({ orgId, campaignId, steps, status, page, live, onSta
                 </tr>
               </thead>
               <tbody className="divide-y divide-slate-100">
-                {items.map((r) => (
+                {data.items.map((r) => (
                   <tr key={r.id} className="hover:bg-slate-50">
                     <Td>
                       <Link to="/orgs/$orgId/leads" params={{ orgId }} search={{ lead: r.leadId, status: undefined, tags: undefined, minScore: undefined }} className="font-medium text-indigo-700 hover:underline">{r.address ?? 'No address'}</Link>
@@ -79,9 +83,10 @@ export function Recipients({ orgId, campaignId, steps, status, page, live, onSta
                 ))}
               </tbody>
             </Table>
-            <Pagination page={page} pageSize={PAGE_SIZE} total={recipients.data.total} onPage={onPage} />
+            <Pagination page={page} pageSize={PAGE_SIZE} total={data.total} onPage={onPage} />
           </>
         )}
+      </QueryState>
     </section>
   );
 }

@@ -1,7 +1,8 @@
 import type { UseQueryResult } from '@tanstack/react-query';
 import { formatDateTime, relative } from '../../lib/format';
-import { Empty, ErrorState, Loading } from '../ui/states';
-import { channelLabel, contactName, type Conversation } from './queries';
+import { Empty } from '../ui/states';
+import { noItems, QueryState } from '../ui/query-state';
+import { channelLabel, contactName, type Conversation } from './model';
 
 interface Page { items: Conversation[]; total: number }
 
@@ -16,24 +17,30 @@ export function ConversationList({ list, filtered, selected, page, pageSize, inb
   onPage: (page: number) => void;
   onOpen: (id: string) => void;
 }) {
-  const items = list.data?.items ?? [];
   const pages = Math.max(1, Math.ceil((list.data?.total ?? 0) / pageSize));
   return (
     <section aria-label="Conversation list" className="flex w-80 shrink-0 flex-col">
       <div className="min-h-0 flex-1 overflow-y-auto">
-        {list.isPending ? <Loading label="Loading conversations…" />
-          : list.isError ? <div className="p-3"><ErrorState error={list.error} retry={() => void list.refetch()} /></div>
-          : items.length === 0 ? (
+        <QueryState
+          query={list}
+          loading="Loading conversations…"
+          retry
+          errorClassName="p-3"
+          isEmpty={noItems}
+          empty={(
             <div className="p-3">
               <Empty title={filtered ? 'No conversations match these filters' : 'No open conversations'}>
                 {filtered ? 'Try another search or clear the filters.' : 'Messages from your inboxes appear here as they arrive.'}
               </Empty>
             </div>
-          ) : (
+          )}
+        >
+          {(data) => (
             <ul aria-label="Conversations" className="divide-y divide-slate-100">
-              {items.map((c) => <Row key={c.id} conversation={c} inbox={inboxName(c.inboxId)} selected={c.id === selected} onOpen={() => onOpen(c.id)} />)}
+              {data.items.map((c) => <Row key={c.id} conversation={c} inbox={inboxName(c.inboxId)} selected={c.id === selected} onOpen={() => onOpen(c.id)} />)}
             </ul>
           )}
+        </QueryState>
       </div>
       {list.data && list.data.total > pageSize ? (
         <nav aria-label="Pagination" className="flex items-center justify-between border-t border-slate-200 px-3 py-2 text-xs text-slate-600">

@@ -1,45 +1,34 @@
 import { useId, useState, type ReactNode } from 'react';
 import { Link } from '@tanstack/react-router';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap } from '../../api/client';
+import { useQuery } from '@tanstack/react-query';
+import { conversationQuery, useChangeConversation } from '../../queries/conversations';
+import { membersQuery } from '../../queries/members';
 import { formatDateTime } from '../../lib/format';
 import { Button } from '../ui/button';
 import { Modal } from '../ui/dialog';
 import { SelectField, TextField } from '../ui/field';
 import { Badge } from '../ui/page';
-import { ErrorState, FormError, Loading } from '../ui/states';
-import { channelLabel, contactName, conversationQuery, membersQuery, type Conversation } from './queries';
+import { FormError } from '../ui/states';
+import { QueryState } from '../ui/query-state';
+import { channelLabel, contactName, type Conversation } from './model';
 
 /** The right pane: who the contact is, the linked lead, the inbox, the assignee, hand-off, close and reopen. */
 export function Details({ orgId, conversationId, canWrite, inboxName }: { orgId: string; conversationId: string; canWrite: boolean; inboxName: (id: string) => string | undefined }) {
-  const queryClient = useQueryClient();
   const conversation = useQuery(conversationQuery(orgId, conversationId));
   const members = useQuery(membersQuery(orgId));
   const [handingOff, setHandingOff] = useState(false);
   const assigneeLabel = useId();
-  const done = async (updated: Conversation) => {
-    queryClient.setQueryData(conversationQuery(orgId, conversationId).queryKey, updated);
-    await queryClient.invalidateQueries({ queryKey: [orgId, 'conversations'] });
-  };
-  const assign = useMutation({
-    mutationFn: (assigneeId: string | null) => unwrap(api.POST('/api/v1/orgs/{orgId}/conversations/{id}/assign', { params: { path: { orgId, id: conversationId } }, body: { assigneeId } })),
-    onSuccess: done,
-  });
-  const status = useMutation({
-    mutationFn: (action: 'close' | 'reopen') => action === 'close'
-      ? unwrap(api.POST('/api/v1/orgs/{orgId}/conversations/{id}/close', { params: { path: { orgId, id: conversationId } } }))
-      : unwrap(api.POST('/api/v1/orgs/{orgId}/conversations/{id}/reopen', { params: { path: { orgId, id: conversationId } } })),
-    onSuccess: done,
-  });
+  const assign = useChangeConversation(orgId, conversationId);
+  const status = useChangeConversation(orgId, conversationId);
 
-  const c = conversation.data;
   const memberName = (userId: string) => {
     const m = members.data?.find((x) => x.userId === userId);
     return m ? m.name ?? m.email : userId;
   };
   return (
     <aside aria-label="Details" className="w-72 shrink-0 overflow-y-auto p-4">
-      {conversation.isPending ? <Loading /> : conversation.isError ? <ErrorState error={conversation.error} /> : c ? (
+      <QueryState query={conversation}>
+        {(c) => (
         <div className="space-y-5 text-sm">
           <dl className="space-y-3">
             <Item label="Contact">
@@ -68,7 +57,7 @@ export function Details({ orgId, conversationId, canWrite, inboxName }: { orgId:
                 id={`${assigneeLabel}-select`}
                 value={c.assigneeId ?? ''}
                 disabled={assign.isPending}
-                onChange={(e) => assign.mutate(e.target.value || null)}
+                onChange={(e) => assign.mutate({ action: 'assign', assigneeId: e.target.value || null })}
                 className="block w-full rounded-md px-3 py-2 text-sm ring-1 ring-slate-300"
               >
                 <option value="">Unassigned</option>
@@ -84,15 +73,16 @@ export function Details({ orgId, conversationId, canWrite, inboxName }: { orgId:
               <div className="flex flex-wrap gap-2">
                 {c.status === 'OPEN' ? <Button onClick={() => setHandingOff(true)}>Hand off</Button> : null}
                 {c.status === 'OPEN'
-                  ? <Button variant="primary" disabled={status.isPending} onClick={() => status.mutate('close')}>Close</Button>
-                  : <Button variant="primary" disabled={status.isPending} onClick={() => status.mutate('reopen')}>Reopen</Button>}
+                  ? <Button variant="primary" disabled={status.isPending} onClick={() => status.mutate({ action: 'close' })}>Close</Button>
+                  : <Button variant="primary" disabled={status.isPending} onClick={() => status.mutate({ action: 'reopen' })}>Reopen</Button>}
               </div>
               <FormError error={status.error} />
             </div>
           ) : null}
-          {canWrite ? <HandoffDialog orgId={orgId} conversation={c} open={handingOff} onOpenChange={setHandingOff} memberOptions={(members.data ?? []).map((m) => ({ value: m.userId, label: m.name ?? m.email }))} onDone={done} /> : null}
+          {canWrite ? <HandoffDialog orgId={orgId} conversation={c} open={handingOff} onOpenChange={setHandingOff} memberOptions={(members.data ?? []).map((m) => ({ value: m.userId, label: m.name ?? m.email }))} /> : null}
         </div>
-      ) : null}
+        )}
+      </QueryState>
     </aside>
   );
 }
@@ -107,28 +97,23 @@ function Item({ label, children }: { label: string; children: ReactNode }) {
 }
 
 /** Hand the conversation to people: asks why (the reason is kept and counted in the statistics). */
-function HandoffDialog({ orgId, conversation: c, open, onOpenChange, memberOptions, onDone }: {
+function HandoffDialog({ orgId, conversation: c, open, onOpenChange, memberOptions }: {
   orgId: string;
   conversation: Conversation;
   open: boolean;
   onOpenChange: (open: boolean) => void;
   memberOptions: { value: string; label: string }[];
-  onDone: (c: Conversation) => Promise<void>;
 }) {
   const [reason, setReason] = useState('');
   const [assigneeId, setAssigneeId] = useState('');
-  const handoff = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/orgs/{orgId}/conversations/{id}/handoff', { params: { path: { orgId, id: c.id } }, body: { reason: reason.trim(), ...(assigneeId ? { assigneeId } : {}) } })),
-    onSuccess: async (updated) => {
-      onOpenChange(false);
-      setReason('');
-      setAssigneeId('');
-      await onDone(updated);
-    },
+  const handoff = useChangeConversation(orgId, c.id, () => {
+    onOpenChange(false);
+    setReason('');
+    setAssigneeId('');
   });
   return (
     <Modal open={open} onOpenChange={(next) => { onOpenChange(next); if (!next) handoff.reset(); }} title="Hand off to a person" description="The bot stops answering and the organization is notified.">
-      <form className="space-y-4" onSubmit={(e) => { e.preventDefault(); if (reason.trim()) handoff.mutate(); }}>
+      <form className="space-y-4" onSubmit={(e) => { e.preventDefault(); if (reason.trim()) handoff.mutate({ action: 'handoff', reason: reason.trim(), assigneeId: assigneeId || undefined }); }}>
         <TextField label="Reason" value={reason} maxLength={200} required onChange={(e) => setReason(e.target.value)} placeholder="e.g. pricing question" />
         <SelectField label="Assign to" value={assigneeId} onChange={(e) => setAssigneeId(e.target.value)} options={[{ value: '', label: c.assigneeId ? 'Keep the current assignee' : 'Nobody yet' }, ...memberOptions]} />
         <FormError error={handoff.error} />

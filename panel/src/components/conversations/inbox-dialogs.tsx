@@ -1,13 +1,12 @@
 import { useState } from 'react';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap } from '../../api/client';
+import { useCreateInbox, useDeleteInbox, useUpdateInbox } from '../../queries/conversations';
 import { Modal } from '../ui/dialog';
 import { Button } from '../ui/button';
 import { SecretOnce } from '../ui/copy';
 import { FormError } from '../ui/states';
 import { CopyText } from '../settings/copy-text';
 import { EMPTY_INBOX, InboxForm, configOf, credentialsOf, fieldsOf, type InboxFields } from './inbox-form';
-import { channelLabel, type Inbox } from './queries';
+import { channelLabel, type Inbox } from './model';
 
 /** How each generated secret of a 201 is named (CONTRACT §8), and what it is for. */
 const SECRET_LABELS: Record<string, { label: string; use: string }> = {
@@ -21,20 +20,11 @@ type Created = Inbox & { secrets?: Record<string, string>; widgetSnippet?: strin
 
 /** A new inbox; afterwards its inbound URL and the secrets it generated, shown this once. */
 export function CreateInboxDialog({ orgId, open, onOpenChange }: { orgId: string; open: boolean; onOpenChange: (open: boolean) => void }) {
-  const queryClient = useQueryClient();
   const [created, setCreated] = useState<Created | null>(null);
-  const create = useMutation({
-    mutationFn: (f: InboxFields) => unwrap(api.POST('/api/v1/orgs/{orgId}/inboxes', {
-      params: { path: { orgId } },
-      body: {
-        name: f.name.trim(), channel: f.channel, ...(f.projectId ? { projectId: f.projectId } : {}),
-        config: configOf(f) as never, ...(credentialsOf(f) ? { credentials: credentialsOf(f) } : {}), bot: { enabled: f.botEnabled },
-      },
-    })),
-    onSuccess: async (inbox) => {
-      setCreated(inbox as Created);
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'inboxes'] });
-    },
+  const create = useCreateInbox(orgId, (inbox) => setCreated(inbox as Created));
+  const submit = (f: InboxFields) => create.mutate({
+    name: f.name.trim(), channel: f.channel, ...(f.projectId ? { projectId: f.projectId } : {}),
+    config: configOf(f) as never, ...(credentialsOf(f) ? { credentials: credentialsOf(f) } : {}), bot: { enabled: f.botEnabled },
   });
   const close = (next: boolean) => {
     onOpenChange(next);
@@ -67,50 +57,33 @@ export function CreateInboxDialog({ orgId, open, onOpenChange }: { orgId: string
           <div className="flex justify-end"><Button variant="primary" onClick={() => close(false)}>Done</Button></div>
         </div>
       ) : (
-        open ? <InboxForm orgId={orgId} mode="create" initial={EMPTY_INBOX} error={create.error} pending={create.isPending} submitLabel="Create inbox" onSubmit={(f) => create.mutate(f)} onCancel={() => close(false)} /> : null
+        open ? <InboxForm orgId={orgId} mode="create" initial={EMPTY_INBOX} error={create.error} pending={create.isPending} submitLabel="Create inbox" onSubmit={submit} onCancel={() => close(false)} /> : null
       )}
     </Modal>
   );
 }
 
 export function EditInboxDialog({ orgId, inbox, onOpenChange }: { orgId: string; inbox: Inbox | null; onOpenChange: (open: boolean) => void }) {
-  const queryClient = useQueryClient();
-  const update = useMutation({
-    mutationFn: (f: InboxFields) => {
-      const credentials = credentialsOf(f);
-      return unwrap(api.PATCH('/api/v1/orgs/{orgId}/inboxes/{id}', {
-        params: { path: { orgId, id: inbox!.id } },
-        body: { name: f.name.trim(), config: configOf(f) as never, ...(credentials ? { credentials } : {}), bot: { ...inbox!.bot, enabled: f.botEnabled } },
-      }));
-    },
-    onSuccess: async () => {
-      onOpenChange(false);
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'inboxes'] });
-    },
-  });
+  const update = useUpdateInbox(orgId, () => onOpenChange(false));
+  const submit = (f: InboxFields) => {
+    const credentials = credentialsOf(f);
+    update.mutate({ id: inbox!.id, body: { name: f.name.trim(), config: configOf(f) as never, ...(credentials ? { credentials } : {}), bot: { ...inbox!.bot, enabled: f.botEnabled } } });
+  };
   return (
     <Modal open={inbox !== null} onOpenChange={(next) => { onOpenChange(next); if (!next) update.reset(); }} title={inbox ? `Edit ${inbox.name}` : 'Edit inbox'} wide>
-      {inbox ? <InboxForm key={inbox.updatedAt} orgId={orgId} mode="edit" initial={fieldsOf(inbox)} error={update.error} pending={update.isPending} submitLabel="Save inbox" onSubmit={(f) => update.mutate(f)} onCancel={() => onOpenChange(false)} /> : null}
+      {inbox ? <InboxForm key={inbox.updatedAt} orgId={orgId} mode="edit" initial={fieldsOf(inbox)} error={update.error} pending={update.isPending} submitLabel="Save inbox" onSubmit={submit} onCancel={() => onOpenChange(false)} /> : null}
     </Modal>
   );
 }
 
 export function DeleteInboxDialog({ orgId, inbox, onOpenChange }: { orgId: string; inbox: Inbox | null; onOpenChange: (open: boolean) => void }) {
-  const queryClient = useQueryClient();
-  const remove = useMutation({
-    mutationFn: () => unwrap(api.DELETE('/api/v1/orgs/{orgId}/inboxes/{id}', { params: { path: { orgId, id: inbox!.id } } })),
-    onSuccess: async () => {
-      onOpenChange(false);
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'inboxes'] });
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'conversations'] });
-    },
-  });
+  const remove = useDeleteInbox(orgId, () => onOpenChange(false));
   return (
     <Modal open={inbox !== null} onOpenChange={(next) => { onOpenChange(next); if (!next) remove.reset(); }} title={`Delete ${inbox?.name ?? 'this inbox'}?`} description="Its contacts, conversations and messages are deleted with it; nothing more arrives through it.">
       <FormError error={remove.error} />
       <div className="mt-4 flex justify-end gap-2">
         <Button onClick={() => onOpenChange(false)}>Cancel</Button>
-        <Button variant="danger" disabled={remove.isPending} onClick={() => remove.mutate()}>Delete inbox</Button>
+        <Button variant="danger" disabled={remove.isPending} onClick={() => remove.mutate(inbox!.id)}>Delete inbox</Button>
       </div>
     </Modal>
   );

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { configOf, credentialsOf, EMPTY_INBOX, fieldsOf } from './inbox-form';
-import { conversationIdOf } from './queries';
+import { conversationIdOf } from './model';
 
 describe('the inbox form\'s request', () => {
   it('sends each channel only its own settings of CONTRACT §8, with the FAQ entries that are filled in', () => {

@@ -5,7 +5,7 @@ import { projectsQuery } from '../../queries/settings';
 import { Button } from '../ui/button';
 import { Checkbox, SelectField, TextField } from '../ui/field';
 import { FormError } from '../ui/states';
-import { CHANNELS, channelLabel, type ChannelName, type Inbox } from './queries';
+import { CHANNELS, channelLabel, type ChannelName, type Inbox } from './model';
 
 export interface FaqEntry { question: string; answer: string }
 

@@ -1,10 +1,11 @@
 import { useEffect, useId, useRef, useState } from 'react';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap } from '../../api/client';
+import { useQuery } from '@tanstack/react-query';
+import { conversationQuery, messagesQuery, useSendMessage } from '../../queries/conversations';
 import { formatDateTime } from '../../lib/format';
 import { Button } from '../ui/button';
-import { ErrorState, FormError, Loading } from '../ui/states';
-import { channelLabel, contactName, conversationQuery, messagesQuery, type Conversation, type Message } from './queries';
+import { ErrorState, FormError } from '../ui/states';
+import { QueryState } from '../ui/query-state';
+import { channelLabel, contactName, type Conversation, type Message } from './model';
 
 /** The middle pane: the messages, oldest first, and the composer. Opening it marks it read (`onOpened`). */
 export function Thread({ orgId, conversationId, canWrite, onOpened, onClose }: { orgId: string; conversationId: string; canWrite: boolean; onOpened: () => void; onClose: () => void }) {
@@ -42,21 +43,21 @@ export function Thread({ orgId, conversationId, canWrite, onOpened, onClose }: {
         <button type="button" className="rounded p-1 text-slate-500 hover:bg-slate-100" aria-label="Close conversation view" onClick={onClose}>✕</button>
       </header>
       <div ref={log} role="log" aria-label="Messages" className="min-h-0 flex-1 space-y-3 overflow-y-auto bg-slate-50 px-4 py-4">
-        {messages.isPending ? <Loading label="Loading messages…" />
-          : messages.isError ? <ErrorState error={messages.error} retry={() => void messages.refetch()} />
-          : (
+        <QueryState query={messages} loading="Loading messages…" retry>
+          {(thread) => (
             <>
-              {messages.data.total > count ? (
+              {thread.total > count ? (
                 <div className="text-center">
                   <button type="button" className="text-xs font-medium text-indigo-700 underline" onClick={() => setPages((p) => p + 1)}>
-                    Show earlier messages ({messages.data.total - count} more)
+                    Show earlier messages ({thread.total - count} more)
                   </button>
                 </div>
               ) : null}
               {count === 0 ? <p className="py-8 text-center text-sm text-slate-500">No messages yet.</p> : null}
-              {messages.data.items.map((m) => <MessageItem key={m.id} message={m} />)}
+              {thread.items.map((m) => <MessageItem key={m.id} message={m} />)}
             </>
           )}
+        </QueryState>
       </div>
       {conversation.isError ? <div className="p-3"><ErrorState error={conversation.error} /></div> : null}
       {c && canWrite ? <Composer orgId={orgId} conversation={c} /> : null}
@@ -94,17 +95,10 @@ function MessageItem({ message: m }: { message: Message }) {
 
 /** A reply (sent through the channel) or a private note (kept here, never sent). */
 function Composer({ orgId, conversation: c }: { orgId: string; conversation: Conversation }) {
-  const queryClient = useQueryClient();
   const id = useId();
   const [mode, setMode] = useState<'reply' | 'note'>('reply');
   const [text, setText] = useState('');
-  const send = useMutation({
-    mutationFn: (input: { text: string; private: boolean }) => unwrap(api.POST('/api/v1/orgs/{orgId}/conversations/{id}/messages', { params: { path: { orgId, id: c.id } }, body: input })),
-    onSuccess: async () => {
-      setText('');
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'conversations'] });
-    },
-  });
+  const send = useSendMessage(orgId, c.id, () => setText(''));
   const note = mode === 'note';
   const closed = c.status === 'CLOSED';
   const blocked = !note && closed;

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, ApiError, unwrap } from '../../api/client';
+import { ApiError } from '../../api/client';
+import { useInvite } from '../../queries/members';
 import { Modal } from '../ui/dialog';
 import { Button } from '../ui/button';
 import { SelectField, TextField } from '../ui/field';
@@ -10,13 +10,9 @@ import { aRole, assignableRoles, type MemberRole } from './roles';
 
 /** Invites an e-mail address with a role; the link is shown to the inviter (and e-mailed when a relay is set up). */
 export function InviteDialog({ orgId, myRole, open, onOpenChange }: { orgId: string; myRole: string | null; open: boolean; onOpenChange: (open: boolean) => void }) {
-  const queryClient = useQueryClient();
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<MemberRole>('member');
-  const invite = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/orgs/{orgId}/invitations', { params: { path: { orgId } }, body: { email: email.trim(), role } })),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: [orgId, 'invitations'] }),
-  });
+  const invite = useInvite(orgId);
   const close = (next: boolean) => {
     onOpenChange(next);
     if (!next) {
@@ -28,7 +24,7 @@ export function InviteDialog({ orgId, myRole, open, onOpenChange }: { orgId: str
   const errors = invite.error instanceof ApiError ? invite.error.fieldErrors : {};
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    invite.mutate();
+    invite.mutate({ email: email.trim(), role });
   };
   const sent = invite.data;
   return (

@@ -15,16 +15,21 @@ interface QueryLike<T> {
   refetch: () => unknown;
 }
 
-export function QueryState<T>({ query, loading, retry = false, isEmpty, empty, children }: {
+export function QueryState<T>({ query, loading, retry = false, errorClassName, isEmpty, empty, children }: {
   query: QueryLike<T>;
   loading?: string;
   retry?: boolean;
+  /** A box around the error (a pane with its own padding). */
+  errorClassName?: string;
   isEmpty?: (data: T) => boolean;
   empty?: ReactNode;
   children: (data: T) => ReactNode;
 }) {
   if (query.isPending) return <Loading label={loading} />;
-  if (query.isError) return <ErrorState error={query.error} retry={retry ? () => void query.refetch() : undefined} />;
+  if (query.isError) {
+    const error = <ErrorState error={query.error} retry={retry ? () => void query.refetch() : undefined} />;
+    return errorClassName ? <div className={errorClassName}>{error}</div> : error;
+  }
   const data = query.data as T;
   if (isEmpty?.(data)) return <>{empty}</>;
   return <>{children(data)}</>;

@@ -1,6 +1,7 @@
 import { createFileRoute } from '@tanstack/react-router';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap } from '../../../api/client';
+import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
+import { conversationKeys, conversationsQuery, inboxesQuery, useMarkRead } from '../../../queries/conversations';
+import { membersQuery } from '../../../queries/members';
 import { listSearch, oneOf, str, type ListSearch } from '../../../lib/list';
 import { meQuery, useRole } from '../../../lib/account';
 import { useOrgEvents } from '../../../lib/stream';
@@ -11,7 +12,7 @@ import { SearchBox } from '../../../components/ui/search-box';
 import { ConversationList } from '../../../components/conversations/conversation-list';
 import { Thread } from '../../../components/conversations/thread';
 import { Details } from '../../../components/conversations/details';
-import { channelLabel, conversationIdOf, inboxesQuery, membersQuery } from '../../../components/conversations/queries';
+import { channelLabel, conversationIdOf } from '../../../components/conversations/model';
 
 const SORTS = ['lastMessageAt', 'openedAt'] as const;
 /** `status` in the URL: absent means the open ones (the queue); ALL lists the closed ones too. */
@@ -63,23 +64,19 @@ function ConversationsPage() {
     inboxId: search.inboxId, handledBy: search.handledBy, assigneeId,
   } as const;
   const list = useQuery({
-    queryKey: [orgId, 'conversations', 'list', query],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/conversations', { params: { path: { orgId }, query } })),
+    ...conversationsQuery(orgId, query),
     placeholderData: keepPreviousData,
     enabled: search.assigneeId !== 'mine' || Boolean(myId),
   });
 
   const open = search.conversation;
-  const read = useMutation({
-    mutationFn: (id: string) => unwrap(api.POST('/api/v1/orgs/{orgId}/conversations/{id}/read', { params: { path: { orgId, id } } })),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: [orgId, 'conversations'] }),
-  });
+  const read = useMarkRead(orgId);
 
   // Live: a new message, a receipt, a hand-off or a close refreshes the list and the open thread; a
   // new inbound message in the open conversation is read at once (it is on the screen).
   useOrgEvents((type, data) => {
     if (!/^(conversation\.|message\.)/.test(type) && type !== 'notification') return;
-    void queryClient.invalidateQueries({ queryKey: [orgId, 'conversations'] });
+    void queryClient.invalidateQueries({ queryKey: conversationKeys.all(orgId) });
     const inbound = type === 'message.received' || (type === 'conversation.message' && (data as { message?: { direction?: string } } | null)?.message?.direction === 'in');
     if (open && inbound && conversationIdOf(data) === open) read.mutate(open);
   });

@@ -1,13 +1,16 @@
 import { useEffect, useState } from 'react';
-import { createFileRoute, useNavigate } from '@tanstack/react-router';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap, type Schemas } from '../../../api/client';
+import { createFileRoute } from '@tanstack/react-router';
+import { useQuery } from '@tanstack/react-query';
+import type { Schemas } from '../../../api/client';
 import { compact, oneOf, str } from '../../../lib/list';
+import { useList } from '../../../lib/use-list';
+import { invitationsQuery, membersQuery, useChangeRole, useRemoveMember, useRevokeInvitation } from '../../../queries/members';
 import { meQuery, useRole } from '../../../lib/account';
 import { formatDate } from '../../../lib/format';
 import { PageHeader, Badge } from '../../../components/ui/page';
 import { Table, Th, SortTh, Td } from '../../../components/ui/table';
-import { Empty, ErrorState, FormError, Loading } from '../../../components/ui/states';
+import { Empty, FormError } from '../../../components/ui/states';
+import { QueryState } from '../../../components/ui/query-state';
 import { Button } from '../../../components/ui/button';
 import { Modal } from '../../../components/ui/dialog';
 import { InviteDialog } from '../../../components/members/invite-dialog';
@@ -36,26 +39,15 @@ type Member = Schemas['Member'];
 function MembersPage() {
   const { orgId } = Route.useParams();
   const search = Route.useSearch();
-  const navigate = useNavigate({ from: Route.fullPath });
-  const queryClient = useQueryClient();
   const { role: myRole, canAdmin } = useRole(orgId);
   const me = useQuery(meQuery);
   const [inviting, setInviting] = useState(false);
   const [removing, setRemoving] = useState<Member | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
-  const members = useQuery({
-    queryKey: [orgId, 'members'],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/members', { params: { path: { orgId } } })),
-  });
-  const changeRole = useMutation({
-    mutationFn: (input: { member: Member; role: MemberRole }) => unwrap(api.PATCH('/api/v1/orgs/{orgId}/members/{userId}', { params: { path: { orgId, userId: input.member.userId } }, body: { role: input.role } })),
-    onSuccess: async (updated) => {
-      setNotice(`${updated.name ?? updated.email} is now ${aRole(updated.role)}.`);
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'members'] });
-      await queryClient.invalidateQueries({ queryKey: ['me'] });
-    },
-  });
-  const setSearch = (next: Partial<typeof search>) => void navigate({ search: (prev) => compact({ ...prev, ...next }), replace: true });
+  // Fresh on opening the page (elsewhere the members are names, kept a minute).
+  const members = useQuery({ ...membersQuery(orgId), staleTime: 0 });
+  const changeRole = useChangeRole<Member>(orgId, (updated) => setNotice(`${updated.name ?? updated.email} is now ${aRole(updated.role)}.`));
+  const { setSearch } = useList(search);
   const [text, setText] = useState(search.q ?? '');
   // The search box writes to the URL a moment after typing stops.
   useEffect(() => {
@@ -96,10 +88,8 @@ function MembersPage() {
       {notice ? <p role="status" className="mb-3 rounded-md bg-emerald-50 px-3 py-2 text-sm text-emerald-800">{notice}</p> : null}
       <FormError error={changeRole.error} />
 
-      {members.isPending ? <Loading label="Loading members…" />
-        : members.isError ? <ErrorState error={members.error} retry={() => void members.refetch()} />
-        : rows.length === 0 ? <Empty title="No members match these filters">Try another search or role.</Empty>
-        : (
+      <QueryState query={members} loading="Loading members…" retry isEmpty={() => rows.length === 0} empty={<Empty title="No members match these filters">Try another search or role.</Empty>}>
+        {() => (
           <Table label="Members">
             <thead className="bg-slate-50">
               <tr>
@@ -140,6 +130,7 @@ function MembersPage() {
             </tbody>
           </Table>
         )}
+      </QueryState>
 
       {canAdmin ? <Invitations orgId={orgId} /> : null}
       {canAdmin ? <InviteDialog orgId={orgId} myRole={myRole} open={inviting} onOpenChange={setInviting} /> : null}
@@ -150,25 +141,15 @@ function MembersPage() {
 
 /** Open invitations (owners and admins see them), each revocable: its link stops working. */
 function Invitations({ orgId }: { orgId: string }) {
-  const queryClient = useQueryClient();
-  const invitations = useQuery({
-    queryKey: [orgId, 'invitations'],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/invitations', { params: { path: { orgId } } })),
-  });
-  const revoke = useMutation({
-    mutationFn: (id: string) => unwrap(api.DELETE('/api/v1/orgs/{orgId}/invitations/{id}', { params: { path: { orgId, id } } })),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: [orgId, 'invitations'] }),
-  });
-  const items = invitations.data ?? [];
+  const invitations = useQuery(invitationsQuery(orgId));
+  const revoke = useRevokeInvitation(orgId);
   return (
     <section aria-labelledby="invitations-title" className="mt-8">
       <h2 id="invitations-title" className="mb-1 text-lg font-semibold text-slate-900">Pending invitations</h2>
       <p className="mb-3 text-sm text-slate-600">Links sent and not accepted yet. An accepted invitation becomes a member above.</p>
       <FormError error={revoke.error} />
-      {invitations.isPending ? <Loading label="Loading invitations…" />
-        : invitations.isError ? <ErrorState error={invitations.error} retry={() => void invitations.refetch()} />
-        : items.length === 0 ? <Empty title="No pending invitations" />
-        : (
+      <QueryState query={invitations} loading="Loading invitations…" retry isEmpty={(items) => items.length === 0} empty={<Empty title="No pending invitations" />}>
+        {(items) => (
           <Table label="Pending invitations">
             <thead className="bg-slate-50">
               <tr>
@@ -194,20 +175,13 @@ function Invitations({ orgId }: { orgId: string }) {
             </tbody>
           </Table>
         )}
+      </QueryState>
     </section>
   );
 }
 
 function RemoveDialog({ orgId, member, self, onClose }: { orgId: string; member: Member; self: boolean; onClose: () => void }) {
-  const queryClient = useQueryClient();
-  const remove = useMutation({
-    mutationFn: () => unwrap(api.DELETE('/api/v1/orgs/{orgId}/members/{userId}', { params: { path: { orgId, userId: member.userId } } })),
-    onSuccess: async () => {
-      onClose();
-      await queryClient.invalidateQueries({ queryKey: self ? ['orgs'] : [orgId, 'members'] });
-      if (self) window.location.assign('/');
-    },
-  });
+  const remove = useRemoveMember(orgId, member.userId, self, onClose);
   return (
     <Modal
       open
@@ -218,7 +192,7 @@ function RemoveDialog({ orgId, member, self, onClose }: { orgId: string; member:
       <FormError error={remove.error} />
       <div className="mt-4 flex justify-end gap-2">
         <Button onClick={onClose}>Cancel</Button>
-        <Button variant="danger" disabled={remove.isPending} onClick={() => remove.mutate()}>{self ? 'Leave organization' : 'Remove member'}</Button>
+        <Button variant="danger" disabled={remove.isPending} onClick={() => remove.mutate(undefined, { onSuccess: () => { if (self) window.location.assign('/'); } })}>{self ? 'Leave organization' : 'Remove member'}</Button>
       </div>
     </Modal>
   );

@@ -1,16 +1,17 @@
 import { createFileRoute, Link } from '@tanstack/react-router';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { api, unwrap } from '../../../../api/client';
+import { campaignsQuery } from '../../../../queries/campaigns';
 import { compact, int, oneOf, PAGE, PAGE_SIZE } from '../../../../lib/list';
 import { useRole } from '../../../../lib/account';
 import { formatDateTime } from '../../../../lib/format';
 import { useList } from '../../../../lib/use-list';
 import { Badge, PageHeader } from '../../../../components/ui/page';
 import { Table, Th, Td } from '../../../../components/ui/table';
-import { Empty, ErrorState, Loading } from '../../../../components/ui/states';
+import { Empty } from '../../../../components/ui/states';
+import { noItems, QueryState } from '../../../../components/ui/query-state';
 import { Pagination } from '../../../../components/ui/pagination';
-import { channelLabel } from '../../../../components/conversations/queries';
-import { CAMPAIGN_STATUSES, statusLabel, type CampaignStatus } from '../../../../components/campaigns/queries';
+import { channelLabel } from '../../../../components/conversations/model';
+import { CAMPAIGN_STATUSES, statusLabel, type CampaignStatus } from '../../../../components/campaigns/model';
 
 export const Route = createFileRoute('/orgs/$orgId/campaigns/')({
   validateSearch: (raw: Record<string, unknown>): { status?: CampaignStatus; page?: number } => {
@@ -30,12 +31,10 @@ function CampaignsPage() {
   const { page, setSearch, setPage } = useList(search);
   const query = { page, pageSize: PAGE_SIZE, status: search.status };
   const campaigns = useQuery({
-    queryKey: [orgId, 'campaigns', 'list', query],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/campaigns', { params: { path: { orgId }, query } })),
+    ...campaignsQuery(orgId, query),
     placeholderData: keepPreviousData,
     refetchInterval: (q) => (q.state.data?.items.some((c) => c.status === 'RUNNING') ? LIVE_MS : false),
   });
-  const items = campaigns.data?.items ?? [];
 
   return (
     <div>
@@ -53,13 +52,18 @@ function CampaignsPage() {
           </select>
         </label>
       </div>
-      {campaigns.isPending ? <Loading label="Loading campaigns…" />
-        : campaigns.isError ? <ErrorState error={campaigns.error} retry={() => void campaigns.refetch()} />
-        : items.length === 0 ? (
+      <QueryState
+        query={campaigns}
+        loading="Loading campaigns…"
+        retry
+        isEmpty={noItems}
+        empty={(
           <Empty title={search.status ? `No ${statusLabel(search.status).toLowerCase()} campaigns` : 'No campaigns yet'}>
             {search.status ? 'Choose another status, or any.' : canWrite ? 'Create one to reach a group of leads in a few steps.' : 'A member can create campaigns.'}
           </Empty>
-        ) : (
+        )}
+      >
+        {(data) => (
           <>
             <Table label="Campaigns">
               <thead className="bg-slate-50">
@@ -74,7 +78,7 @@ function CampaignsPage() {
                 </tr>
               </thead>
               <tbody className="divide-y divide-slate-100">
-                {items.map((c) => (
+                {data.items.map((c) => (
                   <tr key={c.id} className="hover:bg-slate-50">
                     <Td><Link to="/orgs/$orgId/campaigns/$campaignId" params={{ orgId, campaignId: c.id }} className="font-medium text-indigo-700 hover:underline">{c.name}</Link></Td>
                     <Td>{channelLabel(c.channel)}</Td>
@@ -91,9 +95,10 @@ function CampaignsPage() {
                 ))}
               </tbody>
             </Table>
-            <Pagination page={page} pageSize={PAGE_SIZE} total={campaigns.data.total} onPage={setPage} />
+            <Pagination page={page} pageSize={PAGE_SIZE} total={data.total} onPage={setPage} />
           </>
         )}
+      </QueryState>
     </div>
   );
 }

@@ -1,6 +1,5 @@
 import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap } from '../../../../api/client';
+import { useCreateCampaign } from '../../../../queries/campaigns';
 import { PageHeader } from '../../../../components/ui/page';
 import { CampaignForm } from '../../../../components/campaigns/campaign-form';
 import { createBody, emptyCampaign, type CampaignFields } from '../../../../components/campaigns/form';
@@ -10,14 +9,9 @@ export const Route = createFileRoute('/orgs/$orgId/campaigns/new')({ component: 
 function NewCampaignPage() {
   const { orgId } = Route.useParams();
   const navigate = useNavigate();
-  const queryClient = useQueryClient();
-  const create = useMutation({
-    mutationFn: ({ fields, channel }: { fields: CampaignFields; channel: string | undefined }) => unwrap(api.POST('/api/v1/orgs/{orgId}/campaigns', { params: { path: { orgId } }, body: createBody(fields, channel) })),
-    onSuccess: async (campaign) => {
-      queryClient.setQueryData([orgId, 'campaigns', 'one', campaign.id], campaign);
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'campaigns', 'list'] });
-      await navigate({ to: '/orgs/$orgId/campaigns/$campaignId', params: { orgId, campaignId: campaign.id } });
-    },
+  const create = useCreateCampaign(orgId);
+  const submit = (fields: CampaignFields, channel: string | undefined) => create.mutate(createBody(fields, channel), {
+    onSuccess: (campaign) => navigate({ to: '/orgs/$orgId/campaigns/$campaignId', params: { orgId, campaignId: campaign.id } }),
   });
   return (
     <div className="max-w-4xl">
@@ -31,7 +25,7 @@ function NewCampaignPage() {
         error={create.error}
         pending={create.isPending}
         submitLabel="Create campaign"
-        onSubmit={(fields, channel) => create.mutate({ fields, channel })}
+        onSubmit={submit}
         onCancel={() => void navigate({ to: '/orgs/$orgId/campaigns', params: { orgId } })}
       />
     </div>

@@ -1,19 +1,20 @@
 import { useState } from 'react';
 import { createFileRoute, Link } from '@tanstack/react-router';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { api, unwrap } from '../../../../api/client';
+import { inboxListQuery } from '../../../../queries/conversations';
 import { compact, int, oneOf, PAGE, PAGE_SIZE } from '../../../../lib/list';
 import { useRole } from '../../../../lib/account';
 import { formatDate } from '../../../../lib/format';
 import { useList } from '../../../../lib/use-list';
 import { Badge } from '../../../../components/ui/page';
 import { Table, Th, Td } from '../../../../components/ui/table';
-import { Empty, ErrorState, Loading } from '../../../../components/ui/states';
+import { Empty } from '../../../../components/ui/states';
+import { noItems, QueryState } from '../../../../components/ui/query-state';
 import { Pagination } from '../../../../components/ui/pagination';
 import { Button } from '../../../../components/ui/button';
 import { CopyText } from '../../../../components/settings/copy-text';
 import { CreateInboxDialog, DeleteInboxDialog, EditInboxDialog } from '../../../../components/conversations/inbox-dialogs';
-import { CHANNELS, channelLabel, type Inbox } from '../../../../components/conversations/queries';
+import { CHANNELS, channelLabel, type Inbox } from '../../../../components/conversations/model';
 
 export const Route = createFileRoute('/orgs/$orgId/settings/inboxes')({
   validateSearch: (raw: Record<string, unknown>): { channel?: (typeof CHANNELS)[number]; page?: number } => {
@@ -34,11 +35,9 @@ function InboxesPage() {
 
   const query = { page, pageSize: PAGE_SIZE, channel: search.channel };
   const inboxes = useQuery({
-    queryKey: [orgId, 'inboxes', 'list', query],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/inboxes', { params: { path: { orgId }, query } })),
+    ...inboxListQuery(orgId, query),
     placeholderData: keepPreviousData,
   });
-  const items = inboxes.data?.items ?? [];
 
   return (
     <div className="space-y-5">
@@ -60,13 +59,18 @@ function InboxesPage() {
         </select>
       </label>
 
-      {inboxes.isPending ? <Loading label="Loading inboxes…" />
-        : inboxes.isError ? <ErrorState error={inboxes.error} retry={() => void inboxes.refetch()} />
-        : items.length === 0 ? (
+      <QueryState
+        query={inboxes}
+        loading="Loading inboxes…"
+        retry
+        isEmpty={noItems}
+        empty={(
           <Empty title={search.channel ? `No ${channelLabel(search.channel)} inboxes` : 'No inboxes yet'}>
             {canWrite ? 'Add one to receive and answer messages in Conversations.' : 'A member can add inboxes.'}
           </Empty>
-        ) : (
+        )}
+      >
+        {(data) => (
           <>
             <Table label="Inboxes">
               <thead className="bg-slate-50">
@@ -80,7 +84,7 @@ function InboxesPage() {
                 </tr>
               </thead>
               <tbody className="divide-y divide-slate-100">
-                {items.map((inbox) => (
+                {data.items.map((inbox) => (
                   <tr key={inbox.id} className="hover:bg-slate-50">
                     <Td>
                       <Link to="/orgs/$orgId/conversations" params={{ orgId }} search={{ inboxId: inbox.id }} className="font-medium text-indigo-700 hover:underline">{inbox.name}</Link>
@@ -102,9 +106,10 @@ function InboxesPage() {
                 ))}
               </tbody>
             </Table>
-            <Pagination page={page} pageSize={PAGE_SIZE} total={inboxes.data.total} onPage={setPage} />
+            <Pagination page={page} pageSize={PAGE_SIZE} total={data.total} onPage={setPage} />
           </>
         )}
+      </QueryState>
       <CreateInboxDialog orgId={orgId} open={creating} onOpenChange={setCreating} />
       <EditInboxDialog orgId={orgId} inbox={editing} onOpenChange={(open) => { if (!open) setEditing(null); }} />
       <DeleteInboxDialog orgId={orgId} inbox={removing} onOpenChange={(open) => { if (!open) setRemoving(null); }} />

@@ -1,20 +1,21 @@
 import { useState } from 'react';
 import { createFileRoute } from '@tanstack/react-router';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { api, unwrap } from '../../../../api/client';
+import { suppressionsQuery } from '../../../../queries/campaigns';
 import { compact, int, oneOf, PAGE, PAGE_SIZE, str } from '../../../../lib/list';
 import { useRole } from '../../../../lib/account';
 import { formatDateTime } from '../../../../lib/format';
 import { useList } from '../../../../lib/use-list';
 import { Badge } from '../../../../components/ui/page';
 import { Table, Th, Td } from '../../../../components/ui/table';
-import { Empty, ErrorState, Loading } from '../../../../components/ui/states';
+import { Empty } from '../../../../components/ui/states';
+import { noItems, QueryState } from '../../../../components/ui/query-state';
 import { Pagination } from '../../../../components/ui/pagination';
 import { Button } from '../../../../components/ui/button';
 import { SearchBox } from '../../../../components/ui/search-box';
-import { channelLabel } from '../../../../components/conversations/queries';
+import { channelLabel } from '../../../../components/conversations/model';
 import { AddSuppressionDialog, DeleteSuppressionDialog } from '../../../../components/campaigns/dialogs';
-import { CAMPAIGN_CHANNELS, REASON_LABELS, type Suppression } from '../../../../components/campaigns/queries';
+import { CAMPAIGN_CHANNELS, REASON_LABELS, type Suppression } from '../../../../components/campaigns/model';
 
 export const Route = createFileRoute('/orgs/$orgId/settings/suppressions')({
   validateSearch: (raw: Record<string, unknown>): { channel?: (typeof CAMPAIGN_CHANNELS)[number]; q?: string; page?: number } => {
@@ -34,12 +35,7 @@ function SuppressionsPage() {
   const [removing, setRemoving] = useState<Suppression | null>(null);
   const { page, setSearch, setPage, clear } = useList(search);
   const query = { page, pageSize: PAGE_SIZE, channel: search.channel, q: search.q };
-  const suppressions = useQuery({
-    queryKey: [orgId, 'suppressions', query],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/suppressions', { params: { path: { orgId }, query } })),
-    placeholderData: keepPreviousData,
-  });
-  const items = suppressions.data?.items ?? [];
+  const suppressions = useQuery({ ...suppressionsQuery(orgId, query), placeholderData: keepPreviousData });
   const filtered = Boolean(search.channel || search.q);
 
   return (
@@ -64,13 +60,18 @@ function SuppressionsPage() {
         <SearchBox value={search.q} onSearch={(q) => setSearch({ q })} placeholder="Part of the address" className="w-72" />
       </div>
 
-      {suppressions.isPending ? <Loading label="Loading suppressions…" />
-        : suppressions.isError ? <ErrorState error={suppressions.error} retry={() => void suppressions.refetch()} />
-        : items.length === 0 ? (
+      <QueryState
+        query={suppressions}
+        loading="Loading suppressions…"
+        retry
+        isEmpty={noItems}
+        empty={(
           <Empty title={filtered ? 'No suppressions match these filters' : 'No suppressed addresses'}>
             {filtered ? <button type="button" className="font-medium text-indigo-700 underline" onClick={() => clear()}>Clear filters</button> : 'Unsubscribes, STOP replies, hard bounces and complaints are added on their own.'}
           </Empty>
-        ) : (
+        )}
+      >
+        {(data) => (
           <>
             <Table label="Suppressions">
               <thead className="bg-slate-50">
@@ -83,7 +84,7 @@ function SuppressionsPage() {
                 </tr>
               </thead>
               <tbody className="divide-y divide-slate-100">
-                {items.map((s) => (
+                {data.items.map((s) => (
                   <tr key={s.id} className="hover:bg-slate-50">
                     <Td className="font-mono text-xs">{s.address}</Td>
                     <Td>{channelLabel(s.channel)}</Td>
@@ -98,9 +99,10 @@ function SuppressionsPage() {
                 ))}
               </tbody>
             </Table>
-            <Pagination page={page} pageSize={PAGE_SIZE} total={suppressions.data.total} onPage={setPage} />
+            <Pagination page={page} pageSize={PAGE_SIZE} total={data.total} onPage={setPage} />
           </>
         )}
+      </QueryState>
       <AddSuppressionDialog orgId={orgId} open={adding} onOpenChange={setAdding} />
       <DeleteSuppressionDialog orgId={orgId} suppression={removing} onOpenChange={(open) => { if (!open) setRemoving(null); }} />
     </div>

@@ -1,29 +1,22 @@
 import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap } from '../../../../../api/client';
+import { useQuery } from '@tanstack/react-query';
+import { campaignQuery, useUpdateCampaign } from '../../../../../queries/campaigns';
 import { PageHeader } from '../../../../../components/ui/page';
 import { Empty, ErrorState, Loading } from '../../../../../components/ui/states';
 import { CampaignForm } from '../../../../../components/campaigns/campaign-form';
 import { fieldsOf, patchBody, type CampaignFields } from '../../../../../components/campaigns/form';
-import { campaignQuery, EDITABLE, statusLabel } from '../../../../../components/campaigns/queries';
+import { EDITABLE, statusLabel } from '../../../../../components/campaigns/model';
 
 export const Route = createFileRoute('/orgs/$orgId/campaigns/$campaignId/edit')({ component: EditCampaignPage });
 
 function EditCampaignPage() {
   const { orgId, campaignId } = Route.useParams();
   const navigate = useNavigate();
-  const queryClient = useQueryClient();
   // Fresh on open: the form starts from what is stored now, not from a cached copy.
   const campaign = useQuery({ ...campaignQuery(orgId, campaignId), staleTime: 0, refetchOnWindowFocus: false });
   const toDetail = () => navigate({ to: '/orgs/$orgId/campaigns/$campaignId', params: { orgId, campaignId } });
-  const save = useMutation({
-    mutationFn: ({ fields, channel }: { fields: CampaignFields; channel: string | undefined }) => unwrap(api.PATCH('/api/v1/orgs/{orgId}/campaigns/{id}', { params: { path: { orgId, id: campaignId } }, body: patchBody(fields, channel, campaign.data!) })),
-    onSuccess: async (updated) => {
-      queryClient.setQueryData(campaignQuery(orgId, campaignId).queryKey, updated);
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'campaigns', 'list'] });
-      await toDetail();
-    },
-  });
+  const save = useUpdateCampaign(orgId, campaignId);
+  const submit = (fields: CampaignFields, channel: string | undefined) => save.mutate(patchBody(fields, channel, campaign.data!), { onSuccess: () => toDetail() });
 
   const back = <Link to="/orgs/$orgId/campaigns/$campaignId" params={{ orgId, campaignId }} className="text-sm text-indigo-700 hover:underline">← {campaign.data?.name ?? 'Campaign'}</Link>;
   if (campaign.isPending) return <Loading label="Loading campaign…" />;
@@ -44,7 +37,7 @@ function EditCampaignPage() {
           error={save.error}
           pending={save.isPending}
           submitLabel="Save campaign"
-          onSubmit={(fields, channel) => save.mutate({ fields, channel })}
+          onSubmit={submit}
           onCancel={() => void toDetail()}
         />
       ) : (

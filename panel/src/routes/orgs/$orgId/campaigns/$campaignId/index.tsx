@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap } from '../../../../../api/client';
+import { useQuery } from '@tanstack/react-query';
+import { campaignQuery, useCampaignAction, type CampaignAction as Action } from '../../../../../queries/campaigns';
 import { compact, int, oneOf, PAGE } from '../../../../../lib/list';
 import { useRole } from '../../../../../lib/account';
 import { useList } from '../../../../../lib/use-list';
@@ -9,12 +9,13 @@ import { formatDateTime } from '../../../../../lib/format';
 import { Badge } from '../../../../../components/ui/page';
 import { Button } from '../../../../../components/ui/button';
 import { ErrorState, FormError, Loading } from '../../../../../components/ui/states';
-import { channelLabel, inboxesQuery } from '../../../../../components/conversations/queries';
+import { channelLabel } from '../../../../../components/conversations/model';
+import { inboxesQuery } from '../../../../../queries/conversations';
 import { Progress } from '../../../../../components/campaigns/progress';
 import { Recipients } from '../../../../../components/campaigns/recipients';
 import { DeleteCampaignDialog, TestSendDialog } from '../../../../../components/campaigns/dialogs';
 import { describeDelay } from '../../../../../components/campaigns/form';
-import { campaignQuery, EDITABLE, RECIPIENT_STATUSES, statusLabel, type Campaign } from '../../../../../components/campaigns/queries';
+import { EDITABLE, RECIPIENT_STATUSES, statusLabel, type Campaign } from '../../../../../components/campaigns/model';
 
 export const Route = createFileRoute('/orgs/$orgId/campaigns/$campaignId/')({
   validateSearch: (raw: Record<string, unknown>) => {
@@ -27,8 +28,6 @@ export const Route = createFileRoute('/orgs/$orgId/campaigns/$campaignId/')({
 /** How often a running campaign's counts and recipients are read again. */
 const LIVE_MS = 2_000;
 
-type Action = 'start' | 'pause' | 'resume' | 'cancel';
-
 /** What each status allows (CONTRACT §9; the API answers 409 to the rest). */
 const ACTIONS: Record<Campaign['status'], Action[]> = {
   DRAFT: ['start'], SCHEDULED: ['pause', 'cancel'], RUNNING: ['pause', 'cancel'], PAUSED: ['resume', 'cancel'], FINISHED: [], CANCELED: [],
@@ -39,7 +38,6 @@ function CampaignPage() {
   const { orgId, campaignId } = Route.useParams();
   const search = Route.useSearch();
   const navigate = useNavigate();
-  const queryClient = useQueryClient();
   const { canWrite } = useRole(orgId);
   const { page, setSearch, setPage } = useList(search);
   const [dialog, setDialog] = useState<'test' | 'delete' | null>(null);
@@ -48,18 +46,7 @@ function CampaignPage() {
     refetchInterval: (q) => (q.state.data?.status === 'RUNNING' || q.state.data?.status === 'SCHEDULED' ? LIVE_MS : false),
   });
   const inboxes = useQuery(inboxesQuery(orgId));
-  const act = useMutation({
-    mutationFn: (action: Action) => {
-      const params = { path: { orgId, id: campaignId } };
-      // Start takes options (testMode), so its body is an object even when empty.
-      return unwrap(action === 'start' ? api.POST('/api/v1/orgs/{orgId}/campaigns/{id}/start', { params, body: {} }) : api.POST(`/api/v1/orgs/{orgId}/campaigns/{id}/${action}`, { params }));
-    },
-    onSuccess: async (updated) => {
-      queryClient.setQueryData(campaignQuery(orgId, campaignId).queryKey, updated);
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'campaigns', 'recipients', campaignId] });
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'campaigns', 'list'] });
-    },
-  });
+  const act = useCampaignAction(orgId, campaignId);
 
   const back = <Link to="/orgs/$orgId/campaigns" params={{ orgId }} className="text-sm text-indigo-700 hover:underline">← Campaigns</Link>;
   if (campaign.isPending) return <Loading label="Loading campaign…" />;

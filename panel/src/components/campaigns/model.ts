@@ -1,6 +1,4 @@
-import { queryOptions } from '@tanstack/react-query';
-import { api, unwrap, type Schemas } from '../../api/client';
-import { inboxesQuery } from '../conversations/queries';
+import type { Schemas } from '../../api/client';
 
 export type Campaign = Schemas['Campaign'];
 export type Recipient = Schemas['CampaignRecipient'];
@@ -29,14 +27,3 @@ export const SKIP_REASONS: Record<string, string> = {
 export const REASON_LABELS: Record<string, string> = {
   manual: 'Manual', unsubscribed: 'Unsubscribed', hard_bounce: 'Hard bounce', complaint: 'Complaint', stop_keyword: 'STOP keyword',
 };
-
-export const campaignQuery = (orgId: string, id: string) => queryOptions({
-  queryKey: [orgId, 'campaigns', 'one', id],
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/campaigns/{id}', { params: { path: { orgId, id } } })),
-});
-
-/** The inboxes a campaign can send through (email, WhatsApp, Telegram; at most 100 are listed). */
-export const sendingInboxesQuery = (orgId: string) => queryOptions({
-  ...inboxesQuery(orgId),
-  select: (data) => data.items.filter((inbox) => (CAMPAIGN_CHANNELS as readonly string[]).includes(inbox.channel)),
-});
