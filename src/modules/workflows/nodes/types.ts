@@ -1,9 +1,9 @@
 import type { Static, TSchema } from 'typebox';
 import type { Clock } from '../../../platform/clock.ts';
+import type { Scope } from '../../../platform/context.ts';
 import type { ContentService } from '../../content/service.ts';
 import type { LeadsService } from '../../leads/service.ts';
 import type { ConversationsService } from '../../conversations/service.ts';
-import type { CampaignsService } from '../../campaigns/service.ts';
 
 /** A data item: a JSON object flowing along the edges of a workflow. */
 export type Item = Record<string, unknown>;
@@ -33,6 +33,16 @@ export interface InlineAgents {
 }
 
 /**
+ * The campaigns module as `campaigns.start` uses it: a campaign's status and recipients, and its
+ * start. Written out rather than picked from CampaignsService: the campaigns module imports the
+ * workflows' expressions, so an import would close a cycle.
+ */
+export interface CampaignsPort {
+  get(scope: Scope, id: string): Promise<{ status: string; total: number }>;
+  start(scope: Scope, id: string): Promise<{ status: string; total: number }>;
+}
+
+/**
  * What nodes may reach outside the run: only the methods the built-in nodes call. The run driver
  * receives these from src/services.ts and hands them to every node.
  */
@@ -46,7 +56,7 @@ export interface NodePorts {
   /** `messaging.send` through an inbox. */
   conversations: Pick<ConversationsService, 'sendFromWorkflow'>;
   /** `campaigns.start`. */
-  campaigns: Pick<CampaignsService, 'get' | 'start'>;
+  campaigns: CampaignsPort;
 }
 
 /** What a node can see and do while it executes: the ports, and the run it executes in. */
