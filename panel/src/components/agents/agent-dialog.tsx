@@ -1,11 +1,12 @@
 import { useState, type FormEvent } from 'react';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { ApiError, api, unwrap, type Schemas } from '../../api/client';
+import { useQuery } from '@tanstack/react-query';
+import { ApiError, type Schemas } from '../../api/client';
+import { agentTypesQuery, useSaveAgent } from '../../queries/agents';
 import { Modal } from '../ui/dialog';
 import { Button } from '../ui/button';
 import { SelectField, TextArea, TextField } from '../ui/field';
 import { FormError } from '../ui/states';
-import { agentTypesQuery, typeLabel, type AgentTypeName } from './agent-types';
+import { typeLabel, type AgentTypeName } from './agent-types';
 
 interface Fields {
   name: string;
@@ -41,24 +42,15 @@ export function agentBody(f: Fields) {
 
 /** Create a saved agent, or change one (`agent` given). */
 export function AgentDialog({ orgId, agent, open, onOpenChange }: { orgId: string; agent: Schemas['Agent'] | null; open: boolean; onOpenChange: (open: boolean) => void }) {
-  const queryClient = useQueryClient();
   const types = useQuery(agentTypesQuery(orgId));
   const [fields, setFields] = useState<Fields>(() => fieldsOf(agent));
-  const save = useMutation({
-    mutationFn: (body: ReturnType<typeof agentBody>) => agent
-      ? unwrap(api.PATCH('/api/v1/orgs/{orgId}/agents/{id}', { params: { path: { orgId, id: agent.id } }, body }))
-      : unwrap(api.POST('/api/v1/orgs/{orgId}/agents', { params: { path: { orgId } }, body })),
-    onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'agents'] });
-      onOpenChange(false);
-    },
-  });
+  const save = useSaveAgent(orgId, agent?.id ?? null);
   const errors = save.error instanceof ApiError ? save.error.fieldErrors : {};
   const set = (key: keyof Fields) => (e: { target: { value: string } }) => setFields((f) => ({ ...f, [key]: e.target.value }));
   const description = types.data?.find((t) => t.type === fields.type)?.description;
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    save.mutate(agentBody(fields));
+    save.mutate(agentBody(fields), { onSuccess: () => onOpenChange(false) });
   };
   return (
     <Modal open={open} onOpenChange={onOpenChange} title={agent ? `Edit ${agent.name}` : 'New agent'} description="A saved agent is an agent type with your own instructions, model, step limit and budget." wide>

@@ -1,15 +1,6 @@
-import { queryOptions } from '@tanstack/react-query';
-import { api, unwrap } from '../../api/client';
 import type { operations } from '../../api/schema';
 
 export type AgentTypeName = operations['createAgent']['requestBody']['content']['application/json']['type'];
-
-/** The agent types with their descriptions and tools (they change only with the service). */
-export const agentTypesQuery = (orgId: string) => queryOptions({
-  queryKey: [orgId, 'agent-types'],
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/agent-types', { params: { path: { orgId } } })),
-  staleTime: 5 * 60_000,
-});
 
 /** "MARKET_ANALYST" → "Market analyst". */
 export function typeLabel(type: string): string {

@@ -1,12 +1,13 @@
 import { useState, type FormEvent } from 'react';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
-import { ApiError, api, unwrap, type Schemas } from '../../api/client';
+import { ApiError, type Schemas } from '../../api/client';
+import { agentTypesQuery, useRunAgent } from '../../queries/agents';
 import { Modal } from '../ui/dialog';
 import { Button } from '../ui/button';
 import { SelectField, TextArea, TextField } from '../ui/field';
 import { FormError } from '../ui/states';
-import { agentTypesQuery, parseInput, typeLabel, type AgentTypeName } from './agent-types';
+import { parseInput, typeLabel, type AgentTypeName } from './agent-types';
 
 type Mode = 'adhoc' | 'saved';
 
@@ -22,7 +23,6 @@ export function RunAgentDialog({ orgId, open, onOpenChange, agents, agentId }: {
   /** A saved agent to run (the Run button of its row). */
   agentId?: string;
 }) {
-  const queryClient = useQueryClient();
   const navigate = useNavigate();
   const types = useQuery(agentTypesQuery(orgId));
   const [mode, setMode] = useState<Mode>(agentId ? 'saved' : 'adhoc');
@@ -33,16 +33,7 @@ export function RunAgentDialog({ orgId, open, onOpenChange, agents, agentId }: {
   const [modelId, setModelId] = useState('offline');
   const [inputError, setInputError] = useState<string | null>(null);
 
-  const run = useMutation({
-    mutationFn: (body: { task: string; input?: Record<string, unknown> }) => mode === 'saved'
-      ? unwrap(api.POST('/api/v1/orgs/{orgId}/agents/{id}/run', { params: { path: { orgId, id: savedId } }, body }))
-      : unwrap(api.POST('/api/v1/orgs/{orgId}/agents/run', { params: { path: { orgId } }, body: { ...body, type: type as AgentTypeName, ...(modelId.trim() ? { modelId: modelId.trim() } : {}) } })),
-    onSuccess: async (agentRun) => {
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'agent-runs'] });
-      onOpenChange(false);
-      await navigate({ to: '/orgs/$orgId/agents/runs/$runId', params: { orgId, runId: agentRun.id } });
-    },
-  });
+  const run = useRunAgent(orgId);
   const errors = run.error instanceof ApiError ? run.error.fieldErrors : {};
   const saved = agents.find((a) => a.id === savedId);
   const typeInfo = types.data?.find((t) => t.type === (mode === 'saved' ? saved?.type : type));
@@ -52,7 +43,13 @@ export function RunAgentDialog({ orgId, open, onOpenChange, agents, agentId }: {
     const parsed = parseInput(input);
     setInputError(parsed.error ?? null);
     if (parsed.error) return;
-    run.mutate({ task: task.trim(), ...(parsed.value ? { input: parsed.value } : {}) });
+    const body = { task: task.trim(), ...(parsed.value ? { input: parsed.value } : {}) };
+    run.mutate(mode === 'saved' ? { kind: 'saved', agentId: savedId, body } : { kind: 'adhoc', body: { ...body, type: type as AgentTypeName, ...(modelId.trim() ? { modelId: modelId.trim() } : {}) } }, {
+      onSuccess: async (agentRun) => {
+        onOpenChange(false);
+        await navigate({ to: '/orgs/$orgId/agents/runs/$runId', params: { orgId, runId: agentRun.id } });
+      },
+    });
   };
 
   return (

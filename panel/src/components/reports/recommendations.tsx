@@ -1,6 +1,6 @@
 import { useState } from 'react';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap, type Schemas } from '../../api/client';
+import type { Schemas } from '../../api/client';
+import { useApplyRecommendation } from '../../queries/reports';
 import { formatDateTime } from '../../lib/format';
 import { Button } from '../ui/button';
 import { Modal } from '../ui/dialog';
@@ -16,18 +16,12 @@ type Recommendation = Schemas['Recommendation'];
  * applied again (the API answers 409).
  */
 export function Recommendations({ orgId, report, canWrite }: { orgId: string; report: Schemas['Report']; canWrite: boolean }) {
-  const queryClient = useQueryClient();
   const [confirm, setConfirm] = useState<Recommendation | null>(null);
   const [results, setResults] = useState<Record<number, unknown>>({});
-  const apply = useMutation({
-    mutationFn: (index: number) => unwrap(api.POST('/api/v1/orgs/{orgId}/reports/{id}/apply-recommendation', { params: { path: { orgId, id: report.id } }, body: { index } })),
-    onSuccess: (data) => {
-      setResults((r) => ({ ...r, [data.recommendation.index]: data.result }));
-      queryClient.setQueryData([orgId, 'reports', 'one', report.id], data.report);
-      setConfirm(null);
-      // What the action changed: leads, drafts, runs, workflows.
-      for (const key of ['leads', 'posts', 'runs', 'agent-runs', 'reports']) void queryClient.invalidateQueries({ queryKey: [orgId, key] });
-    },
+  // What the action changed (leads, drafts, runs, workflows) is made stale by useApplyRecommendation.
+  const apply = useApplyRecommendation(orgId, report.id, (data) => {
+    setResults((r) => ({ ...r, [data.recommendation.index]: data.result }));
+    setConfirm(null);
   });
   if (report.recommendations.length === 0) return <p className="text-sm text-slate-500">This report recommends nothing.</p>;
   return (

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { ApiError, api, unwrap } from '../../api/client';
+import { ApiError } from '../../api/client';
+import { useSaveBudget } from '../../queries/usage';
 import { Button } from '../ui/button';
 import { TextField } from '../ui/field';
 import { FormError } from '../ui/states';
@@ -10,18 +10,12 @@ import { FormError } from '../ui/states';
  * spent; a warning goes out at 80 %.
  */
 export function BudgetForm({ orgId, limitUsd }: { orgId: string; limitUsd: number | null }) {
-  const queryClient = useQueryClient();
   const [value, setValue] = useState(limitUsd === null ? '' : String(limitUsd));
   const [localError, setLocalError] = useState<string | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
-  const save = useMutation({
-    mutationFn: (monthlyLimitUsd: number | null) => unwrap(api.PUT('/api/v1/orgs/{orgId}/budget', { params: { path: { orgId } }, body: { monthlyLimitUsd } })),
-    onSuccess: async (data) => {
-      setSaved(data.monthlyLimitUsd === null ? 'Budget removed.' : 'Budget saved.');
-      setValue(data.monthlyLimitUsd === null ? '' : String(data.monthlyLimitUsd));
-      queryClient.setQueryData([orgId, 'budget'], data);
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'usage'] });
-    },
+  const save = useSaveBudget(orgId, (data) => {
+    setSaved(data.monthlyLimitUsd === null ? 'Budget removed.' : 'Budget saved.');
+    setValue(data.monthlyLimitUsd === null ? '' : String(data.monthlyLimitUsd));
   });
   const submit = (e: FormEvent) => {
     e.preventDefault();

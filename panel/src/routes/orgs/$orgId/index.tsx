@@ -1,12 +1,13 @@
 import { useMemo, useRef, useState } from 'react';
-import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
+import { createFileRoute, Link } from '@tanstack/react-router';
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap } from '../../../api/client';
-import { compact, oneOf } from '../../../lib/list';
+import { oneOf } from '../../../lib/list';
+import { useList } from '../../../lib/use-list';
+import { budgetKeys, budgetQuery, dashboardStatsQuery, statsKeys } from '../../../queries/usage';
 import { useOrgEvents } from '../../../lib/stream';
 import { formatUsd } from '../../../lib/format';
 import { PageHeader } from '../../../components/ui/page';
-import { ErrorState, Loading } from '../../../components/ui/states';
+import { QueryState } from '../../../components/ui/query-state';
 import {
   chartRows, DASHBOARD_METRICS, GRANULARITIES, isDate, localDate, RANGE_LABELS, RANGE_PRESETS, resolveRange, totals,
   type Granularity, type RangePreset,
@@ -30,34 +31,23 @@ const LIVE = /^(lead\.(created|qualified)|workflow\.run\.(finished|failed)|post\
 function Dashboard() {
   const { orgId } = Route.useParams();
   const search = Route.useSearch();
-  const navigate = useNavigate({ from: Route.fullPath });
   const queryClient = useQueryClient();
   const timeZone = useMemo(() => Intl.DateTimeFormat().resolvedOptions().timeZone, []);
   const today = localDate(new Date());
   const range = resolveRange({ range: search.range, from: search.from, to: search.to, granularity: search.granularity }, today);
   const custom = Boolean(search.from && search.to);
-  const setSearch = (next: Partial<typeof search>) => void navigate({ search: (prev) => compact({ ...prev, ...next }) as never, replace: true });
+  const { setSearch } = useList(search);
 
-  const stats = useQuery({
-    queryKey: [orgId, 'stats', 'dashboard', range, timeZone],
-    queryFn: () => unwrap(api.POST('/api/v1/orgs/{orgId}/stats/query', {
-      params: { path: { orgId } },
-      body: { metrics: [...DASHBOARD_METRICS], from: range.from, to: range.to, granularity: range.granularity, timezone: timeZone },
-    })),
-    placeholderData: keepPreviousData,
-  });
-  const budget = useQuery({
-    queryKey: [orgId, 'budget'],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/budget', { params: { path: { orgId } } })),
-  });
+  const stats = useQuery({ ...dashboardStatsQuery(orgId, range, timeZone, [...DASHBOARD_METRICS]), placeholderData: keepPreviousData });
+  const budget = useQuery(budgetQuery(orgId));
 
   const pending = useRef<ReturnType<typeof setTimeout> | null>(null);
   useOrgEvents((type) => {
     if (!LIVE.test(type) || pending.current) return;
     pending.current = setTimeout(() => {
       pending.current = null;
-      void queryClient.invalidateQueries({ queryKey: [orgId, 'stats'] });
-      void queryClient.invalidateQueries({ queryKey: [orgId, 'budget'] });
+      void queryClient.invalidateQueries({ queryKey: statsKeys.all(orgId) });
+      void queryClient.invalidateQueries({ queryKey: budgetKeys.all(orgId) });
     }, 2000);
   });
 
@@ -72,9 +62,8 @@ function Dashboard() {
         description={`${custom ? `${range.from} to ${range.to}` : RANGE_LABELS[search.range ?? '30d']}, by ${range.granularity}.`}
         actions={<RangePicker key={`${range.from}:${range.to}`} search={search} range={range} onChange={setSearch} />}
       />
-      {stats.isPending ? <Loading label="Loading the figures…" />
-        : stats.isError ? <ErrorState error={stats.error} retry={() => void stats.refetch()} />
-        : (
+      <QueryState query={stats} loading="Loading the figures…" retry>
+        {() => (
           <div className="space-y-4">
             <section aria-label="Totals" className="grid grid-cols-2 gap-3 md:grid-cols-3 xl:grid-cols-6">
               <Total label="Leads created" value={sum['leads.created']!} />
@@ -86,15 +75,15 @@ function Dashboard() {
             </section>
             <section aria-labelledby="budget-title" className="rounded-lg bg-white px-4 py-3 shadow-xs ring-1 ring-slate-200">
               <h2 id="budget-title" className="mb-1 text-sm font-semibold text-slate-900">AI cost this month</h2>
-              {budget.isPending ? <Loading />
-                : budget.isError ? <ErrorState error={budget.error} />
-                : (
+              <QueryState query={budget}>
+                {(data) => (
                   <BudgetStrip
-                    usedUsd={budget.data.usedUsd}
-                    limitUsd={budget.data.monthlyLimitUsd}
+                    usedUsd={data.usedUsd}
+                    limitUsd={data.monthlyLimitUsd}
                     action={<Link to="/orgs/$orgId/usage" params={{ orgId }} className="text-sm font-medium text-indigo-700 hover:underline">Usage and budget</Link>}
                   />
                 )}
+              </QueryState>
             </section>
             <div className="grid gap-4 lg:grid-cols-2">
               <ChartCard title="Leads" summary={`${sum['leads.created']} created, ${sum['leads.qualified']} qualified`}>
@@ -113,6 +102,7 @@ function Dashboard() {
 
           </div>
         )}
+      </QueryState>
     </div>
   );
 }

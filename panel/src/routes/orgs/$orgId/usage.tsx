@@ -1,14 +1,18 @@
 import { useMemo, useState } from 'react';
-import { createFileRoute, useNavigate } from '@tanstack/react-router';
+import { createFileRoute } from '@tanstack/react-router';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import { api, unwrap } from '../../../api/client';
-import { compact, oneOf, str } from '../../../lib/list';
+import { oneOf, str } from '../../../lib/list';
+import { useList } from '../../../lib/use-list';
+import { budgetQuery, usageQuery } from '../../../queries/usage';
+import { workflowNamesQuery } from '../../../queries/workflows';
+import { projectsQuery } from '../../../queries/settings';
 import { useRole } from '../../../lib/account';
 import { formatDate, formatUsd } from '../../../lib/format';
 import { PageHeader } from '../../../components/ui/page';
 import { SortTh, Table, Td } from '../../../components/ui/table';
-import { Empty, ErrorState, Loading } from '../../../components/ui/states';
+import { Empty } from '../../../components/ui/states';
+import { QueryState } from '../../../components/ui/query-state';
 import { Button } from '../../../components/ui/button';
 import { isDate } from '../../../components/dashboard/chart-data';
 import { BudgetMeter, COLORS, moneyTick } from '../../../components/dashboard/charts';
@@ -31,35 +35,19 @@ export const Route = createFileRoute('/orgs/$orgId/usage')({
 function UsagePage() {
   const { orgId } = Route.useParams();
   const search = Route.useSearch();
-  const navigate = useNavigate({ from: Route.fullPath });
   const { canAdmin } = useRole(orgId);
   const month = thisMonth(new Date());
   const from = search.from && search.to && search.from <= search.to ? search.from : month.from;
   const to = search.from && search.to && search.from <= search.to ? search.to : month.to;
   const groupBy: GroupBy = search.groupBy ?? 'model';
   const sort = search.sort ?? '-costUsd';
-  const setSearch = (next: Partial<typeof search>) => void navigate({ search: (prev) => compact({ ...prev, ...next }) as never, replace: true });
+  const { setSearch } = useList(search);
 
-  const usage = useQuery({
-    queryKey: [orgId, 'usage', { from, to, groupBy }],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/usage', { params: { path: { orgId }, query: { from, to, groupBy } } })),
-    placeholderData: keepPreviousData,
-  });
-  const budget = useQuery({
-    queryKey: [orgId, 'budget'],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/budget', { params: { path: { orgId } } })),
-  });
+  const usage = useQuery({ ...usageQuery(orgId, { from, to, groupBy }), placeholderData: keepPreviousData });
+  const budget = useQuery(budgetQuery(orgId));
   // Names for the workflow and project groups (their keys are ids).
-  const workflows = useQuery({
-    queryKey: [orgId, 'workflows', 'names'],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/workflows', { params: { path: { orgId }, query: { pageSize: 100 } } })),
-    enabled: groupBy === 'workflow',
-  });
-  const projects = useQuery({
-    queryKey: [orgId, 'projects'],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/projects', { params: { path: { orgId } } })),
-    enabled: groupBy === 'project',
-  });
+  const workflows = useQuery({ ...workflowNamesQuery(orgId), enabled: groupBy === 'workflow' });
+  const projects = useQuery({ ...projectsQuery(orgId), enabled: groupBy === 'project' });
   const names = useMemo(() => ({
     workflows: new Map((workflows.data?.items ?? []).map((w) => [w.id, w.name])),
     projects: new Map((projects.data ?? []).map((p) => [p.id, p.name])),
@@ -73,16 +61,16 @@ function UsagePage() {
 
       <section aria-labelledby="budget-title" className="rounded-lg bg-white p-4 shadow-xs ring-1 ring-slate-200">
         <h2 id="budget-title" className="mb-3 font-semibold text-slate-900">Monthly budget</h2>
-        {budget.isPending ? <Loading />
-          : budget.isError ? <ErrorState error={budget.error} retry={() => void budget.refetch()} />
-          : (
+        <QueryState query={budget} retry>
+          {(data) => (
             <div className="grid gap-6 md:grid-cols-2">
-              <BudgetMeter usedUsd={budget.data.usedUsd} limitUsd={budget.data.monthlyLimitUsd} resetsAt={budget.data.resetsAt} />
-              {canAdmin ? <BudgetForm orgId={orgId} limitUsd={budget.data.monthlyLimitUsd} /> : (
+              <BudgetMeter usedUsd={data.usedUsd} limitUsd={data.monthlyLimitUsd} resetsAt={data.resetsAt} />
+              {canAdmin ? <BudgetForm orgId={orgId} limitUsd={data.monthlyLimitUsd} /> : (
                 <p className="text-sm text-slate-600">Owners and admins set the monthly budget. New runs are refused while it is spent; everyone is warned at 80 %.</p>
               )}
             </div>
           )}
+        </QueryState>
       </section>
 
       <RangeForm key={`${from}:${to}`} from={from} to={to} groupBy={groupBy}
@@ -91,15 +79,14 @@ function UsagePage() {
         onGroupBy={(g) => setSearch({ groupBy: g === 'model' ? undefined : g, sort: undefined })}
       />
 
-      {usage.isPending ? <Loading label="Loading usage…" />
-        : usage.isError ? <ErrorState error={usage.error} retry={() => void usage.refetch()} />
-        : (
+      <QueryState query={usage} loading="Loading usage…" retry>
+        {(report) => (
           <>
             <section aria-label="Totals" className="grid grid-cols-2 gap-3 md:grid-cols-4">
-              <Figure label="Cost" value={formatUsd(usage.data.totals.costUsd)} />
-              <Figure label="Agent runs" value={usage.data.totals.runs.toLocaleString()} />
-              <Figure label="Input tokens" value={usage.data.totals.inputTokens.toLocaleString()} />
-              <Figure label="Output tokens" value={usage.data.totals.outputTokens.toLocaleString()} />
+              <Figure label="Cost" value={formatUsd(report.totals.costUsd)} />
+              <Figure label="Agent runs" value={report.totals.runs.toLocaleString()} />
+              <Figure label="Input tokens" value={report.totals.inputTokens.toLocaleString()} />
+              <Figure label="Output tokens" value={report.totals.outputTokens.toLocaleString()} />
             </section>
             {groups.length === 0 ? (
               <Empty title="No usage in this range">Agent runs and AI workflow steps record their tokens and cost here.</Empty>
@@ -145,6 +132,7 @@ function UsagePage() {
             )}
           </>
         )}
+      </QueryState>
     </div>
   );
 }

@@ -1,20 +1,22 @@
 import { useState } from 'react';
-import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { createFileRoute, Link } from '@tanstack/react-router';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Tabs } from 'radix-ui';
-import { api, unwrap, type Schemas } from '../../../../api/client';
-import { compact, listSearch, oneOf, str, type ListSearch } from '../../../../lib/list';
+import type { Schemas } from '../../../../api/client';
+import { agentRunsQuery, agentsQuery, agentTypesQuery, allAgentsQuery, useDeleteAgent } from '../../../../queries/agents';
+import { listSearch, oneOf, str, type ListSearch } from '../../../../lib/list';
 import { useRole } from '../../../../lib/account';
 import { formatDateTime, formatUsd } from '../../../../lib/format';
 import { Badge, PageHeader } from '../../../../components/ui/page';
 import { SortTh, Table, Td, Th } from '../../../../components/ui/table';
-import { Empty, ErrorState, FormError, Loading } from '../../../../components/ui/states';
+import { Empty, FormError } from '../../../../components/ui/states';
+import { noItems, QueryState } from '../../../../components/ui/query-state';
 import { Pagination } from '../../../../components/ui/pagination';
 import { Button } from '../../../../components/ui/button';
 import { Modal } from '../../../../components/ui/dialog';
 import { AgentDialog } from '../../../../components/agents/agent-dialog';
 import { RunAgentDialog } from '../../../../components/agents/run-dialog';
-import { agentTypesQuery, typeLabel } from '../../../../components/agents/agent-types';
+import { typeLabel } from '../../../../components/agents/agent-types';
 import { isFinal, RUN_STATUSES, statusLabel, type RunStatus } from '../../../../components/agents/steps';
 import { useList } from '../../../../lib/use-list';
 import { SearchBox } from '../../../../components/ui/search-box';
@@ -50,17 +52,14 @@ type Search = AgentsSearch;
 function AgentsPage() {
   const { orgId } = Route.useParams();
   const search = Route.useSearch();
-  const navigate = useNavigate({ from: Route.fullPath });
+  const { clear } = useList(search);
   const { canWrite } = useRole(orgId);
   const [editing, setEditing] = useState<Schemas['Agent'] | 'new' | null>(null);
   const [running, setRunning] = useState<{ agentId?: string } | null>(null);
   const view = search.view ?? 'runs';
 
   // Every saved agent, for the run dialog's choice and the runs filter (an organization keeps a few).
-  const allAgents = useQuery({
-    queryKey: [orgId, 'agents', 'all'],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/agents', { params: { path: { orgId }, query: { pageSize: 100, sort: 'name' } } })),
-  });
+  const allAgents = useQuery(allAgentsQuery(orgId));
 
   return (
     <div>
@@ -74,7 +73,7 @@ function AgentsPage() {
           </>
         ) : null}
       />
-      <Tabs.Root value={view} onValueChange={(value) => void navigate({ search: compact({ view: value === 'agents' ? 'agents' : undefined }) as never, replace: true })}>
+      <Tabs.Root value={view} onValueChange={(value) => clear({ view: value === 'agents' ? 'agents' : undefined })}>
         <Tabs.List aria-label="Agents views" className="mb-4 flex gap-1 border-b border-slate-200">
           <Tabs.Trigger value="runs" className="-mb-px border-b-2 border-transparent px-3 py-2 text-sm font-medium text-slate-600 hover:text-slate-900 data-[state=active]:border-indigo-600 data-[state=active]:text-indigo-700">Run history</Tabs.Trigger>
           <Tabs.Trigger value="agents" className="-mb-px border-b-2 border-transparent px-3 py-2 text-sm font-medium text-slate-600 hover:text-slate-900 data-[state=active]:border-indigo-600 data-[state=active]:text-indigo-700">Saved agents</Tabs.Trigger>
@@ -114,13 +113,11 @@ function RunHistory({ orgId, search, agents }: { orgId: string; search: Search; 
   const sort = search.sort ?? '-createdAt';
   const query = { page, pageSize, sort: search.sort, q: search.q, status: search.status, type: search.type, agentId: search.agentId };
   const runs = useQuery({
-    queryKey: [orgId, 'agent-runs', query],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/agent-runs', { params: { path: { orgId }, query } })),
+    ...agentRunsQuery(orgId, query),
     placeholderData: keepPreviousData,
     // Runs still queued or running on this page are followed until they end.
     refetchInterval: (q) => (q.state.data?.items.some((r) => !isFinal(r.status)) ? 1500 : false),
   });
-  const items = runs.data?.items ?? [];
   const filtered = Boolean(search.q || search.status || search.type || search.agentId);
   const agentName = (id: string | null) => (id ? agents.find((a) => a.id === id)?.name ?? 'Saved agent' : null);
 
@@ -147,13 +144,18 @@ function RunHistory({ orgId, search, agents }: { orgId: string; search: Search; 
         ) : null}
         {filtered ? <Button variant="ghost" onClick={() => clear()}>Clear filters</Button> : null}
       </form>
-      {runs.isPending ? <Loading label="Loading agent runs…" />
-        : runs.isError ? <ErrorState error={runs.error} retry={() => void runs.refetch()} />
-        : items.length === 0 ? (
+      <QueryState
+        query={runs}
+        loading="Loading agent runs…"
+        retry
+        isEmpty={noItems}
+        empty={(
           <Empty title={filtered ? 'No runs match these filters' : 'No agent runs yet'}>
             {filtered ? 'Try another search or clear the filters.' : 'Run an agent: with the offline model it needs no network and works on your own data.'}
           </Empty>
-        ) : (
+        )}
+      >
+        {(data) => (
           <>
             <Table label="Agent runs">
               <thead className="bg-slate-50">
@@ -168,7 +170,7 @@ function RunHistory({ orgId, search, agents }: { orgId: string; search: Search; 
                 </tr>
               </thead>
               <tbody className="divide-y divide-slate-100">
-                {items.map((run) => (
+                {data.items.map((run) => (
                   <tr key={run.id} className="hover:bg-slate-50">
                     <Td className="max-w-md">
                       <Link to="/orgs/$orgId/agents/runs/$runId" params={{ orgId, runId: run.id }} className="line-clamp-2 font-medium text-indigo-700 hover:underline">{run.task}</Link>
@@ -184,9 +186,10 @@ function RunHistory({ orgId, search, agents }: { orgId: string; search: Search; 
                 ))}
               </tbody>
             </Table>
-            <Pagination page={page} pageSize={pageSize} total={runs.data.total} onPage={setPage} />
+            <Pagination page={page} pageSize={pageSize} total={data.total} onPage={setPage} />
           </>
         )}
+      </QueryState>
     </section>
   );
 }
@@ -199,24 +202,12 @@ function SavedAgents({ orgId, search, canWrite, onEdit, onRun, onCreate }: {
   onRun: (agentId: string) => void;
   onCreate: () => void;
 }) {
-  const queryClient = useQueryClient();
   const [deleting, setDeleting] = useState<Schemas['Agent'] | null>(null);
   const { page, pageSize, setSearch, setPage, clear } = useList(search);
   const sort = search.sort ?? '-createdAt';
   const query = { page, pageSize, sort: search.sort, q: search.q, type: search.type };
-  const agents = useQuery({
-    queryKey: [orgId, 'agents', query],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/agents', { params: { path: { orgId }, query } })),
-    placeholderData: keepPreviousData,
-  });
-  const remove = useMutation({
-    mutationFn: (id: string) => unwrap(api.DELETE('/api/v1/orgs/{orgId}/agents/{id}', { params: { path: { orgId, id } } })),
-    onSuccess: async () => {
-      setDeleting(null);
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'agents'] });
-    },
-  });
-  const items = agents.data?.items ?? [];
+  const agents = useQuery({ ...agentsQuery(orgId, query), placeholderData: keepPreviousData });
+  const remove = useDeleteAgent(orgId, () => setDeleting(null));
   const filtered = Boolean(search.q || search.type);
   return (
     <section aria-label="Saved agents">
@@ -225,13 +216,18 @@ function SavedAgents({ orgId, search, canWrite, onEdit, onRun, onCreate }: {
         <TypeFilter orgId={orgId} value={search.type} onChange={(type) => setSearch({ type })} />
         {filtered ? <Button variant="ghost" onClick={() => clear({ view: 'agents' })}>Clear filters</Button> : null}
       </form>
-      {agents.isPending ? <Loading label="Loading agents…" />
-        : agents.isError ? <ErrorState error={agents.error} retry={() => void agents.refetch()} />
-        : items.length === 0 ? (
+      <QueryState
+        query={agents}
+        loading="Loading agents…"
+        retry
+        isEmpty={noItems}
+        empty={(
           <Empty title={filtered ? 'No agents match these filters' : 'No saved agents yet'}>
             {filtered ? 'Try another search or clear the filters.' : canWrite ? <Button variant="primary" onClick={onCreate}>New agent</Button> : 'Saved agents appear here.'}
           </Empty>
-        ) : (
+        )}
+      >
+        {(data) => (
           <>
             <Table label="Saved agents">
               <thead className="bg-slate-50">
@@ -246,7 +242,7 @@ function SavedAgents({ orgId, search, canWrite, onEdit, onRun, onCreate }: {
                 </tr>
               </thead>
               <tbody className="divide-y divide-slate-100">
-                {items.map((agent) => (
+                {data.items.map((agent) => (
                   <tr key={agent.id} className="hover:bg-slate-50">
                     <Td>
                       <p className="font-medium text-slate-900">{agent.name}</p>
@@ -271,9 +267,10 @@ function SavedAgents({ orgId, search, canWrite, onEdit, onRun, onCreate }: {
                 ))}
               </tbody>
             </Table>
-            <Pagination page={page} pageSize={pageSize} total={agents.data.total} onPage={setPage} />
+            <Pagination page={page} pageSize={pageSize} total={data.total} onPage={setPage} />
           </>
         )}
+      </QueryState>
       <Modal open={deleting !== null} onOpenChange={(open) => { if (!open) { setDeleting(null); remove.reset(); } }} title={`Delete ${deleting?.name ?? 'agent'}?`} description="Its past runs and reports stay.">
         <FormError error={remove.error} />
         <div className="mt-4 flex justify-end gap-2">

@@ -1,6 +1,6 @@
 import { createFileRoute, Link } from '@tanstack/react-router';
 import { useQuery } from '@tanstack/react-query';
-import { api, unwrap } from '../../../../api/client';
+import { reportQuery } from '../../../../queries/reports';
 import { useRole } from '../../../../lib/account';
 import { formatDateTime } from '../../../../lib/format';
 import { Badge } from '../../../../components/ui/page';
@@ -17,10 +17,7 @@ export const Route = createFileRoute('/orgs/$orgId/reports/$reportId')({
 function ReportPage() {
   const { orgId, reportId } = Route.useParams();
   const { canWrite } = useRole(orgId);
-  const report = useQuery({
-    queryKey: [orgId, 'reports', 'one', reportId],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/reports/{id}', { params: { path: { orgId, id: reportId } } })),
-  });
+  const report = useQuery(reportQuery(orgId, reportId));
   if (report.isPending) return <Loading label="Loading the report…" />;
   if (report.isError) return <ErrorState error={report.error} retry={() => void report.refetch()} />;
   const r = report.data;

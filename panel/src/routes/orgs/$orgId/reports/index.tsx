@@ -1,12 +1,13 @@
 import { createFileRoute, Link } from '@tanstack/react-router';
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap } from '../../../../api/client';
+import { reportKeys, reportsQuery } from '../../../../queries/reports';
 import { listSearch, oneOf, type ListSearch } from '../../../../lib/list';
 import { useOrgEvents } from '../../../../lib/stream';
 import { formatDateTime } from '../../../../lib/format';
 import { Badge, PageHeader } from '../../../../components/ui/page';
 import { SortTh, Table, Td, Th } from '../../../../components/ui/table';
-import { Empty, ErrorState, Loading } from '../../../../components/ui/states';
+import { Empty } from '../../../../components/ui/states';
+import { noItems, QueryState } from '../../../../components/ui/query-state';
 import { Pagination } from '../../../../components/ui/pagination';
 import { Button } from '../../../../components/ui/button';
 import { REPORT_TYPES, reportTypeLabel } from '../../../../components/reports/describe';
@@ -31,17 +32,12 @@ function ReportsPage() {
   const { page, pageSize, setSearch, setPage, clear } = useList(search);
   // A report an agent saves appears without a reload.
   useOrgEvents((type) => {
-    if (type === 'agent.report.created') void queryClient.invalidateQueries({ queryKey: [orgId, 'reports'] });
+    if (type === 'agent.report.created') void queryClient.invalidateQueries({ queryKey: reportKeys.all(orgId) });
   });
 
   const sort = search.sort ?? '-createdAt';
   const query = { page, pageSize, sort: search.sort, q: search.q, type: search.type };
-  const reports = useQuery({
-    queryKey: [orgId, 'reports', query],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/reports', { params: { path: { orgId }, query } })),
-    placeholderData: keepPreviousData,
-  });
-  const items = reports.data?.items ?? [];
+  const reports = useQuery({ ...reportsQuery(orgId, query), placeholderData: keepPreviousData });
   const filtered = Boolean(search.q || search.type);
 
   return (
@@ -58,13 +54,18 @@ function ReportsPage() {
         </label>
         {filtered ? <Button variant="ghost" onClick={() => clear()}>Clear filters</Button> : null}
       </form>
-      {reports.isPending ? <Loading label="Loading reports…" />
-        : reports.isError ? <ErrorState error={reports.error} retry={() => void reports.refetch()} />
-        : items.length === 0 ? (
+      <QueryState
+        query={reports}
+        loading="Loading reports…"
+        retry
+        isEmpty={noItems}
+        empty={(
           <Empty title={filtered ? 'No reports match these filters' : 'No reports yet'}>
             {filtered ? 'Try another search or clear the filters.' : <>Agents write reports: run a market analyst or a report writer from <Link to="/orgs/$orgId/agents" params={{ orgId }} className="text-indigo-700 underline">Agents</Link>.</>}
           </Empty>
-        ) : (
+        )}
+      >
+        {(data) => (
           <>
             <Table label="Reports">
               <thead className="bg-slate-50">
@@ -77,7 +78,7 @@ function ReportsPage() {
                 </tr>
               </thead>
               <tbody className="divide-y divide-slate-100">
-                {items.map((report) => {
+                {data.items.map((report) => {
                   const applied = report.recommendations.filter((r) => r.appliedAt).length;
                   return (
                     <tr key={report.id} className="hover:bg-slate-50">
@@ -94,9 +95,10 @@ function ReportsPage() {
                 })}
               </tbody>
             </Table>
-            <Pagination page={page} pageSize={pageSize} total={reports.data.total} onPage={setPage} />
+            <Pagination page={page} pageSize={pageSize} total={data.total} onPage={setPage} />
           </>
         )}
+      </QueryState>
     </div>
   );
 }

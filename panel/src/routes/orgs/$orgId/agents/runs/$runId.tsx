@@ -1,7 +1,8 @@
 import { useMemo } from 'react';
 import { createFileRoute, Link } from '@tanstack/react-router';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap, type Schemas } from '../../../../../api/client';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import type { Schemas } from '../../../../../api/client';
+import { agentRunKeys, agentRunQuery, useCancelAgentRun } from '../../../../../queries/agents';
 import { useRole } from '../../../../../lib/account';
 import { formatDateTime, formatUsd } from '../../../../../lib/format';
 import { Badge } from '../../../../../components/ui/page';
@@ -15,32 +16,22 @@ import { formatDuration } from '../../../../../components/agents/time';
 import { HrefLink } from '../../../../../components/reports/href-link';
 import { panelPath } from '../../../../../lib/links';
 
+type AgentRun = Schemas['AgentRun'];
+
 export const Route = createFileRoute('/orgs/$orgId/agents/runs/$runId')({
   component: AgentRunPage,
 });
-
-type AgentRun = Schemas['AgentRun'];
 
 function AgentRunPage() {
   const { orgId, runId } = Route.useParams();
   const queryClient = useQueryClient();
   const { canWrite } = useRole(orgId);
-  const runKey = [orgId, 'agent-runs', 'one', runId];
-  const run = useQuery({
-    queryKey: runKey,
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/agent-runs/{id}', { params: { path: { orgId, id: runId } } })),
-  });
+  const run = useQuery(agentRunQuery(orgId, runId));
   const final = isFinal(run.data?.status);
   // Live steps while the run works; once it has ended the record holds them all.
-  const stream = useAgentRunStream(orgId, runId, run.isSuccess && !final, () => void queryClient.invalidateQueries({ queryKey: runKey }));
+  const stream = useAgentRunStream(orgId, runId, run.isSuccess && !final, () => void queryClient.invalidateQueries({ queryKey: agentRunKeys.detail(orgId, runId) }));
   const steps = useMemo(() => withRecordSteps(stream.steps, run.data?.steps), [stream.steps, run.data?.steps]);
-  const cancel = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/orgs/{orgId}/agent-runs/{id}/cancel', { params: { path: { orgId, id: runId } } })),
-    onSuccess: (data) => {
-      queryClient.setQueryData(runKey, (old: AgentRun | undefined) => ({ ...data, steps: data.steps ?? old?.steps }));
-      void queryClient.invalidateQueries({ queryKey: [orgId, 'agent-runs'] });
-    },
-  });
+  const cancel = useCancelAgentRun(orgId, runId);
 
   if (run.isPending) return <Loading label="Loading the run…" />;
   if (run.isError) return <ErrorState error={run.error} retry={() => void run.refetch()} />;
