@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, ApiError, unwrap } from '../../api/client';
+import { ApiError } from '../../api/client';
+import { useDeleteRule, useSaveRule, type Rule } from '../../queries/analytics';
 import { Modal } from '../ui/dialog';
 import { Button } from '../ui/button';
 import { SelectField, TextField } from '../ui/field';
@@ -10,7 +10,6 @@ import {
   COMPARE_LABELS, COMPARES, describeRule, emptyRule, fieldsOfRule, NAME_MAX, RULE_METRICS, ruleBody, ruleErrors, WINDOW_LABELS, WINDOWS,
   type Compare, type RuleFields, type RuleMetric, type Window,
 } from './rules';
-import type { Rule } from './queries';
 
 interface IntegrationOption {
   id: string;
@@ -28,29 +27,17 @@ export function RuleDialog({ orgId, rule, integrations, defaultIntegrationId, on
   defaultIntegrationId?: string;
   onClose: () => void;
 }) {
-  const queryClient = useQueryClient();
   const [f, setF] = useState<RuleFields>(() => (rule ? fieldsOfRule(rule) : emptyRule(defaultIntegrationId ?? '')));
   const [tried, setTried] = useState(false);
   const set = <K extends keyof RuleFields>(key: K, value: RuleFields[K]) => setF((prev) => ({ ...prev, [key]: value }));
-  const save = useMutation({
-    mutationFn: () => {
-      const body = ruleBody(f);
-      return rule
-        ? unwrap(api.PATCH('/api/v1/orgs/{orgId}/analytics/rules/{id}', { params: { path: { orgId, id: rule.id } }, body }))
-        : unwrap(api.POST('/api/v1/orgs/{orgId}/analytics/rules', { params: { path: { orgId } }, body }));
-    },
-    onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'analytics', 'rules'] });
-      onClose();
-    },
-  });
+  const save = useSaveRule(orgId, rule?.id ?? null);
   const local = tried ? ruleErrors(f) : {};
   const remote = save.error instanceof ApiError ? save.error.fieldErrors : {};
   const errors: Partial<Record<string, string>> = { ...remote, ...local };
   const submit = (e: FormEvent) => {
     e.preventDefault();
     setTried(true);
-    if (Object.keys(ruleErrors(f)).length === 0) save.mutate();
+    if (Object.keys(ruleErrors(f)).length === 0) save.mutate(ruleBody(f), { onSuccess: onClose });
   };
   const pct = f.compare === 'pct_change';
   const unit = metricSpec(f.metric)?.label.toLowerCase() ?? 'value';
@@ -120,20 +107,13 @@ function thresholdHint(metric: string, unit: string): string {
 }
 
 export function DeleteRuleDialog({ orgId, rule, onClose }: { orgId: string; rule: Rule; onClose: () => void }) {
-  const queryClient = useQueryClient();
-  const remove = useMutation({
-    mutationFn: () => unwrap(api.DELETE('/api/v1/orgs/{orgId}/analytics/rules/{id}', { params: { path: { orgId, id: rule.id } } })),
-    onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'analytics', 'rules'] });
-      onClose();
-    },
-  });
+  const remove = useDeleteRule(orgId, rule.id);
   return (
     <Modal open onOpenChange={(open) => !open && onClose()} title={`Delete ${rule.name}?`} description="It stops watching the metric. Alerts it already sent stay in the notifications.">
       <FormError error={remove.error} />
       <div className="mt-4 flex justify-end gap-2">
         <Button onClick={onClose}>Cancel</Button>
-        <Button variant="danger" disabled={remove.isPending} onClick={() => remove.mutate()}>Delete rule</Button>
+        <Button variant="danger" disabled={remove.isPending} onClick={() => remove.mutate(undefined, { onSuccess: onClose })}>Delete rule</Button>
       </div>
     </Modal>
   );

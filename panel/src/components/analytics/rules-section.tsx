@@ -4,12 +4,13 @@ import { formatDateTime, relative } from '../../lib/format';
 import { Badge } from '../ui/page';
 import { Button } from '../ui/button';
 import { Table, Td, Th } from '../ui/table';
-import { Empty, ErrorState, Loading } from '../ui/states';
+import { Empty } from '../ui/states';
+import { noItems, QueryState } from '../ui/query-state';
 import { Pagination } from '../ui/pagination';
 import { formatMetric, metricSpec } from './data';
 import { describeRule } from './rules';
 import { DeleteRuleDialog, RuleDialog } from './rule-dialogs';
-import { RULES_PAGE_SIZE, rulesQuery, type Rule } from './queries';
+import { RULES_PAGE_SIZE, rulesQuery, type Rule } from '../../queries/analytics';
 
 const STATE_TONE = { ok: 'green', firing: 'red', error: 'amber' } as const;
 
@@ -27,7 +28,6 @@ export function RulesSection({ orgId, integrations, selectedIntegrationId, canWr
   const [editing, setEditing] = useState<Rule | null>(null);
   const [removing, setRemoving] = useState<Rule | null>(null);
   const integrationName = (id: string | null | undefined) => (id ? integrations.find((i) => i.id === id)?.name ?? 'A removed account' : 'All Google accounts');
-  const items = rules.data?.items ?? [];
 
   return (
     <section aria-labelledby="rules-title" className="space-y-3">
@@ -38,13 +38,18 @@ export function RulesSection({ orgId, integrations, selectedIntegrationId, canWr
         </div>
         {canWrite ? <Button variant="primary" onClick={() => setCreating(true)}>New rule</Button> : null}
       </div>
-      {rules.isPending ? <Loading label="Loading rules…" />
-        : rules.isError ? <ErrorState error={rules.error} retry={() => void rules.refetch()} />
-        : items.length === 0 ? (
+      <QueryState
+        query={rules}
+        loading="Loading rules…"
+        retry
+        isEmpty={noItems}
+        empty={(
           <Empty title="No alert rules yet">
             {canWrite ? 'Add one to hear about a drop in traffic or a jump in clicks, for example: sessions falling below 100 in a day, or clicks changing by 30 % over 7 days.' : 'A member can add rules.'}
           </Empty>
-        ) : (
+        )}
+      >
+        {(data) => (
           <>
             <Table label="Alert rules">
               <thead className="bg-slate-50">
@@ -58,7 +63,7 @@ export function RulesSection({ orgId, integrations, selectedIntegrationId, canWr
                 </tr>
               </thead>
               <tbody className="divide-y divide-slate-100">
-                {items.map((rule) => (
+                {data.items.map((rule) => (
                   <tr key={rule.id}>
                     <Td className="max-w-md">
                       <span className="font-medium text-slate-900">{rule.name}</span>
@@ -83,9 +88,10 @@ export function RulesSection({ orgId, integrations, selectedIntegrationId, canWr
                 ))}
               </tbody>
             </Table>
-            {rules.data.total > RULES_PAGE_SIZE ? <Pagination page={page} pageSize={RULES_PAGE_SIZE} total={rules.data.total} onPage={onPage} /> : null}
+            {data.total > RULES_PAGE_SIZE ? <Pagination page={page} pageSize={RULES_PAGE_SIZE} total={data.total} onPage={onPage} /> : null}
           </>
         )}
+      </QueryState>
       {creating ? <RuleDialog orgId={orgId} integrations={integrations} defaultIntegrationId={selectedIntegrationId} onClose={() => setCreating(false)} /> : null}
       {editing ? <RuleDialog orgId={orgId} rule={editing} integrations={integrations} onClose={() => setEditing(null)} /> : null}
       {removing ? <DeleteRuleDialog orgId={orgId} rule={removing} onClose={() => setRemoving(null)} /> : null}

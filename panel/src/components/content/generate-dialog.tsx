@@ -1,6 +1,8 @@
 import { useState } from 'react';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, ApiError, unwrap, type Schemas } from '../../api/client';
+import { useQuery } from '@tanstack/react-query';
+import { ApiError, type Schemas } from '../../api/client';
+import { useGeneratePosts } from '../../queries/content';
+import { projectsQuery } from '../../queries/settings';
 import { PLATFORMS, type Platform } from '../../../../src/shared/platforms.ts';
 import { formatUsd } from '../../lib/format';
 import { Modal } from '../ui/dialog';
@@ -8,7 +10,6 @@ import { Button } from '../ui/button';
 import { Checkbox, SelectField, TextArea, TextField } from '../ui/field';
 import { FormError } from '../ui/states';
 import { PLATFORM_LABELS } from './preview';
-import { projectsQuery } from './queries';
 
 type Result = { agentRunId: string; status: string; summary: string | null; usage: Record<string, unknown>; items: Schemas['Post'][] };
 
@@ -17,7 +18,6 @@ type Result = { agentRunId: string; status: string; summary: string | null; usag
  * how many per platform and the language. The drafts land as DRAFT posts, listed here to open.
  */
 export function GenerateDialog({ orgId, open, onOpenChange, onOpenPost }: { orgId: string; open: boolean; onOpenChange: (open: boolean) => void; onOpenPost: (id: string) => void }) {
-  const queryClient = useQueryClient();
   const projects = useQuery(projectsQuery(orgId));
   const [topic, setTopic] = useState('');
   const [platforms, setPlatforms] = useState<Platform[]>(['LINKEDIN', 'X']);
@@ -25,16 +25,7 @@ export function GenerateDialog({ orgId, open, onOpenChange, onOpenPost }: { orgI
   const [language, setLanguage] = useState('en');
   const [projectId, setProjectId] = useState('');
   const [result, setResult] = useState<Result | null>(null);
-  const generate = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/orgs/{orgId}/content/generate', {
-      params: { path: { orgId } },
-      body: { topic: topic.trim(), platforms, count, language: language.trim(), ...(projectId ? { projectId } : {}) },
-    })),
-    onSuccess: async (r) => {
-      setResult(r);
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'posts'] });
-    },
-  });
+  const generate = useGeneratePosts(orgId, setResult);
   const close = (next: boolean) => {
     onOpenChange(next);
     if (!next) { setResult(null); generate.reset(); }
@@ -67,7 +58,7 @@ export function GenerateDialog({ orgId, open, onOpenChange, onOpenPost }: { orgI
           </div>
         </div>
       ) : (
-        <form className="space-y-4" onSubmit={(e) => { e.preventDefault(); generate.mutate(); }}>
+        <form className="space-y-4" onSubmit={(e) => { e.preventDefault(); generate.mutate({ topic: topic.trim(), platforms, count, language: language.trim(), ...(projectId ? { projectId } : {}) }); }}>
           <TextArea label="Topic" rows={3} required maxLength={1000} value={topic} error={errors.topic} placeholder="Our spring webinar on marketing automation, 12 March, free sign-up" onChange={(e) => setTopic(e.target.value)} className="font-sans" />
           <fieldset>
             <legend className="mb-1 text-sm font-medium text-slate-700">Platforms</legend>

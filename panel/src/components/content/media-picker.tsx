@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { useMutation, useQueries } from '@tanstack/react-query';
 import { ApiError } from '../../api/client';
-import { mediaQuery, uploadMedia } from './queries';
+import { mediaQuery, uploadMedia } from '../../queries/content';
 
 export interface MediaItem {
   id: string;

@@ -2,19 +2,21 @@ import { useState, type ReactNode } from 'react';
 import { Link } from '@tanstack/react-router';
 import { Dialog } from 'radix-ui';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, ApiError, unwrap, type Schemas } from '../../api/client';
+import { ApiError, type Schemas } from '../../api/client';
+import { allIntegrationsQuery, approvePost, createPost, deletePost, patchPost, postCache, postQuery, publishPost } from '../../queries/content';
+import { projectsQuery } from '../../queries/settings';
 import { MAX_MEDIA, PLATFORMS, type Platform } from '../../../../src/shared/platforms.ts';
 import { allowed } from '../../../../src/shared/posts.ts';
 import { formatDateTime, relative } from '../../lib/format';
 import { Button } from '../ui/button';
 import { SelectField, TextField } from '../ui/field';
 import { Badge } from '../ui/page';
-import { ErrorState, FormError, Loading } from '../ui/states';
+import { FormError } from '../ui/states';
+import { QueryState } from '../ui/query-state';
 import { browserTimeZone, fromLocalInput, isFuture, offsetName, toLocalInput } from './dates';
 import { countPost, parseHashtags } from './length';
 import { MediaPicker, useMediaItems } from './media-picker';
 import { LengthCounter, PlatformPreviews, PLATFORM_LABELS } from './preview';
-import { allIntegrationsQuery, postQuery, projectsQuery } from './queries';
 
 type Post = Schemas['Post'];
 type Integration = Schemas['Integration'];
@@ -76,9 +78,11 @@ export function PostEditor({ orgId, postId, canWrite, onClose, onCreated }: {
     <Sheet title={title} onClose={onClose}>
       {postId === null ? (
         <EditorForm orgId={orgId} post={null} canWrite={canWrite} onCreated={onCreated} onDeleted={onClose} />
-      ) : post.isPending ? <Loading label="Loading the post…" />
-        : post.isError ? <ErrorState error={post.error} retry={() => void post.refetch()} />
-        : <EditorForm key={post.data.id} orgId={orgId} post={post.data} canWrite={canWrite} onCreated={onCreated} onDeleted={onClose} />}
+      ) : (
+        <QueryState query={post} loading="Loading the post…" retry>
+          {(data) => <EditorForm key={data.id} orgId={orgId} post={data} canWrite={canWrite} onCreated={onCreated} onDeleted={onClose} />}
+        </QueryState>
+      )}
     </Sheet>
   );
 }
@@ -101,6 +105,7 @@ function Sheet({ title, onClose, children }: { title: string; onClose: () => voi
 
 function EditorForm({ orgId, post, canWrite, onCreated, onDeleted }: { orgId: string; post: Post | null; canWrite: boolean; onCreated: (id: string) => void; onDeleted: () => void }) {
   const queryClient = useQueryClient();
+  const cache = postCache(queryClient, orgId);
   const [f, setF] = useState<Fields>(post ? fieldsOf(post) : EMPTY);
   const [notice, setNotice] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -126,32 +131,29 @@ function EditorForm({ orgId, post, canWrite, onCreated, onDeleted }: { orgId: st
   /** After a change: the form shows the stored post, and the calendar and lists refresh. */
   const refresh = async (changed?: Post, message?: string) => {
     if (changed) {
-      queryClient.setQueryData(postQuery(orgId, changed.id).queryKey, changed);
+      cache.saved(changed);
       setF(fieldsOf(changed));
     }
     if (message) setNotice(message);
-    await queryClient.invalidateQueries({ queryKey: [orgId, 'posts'] });
+    await cache.stale();
   };
   // One error at a time: the last action's.
   const track = { onMutate: () => { setError(null); setNotice(null); }, onError: (e: unknown) => { setError(e); void refresh(); } };
 
   const create = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/orgs/{orgId}/content', {
-      params: { path: { orgId } },
-      body: {
-        platform: f.platform,
-        body: f.body,
-        hashtags,
-        mediaIds: f.mediaIds,
-        ...(f.projectId ? { projectId: f.projectId } : {}),
-        ...(f.integrationId ? { integrationId: f.integrationId } : {}),
-        ...(publishAt ? { scheduledAt: publishAt } : {}),
-      },
-    })),
+    mutationFn: () => createPost(orgId, {
+      platform: f.platform,
+      body: f.body,
+      hashtags,
+      mediaIds: f.mediaIds,
+      ...(f.projectId ? { projectId: f.projectId } : {}),
+      ...(f.integrationId ? { integrationId: f.integrationId } : {}),
+      ...(publishAt ? { scheduledAt: publishAt } : {}),
+    }),
     ...track,
     onSuccess: async (created) => { await refresh(created, 'Draft saved.'); onCreated(created.id); },
   });
-  const patch = (body: Record<string, unknown>) => unwrap(api.PATCH('/api/v1/orgs/{orgId}/content/{postId}', { params: { path: { orgId, postId: post!.id } }, body: body as never }));
+  const patch = (body: Record<string, unknown>) => patchPost(orgId, post!.id, body);
   const save = useMutation({
     mutationFn: () => patch({ ...diff!.patch, ...(diff!.body !== undefined ? { body: diff!.body } : {}) }),
     ...track,
@@ -161,7 +163,7 @@ function EditorForm({ orgId, post, canWrite, onCreated, onDeleted }: { orgId: st
   const approve = useMutation({
     mutationFn: async () => {
       if (Object.keys(diff!.patch).length) await patch(diff!.patch);
-      return unwrap(api.POST('/api/v1/orgs/{orgId}/content/{postId}/approve', { params: { path: { orgId, postId: post!.id } }, body: diff!.body !== undefined ? { body: diff!.body } : {} }));
+      return approvePost(orgId, post!.id, diff!.body !== undefined ? { body: diff!.body } : {});
     },
     ...track,
     onSuccess: async (approved) => {
@@ -169,14 +171,14 @@ function EditorForm({ orgId, post, canWrite, onCreated, onDeleted }: { orgId: st
     },
   });
   const publish = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/orgs/{orgId}/content/{postId}/publish', { params: { path: { orgId, postId: post!.id } } })),
+    mutationFn: () => publishPost(orgId, post!.id),
     ...track,
     onSuccess: async (published) => { await refresh(published, 'Publishing now.'); },
   });
   const remove = useMutation({
-    mutationFn: () => unwrap(api.DELETE('/api/v1/orgs/{orgId}/content/{postId}', { params: { path: { orgId, postId: post!.id } } })),
+    mutationFn: () => deletePost(orgId, post!.id),
     ...track,
-    onSuccess: async () => { queryClient.removeQueries({ queryKey: postQuery(orgId, post!.id).queryKey }); await refresh(); onDeleted(); },
+    onSuccess: async () => { cache.removed(post!.id); await refresh(); onDeleted(); },
   });
   const [confirmDelete, setConfirmDelete] = useState(false);
   const busy = create.isPending || save.isPending || approve.isPending || publish.isPending || remove.isPending;

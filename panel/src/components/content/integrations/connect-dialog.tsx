@@ -1,11 +1,12 @@
 import { useState, type FormEvent } from 'react';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, ApiError, unwrap, type Schemas } from '../../../api/client';
+import { useQuery } from '@tanstack/react-query';
+import { ApiError, type Schemas } from '../../../api/client';
 import { Modal } from '../../ui/dialog';
 import { Button } from '../../ui/button';
 import { SelectField, TextField } from '../../ui/field';
 import { FormError } from '../../ui/states';
-import { projectsQuery } from '../queries';
+import { projectsQuery } from '../../../queries/settings';
+import { useConnectIntegration } from '../../../queries/content';
 
 type Integration = Schemas['Integration'];
 export type Provider = Integration['provider'];
@@ -49,23 +50,13 @@ export function CredentialFields({ provider, token, author, errors, onToken, onA
 
 /** Connects a LinkedIn or X account by an access token the user already has (`POST …/integrations`). */
 export function ConnectDialog({ orgId, open, onOpenChange }: { orgId: string; open: boolean; onOpenChange: (open: boolean) => void }) {
-  const queryClient = useQueryClient();
   const projects = useQuery(projectsQuery(orgId));
   const [provider, setProvider] = useState<TokenProvider>('linkedin');
   const [name, setName] = useState('');
   const [projectId, setProjectId] = useState('');
   const [token, setToken] = useState('');
   const [author, setAuthor] = useState('');
-  const connect = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/orgs/{orgId}/integrations', {
-      params: { path: { orgId } },
-      body: { provider, name: name.trim(), projectId: projectId || null, credentials: credentialsOf(provider, token, author) },
-    })),
-    onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'integrations'] });
-      close(false);
-    },
-  });
+  const connect = useConnectIntegration(orgId);
   const close = (next: boolean) => {
     onOpenChange(next);
     if (!next) {
@@ -76,7 +67,7 @@ export function ConnectDialog({ orgId, open, onOpenChange }: { orgId: string; op
     }
   };
   const errors = connect.error instanceof ApiError ? connect.error.fieldErrors : {};
-  const submit = (e: FormEvent) => { e.preventDefault(); connect.mutate(); };
+  const submit = (e: FormEvent) => { e.preventDefault(); connect.mutate({ provider, name: name.trim(), projectId: projectId || null, credentials: credentialsOf(provider, token, author) }, { onSuccess: () => close(false) }); };
   return (
     <Modal open={open} onOpenChange={close} title="Connect an account with a token" description="For an access token you already have. A pasted token is not renewed: when it expires, reconnect. The token is stored encrypted and never shown again.">
       <form className="space-y-4" onSubmit={submit}>

@@ -1,22 +1,20 @@
 import { useState, type FormEvent } from 'react';
 import { Link } from '@tanstack/react-router';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap, type Schemas } from '../../../api/client';
+import { useQuery } from '@tanstack/react-query';
+import type { Schemas } from '../../../api/client';
+import { googleAccountsQuery, syncRunsQuery, useStartSync, useUpdateIntegration } from '../../../queries/content';
 import { formatDateTime, relative } from '../../../lib/format';
 import { Badge } from '../../ui/page';
 import { Button } from '../../ui/button';
 import { SelectField } from '../../ui/field';
 import { Table, Td, Th } from '../../ui/table';
-import { Empty, ErrorState, FormError, Loading } from '../../ui/states';
+import { Empty, FormError } from '../../ui/states';
+import { noItems, QueryState } from '../../ui/query-state';
 import { configPatch, describeSources, splitAccounts, SYNC_SPAN_LABELS, SYNC_SPANS, syncBody, syncRange, type GoogleConfig, type SyncSpan } from './google';
 
 type Integration = Schemas['Integration'];
 
 const RUNS_SHOWN = 5;
-
-/** Not under `integrations`: an integration event must not make the panel ask Google for the list again. */
-export const accountsQueryKey = (orgId: string, id: string) => [orgId, 'google-accounts', id] as const;
-export const syncRunsQueryKey = (orgId: string, id: string) => [orgId, 'integrations', id, 'sync-runs'] as const;
 
 /**
  * A Google connection's setup: which GA4 property and Search Console site it reads (chosen from the
@@ -24,31 +22,18 @@ export const syncRunsQueryKey = (orgId: string, id: string) => [orgId, 'integrat
  * running).
  */
 export function GoogleSetup({ orgId, integration, canManage, canSync }: { orgId: string; integration: Integration; canManage: boolean; canSync: boolean }) {
-  const queryClient = useQueryClient();
   const config = (integration.config ?? {}) as GoogleConfig;
   const configured = Boolean(config.propertyId || config.siteUrl);
-  const accounts = useQuery({
-    queryKey: accountsQueryKey(orgId, integration.id),
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/integrations/{id}/accounts', { params: { path: { orgId, id: integration.id } } })),
-    enabled: integration.status === 'connected',
-    staleTime: 60_000,
-    retry: false,
-  });
+  const accounts = useQuery({ ...googleAccountsQuery(orgId, integration.id), enabled: integration.status === 'connected', retry: false });
   const runs = useQuery({
-    queryKey: syncRunsQueryKey(orgId, integration.id),
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/integrations/{id}/sync-runs', { params: { path: { orgId, id: integration.id }, query: { pageSize: RUNS_SHOWN } } })),
+    ...syncRunsQuery(orgId, integration.id, RUNS_SHOWN),
     refetchInterval: (query) => (query.state.data?.items.some((r) => r.status === 'queued' || r.status === 'running') ? 1500 : false),
   });
   // The first sync fetches a history; later ones the recent days Google still revises.
   const synced = runs.data?.items.some((r) => r.status === 'succeeded');
   const [chosenSpan, setSpan] = useState<SyncSpan | null>(null);
   const span: SyncSpan = chosenSpan ?? (synced === false ? '90' : 'recent');
-  const sync = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/orgs/{orgId}/integrations/{id}/sync', { params: { path: { orgId, id: integration.id } }, body: syncBody(span, new Date()) })),
-    onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: syncRunsQueryKey(orgId, integration.id) });
-    },
-  });
+  const sync = useStartSync(orgId, integration.id);
   const latest = runs.data?.items[0];
   const accountList = accounts.data ?? [];
 
@@ -76,7 +61,7 @@ export function GoogleSetup({ orgId, integration, canManage, canSync }: { orgId:
               aria-label={`Sync now: ${integration.name}`}
               disabled={!configured || integration.status !== 'connected' || sync.isPending}
               title={configured ? undefined : 'Choose a property or a site first'}
-              onClick={() => sync.mutate()}
+              onClick={() => sync.mutate(syncBody(span, new Date()))}
             >
               {sync.isPending ? 'Starting…' : 'Sync now'}
             </Button>
@@ -90,9 +75,9 @@ export function GoogleSetup({ orgId, integration, canManage, canSync }: { orgId:
           <h4 className="mb-2 text-sm font-semibold text-slate-800">Property and site</h4>
           {integration.status !== 'connected' ? (
             <p className="text-sm text-slate-600">Reconnect this account to choose what it reads.</p>
-          ) : accounts.isPending ? <Loading label="Loading the accounts Google gives access to…" />
-            : accounts.isError ? <ErrorState error={accounts.error} retry={() => void accounts.refetch()} />
-            : (
+          ) : (
+            <QueryState query={accounts} loading="Loading the accounts Google gives access to…" retry>
+              {() => (
               <SourcePicker
                 orgId={orgId}
                 integration={integration}
@@ -100,18 +85,23 @@ export function GoogleSetup({ orgId, integration, canManage, canSync }: { orgId:
                 accounts={accountList}
                 canManage={canManage}
               />
-            )}
+              )}
+            </QueryState>
+          )}
         </div>
         <div>
           <h4 className="mb-2 text-sm font-semibold text-slate-800">
             Latest syncs
             {latest ? <span className="ml-2 font-normal text-slate-500">last {relative(latest.startedAt ?? latest.finishedAt ?? undefined)}</span> : null}
           </h4>
-          {runs.isPending ? <Loading label="Loading sync runs…" />
-            : runs.isError ? <ErrorState error={runs.error} retry={() => void runs.refetch()} />
-            : runs.data.items.length === 0 ? (
-              <Empty title="Not synced yet">{configured ? 'Sync now to fetch the daily figures; after that it syncs every day.' : 'Choose a GA4 property or a Search Console site, then sync.'}</Empty>
-            ) : (
+          <QueryState
+            query={runs}
+            loading="Loading sync runs…"
+            retry
+            isEmpty={noItems}
+            empty={<Empty title="Not synced yet">{configured ? 'Sync now to fetch the daily figures; after that it syncs every day.' : 'Choose a GA4 property or a Search Console site, then sync.'}</Empty>}
+          >
+            {(data) => (
               <Table label={`Sync runs of ${integration.name}`}>
                 <thead className="bg-slate-50">
                   <tr>
@@ -122,7 +112,7 @@ export function GoogleSetup({ orgId, integration, canManage, canSync }: { orgId:
                   </tr>
                 </thead>
                 <tbody className="divide-y divide-slate-100">
-                  {runs.data.items.map((run) => (
+                  {data.items.map((run) => (
                     <tr key={run.id}>
                       <Td className="max-w-xs">
                         <Badge tone={run.status === 'succeeded' ? 'green' : run.status === 'failed' ? 'red' : run.status === 'running' ? 'blue' : 'amber'}>{run.status}</Badge>
@@ -135,7 +125,8 @@ export function GoogleSetup({ orgId, integration, canManage, canSync }: { orgId:
                   ))}
                 </tbody>
               </Table>
-            )}
+              )}
+            </QueryState>
         </div>
       </div>
     </section>
@@ -149,22 +140,15 @@ function SourcePicker({ orgId, integration, config, accounts, canManage }: {
   accounts: { id: string; name: string; source?: string }[];
   canManage: boolean;
 }) {
-  const queryClient = useQueryClient();
   const { properties, sites } = splitAccounts(accounts);
   const [propertyId, setPropertyId] = useState(config.propertyId ?? '');
   const [siteUrl, setSiteUrl] = useState(config.siteUrl ?? '');
   const [saved, setSaved] = useState(false);
   const patch = configPatch(config, { propertyId, siteUrl });
-  const save = useMutation({
-    mutationFn: () => unwrap(api.PATCH('/api/v1/orgs/{orgId}/integrations/{id}', { params: { path: { orgId, id: integration.id } }, body: { config: patch ?? {} } })),
-    onSuccess: async () => {
-      setSaved(true);
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'integrations'] });
-    },
-  });
+  const save = useUpdateIntegration(orgId, integration.id, () => setSaved(true));
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    if (patch) save.mutate();
+    if (patch) save.mutate(patch ?? {});
   };
   // A chosen id the account no longer lists stays selectable, so saving does not drop it silently.
   const withCurrent = (list: { id: string; name: string }[], current: string) => (current && !list.some((a) => a.id === current) ? [{ id: current, name: `${current} (no longer accessible)` }, ...list] : list);

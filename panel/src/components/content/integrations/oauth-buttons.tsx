@@ -1,9 +1,9 @@
 import { useState } from 'react';
 import { useMutation, useQuery } from '@tanstack/react-query';
-import { api, unwrap } from '../../../api/client';
 import { Button } from '../../ui/button';
 import { FormError } from '../../ui/states';
-import { projectsQuery } from '../queries';
+import { projectsQuery } from '../../../queries/settings';
+import { startOAuth } from '../../../queries/content';
 import { returnToFor } from './oauth';
 
 export const OAUTH_PROVIDERS = ['linkedin', 'x', 'google'] as const;
@@ -27,10 +27,7 @@ export function useOAuthStart(orgId: string) {
   const [leaving, setLeaving] = useState(false);
   const start = useMutation({
     mutationFn: async ({ provider, integrationId, projectId }: StartInput) => {
-      const { authorizationUrl } = await unwrap(api.POST('/api/v1/orgs/{orgId}/integrations/oauth/{provider}/start', {
-        params: { path: { orgId, provider } },
-        body: { returnTo: returnToFor(window.location.href), ...(integrationId ? { integrationId } : {}), ...(projectId ? { projectId } : {}) },
-      }));
+      const { authorizationUrl } = await startOAuth(orgId, provider, { returnTo: returnToFor(window.location.href), ...(integrationId ? { integrationId } : {}), ...(projectId ? { projectId } : {}) });
       return authorizationUrl;
     },
     onSuccess: (url) => {

@@ -1,7 +1,6 @@
 import { useMemo, useRef, useState } from 'react';
-import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
+import { createFileRoute, Link } from '@tanstack/react-router';
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap } from '../../../api/client';
 import { compact, int, oneOf, PAGE, str } from '../../../lib/list';
 import { useRole } from '../../../lib/account';
 import { useOrgEvents } from '../../../lib/stream';
@@ -9,14 +8,17 @@ import { formatDateTime, relative } from '../../../lib/format';
 import { isDate, localDate } from '../../../components/dashboard/chart-data';
 import { ChartCard, COLORS } from '../../../components/dashboard/charts';
 import { PageHeader } from '../../../components/ui/page';
-import { Empty, ErrorState, Loading } from '../../../components/ui/states';
+import { Empty } from '../../../components/ui/states';
+import { QueryState } from '../../../components/ui/query-state';
 import { DailyLines } from '../../../components/analytics/charts';
 import {
   analyticsRange, dailyRows, figures, formatMetric, METRICS, RANGE_LABELS, RANGES, SOURCE_LABELS,
   type Figures, type MetricKey, type RangePreset, type Source,
 } from '../../../components/analytics/data';
 import { RulesSection } from '../../../components/analytics/rules-section';
-import { dailyQuery, googleIntegrationsQuery } from '../../../components/analytics/queries';
+import { analyticsKeys, dailyQuery } from '../../../queries/analytics';
+import { googleIntegrationsQuery, integrationKeys, latestSyncRunQuery } from '../../../queries/content';
+import { useList } from '../../../lib/use-list';
 import { describeSources, type GoogleConfig } from '../../../components/content/integrations/google';
 
 interface Search {
@@ -48,10 +50,11 @@ const LIVE = /^(analytics\.(synced|threshold)|integration\.)/;
 function AnalyticsPage() {
   const { orgId } = Route.useParams();
   const search = Route.useSearch();
-  const navigate = useNavigate({ from: Route.fullPath });
   const queryClient = useQueryClient();
   const { canWrite } = useRole(orgId);
-  const setSearch = (next: Partial<Search>, replace = true) => void navigate({ search: (prev) => compact({ ...prev, ...next }), replace });
+  const list = useList(search);
+  // The rules' page is a new history entry (Back returns to the previous page); the rest replaces it.
+  const setSearch = (next: Partial<Search>, replace = true) => list.setSearch(next, { keepPage: true, push: !replace });
   const today = localDate(new Date());
   const range = analyticsRange(search, today);
 
@@ -67,8 +70,7 @@ function AnalyticsPage() {
     placeholderData: keepPreviousData,
   });
   const lastSync = useQuery({
-    queryKey: [orgId, 'integrations', selected?.id, 'sync-runs', 'latest'],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/integrations/{id}/sync-runs', { params: { path: { orgId, id: selected!.id }, query: { pageSize: 1 } } })),
+    ...latestSyncRunQuery(orgId, selected?.id),
     enabled: Boolean(selected),
   });
 
@@ -77,8 +79,8 @@ function AnalyticsPage() {
     if (!LIVE.test(type) || pending.current) return;
     pending.current = setTimeout(() => {
       pending.current = null;
-      void queryClient.invalidateQueries({ queryKey: [orgId, 'analytics'] });
-      void queryClient.invalidateQueries({ queryKey: [orgId, 'integrations'] });
+      void queryClient.invalidateQueries({ queryKey: analyticsKeys.all(orgId) });
+      void queryClient.invalidateQueries({ queryKey: integrationKeys.all(orgId) });
     }, 1000);
   });
 
@@ -105,10 +107,8 @@ function AnalyticsPage() {
         ) : null}
       />
 
-      {google.isPending ? <Loading label="Loading your Google accounts…" />
-        : google.isError ? <ErrorState error={google.error} retry={() => void google.refetch()} />
-        : !selected ? <NoGoogle orgId={orgId} />
-        : (
+      <QueryState query={google} loading="Loading your Google accounts…" retry isEmpty={() => !selected} empty={<NoGoogle orgId={orgId} />}>
+        {() => selected && (
           <div className="space-y-6">
             <SourceLine orgId={orgId} name={selected.name} config={config} status={selected.status} latest={latest} />
             {!configured ? (
@@ -116,14 +116,20 @@ function AnalyticsPage() {
                 Choose its GA4 property and Search Console site in{' '}
                 <Link to="/orgs/$orgId/settings/integrations" params={{ orgId }} className="font-medium text-indigo-700 underline">Settings → Integrations</Link>, then sync.
               </Empty>
-            ) : daily.isPending ? <Loading label="Loading the figures…" />
-              : daily.isError ? <ErrorState error={daily.error} retry={() => void daily.refetch()} />
-              : figs.sources.length === 0 ? (
-                <Empty title="Nothing synced for these days">
-                  {latest ? 'Choose a longer range, or sync again.' : 'The first sync has not run yet.'}{' '}
-                  <Link to="/orgs/$orgId/settings/integrations" params={{ orgId }} className="font-medium text-indigo-700 underline">Sync now in Settings → Integrations</Link>.
-                </Empty>
-              ) : (
+            ) : (
+              <QueryState
+                query={daily}
+                loading="Loading the figures…"
+                retry
+                isEmpty={() => figs.sources.length === 0}
+                empty={(
+                  <Empty title="Nothing synced for these days">
+                    {latest ? 'Choose a longer range, or sync again.' : 'The first sync has not run yet.'}{' '}
+                    <Link to="/orgs/$orgId/settings/integrations" params={{ orgId }} className="font-medium text-indigo-700 underline">Sync now in Settings → Integrations</Link>.
+                  </Empty>
+                )}
+              >
+                {() => (
                 <>
                   {(['ga4', 'gsc'] as const).filter((s) => figs.sources.includes(s)).map((source) => (
                     <SourceCharts key={source} source={source} figs={figs} rows={rows} />
@@ -134,9 +140,12 @@ function AnalyticsPage() {
                     </p>
                   ) : null}
                 </>
-              )}
+                )}
+              </QueryState>
+            )}
           </div>
         )}
+      </QueryState>
 
       {google.isSuccess && integrations.length > 0 ? (
         <div className="mt-8">

@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'react';
-import { createFileRoute, useNavigate } from '@tanstack/react-router';
+import { createFileRoute } from '@tanstack/react-router';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { api, unwrap, type Schemas } from '../../../api/client';
+import type { Schemas } from '../../../api/client';
+import { calendarQuery, plannedPostsQuery, postsQuery } from '../../../queries/content';
 import { PLATFORMS, type Platform } from '../../../../../src/shared/platforms.ts';
 import { POST_STATUSES, type PostStatus } from '../../../../../src/shared/posts.ts';
 import { compact, listSearch, oneOf, PAGE, PAGE_SIZE, str, type ListSearch } from '../../../lib/list';
@@ -9,7 +10,9 @@ import { useRole } from '../../../lib/account';
 import { formatDateTime } from '../../../lib/format';
 import { PageHeader, Badge } from '../../../components/ui/page';
 import { Table, Th, SortTh, Td } from '../../../components/ui/table';
-import { Empty, ErrorState, Loading } from '../../../components/ui/states';
+import { Empty } from '../../../components/ui/states';
+import { noItems, QueryState } from '../../../components/ui/query-state';
+import { useList } from '../../../lib/use-list';
 import { Pagination } from '../../../components/ui/pagination';
 import { Button } from '../../../components/ui/button';
 import { Calendar, type Entry } from '../../../components/content/calendar';
@@ -47,12 +50,12 @@ type Post = Schemas['Post'];
 function ContentPage() {
   const { orgId } = Route.useParams();
   const search = Route.useSearch();
-  const navigate = useNavigate({ from: Route.fullPath });
   const { canWrite } = useRole(orgId);
   const [creating, setCreating] = useState(false);
   const [generating, setGenerating] = useState(false);
-  const setSearch = (next: Partial<typeof search>, keepPage = false) =>
-    void navigate({ search: (prev) => compact({ ...prev, ...(keepPage ? {} : { page: undefined }), ...next }) as never, replace: true });
+  const list = useList(search);
+  // The calendar's moves, the open post and the list's page keep the list's page; a filter goes back to the first.
+  const setSearch = (next: Partial<typeof search>, keepPage = false) => list.setSearch(next, { keepPage });
 
   const timeZone = browserTimeZone();
   const today = todayIn(timeZone);
@@ -62,16 +65,9 @@ function ContentPage() {
   const from = days[0]!;
   const to = days.at(-1)!;
 
-  const calendar = useQuery({
-    queryKey: [orgId, 'posts', 'calendar', { from, to, timeZone, platform: search.platform }],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/content/calendar', { params: { path: { orgId }, query: { from, to, timezone: timeZone, platform: search.platform } } })),
-    placeholderData: keepPreviousData,
-  });
+  const calendar = useQuery({ ...calendarQuery(orgId, { from, to, timeZone, platform: search.platform }), placeholderData: keepPreviousData });
   // The calendar endpoint lists what is scheduled or done; drafts and approved posts with a time are added from the list.
-  const planned = useQuery({
-    queryKey: [orgId, 'posts', 'planned', { platform: search.platform }],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/content', { params: { path: { orgId }, query: { status: 'DRAFT,APPROVED', platform: search.platform, sort: 'scheduledAt', pageSize: 100 } } })),
-  });
+  const planned = useQuery(plannedPostsQuery(orgId, search.platform));
   const entries: Entry[] = [
     ...(calendar.data?.entries ?? []).map((e) => ({ postId: e.postId, platform: e.platform, status: e.status, at: e.at, date: e.date, title: e.title })),
     ...(planned.data?.items ?? []).filter((p) => p.scheduledAt).map((p) => ({ postId: p.id, platform: p.platform, status: p.status, at: p.scheduledAt!, date: dateIn(p.scheduledAt!, timeZone), title: firstLine(p.body) }))
@@ -118,14 +114,14 @@ function ContentPage() {
             </select>
           </label>
         </div>
-        {calendar.isPending ? <Loading label="Loading the calendar…" />
-          : calendar.isError ? <ErrorState error={calendar.error} retry={() => void calendar.refetch()} />
-          : (
+        <QueryState query={calendar} loading="Loading the calendar…" retry>
+          {() => (
             <>
               <Calendar view={view} anchor={anchor} days={days} entries={entries} today={today} onOpen={open} onShowWeek={(date) => setSearch({ view: undefined, date }, true)} />
               {entries.length === 0 ? <p className="mt-2 text-sm text-slate-500">Nothing planned in this {view}. {canWrite ? 'Write a post and give it a time, or generate drafts with AI.' : ''}</p> : null}
             </>
           )}
+        </QueryState>
       </section>
 
       <PostList orgId={orgId} search={search} setSearch={setSearch} onOpen={open} />
@@ -159,12 +155,7 @@ function PostList({ orgId, search, setSearch, onOpen }: { orgId: string; search:
   const pageSize = search.pageSize ?? PAGE_SIZE;
   const sort = search.sort ?? '-createdAt';
   const query = { page, pageSize, sort, q: search.q, status: search.status, platform: search.platform };
-  const posts = useQuery({
-    queryKey: [orgId, 'posts', 'list', query],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/content', { params: { path: { orgId }, query } })),
-    placeholderData: keepPreviousData,
-  });
-  const items = posts.data?.items ?? [];
+  const posts = useQuery({ ...postsQuery(orgId, query), placeholderData: keepPreviousData });
   const filtered = Boolean(search.q || search.status || search.platform);
   return (
     <section aria-labelledby="posts-heading">
@@ -182,13 +173,18 @@ function PostList({ orgId, search, setSearch, onOpen }: { orgId: string; search:
           </select>
         </label>
       </div>
-      {posts.isPending ? <Loading label="Loading posts…" />
-        : posts.isError ? <ErrorState error={posts.error} retry={() => void posts.refetch()} />
-        : items.length === 0 ? (
+      <QueryState
+        query={posts}
+        loading="Loading posts…"
+        retry
+        isEmpty={noItems}
+        empty={(
           <Empty title={filtered ? 'No posts match these filters' : 'No posts yet'}>
             {filtered ? 'Try another search or filter.' : 'Drafts you write or generate appear here.'}
           </Empty>
-        ) : (
+        )}
+      >
+        {(data) => (
           <>
             <Table label="Posts">
               <thead className="bg-slate-50">
@@ -202,12 +198,13 @@ function PostList({ orgId, search, setSearch, onOpen }: { orgId: string; search:
                 </tr>
               </thead>
               <tbody className="divide-y divide-slate-100">
-                {items.map((post) => <PostRow key={post.id} post={post} onOpen={() => onOpen(post.id)} />)}
+                {data.items.map((post) => <PostRow key={post.id} post={post} onOpen={() => onOpen(post.id)} />)}
               </tbody>
             </Table>
-            <Pagination page={page} pageSize={pageSize} total={posts.data.total} onPage={(p) => setSearch({ page: p }, true)} />
+            <Pagination page={page} pageSize={pageSize} total={data.total} onPage={(p) => setSearch({ page: p }, true)} />
           </>
         )}
+      </QueryState>
     </section>
   );
 }

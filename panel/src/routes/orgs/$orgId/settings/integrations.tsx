@@ -1,13 +1,15 @@
-import { useEffect, useState } from 'react';
-import { createFileRoute, useNavigate } from '@tanstack/react-router';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap, type Schemas } from '../../../../api/client';
+import { useEffect, useEffectEvent, useState } from 'react';
+import { createFileRoute } from '@tanstack/react-router';
+import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
+import type { Schemas } from '../../../../api/client';
+import { googleIntegrationsQuery, integrationKeys, integrationQuery, integrationsQuery, useDeleteIntegration } from '../../../../queries/content';
 import { compact, int, oneOf, PAGE, PAGE_SIZE, str } from '../../../../lib/list';
 import { useRole } from '../../../../lib/account';
 import { formatDateTime, relative } from '../../../../lib/format';
 import { Badge } from '../../../../components/ui/page';
 import { Table, Th, Td } from '../../../../components/ui/table';
-import { Empty, ErrorState, FormError, Loading } from '../../../../components/ui/states';
+import { Empty, ErrorState, FormError } from '../../../../components/ui/states';
+import { noItems, QueryState } from '../../../../components/ui/query-state';
 import { Pagination } from '../../../../components/ui/pagination';
 import { Button } from '../../../../components/ui/button';
 import { Modal } from '../../../../components/ui/dialog';
@@ -17,7 +19,7 @@ import { OAuthConnectButtons, ProviderMark, useOAuthStart } from '../../../../co
 import { GoogleSetup } from '../../../../components/content/integrations/google-setup';
 import { describeSources, type GoogleConfig } from '../../../../components/content/integrations/google';
 import { oauthNotice, type OAuthNotice } from '../../../../components/content/integrations/oauth';
-import { projectsQuery } from '../../../../components/content/queries';
+import { projectsQuery } from '../../../../queries/settings';
 import { useList } from '../../../../lib/use-list';
 
 const PROVIDERS = ['linkedin', 'x', 'google'] as const;
@@ -53,7 +55,6 @@ type Integration = Schemas['Integration'];
 function IntegrationsPage() {
   const { orgId } = Route.useParams();
   const search = Route.useSearch();
-  const navigate = useNavigate({ from: Route.fullPath });
   const queryClient = useQueryClient();
   const { canAdmin, canWrite } = useRole(orgId);
   const [pasting, setPasting] = useState(false);
@@ -66,31 +67,24 @@ function IntegrationsPage() {
   // (a reload or a shared link must not announce it again).
   const [notice, setNotice] = useState<OAuthNotice | null>(() => oauthNotice(search));
   const returning = Boolean(search.connected || search.error);
+  const returned = useEffectEvent(() => {
+    void queryClient.invalidateQueries({ queryKey: integrationKeys.all(orgId) });
+    setSearch({ connected: undefined, error: undefined, error_description: undefined }, { keepPage: true });
+  });
   useEffect(() => {
-    if (!returning) return;
-    void queryClient.invalidateQueries({ queryKey: [orgId, 'integrations'] });
-    void navigate({ search: (prev) => compact({ ...prev, connected: undefined, error: undefined, error_description: undefined }), replace: true });
-  }, [returning, navigate, queryClient, orgId]);
+    if (returning) returned();
+  }, [returning]);
 
   const query = { page, pageSize: PAGE_SIZE, provider: search.provider, status: search.status };
-  const integrations = useQuery({
-    queryKey: [orgId, 'integrations', 'list', query],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/integrations', { params: { path: { orgId }, query } })),
-    placeholderData: keepPreviousData,
-  });
-  const google = useQuery({
-    queryKey: [orgId, 'integrations', 'list', { provider: 'google', pageSize: 100 }],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/integrations', { params: { path: { orgId }, query: { provider: 'google', pageSize: 100 } } })),
-  });
+  const integrations = useQuery({ ...integrationsQuery(orgId, query), placeholderData: keepPreviousData });
+  const google = useQuery(googleIntegrationsQuery(orgId));
   const connectedOne = useQuery({
-    queryKey: [orgId, 'integrations', 'one', notice?.integrationId],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/integrations/{id}', { params: { path: { orgId, id: notice!.integrationId! } } })),
+    ...integrationQuery(orgId, notice?.integrationId),
     enabled: Boolean(notice?.integrationId),
     retry: false,
   });
   const projects = useQuery(projectsQuery(orgId));
   const projectName = (id: string | null) => (id === null ? 'All projects' : projects.data?.find((p) => p.id === id)?.name ?? id);
-  const items = integrations.data?.items ?? [];
   const filtered = Boolean(search.provider || search.status);
   const googleItems = google.data?.items ?? [];
 
@@ -129,13 +123,18 @@ function IntegrationsPage() {
         {canAdmin ? <OAuthConnectButtons orgId={orgId} onPaste={() => setPasting(true)} /> : null}
       </div>
 
-      {integrations.isPending ? <Loading label="Loading integrations…" />
-        : integrations.isError ? <ErrorState error={integrations.error} retry={() => void integrations.refetch()} />
-        : items.length === 0 ? (
+      <QueryState
+        query={integrations}
+        loading="Loading integrations…"
+        retry
+        isEmpty={noItems}
+        empty={(
           <Empty title={filtered ? 'No accounts match these filters' : 'No accounts connected'}>
             {filtered ? 'Try another filter.' : canAdmin ? 'Connect LinkedIn or X to publish approved posts, or Google to see your traffic in Analytics.' : 'An owner or admin can connect LinkedIn, X and Google accounts.'}
           </Empty>
-        ) : (
+        )}
+      >
+        {(data) => (
           <>
             <Table label="Integrations">
               <thead className="bg-slate-50">
@@ -149,7 +148,7 @@ function IntegrationsPage() {
                 </tr>
               </thead>
               <tbody className="divide-y divide-slate-100">
-                {items.map((i) => (
+                {data.items.map((i) => (
                   <tr key={i.id} className={notice?.integrationId === i.id ? 'bg-emerald-50/60' : undefined}>
                     <Td>
                       <span className="font-medium text-slate-900">{i.name}</span>
@@ -190,9 +189,10 @@ function IntegrationsPage() {
               </tbody>
             </Table>
             <FormError error={oauth.error} />
-            {integrations.data.total > PAGE_SIZE || page > PAGE ? <Pagination page={page} pageSize={PAGE_SIZE} total={integrations.data.total} onPage={setPage} /> : null}
+            {data.total > PAGE_SIZE || page > PAGE ? <Pagination page={page} pageSize={PAGE_SIZE} total={data.total} onPage={setPage} /> : null}
           </>
         )}
+      </QueryState>
 
       {googleItems.length > 0 ? (
         <section aria-labelledby="google-sources" className="space-y-3">
@@ -227,14 +227,7 @@ function Notice({ notice, connected, onDismiss }: { notice: OAuthNotice; connect
 }
 
 function DisconnectDialog({ orgId, integration, onClose }: { orgId: string; integration: Integration; onClose: () => void }) {
-  const queryClient = useQueryClient();
-  const remove = useMutation({
-    mutationFn: () => unwrap(api.DELETE('/api/v1/orgs/{orgId}/integrations/{id}', { params: { path: { orgId, id: integration.id } } })),
-    onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'integrations'] });
-      onClose();
-    },
-  });
+  const remove = useDeleteIntegration(orgId, integration.id);
   const description = integration.provider === 'google'
     ? 'Its tokens are deleted, and so are its synced figures and the rules that watch it.'
     : 'Its token is deleted. Posts scheduled through it will fail to publish until you choose another account for them.';
@@ -243,7 +236,7 @@ function DisconnectDialog({ orgId, integration, onClose }: { orgId: string; inte
       <FormError error={remove.error} />
       <div className="mt-4 flex justify-end gap-2">
         <Button onClick={onClose}>Cancel</Button>
-        <Button variant="danger" disabled={remove.isPending} onClick={() => remove.mutate()}>Disconnect</Button>
+        <Button variant="danger" disabled={remove.isPending} onClick={() => remove.mutate(undefined, { onSuccess: onClose })}>Disconnect</Button>
       </div>
     </Modal>
   );
