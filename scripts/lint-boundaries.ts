@@ -5,10 +5,6 @@
  *   another module only through its index.ts; the composition root only through index.ts files;
  * - tables: a module's SQL names only its own tables (each table belongs to the module whose
  *   tables.ts declares it); another module's rows go through what that module exports.
- *
- * Violations that predate a rule are listed in scripts/boundaries-baseline.txt, to be worked off: the
- * lint fails on any violation not listed there, and on a listed one that is gone (delete its line),
- * so the list only shrinks. `--all` prints every violation, listed or not.
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -16,7 +12,6 @@ import { join, relative } from 'node:path';
 import ts from 'typescript';
 
 const root = join(import.meta.dirname, '..');
-const BASELINE = join(root, 'scripts/boundaries-baseline.txt');
 
 interface Violation { key: string; where: string; why: string }
 
@@ -130,14 +125,6 @@ function tableViolations(): Violation[] {
 }
 
 const all = [...importViolations(), ...tableViolations()];
-const baseline = new Set(readFileSync(BASELINE, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#')));
-const keys = new Set(all.map((v) => v.key));
-const fresh = all.filter((v) => !baseline.has(v.key));
-const gone = [...baseline].filter((k) => !keys.has(k));
-
-if (process.argv.includes('--all')) for (const v of all) console.log(`${baseline.has(v.key) ? 'listed' : 'NEW   '} ${v.where}  ${v.why}`);
-for (const v of fresh) console.error(`${v.where}  ${v.why}`);
-for (const k of gone) console.error(`scripts/boundaries-baseline.txt lists "${k}", which no longer occurs: delete the line`);
-const listed = all.length - fresh.length;
-console.log(`module boundaries: ${all.length} violation(s), ${listed} of them listed in the baseline to be worked off${fresh.length ? `, ${fresh.length} new` : ''}${gone.length ? `, ${gone.length} listed line(s) gone` : ''}`);
-if (fresh.length || gone.length) process.exit(1);
+for (const v of all) console.error(`${v.where}  ${v.why}`);
+console.log(`module boundaries: ${all.length} violation(s)`);
+if (all.length) process.exit(1);

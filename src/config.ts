@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parsePlans, PlansConfigError, type Plans } from './modules/plans/definitions.ts';
+import { parsePlans, PlansConfigError, type Plans } from './shared/plans.ts';
 
 /** Every environment variable the service reads, parsed once. Nothing else reads process.env. */
 export interface Config {

@@ -1,7 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import pino from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
-import { passwordProblem } from './modules/auth/passwords.ts';
 import { EmbeddedDatabaseBusy, openDatabase } from './platform/db.ts';
 import { startTracing } from './platform/tracing.ts';
 import { PRETTY_TRANSPORT, prettyLogs } from './platform/log.ts';
@@ -44,16 +43,15 @@ async function main(): Promise<void> {
 
   t = performance.now();
   // Loaded only now, so that the lines above come out before the second or two this takes.
-  const [{ buildApp }, admin, { adminRoutes }, { closeExpressionPool }] = await Promise.all([
-    import('./app.ts'), import('./modules/admin/channel.ts'), import('./modules/admin/routes.ts'),
-    import('./modules/workflows/engine/expression-pool.ts'),
+  const [{ buildApp }, { newAdminToken, adminRoutes, writeChannel, localUrl }, { closeExpressionPool }, { passwordProblem }] = await Promise.all([
+    import('./app.ts'), import('./modules/admin/index.ts'), import('./modules/workflows/index.ts'), import('./modules/auth/index.ts'),
   ]);
   early.info({ ms: msSince(t) }, `service modules loaded in ${msSince(t)} ms`);
   t = performance.now();
   // Workers start once the server listens: /healthz answers however long resumed work takes.
   const app = await buildApp({ config, database, workers: 'deferred' });
   const { services } = app;
-  const adminToken = embeddedOnDisk ? admin.newAdminToken() : null;
+  const adminToken = embeddedOnDisk ? newAdminToken() : null;
   // While this process holds the embedded database the CLI cannot open it: it asks us instead.
   if (adminToken) adminRoutes(app, adminToken);
   await app.ready();
@@ -99,7 +97,7 @@ async function main(): Promise<void> {
 
   await app.listen({ port: config.port, host: config.host });
   if (adminToken) {
-    removeChannel = admin.writeChannel(config.dataDir, { pid: process.pid, url: admin.localUrl(app.server.address()), token: adminToken });
+    removeChannel = writeChannel(config.dataDir, { pid: process.pid, url: localUrl(app.server.address()), token: adminToken });
     process.on('exit', () => removeChannel());
   }
   app.log.info(

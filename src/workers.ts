@@ -1,14 +1,14 @@
 import type { Services } from './services.ts';
 import { Loop } from './platform/worker.ts';
-import { DISPATCHER_WAKE } from './modules/events/service.ts';
-import { DELIVERIES_WAKE } from './modules/webhooks/service.ts';
-import { PUBLISHER_WAKE } from './modules/content/service.ts';
-import { RUNS_WAKE } from './modules/workflows/engine/writer.ts';
-import { APPROVALS_WAKE } from './modules/workflows/approvals.ts';
-import { AGENTS_WAKE } from './modules/agents/runner.ts';
-import { OUTBOUND_WAKE } from './modules/conversations/threads.ts';
-import { BOT_WAKE } from './modules/conversations/bot.ts';
-import { ANALYTICS_WAKE } from './modules/analytics/sync.ts';
+import { DISPATCHER_WAKE } from './modules/events/index.ts';
+import { DELIVERIES_WAKE } from './modules/webhooks/index.ts';
+import { PUBLISHER_WAKE } from './modules/content/index.ts';
+import { RUNS_WAKE } from './modules/workflows/index.ts';
+import { APPROVALS_WAKE } from './modules/workflows/index.ts';
+import { AGENTS_WAKE } from './modules/agents/index.ts';
+import { OUTBOUND_WAKE } from './modules/conversations/index.ts';
+import { BOT_WAKE } from './modules/conversations/index.ts';
+import { ANALYTICS_WAKE } from './modules/analytics/index.ts';
 
 /** Webhook delivery lanes per instance (see startWorkers). */
 export const DELIVERY_LANES = 2;

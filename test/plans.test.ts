@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/config.ts';
-import { FEATURES } from '../src/modules/plans/definitions.ts';
+import { FEATURES } from '../src/shared/plans.ts';
 import { ALWAYS_AREAS, FEATURE_AREAS, featuresOfRoute } from '../src/modules/plans/features.ts';
 import { buildTestApp, testConfig, TEST_PASSWORD, type TestApp } from './harness.ts';
 import { childEnv, freePort, ownerClient, startServer } from './processes.ts';

@@ -5,10 +5,10 @@ import { EmbeddedDatabaseBusy, openDatabase } from '../platform/db.ts';
 import { systemClock } from '../platform/clock.ts';
 import { AppError } from '../platform/errors.ts';
 import { createServices, type Services } from '../services.ts';
-import { SCOPES } from '../modules/api-keys/service.ts';
-import { passwordProblem } from '../modules/auth/passwords.ts';
-import { readChannel, type AdminChannel } from '../modules/admin/channel.ts';
-import { createApiKey, createOwner, setPlan } from '../modules/admin/operations.ts';
+import { SCOPES } from '../modules/api-keys/index.ts';
+import { passwordProblem } from '../modules/auth/index.ts';
+import { readChannel, type AdminChannel } from '../modules/admin/index.ts';
+import { createApiKey, createOwner, setPlan } from '../modules/admin/index.ts';
 
 /**
  * Runs a command on the database itself; when a running server holds the embedded database, asks

@@ -1,9 +1,9 @@
 import { AppError } from '../../platform/errors.ts';
-import type { ApiKeysService } from '../api-keys/service.ts';
-import { assertAcceptablePassword } from '../auth/passwords.ts';
-import type { AuthService } from '../auth/service.ts';
-import type { OrgsService } from '../orgs/service.ts';
-import type { PlansService } from '../plans/service.ts';
+import type { ApiKeysService } from '../api-keys/index.ts';
+import { assertAcceptablePassword } from '../auth/index.ts';
+import type { AuthService } from '../auth/index.ts';
+import type { OrgsService } from '../orgs/index.ts';
+import type { PlansService } from '../plans/index.ts';
 
 /**
  * The bootstrap commands of the CLI. The CLI runs them itself when it can open the database, and

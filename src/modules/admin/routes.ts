@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import type { FastifyRequest } from 'fastify';
-import { SCOPES } from '../api-keys/service.ts';
+import { SCOPES } from '../api-keys/index.ts';
 import { forbidden, unauthorized } from '../../platform/errors.ts';
 import { Type } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';

@@ -1,4 +1,5 @@
-import type { ReportType } from '../reports/service.ts';
+import type { AgentTypeName } from '../../shared/agents.ts';
+import type { ReportType } from '../../shared/reports.ts';
 
 /** The agent-type catalog: the built-in types a saved agent or a run names (`LEAD_QUALIFIER`, …), each with its instructions, tools and report type. */
 
@@ -98,9 +99,8 @@ export const AGENT_TYPES: Record<string, AgentTypeDef> = {
     tools: ['conversation_stats', 'lead_stats'],
     reportType: 'CHATBOT_INSIGHTS',
   },
-};
+} satisfies Record<AgentTypeName, AgentTypeDef>;
 
 /** Types whose runs are conversation turns, taken by the conversations bot's loop rather than the agent runner. */
 export const CONVERSATIONAL_TYPES = Object.values(AGENT_TYPES).filter((t) => t.conversational).map((t) => t.type);
 
-export const AGENT_TYPE_NAMES = Object.keys(AGENT_TYPES);

@@ -1,7 +1,7 @@
 import { Type, ListEnvelope, OrgParams, orgErrors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
 import type { SseStream } from '../../platform/sse.ts';
-import { principalKey } from '../auth/rate-limit.ts';
+import { principalKey } from '../auth/index.ts';
 import { orgOf } from '../../platform/context.ts';
 import { FINAL_STATUSES, runUsage } from './engine.ts';
 import { AgentCreateBody, AgentListQuery, AgentPatchBody, AgentRunSchema, AgentSchema, AgentStepSchema, AgentTypeSchema, RunBody, RunListQuery, SavedRunBody } from './schemas.ts';

@@ -3,7 +3,7 @@ import { and, asc, eq, inArray, lt, notInArray } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
 import { transaction } from '../../platform/db.ts';
 import type { Bus } from '../../platform/bus.ts';
-import type { EventsService } from '../events/service.ts';
+import type { EventsService } from '../events/index.ts';
 import { finishedEvent, publishDone, SHUTDOWN, type AgentEngine, type RunRow } from './engine.ts';
 import type { StepStore } from './steps.ts';
 import { agentRuns, agentSteps } from './tables.ts';

@@ -1,6 +1,6 @@
 import { Type, Timestamp, Nullable, FreeObject, ListQueryProps } from '../../platform/http/schemas.ts';
 import { STEP_TYPES } from './steps.ts';
-import { AGENT_TYPE_NAMES } from './catalog.ts';
+import { AGENT_TYPE_NAMES } from '../../shared/agents.ts';
 
 export const AgentTypeName = Type.Union(AGENT_TYPE_NAMES.map((t) => Type.Literal(t)), { description: 'agent type (GET …/agent-types)' });
 const ModelId = Type.String({ minLength: 1, maxLength: 160, description: '`offline` or `<provider>:<model>`, e.g. `openai:gpt-4.1-mini`, `openai-compatible:qwen2.5`' });

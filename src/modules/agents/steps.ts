@@ -1,7 +1,7 @@
 import { asc, and, eq, gt, sql } from 'drizzle-orm';
 import type { Bus } from '../../platform/bus.ts';
 import type { Db } from '../../platform/db.ts';
-import type { OrgStream } from '../events/org-stream.ts';
+import type { OrgStream } from '../events/index.ts';
 import { agentSteps } from './tables.ts';
 
 export const STEP_TYPES = ['thinking', 'message', 'tool_call', 'tool_result', 'error', 'handoff'] as const;

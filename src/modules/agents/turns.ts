@@ -2,7 +2,7 @@ import { and, asc, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { Db } from '../../platform/db.ts';
 import type { Bus } from '../../platform/bus.ts';
 import { newId } from '../../platform/ids.ts';
-import type { NewEvent } from '../events/outbox.ts';
+import type { NewEvent } from '../events/index.ts';
 import { CONVERSATIONAL_TYPES } from './catalog.ts';
 import { finishedEvent, publishDone, type RunRow } from './engine.ts';
 import type { AgentRunner } from './runner.ts';

@@ -2,18 +2,17 @@ import type { FastifyRequest } from 'fastify';
 import { forbidden, insufficientScope, notFound, unauthorized } from '../../platform/errors.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Access, OrgContext, Principal } from '../../platform/context.ts';
-import type { ApiKeysService } from '../api-keys/service.ts';
-import type { OrgsService } from '../orgs/service.ts';
+import type { ApiKeysPort, AuthOrgsPort } from './ports.ts';
 import type { AuthService } from './service.ts';
 
 /** Fills the request context of platform/context.ts: the principal of a credential, then its organization scope. */
 export class Guard {
   private readonly auth: AuthService;
-  private readonly apiKeys: ApiKeysService;
-  private readonly orgs: OrgsService;
+  private readonly apiKeys: ApiKeysPort;
+  private readonly orgs: AuthOrgsPort;
   private readonly clock: Clock;
 
-  constructor(auth: AuthService, apiKeys: ApiKeysService, orgs: OrgsService, clock: Clock) {
+  constructor(auth: AuthService, apiKeys: ApiKeysPort, orgs: AuthOrgsPort, clock: Clock) {
     this.auth = auth;
     this.apiKeys = apiKeys;
     this.orgs = orgs;

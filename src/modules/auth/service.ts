@@ -7,7 +7,7 @@ import { randomToken, sha256Hex } from '../../platform/crypto.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../config.ts';
-import type { OrgsService } from '../orgs/service.ts';
+import type { AuthOrgsPort } from './ports.ts';
 import { AccessTokens } from './access-tokens.ts';
 import { assertAcceptablePassword, hashPassword, verifyNothing, verifyPassword } from './passwords.ts';
 import { passwordResets, refreshTokens, users } from './tables.ts';
@@ -41,10 +41,10 @@ export class AuthService {
   private readonly db: Db;
   private readonly clock: Clock;
   private readonly config: Config;
-  private readonly orgs: OrgsService;
+  private readonly orgs: AuthOrgsPort;
   private readonly mail: MailPort;
 
-  constructor(deps: Deps, orgs: OrgsService, mail: MailPort) {
+  constructor(deps: Deps, orgs: AuthOrgsPort, mail: MailPort) {
     this.db = deps.db;
     this.clock = deps.clock;
     this.config = deps.config;

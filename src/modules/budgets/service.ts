@@ -2,11 +2,11 @@ import { eq } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
 import { transaction, type Db } from '../../platform/db.ts';
 import { AppError } from '../../platform/errors.ts';
-import type { EventsService } from '../events/service.ts';
-import type { NotificationsService } from '../notifications/service.ts';
-import { monthOf } from '../usage/range.ts';
-import { roundUsd } from '../usage/pricing.ts';
-import type { UsageService } from '../usage/service.ts';
+import type { EventsService } from '../events/index.ts';
+import type { NotificationsService } from '../notifications/index.ts';
+import { monthOf } from '../usage/index.ts';
+import { roundUsd } from '../usage/index.ts';
+import type { UsageService } from '../usage/index.ts';
 import { budgetAlerts, budgets } from './tables.ts';
 
 export const WARNING_RATIO = 0.8;

@@ -1,6 +1,6 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { rows, type Db } from '../../platform/db.ts';
-import type { EventRow } from '../events/service.ts';
+import type { EventRow } from '../events/index.ts';
 import type { CampaignsContext } from './context.ts';
 import type { OutboundStatus } from './ports.ts';
 import { campaignRecipients, campaignSends, campaigns, type CampaignRow } from './tables.ts';

@@ -1,9 +1,9 @@
 import type { Db } from '../../platform/db.ts';
 import type { Scope } from '../../platform/context.ts';
-import type { NewEvent } from '../events/outbox.ts';
-import type { NewNotification } from '../notifications/service.ts';
-import type { MonthlyLimit } from '../plans/definitions.ts';
-import type { InboxRow } from '../conversations/inboxes.ts';
+import type { NewEvent } from '../events/index.ts';
+import type { NewNotification } from '../notifications/index.ts';
+import type { MonthlyLimit } from '../../shared/plans.ts';
+import type { InboxRow } from '../conversations/index.ts';
 import type { UnsubscribeLinks } from './unsubscribe.ts';
 
 /**

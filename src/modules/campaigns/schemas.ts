@@ -1,5 +1,5 @@
 import { Type, Timestamp, Nullable, FreeObject } from '../../platform/http/schemas.ts';
-import { MessageTemplateInput } from '../conversations/schemas.ts';
+import { MessageTemplateInput } from '../conversations/index.ts';
 import { CAMPAIGN_CHANNELS, RECIPIENT_STATUSES } from './service.ts';
 import { SUPPRESSION_REASONS } from './suppressions.ts';
 

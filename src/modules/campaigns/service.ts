@@ -6,8 +6,8 @@ import { badRequest, conflict, notFound, unprocessable } from '../../platform/er
 import { newId } from '../../platform/ids.ts';
 import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import { inScope } from '../../platform/tenant.ts';
-import type { EventRow } from '../events/service.ts';
-import { leadInScope, leadsMatching } from '../leads/queries.ts';
+import type { EventRow } from '../events/index.ts';
+import { leadInScope, leadsMatching } from '../leads/index.ts';
 import { assertTimezone } from '../../platform/range.ts';
 import type { CampaignsContext } from './context.ts';
 import { emptyStats, Outcomes, statsOf, type Stats } from './outcomes.ts';

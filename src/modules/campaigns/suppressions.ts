@@ -4,7 +4,7 @@ import type { Scope } from '../../platform/context.ts';
 import { badRequest, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
-import { leadInScope, type LeadRow } from '../leads/queries.ts';
+import { leadInScope, type LeadRow } from '../leads/index.ts';
 import type { CampaignsContext } from './context.ts';
 import { campaignRecipients, leadConsents, suppressions, type CampaignRow, type RecipientRow } from './tables.ts';
 import { normalAddress } from './unsubscribe.ts';

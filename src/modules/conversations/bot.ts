@@ -1,7 +1,7 @@
 import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
 import { transaction, type Db } from '../../platform/db.ts';
-import type { EventRow } from '../events/service.ts';
+import type { EventRow } from '../events/index.ts';
 import { faqScore, type FaqEntry } from '../../shared/faq.ts';
 import type { AgentTurnsPort, BusPort, Turn } from './ports.ts';
 import type { ConversationsService } from './service.ts';

@@ -1,7 +1,7 @@
 import { randomToken } from '../../platform/crypto.ts';
 import { assertOutboundUrl } from '../../platform/http-client.ts';
 import { badRequest, unprocessable } from '../../platform/errors.ts';
-import { sendSigned } from '../webhooks/signer.ts';
+import { sendSigned } from '../webhooks/index.ts';
 import { assertKnownKeys, retryAfterSeconds, type Channel, type ChannelAdapter, type ChannelEnv, type Outcome, type Outgoing, type Prepared } from './channel-types.ts';
 import { WhatsAppChannel } from './whatsapp.ts';
 import { TelegramChannel } from './telegram.ts';

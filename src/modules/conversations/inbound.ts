@@ -2,9 +2,9 @@ import { and, eq, fillPlaceholders, sql, type Placeholder, type SQL } from 'driz
 import { fixedFragment, rows, transaction, type Db } from '../../platform/db.ts';
 import type { Scope } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
-import type { NewEvent } from '../events/outbox.ts';
-import { eventRows, outboxCtes, outboxParam } from '../events/outbox.ts';
-import { conversationsMessagedForLead } from '../events/queries.ts';
+import type { NewEvent } from '../events/index.ts';
+import { eventRows, outboxCtes, outboxParam } from '../events/index.ts';
+import { conversationsMessagedForLead } from '../events/index.ts';
 import type { InboundInput, Receipt } from './channel-types.ts';
 import { leadFor, upsertContact } from './contacts.ts';
 import { isUniqueViolation, type ContactRow, type ConversationRow, type ConversationsContext, type InboxRow, type MessageRow } from './context.ts';

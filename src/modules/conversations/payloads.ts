@@ -1,6 +1,6 @@
-import type { NewEvent } from '../events/service.ts';
-import type { OrgMessage } from '../events/org-stream.ts';
-import type { Lead } from '../leads/service.ts';
+import type { NewEvent } from '../events/index.ts';
+import type { OrgMessage } from '../events/index.ts';
+import type { Lead } from '../leads/index.ts';
 import type { contacts, conversations, messages } from './tables.ts';
 
 type ContactRow = typeof contacts.$inferSelect;

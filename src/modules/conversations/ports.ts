@@ -1,10 +1,10 @@
 import type { Db } from '../../platform/db.ts';
 import type { Role, Scope } from '../../platform/context.ts';
-import type { NewEvent } from '../events/outbox.ts';
-import type { OrgMessage } from '../events/org-stream.ts';
-import type { Lead, LeadInput } from '../leads/service.ts';
-import type { NewNotification } from '../notifications/service.ts';
-import type { CountLimit } from '../plans/definitions.ts';
+import type { NewEvent } from '../events/index.ts';
+import type { OrgMessage } from '../events/index.ts';
+import type { Lead, LeadInput } from '../leads/index.ts';
+import type { NewNotification } from '../notifications/index.ts';
+import type { CountLimit } from '../../shared/plans.ts';
 
 /**
  * What the conversations module uses of other modules, as interfaces: services.ts hands in the

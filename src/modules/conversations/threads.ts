@@ -5,7 +5,7 @@ import { badRequest, conflict, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import { inScope } from '../../platform/tenant.ts';
-import type { NewEvent } from '../events/outbox.ts';
+import type { NewEvent } from '../events/index.ts';
 import type { Channel } from './channel-types.ts';
 import { upsertContact } from './contacts.ts';
 import type { ContactRow, ConversationRow, ConversationsContext, InboxRow, MessageRow } from './context.ts';

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
 import { randomToken, sha256Hex } from '../../platform/crypto.ts';
-import { secureCookies } from '../auth/session-cookie.ts';
+import { secureCookies } from '../auth/index.ts';
 
 /**
  * Binds an OAuth authorization to the browser that started it (RFC 9700 §4.7, login/connection

@@ -1,9 +1,9 @@
 import { Type, Timestamp, Nullable, OrgParams, errors, orgErrors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
 import { orgOf } from '../../platform/context.ts';
-import { publicUser } from '../auth/service.ts';
-import { CookieFlag } from '../auth/schemas.ts';
-import { deliverTokens } from '../auth/session-cookie.ts';
+import { publicUser } from '../auth/index.ts';
+import { CookieFlag } from '../auth/index.ts';
+import { deliverTokens } from '../auth/index.ts';
 
 const Role = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member'), Type.Literal('viewer')]);
 const InvitationSchema = Type.Object({

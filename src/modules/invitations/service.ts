@@ -9,10 +9,10 @@ import { badRequest, conflict, forbidden, notFound, unauthorized } from '../../p
 import { newId } from '../../platform/ids.ts';
 import type { Mailer } from '../../platform/mail.ts';
 import type { Config } from '../../config.ts';
-import { normalizeEmail, type AuthService, type Tokens, type User } from '../auth/service.ts';
-import { assertAcceptablePassword, hashPassword } from '../auth/passwords.ts';
-import type { Organization, OrgsService } from '../orgs/service.ts';
-import type { PlansService } from '../plans/service.ts';
+import { normalizeEmail, type AuthService, type Tokens, type User } from '../auth/index.ts';
+import { assertAcceptablePassword, hashPassword } from '../auth/index.ts';
+import type { Organization, OrgsService } from '../orgs/index.ts';
+import type { PlansService } from '../plans/index.ts';
 import { invitationMail } from './mails.ts';
 import { invitations } from './tables.ts';
 

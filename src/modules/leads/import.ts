@@ -4,7 +4,7 @@ import { parse } from 'csv-parse/sync';
 import type { Db } from '../../platform/db.ts';
 import { AppError, badRequest } from '../../platform/errors.ts';
 import { explainErrors } from '../../platform/http/validation.ts';
-import type { OrgsService } from '../orgs/service.ts';
+import type { OrgsService } from '../orgs/index.ts';
 import { normalizeEmail, normalizeWebsite, phoneE164, type MatchKind } from './normalize.ts';
 import type { Static } from 'typebox';
 import { LeadCreateBody } from './schemas.ts';

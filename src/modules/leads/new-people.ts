@@ -1,5 +1,5 @@
 import { isForeignKeyViolation, type Database } from '../../platform/db.ts';
-import { outboxCtes, outboxParam, type EventRow } from '../events/outbox.ts';
+import { outboxCtes, outboxParam, type EventRow } from '../events/index.ts';
 import type { MatchKind } from './normalize.ts';
 import type { leads } from './tables.ts';
 

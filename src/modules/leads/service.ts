@@ -8,17 +8,17 @@ import { newId } from '../../platform/ids.ts';
 import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import { agentRunOf, type Scope } from '../../platform/context.ts';
 import { inScope } from '../../platform/tenant.ts';
-import type { EventsService, NewEvent } from '../events/service.ts';
-import { eventRows, type EventRow } from '../events/outbox.ts';
-import type { OrgsService } from '../orgs/service.ts';
+import type { EventsService, NewEvent } from '../events/index.ts';
+import { eventRows, type EventRow } from '../events/index.ts';
+import type { OrgsService } from '../orgs/index.ts';
 import { LEAD_STATUSES, type LeadStatus } from '../../shared/leads.ts';
 import { normalizeEmail, normalizeWebsite, phoneE164, uniq, type MatchKind } from './normalize.ts';
 import { LeadListPlanner, type LeadListQuery } from './list-planner.ts';
 import { leads } from './tables.ts';
-import { eventsAboutLead } from '../events/queries.ts';
+import { eventsAboutLead } from '../events/index.ts';
 import { LeadImporter, type ImportResult, type Turn } from './import.ts';
 import { lockOrder, NewPeopleWriter, type LeadRow } from './new-people.ts';
-import type { PlansService } from '../plans/service.ts';
+import type { PlansService } from '../plans/index.ts';
 
 /** Lead writes wake the dispatcher after their commit instead of carrying a NOTIFY (see EventsService.record). */
 const CALLER_WAKES = { wake: 'caller' } as const;

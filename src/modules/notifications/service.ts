@@ -4,7 +4,7 @@ import type { Db } from '../../platform/db.ts';
 import { notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
-import type { OrgStream } from '../events/org-stream.ts';
+import type { OrgStream } from '../events/index.ts';
 import type { Scope } from '../../platform/context.ts';
 import { inScope } from '../../platform/tenant.ts';
 import { notificationReads, notifications } from './tables.ts';

@@ -3,7 +3,7 @@ import type { Deps } from '../../platform/deps.ts';
 import { transaction, type Db } from '../../platform/db.ts';
 import { conflict, forbidden, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
-import { countUsers, userByEmail, usersByIds } from '../auth/queries.ts';
+import { countUsers, userByEmail, usersByIds } from '../auth/index.ts';
 import { memberships, organizations, projects } from './tables.ts';
 import type { Role } from '../../platform/context.ts';
 import type { OrgsPlansPort } from './ports.ts';

@@ -1,4 +1,4 @@
-import type { Feature } from './definitions.ts';
+import type { Feature } from '../../shared/plans.ts';
 
 /**
  * Which feature an organization route belongs to, decided once for all of them by the area of its

@@ -1,6 +1,6 @@
 import type { SQL } from 'drizzle-orm';
 import type { Db } from '../../platform/db.ts';
-import type { CountLimit, MonthlyLimit } from './definitions.ts';
+import type { CountLimit, MonthlyLimit } from '../../shared/plans.ts';
 
 /**
  * What the plans module needs of others, handed in by services.ts. Plans reads no other module's

@@ -1,7 +1,7 @@
 import { orgOf } from '../../platform/context.ts';
 import { OrgParams, Type, orgErrors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
-import { FEATURES, type Feature } from './definitions.ts';
+import { FEATURES, type Feature } from '../../shared/plans.ts';
 
 const held = (what: string) => Type.Integer({ minimum: 0, description: `${what} held now` });
 const monthly = (what: string) => Type.Integer({ minimum: 0, description: `${what} this calendar month (UTC)` });

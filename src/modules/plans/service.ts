@@ -5,7 +5,7 @@ import { AppError, notFound } from '../../platform/errors.ts';
 import {
   COUNT_LIMITS, FEATURES, MONTHLY_LIMITS, UNLIMITED,
   type CountLimit, type Feature, type LimitName, type MonthlyLimit, type PlanDefinition, type Plans,
-} from './definitions.ts';
+} from '../../shared/plans.ts';
 import type { CountedResources, OrgPlansPort, PlansBusPort, PlansPorts } from './ports.ts';
 
 export interface ResolvedPlan extends PlanDefinition {

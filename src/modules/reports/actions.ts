@@ -4,7 +4,7 @@ import { badRequest, unprocessable } from '../../platform/errors.ts';
 import { explainErrors } from '../../platform/http/validation.ts';
 import { LEAD_STATUSES } from '../../shared/leads.ts';
 import type { Scope } from '../../platform/context.ts';
-import { findTemplate } from '../workflows/templates/index.ts';
+import { findTemplate } from '../workflows/index.ts';
 import type { ActionPorts, DraftRequest } from './ports.ts';
 
 const LeadIds = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 1000 });

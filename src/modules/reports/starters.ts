@@ -1,8 +1,8 @@
 import type { Db } from '../../platform/db.ts';
-import { postCount } from '../content/queries.ts';
-import { leadCounts } from '../leads/queries.ts';
-import { workflowTriggers } from '../workflows/queries.ts';
-import { findTemplate } from '../workflows/templates/index.ts';
+import { postCount } from '../content/index.ts';
+import { leadCounts } from '../leads/index.ts';
+import { workflowTriggers } from '../workflows/index.ts';
+import { findTemplate } from '../workflows/index.ts';
 import type { ActionType, RecommendationInput as Recommendation } from './actions.ts';
 
 const CAPTURE_TEMPLATE = 'capture-leads-from-webhook';

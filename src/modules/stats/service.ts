@@ -4,13 +4,13 @@ import { rows, transaction, type Db } from '../../platform/db.ts';
 import { badRequest } from '../../platform/errors.ts';
 import type { Scope } from '../../platform/context.ts';
 import type { StatsOrgsPort } from './ports.ts';
-import type { EventRow } from '../events/service.ts';
-import { dispatchedEventsPerHour, eventsInRange } from '../events/queries.ts';
-import { usageRecordsInRange, type UsageColumn } from '../usage/queries.ts';
-import { analyticsDaysSummed } from '../analytics/queries.ts';
+import type { EventRow } from '../events/index.ts';
+import { dispatchedEventsPerHour, eventsInRange } from '../events/index.ts';
+import { usageRecordsInRange, type UsageColumn } from '../usage/index.ts';
+import { analyticsDaysSummed } from '../analytics/index.ts';
 import { assertTimezone, offsetMs, parseRange } from '../../platform/range.ts';
 import { statsHourly } from './tables.ts';
-import { METRICS as ANALYTICS_METRIC_FIELDS } from '../analytics/rules.ts';
+import { METRICS as ANALYTICS_METRIC_FIELDS } from '../analytics/index.ts';
 
 /** Counted platform events: the stats are a reporting view over the outbox (the `events` table). */
 export const EVENT_METRICS: Record<string, string> = {

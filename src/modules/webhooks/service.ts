@@ -10,7 +10,7 @@ import type { Scope } from '../../platform/context.ts';
 import { assertCanChange, assertMayMakeOrgWide, inScope, inScopeOrgWide } from '../../platform/tenant.ts';
 import { assertOutboundUrl } from '../../platform/http-client.ts';
 import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
-import type { EventRow } from '../events/service.ts';
+import type { EventRow } from '../events/index.ts';
 import { isPlatformEventName } from '../../shared/event-names.ts';
 import type { WebhooksOrgsPort, WebhooksPlansPort } from './ports.ts';
 import { sendSigned, type SendResult } from './signer.ts';

@@ -8,9 +8,9 @@ import { newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import type { Scope } from '../../platform/context.ts';
 import { inScope } from '../../platform/tenant.ts';
-import type { OrgStream } from '../events/org-stream.ts';
-import type { EventsService } from '../events/service.ts';
-import type { NotificationsService } from '../notifications/service.ts';
+import type { OrgStream } from '../events/index.ts';
+import type { EventsService } from '../events/index.ts';
+import type { NotificationsService } from '../notifications/index.ts';
 import { approvals } from './tables.ts';
 
 export type ApprovalRow = typeof approvals.$inferSelect;

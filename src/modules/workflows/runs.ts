@@ -7,8 +7,8 @@ import { AppError, badRequest, conflict, notFound } from '../../platform/errors.
 import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import type { Scope } from '../../platform/context.ts';
 import { inScope } from '../../platform/tenant.ts';
-import type { OrgStream } from '../events/org-stream.ts';
-import type { EventsService } from '../events/service.ts';
+import type { OrgStream } from '../events/index.ts';
+import type { EventsService } from '../events/index.ts';
 import type { ApprovalRow, ApprovalsService } from './approvals.ts';
 import { ACTIVE_STATUSES, FINAL_STATUSES, isFinal, RUN_CANCEL, RunWriter, RUNS_WAKE, type ExecEvent, type RunRef, type RunRow } from './engine/writer.ts';
 import { othersNotifier, type OthersNotifier } from './engine/notifier.ts';

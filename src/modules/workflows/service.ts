@@ -10,9 +10,9 @@ import { newId } from '../../platform/ids.ts';
 import { checkOutboundUrlForm, OutboundError } from '../../platform/http-client.ts';
 import type { Scope } from '../../platform/context.ts';
 import { inScope, type Tenant } from '../../platform/tenant.ts';
-import type { OrgStream } from '../events/org-stream.ts';
-import type { EventRow } from '../events/service.ts';
-import type { OrgsService } from '../orgs/service.ts';
+import type { OrgStream } from '../events/index.ts';
+import type { EventRow } from '../events/index.ts';
+import type { OrgsService } from '../orgs/index.ts';
 import { validateDefinition, invalid, type Definition, type WorkflowEdge, type WorkflowNode } from './engine/graph.ts';
 import { othersNotifier, type OthersNotifier } from './engine/notifier.ts';
 import { RunBacklog } from './backlog.ts';
@@ -23,7 +23,7 @@ import { OrgSecretsService } from './org-secrets.ts';
 import { maskNodes, sealNodes } from './secrets.ts';
 import { workflows } from './tables.ts';
 import { findTemplate } from './templates/index.ts';
-import type { PlansService } from '../plans/service.ts';
+import type { PlansService } from '../plans/index.ts';
 
 export type WorkflowRow = typeof workflows.$inferSelect;
 

@@ -1,6 +1,6 @@
 import { Type, orgErrors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
-import { principalKey } from '../auth/rate-limit.ts';
+import { principalKey } from '../auth/index.ts';
 import { orgOf } from '../../platform/context.ts';
 import { isFinal, runChannel, type ExecEvent } from './engine/writer.ts';
 

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { ANALYTICS_METRICS } from '../../stats/service.ts';
+import { ANALYTICS_METRICS } from '../../stats/index.ts';
 import type { ToolDef } from './types.ts';
 
 const DAY = 86_400_000;

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import type { DraftInput } from '../../content/service.ts';
+import type { DraftInput } from '../../content/index.ts';
 import type { ToolDef } from './types.ts';
 
 /** Present only when the content port is installed. */

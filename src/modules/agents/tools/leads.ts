@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { LEAD_STATUSES, type LeadStatus } from '../../../shared/leads.ts';
-import type { Lead } from '../../leads/service.ts';
+import type { Lead } from '../../leads/index.ts';
 import type { ToolDef } from './types.ts';
 
 const Status = Type.Union(LEAD_STATUSES.map((s) => Type.Literal(s)));

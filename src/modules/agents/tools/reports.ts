@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import { ACTION_DESCRIPTIONS } from '../../reports/actions.ts';
-import { REPORT_TYPES, type ReportType } from '../../reports/service.ts';
+import { ACTION_DESCRIPTIONS } from '../../reports/index.ts';
+import { REPORT_TYPES, type ReportType } from '../../reports/index.ts';
 import type { ToolDef } from './types.ts';
 
 export const createReport: ToolDef = {

@@ -1,15 +1,15 @@
 import type { TSchema } from 'typebox';
 import type { Config } from '../../../config.ts';
 import type { Clock } from '../../../platform/clock.ts';
-import type { BudgetsService } from '../../budgets/service.ts';
-import type { ContentService } from '../../content/service.ts';
+import type { BudgetsService } from '../../budgets/index.ts';
+import type { ContentService } from '../../content/index.ts';
 import type { Scope } from '../../../platform/context.ts';
-import type { LeadsService } from '../../leads/service.ts';
-import type { ReportsService } from '../../reports/service.ts';
-import type { UsageService } from '../../usage/service.ts';
-import type { ConversationsService } from '../../conversations/service.ts';
-import type { CampaignsService } from '../../campaigns/service.ts';
-import type { StatsService } from '../../stats/service.ts';
+import type { LeadsService } from '../../leads/index.ts';
+import type { ReportsService } from '../../reports/index.ts';
+import type { UsageService } from '../../usage/index.ts';
+import type { ConversationsService } from '../../conversations/index.ts';
+import type { CampaignsService } from '../../campaigns/index.ts';
+import type { StatsService } from '../../stats/index.ts';
 
 /** A request in the approvals inbox, as `request_approval` asks for it (the workflows module). */
 export interface ApprovalRequester {

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { AppError } from '../../../platform/errors.ts';
-import { AGENT_TYPE_NAMES } from '../../agents/catalog.ts';
+import { AGENT_TYPE_NAMES } from '../../../shared/agents.ts';
 import { registerNode } from './registry.ts';
 import { main, type Item } from './types.ts';
 

@@ -1,6 +1,6 @@
 import { deriveKey } from '../../../platform/crypto.ts';
 import { derivedId, newId } from '../../../platform/ids.ts';
-import { sendSigned } from '../../webhooks/signer.ts';
+import { sendSigned } from '../../webhooks/index.ts';
 import type { NodeContext } from './types.ts';
 
 /** The organization's default signing secret for workflow webhooks (when a node names none). */

@@ -1,9 +1,9 @@
 import type { Static, TSchema } from 'typebox';
 import type { Clock } from '../../../platform/clock.ts';
 import type { Scope } from '../../../platform/context.ts';
-import type { ContentService } from '../../content/service.ts';
-import type { LeadsService } from '../../leads/service.ts';
-import type { ConversationsService } from '../../conversations/service.ts';
+import type { ContentService } from '../../content/index.ts';
+import type { LeadsService } from '../../leads/index.ts';
+import type { ConversationsService } from '../../conversations/index.ts';
 
 /** A data item: a JSON object flowing along the edges of a workflow. */
 export type Item = Record<string, unknown>;

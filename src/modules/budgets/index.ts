@@ -1,0 +1,6 @@
+/**
+ * The budgets module's public face: the only file of it that other modules and the composition root
+ * (services.ts, app.ts, workers.ts, the CLI) import. What is not exported here is the module's own.
+ */
+export { budgetRoutes } from './routes.ts';
+export { type BudgetScope, BudgetsService } from './service.ts';

@@ -1,0 +1,7 @@
+/**
+ * The plans module's public face: the only file of it that other modules and the composition root
+ * (services.ts, app.ts, workers.ts, the CLI) import. What is not exported here is the module's own.
+ */
+export { featuresOfRoute } from './features.ts';
+export { planRoutes } from './routes.ts';
+export { PlansService } from './service.ts';

@@ -1,0 +1,6 @@
+/**
+ * The stats module's public face: the only file of it that other modules and the composition root
+ * (services.ts, app.ts, workers.ts, the CLI) import. What is not exported here is the module's own.
+ */
+export { statsRoutes } from './routes.ts';
+export { ANALYTICS_METRICS, StatsService } from './service.ts';
