@@ -104,13 +104,13 @@ export function createServices(deps: Deps) {
   });
   const stats = new StatsService(deps, orgs);
   dispatcher.subscribe('stats', (tx, batch) => stats.rollup(tx, batch));
-  const approvals = new ApprovalsService(deps, events, orgStream, notifications, bus);
+  const approvals = new ApprovalsService(deps, { bus, events, orgStream, notifications });
   const usage = new UsageService(deps);
   const budgets = new BudgetsService(deps, usage, events, notifications);
-  const workflowRuns = new RunsService(deps, bus, orgStream, events, approvals, budgets);
+  const workflowRuns = new RunsService(deps, { bus, orgStream, events, approvals, budgets });
   const schedules = new SchedulesService(deps);
-  const workflows = new WorkflowsService(deps, bus, orgStream, orgs, schedules, plans);
-  const scheduler = new Scheduler(deps, schedules, workflows);
+  const workflows = new WorkflowsService(deps, { bus, orgStream, orgs, schedules, plans });
+  const scheduler = new Scheduler(deps, { schedules, workflows });
   // Process-wide: every workflow expression is evaluated under these limits, in one pool of workers.
   setExpressionLimits(deps.config.expressionLimits);
   configureExpressionPool(deps.config.expressionPool);
@@ -135,7 +135,7 @@ export function createServices(deps: Deps) {
     tools: { clock: deps.clock, config: deps.config, leads, usage, budgets, reports, content, approvals, conversations, campaigns, stats },
   });
   const runDriver = new RunDriver({
-    ...deps, bus, orgStream, events, workflowRuns, approvals, workflows,
+    ...deps, bus, workflowRuns, approvals, workflows,
     nodes: {
       clock: deps.clock,
       outbound: { appSecret: deps.config.appSecret, allowPrivate: deps.config.webhookAllowPrivate, timeoutMs: deps.config.webhookTimeoutMs },

@@ -8,9 +8,7 @@ import { newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import type { Scope } from '../../platform/context.ts';
 import { inScope } from '../../platform/tenant.ts';
-import type { OrgStream } from '../events/index.ts';
-import type { EventsService } from '../events/index.ts';
-import type { NotificationsService } from '../notifications/index.ts';
+import type { ApprovalsPorts, EventsPort, NotifyPort, OrgStreamPort } from './ports.ts';
 import { approvals } from './tables.ts';
 
 export type ApprovalRow = typeof approvals.$inferSelect;
@@ -60,19 +58,19 @@ export type ResolvedListener = (tx: Db, approval: ApprovalRow) => Promise<void>;
 export class ApprovalsService {
   private readonly db: Db;
   private readonly clock: Clock;
-  private readonly events: EventsService;
-  private readonly orgStream: OrgStream;
-  private readonly notifications: NotificationsService;
+  private readonly events: EventsPort;
+  private readonly orgStream: OrgStreamPort;
+  private readonly notifications: NotifyPort;
   private readonly bus: Bus;
   private readonly listeners: ResolvedListener[] = [];
 
-  constructor(deps: Deps, events: EventsService, orgStream: OrgStream, notifications: NotificationsService, bus: Bus) {
+  constructor(deps: Deps, ports: ApprovalsPorts) {
     this.db = deps.db;
     this.clock = deps.clock;
-    this.events = events;
-    this.orgStream = orgStream;
-    this.notifications = notifications;
-    this.bus = bus;
+    this.events = ports.events;
+    this.orgStream = ports.orgStream;
+    this.notifications = ports.notifications;
+    this.bus = ports.bus;
   }
 
   /** Workflow runs and agent runs register here to resume when a decision is made. */

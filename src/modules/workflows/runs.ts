@@ -7,9 +7,8 @@ import { AppError, badRequest, conflict, notFound } from '../../platform/errors.
 import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import type { Scope } from '../../platform/context.ts';
 import { inScope } from '../../platform/tenant.ts';
-import type { OrgStream } from '../events/index.ts';
-import type { EventsService } from '../events/index.ts';
-import type { ApprovalRow, ApprovalsService } from './approvals.ts';
+import type { ApprovalRow } from './approvals.ts';
+import type { EventsPort, MonthlyBudget, RunsPorts } from './ports.ts';
 import { ACTIVE_STATUSES, FINAL_STATUSES, isFinal, RUN_CANCEL, RunWriter, RUNS_WAKE, type ExecEvent, type RunRef, type RunRow } from './engine/writer.ts';
 import { othersNotifier, type OthersNotifier } from './engine/notifier.ts';
 import { runEvents, runSteps, workflowRuns } from './tables.ts';
@@ -55,32 +54,26 @@ export function publicRun(row: RunRow, steps?: StepRow[]) {
 }
 
 /** Reading, canceling and costing runs; the driver executes them. */
-/** The organization's monthly budget as runs check it after every cost they add (the budgets module). */
-export interface MonthlyBudget {
-  /** Throws BUDGET_EXCEEDED (429) once the organization's month is over its budget. */
-  guardWorkflowCost(run: RunRef): Promise<void>;
-}
-
 export class RunsService {
   readonly writer: RunWriter;
   /** Tells other instances about committed run changes, batched (see OthersNotifier). */
   readonly others: OthersNotifier;
   private readonly db: Db;
   private readonly clock: Clock;
-  private readonly events: EventsService;
-  private readonly approvals: ApprovalsService;
+  private readonly events: EventsPort;
+  private readonly approvals: RunsPorts['approvals'];
   private readonly bus: Bus;
   private readonly budget: MonthlyBudget;
 
-  constructor(deps: Deps, bus: Bus, orgStream: OrgStream, events: EventsService, approvals: ApprovalsService, budget: MonthlyBudget) {
+  constructor(deps: Deps, ports: RunsPorts) {
     this.db = deps.db;
     this.clock = deps.clock;
-    this.events = events;
-    this.approvals = approvals;
-    this.bus = bus;
-    this.budget = budget;
-    this.writer = new RunWriter(deps.database, deps.clock, bus, orgStream);
-    this.others = othersNotifier(bus, deps.db, deps.database.kind);
+    this.events = ports.events;
+    this.approvals = ports.approvals;
+    this.bus = ports.bus;
+    this.budget = ports.budgets;
+    this.writer = new RunWriter(deps.database, deps.clock, ports.bus, ports.orgStream);
+    this.others = othersNotifier(ports.bus, deps.db, deps.database.kind);
   }
 
   async row(scope: Scope, runId: string): Promise<RunRow> {

@@ -4,14 +4,10 @@ import type { Clock } from '../../platform/clock.ts';
 import { transaction, type Db } from '../../platform/db.ts';
 import type { Deps } from '../../platform/deps.ts';
 import type { WorkflowNode } from './engine/graph.ts';
+import type { RunStarter, SchedulerPorts, SchedulesPort } from './ports.ts';
 import { workflows, workflowSchedules } from './tables.ts';
 
 type WorkflowRow = typeof workflows.$inferSelect;
-
-/** What firing a schedule needs of the workflows service: one run started in the claim's transaction. */
-export interface RunStarter {
-  startRun(orgId: string, workflowId: string, options: { input: Record<string, unknown>; trigger: Record<string, unknown> & { type: string } }, tx: Db): Promise<unknown>;
-}
 
 function nextRun(cron: string, timezone: string, after: Date): Date | null {
   return new Cron(cron, { timezone, paused: true }).nextRun(after);
@@ -21,7 +17,7 @@ function nextRun(cron: string, timezone: string, after: Date): Date | null {
  * Schedule triggers: one row per active schedule-triggered workflow with its next fire time, kept in
  * step with the workflow by the workflows service (in its transaction). The Scheduler fires them.
  */
-export class SchedulesService {
+export class SchedulesService implements SchedulesPort {
   private readonly db: Db;
   private readonly clock: Clock;
 
@@ -77,14 +73,14 @@ export class SchedulesService {
 export class Scheduler {
   private readonly db: Db;
   private readonly clock: Clock;
-  private readonly schedules: SchedulesService;
+  private readonly schedules: SchedulerPorts['schedules'];
   private readonly starter: RunStarter;
 
-  constructor(deps: Deps, schedules: SchedulesService, starter: RunStarter) {
+  constructor(deps: Deps, ports: SchedulerPorts) {
     this.db = deps.db;
     this.clock = deps.clock;
-    this.schedules = schedules;
-    this.starter = starter;
+    this.schedules = ports.schedules;
+    this.starter = ports.workflows;
   }
 
   /** Fires due schedules; true when there may be more. */

@@ -10,20 +10,17 @@ import { newId } from '../../platform/ids.ts';
 import { checkOutboundUrlForm, OutboundError } from '../../platform/http-client.ts';
 import type { Scope } from '../../platform/context.ts';
 import { inScope, type Tenant } from '../../platform/tenant.ts';
-import type { OrgStream } from '../events/index.ts';
 import type { EventRow } from '../events/index.ts';
-import type { OrgsService } from '../orgs/index.ts';
 import { validateDefinition, invalid, type Definition, type WorkflowEdge, type WorkflowNode } from './engine/graph.ts';
 import { othersNotifier, type OthersNotifier } from './engine/notifier.ts';
 import { RunBacklog } from './backlog.ts';
 import { RUNS_WAKE, runStatusMessage } from './engine/writer.ts';
 import { publicRun } from './runs.ts';
-import type { SchedulesService } from './schedules.ts';
+import type { OrgsPort, OrgStreamPort, PlansPort, SchedulesPort, WorkflowsPorts } from './ports.ts';
 import { OrgSecretsService } from './org-secrets.ts';
 import { maskNodes, sealNodes } from './secrets.ts';
 import { workflows } from './tables.ts';
 import { findTemplate } from './templates/index.ts';
-import type { PlansService } from '../plans/index.ts';
 
 export type WorkflowRow = typeof workflows.$inferSelect;
 
@@ -95,9 +92,9 @@ export class WorkflowsService {
   private readonly db: Db;
   private readonly clock: Clock;
   private readonly bus: Bus;
-  private readonly orgStream: OrgStream;
-  private readonly orgs: OrgsService;
-  private readonly schedules: SchedulesService;
+  private readonly orgStream: OrgStreamPort;
+  private readonly orgs: OrgsPort;
+  private readonly schedules: SchedulesPort;
   private readonly box: SecretBox;
   private readonly publicUrl: string;
   private readonly allowPrivateTargets: boolean;
@@ -111,21 +108,21 @@ export class WorkflowsService {
   private readonly hookSenders = new Map<string, WebhookSender>();
 
   /** The plan's workflows feature and runsPerMonth limit (CONTRACT §12). */
-  private readonly plans: Pick<PlansService, 'enabled' | 'assertFeature' | 'take'> | null;
+  private readonly plans: PlansPort | null;
 
-  constructor(deps: Deps, bus: Bus, orgStream: OrgStream, orgs: OrgsService, schedules: SchedulesService, plans?: Pick<PlansService, 'enabled' | 'assertFeature' | 'take'>) {
-    this.plans = plans?.enabled ? plans : null;
+  constructor(deps: Deps, ports: WorkflowsPorts) {
+    this.plans = ports.plans?.enabled ? ports.plans : null;
     this.db = deps.db;
     this.clock = deps.clock;
-    this.bus = bus;
-    this.orgStream = orgStream;
-    this.orgs = orgs;
-    this.schedules = schedules;
+    this.bus = ports.bus;
+    this.orgStream = ports.orgStream;
+    this.orgs = ports.orgs;
+    this.schedules = ports.schedules;
     this.box = new SecretBox(deps.config.appSecret);
     this.secrets = new OrgSecretsService(deps.db, deps.clock, this.box);
     this.publicUrl = deps.config.publicUrl;
     this.allowPrivateTargets = deps.config.webhookAllowPrivate;
-    this.others = othersNotifier(bus, deps.db, deps.database.kind);
+    this.others = othersNotifier(ports.bus, deps.db, deps.database.kind);
     this.backlog = new RunBacklog(deps.database, deps.clock, { ...deps.config.runQueue, agedFrom: deps.config.workflowConcurrency });
   }
 

@@ -7,8 +7,6 @@ import type { Bus } from '../../../platform/bus.ts';
 import { AppError } from '../../../platform/errors.ts';
 import { getNode } from '../nodes/registry.ts';
 import type { Item, LogLevel, NodeContext, NodeDefinition, NodeExecution, NodePorts, NodeResult, WaitOutcome, WaitRequest } from '../nodes/types.ts';
-import type { OrgStream } from '../../events/index.ts';
-import type { EventsService } from '../../events/index.ts';
 import type { ApprovalsService } from '../approvals.ts';
 import type { RunsService } from '../runs.ts';
 import type { WorkflowsService } from '../service.ts';
@@ -23,8 +21,6 @@ type StepRow = typeof runSteps.$inferSelect;
 /** What the driver works with, passed in by src/services.ts. */
 export interface DriverDeps extends Deps {
   bus: Bus;
-  orgStream: OrgStream;
-  events: EventsService;
   workflowRuns: RunsService;
   approvals: ApprovalsService;
   /** Unseals node params and loads `$secrets` for one execution. */

@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import type { Bus } from '../../../platform/bus.ts';
 import type { Clock } from '../../../platform/clock.ts';
 import type { Database, Db } from '../../../platform/db.ts';
-import type { OrgStream } from '../../events/index.ts';
+import type { OrgStreamPort } from '../ports.ts';
 import { eventRows, outboxCtes, outboxParam } from '../../events/index.ts';
 import { DISPATCHER_WAKE } from '../../events/index.ts';
 import { runSteps, workflowRuns } from '../tables.ts';
@@ -163,10 +163,10 @@ export class RunWriter {
   private readonly db: Db;
   private readonly clock: Clock;
   private readonly bus: Bus;
-  private readonly orgStream: OrgStream;
+  private readonly orgStream: OrgStreamPort;
   private readonly others: OthersNotifier;
 
-  constructor(database: Database, clock: Clock, bus: Bus, orgStream: OrgStream) {
+  constructor(database: Database, clock: Clock, bus: Bus, orgStream: OrgStreamPort) {
     this.database = database;
     this.db = database.db;
     this.clock = clock;

@@ -1,46 +1,11 @@
 import type { Static, TSchema } from 'typebox';
 import type { Clock } from '../../../platform/clock.ts';
-import type { Scope } from '../../../platform/context.ts';
-import type { ContentService } from '../../content/index.ts';
-import type { LeadsService } from '../../leads/index.ts';
-import type { ConversationsService } from '../../conversations/index.ts';
+import type { CampaignsPort, ContentPort, ConversationsPort, InlineAgents, LeadsPort } from '../ports.ts';
 
 /** A data item: a JSON object flowing along the edges of a workflow. */
 export type Item = Record<string, unknown>;
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
-
-/**
- * The agents module as `ai.agent` uses it: one run to completion in this process. Declared here
- * rather than imported because the agents module reaches back into workflows (report actions start
- * workflows), so an import would close a cycle.
- */
-export interface InlineAgents {
-  runInline(request: {
-    orgId: string;
-    projectId: string | null;
-    type: string;
-    task: string;
-    input?: Record<string, unknown>;
-    modelId?: string;
-    maxSteps?: number;
-    workflowId?: string;
-    workflowRunId?: string;
-    budgetUsd?: number | null;
-    budgetScope?: 'agent' | 'workflow';
-    signal?: AbortSignal;
-  }): Promise<{ agentRunId: string; status: string; summary: string; usage: { costUsd: number }; reportId?: string; output?: unknown; error?: string }>;
-}
-
-/**
- * The campaigns module as `campaigns.start` uses it: a campaign's status and recipients, and its
- * start. Written out rather than picked from CampaignsService: the campaigns module imports the
- * workflows' expressions, so an import would close a cycle.
- */
-export interface CampaignsPort {
-  get(scope: Scope, id: string): Promise<{ status: string; total: number }>;
-  start(scope: Scope, id: string): Promise<{ status: string; total: number }>;
-}
 
 /**
  * What nodes may reach outside the run: only the methods the built-in nodes call. The run driver
@@ -50,11 +15,11 @@ export interface NodePorts {
   clock: Clock;
   /** Settings of signed webhook-out and HTTP requests (the organization's signing secret derives from appSecret). */
   outbound: { appSecret: string; allowPrivate: boolean; timeoutMs: number };
-  leads: Pick<LeadsService, 'create' | 'update' | 'get'>;
-  content: Pick<ContentService, 'createDraft' | 'previewPublish' | 'get' | 'update' | 'publishNow'>;
+  leads: LeadsPort;
+  content: ContentPort;
   agents: InlineAgents;
   /** `messaging.send` through an inbox. */
-  conversations: Pick<ConversationsService, 'sendFromWorkflow'>;
+  conversations: ConversationsPort;
   /** `campaigns.start`. */
   campaigns: CampaignsPort;
 }
