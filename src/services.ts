@@ -83,7 +83,7 @@ export function createServices(deps: Deps) {
   const guard = new Guard(auth, apiKeys, orgs, deps.clock);
   const events = new EventsService(deps.clock, bus);
   const notifications = new NotificationsService(deps, orgStream);
-  const leads = new LeadsService(deps, events, orgs, plans);
+  const leads = new LeadsService(deps, { events, orgs, plans });
   const webhooks = new WebhooksService(deps, orgs, plans);
   const deliverer = new WebhookDeliverer(deps, webhooks, notifications, orgs);
   const dispatcher = new Dispatcher(deps.database, orgStream);
@@ -129,7 +129,7 @@ export function createServices(deps: Deps) {
   // Agents write reports (their create_report tool) and a report's run_agent recommendation starts
   // agents: reports is handed the start as a function that reaches the agents when a recommendation is
   // applied, long after both exist.
-  const reports = new ReportsService(deps, events, notifications, { leads, content, workflows, agents: { startRun: (scope, request): Promise<unknown> => agents.startRun(scope, request) } });
+  const reports = new ReportsService(deps, { events, notifications, leads, content, workflows, agents: { startRun: (scope, request): Promise<unknown> => agents.startRun(scope, request) } });
   const agents = new AgentsService(deps, {
     bus, orgStream, events, orgs, usage, budgets, plans,
     tools: { clock: deps.clock, config: deps.config, leads, usage, budgets, reports, content, approvals, conversations, campaigns, stats },

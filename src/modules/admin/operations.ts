@@ -1,22 +1,11 @@
 import { AppError } from '../../platform/errors.ts';
-import type { ApiKeysService } from '../api-keys/index.ts';
 import { assertAcceptablePassword } from '../auth/index.ts';
-import type { AuthService } from '../auth/index.ts';
-import type { OrgsService } from '../orgs/index.ts';
-import type { PlansService } from '../plans/index.ts';
+import type { AdminPorts } from './ports.ts';
 
 /**
  * The bootstrap commands of the CLI. The CLI runs them itself when it can open the database, and
  * asks the running server to run them (admin routes) when the server holds the embedded database.
  */
-
-/** What the commands use; the CLI and the admin routes pass the real services. */
-export interface AdminPorts {
-  auth: Pick<AuthService, 'createUserWithOrg'>;
-  orgs: Pick<OrgsService, 'findByIdOrName' | 'assertProject'>;
-  apiKeys: Pick<ApiKeysService, 'create'>;
-  plans: Pick<PlansService, 'setPlan'>;
-}
 
 export interface CreateOwnerInput { email: string; password: string; name?: string; organizationName: string }
 export interface CreateOwnerResult { user: { id: string; email: string }; organization: { id: string; name: string } }

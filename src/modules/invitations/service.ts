@@ -7,12 +7,10 @@ import { transaction, type Db } from '../../platform/db.ts';
 import type { Deps } from '../../platform/deps.ts';
 import { badRequest, conflict, forbidden, notFound, unauthorized } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
-import type { Mailer } from '../../platform/mail.ts';
 import type { Config } from '../../config.ts';
-import { normalizeEmail, type AuthService, type Tokens, type User } from '../auth/index.ts';
+import { normalizeEmail } from '../auth/index.ts';
 import { assertAcceptablePassword, hashPassword } from '../auth/index.ts';
-import type { Organization, OrgsService } from '../orgs/index.ts';
-import type { PlansService } from '../plans/index.ts';
+import type { InvitationPorts, Organization, Tokens, User } from './ports.ts';
 import { invitationMail } from './mails.ts';
 import { invitations } from './tables.ts';
 
@@ -20,14 +18,6 @@ import { invitations } from './tables.ts';
 export const INVITATION_TTL_MS = 7 * 24 * 3600 * 1000;
 /** Open invitations an organization may have at once: the list stays a short array. */
 export const MAX_OPEN_INVITATIONS = 1000;
-
-export interface InvitationPorts {
-  auth: Pick<AuthService, 'findByEmail' | 'getUser' | 'insertUser' | 'checkPassword' | 'startSession'>;
-  orgs: Pick<OrgsService, 'get' | 'roleOf' | 'addMembership'>;
-  mailer: Pick<Mailer, 'enabled' | 'send'>;
-  /** The plan's members limit (CONTRACT §12): no invitation while the organization is full; the accept checks again. */
-  plans?: Pick<PlansService, 'enabled' | 'assertRoom'>;
-}
 
 type Row = typeof invitations.$inferSelect;
 

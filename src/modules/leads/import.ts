@@ -4,7 +4,7 @@ import { parse } from 'csv-parse/sync';
 import type { Db } from '../../platform/db.ts';
 import { AppError, badRequest } from '../../platform/errors.ts';
 import { explainErrors } from '../../platform/http/validation.ts';
-import type { OrgsService } from '../orgs/index.ts';
+import type { OrgsPort } from './ports.ts';
 import { normalizeEmail, normalizeWebsite, phoneE164, type MatchKind } from './normalize.ts';
 import type { Static } from 'typebox';
 import { LeadCreateBody } from './schemas.ts';
@@ -169,11 +169,11 @@ function groupsOf(count: number, keysOf: (i: number) => string[]): number[][] {
 export class LeadImporter {
   private readonly db: Db;
   private readonly leads: LeadCreator;
-  private readonly orgs: OrgsService;
+  private readonly orgs: OrgsPort;
   /** Transactions at once (LOCKED). */
   private readonly locked: number;
 
-  constructor(db: Db, leads: LeadCreator, orgs: OrgsService, store: keyof typeof LOCKED) {
+  constructor(db: Db, leads: LeadCreator, orgs: OrgsPort, store: keyof typeof LOCKED) {
     this.db = db;
     this.leads = leads;
     this.orgs = orgs;

@@ -8,9 +8,8 @@ import { newId } from '../../platform/ids.ts';
 import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import { agentRunOf, type Scope } from '../../platform/context.ts';
 import { inScope } from '../../platform/tenant.ts';
-import type { EventsService, NewEvent } from '../events/index.ts';
+import type { NewEvent } from '../events/index.ts';
 import { eventRows, type EventRow } from '../events/index.ts';
-import type { OrgsService } from '../orgs/index.ts';
 import { LEAD_STATUSES, type LeadStatus } from '../../shared/leads.ts';
 import { normalizeEmail, normalizeWebsite, phoneE164, uniq, type MatchKind } from './normalize.ts';
 import { LeadListPlanner, type LeadListQuery } from './list-planner.ts';
@@ -18,7 +17,7 @@ import { leads } from './tables.ts';
 import { eventsAboutLead } from '../events/index.ts';
 import { LeadImporter, type ImportResult, type Turn } from './import.ts';
 import { lockOrder, NewPeopleWriter, type LeadRow } from './new-people.ts';
-import type { PlansService } from '../plans/index.ts';
+import type { EventsPort, LeadsPorts, OrgsPort, PlansPort } from './ports.ts';
 
 /** Lead writes wake the dispatcher after their commit instead of carrying a NOTIFY (see EventsService.record). */
 const CALLER_WAKES = { wake: 'caller' } as const;
@@ -127,21 +126,21 @@ function matchesAny(keys: Keys): SQL {
 export class LeadsService {
   private readonly db: Db;
   private readonly clock: Clock;
-  private readonly events: EventsService;
-  private readonly orgs: OrgsService;
+  private readonly events: EventsPort;
+  private readonly orgs: OrgsPort;
   private readonly importer: LeadImporter;
   private readonly newPeople: NewPeopleWriter;
   private readonly lists: LeadListPlanner;
   /** The plan's leads limit (CONTRACT §12). */
-  private readonly plans: Pick<PlansService, 'enabled' | 'limitOf' | 'assertRoom'> | null;
+  private readonly plans: PlansPort | null;
 
-  constructor(deps: Deps, events: EventsService, orgs: OrgsService, plans?: Pick<PlansService, 'enabled' | 'limitOf' | 'assertRoom'>) {
-    this.plans = plans ?? null;
+  constructor(deps: Deps, ports: LeadsPorts) {
+    this.plans = ports.plans ?? null;
     this.db = deps.db;
     this.clock = deps.clock;
-    this.events = events;
-    this.orgs = orgs;
-    this.importer = new LeadImporter(deps.db, this, orgs, deps.database.kind);
+    this.events = ports.events;
+    this.orgs = ports.orgs;
+    this.importer = new LeadImporter(deps.db, this, ports.orgs, deps.database.kind);
     this.newPeople = new NewPeopleWriter(deps.database);
     this.lists = new LeadListPlanner(deps.db);
   }

@@ -1,5 +1,18 @@
+import type { Db } from '../../platform/db.ts';
 import type { Scope } from '../../platform/context.ts';
 import type { Platform } from '../../shared/platforms.ts';
+import type { NewEvent } from '../events/index.ts';
+import type { NewNotification } from '../notifications/index.ts';
+
+/** The events module's recorder: `agent.report.created` in the saving transaction (the outbox). */
+export interface EventsPort {
+  record(tx: Db, list: NewEvent | NewEvent[]): Promise<unknown>;
+}
+
+/** A notification to the organization (a report written), in the caller's transaction. */
+export interface NotifyPort {
+  notify(input: NewNotification, tx?: Db): Promise<unknown>;
+}
 
 /** `tag_leads`, `untag_leads` and `set_lead_status` (the leads module's bulk change). */
 export interface LeadsPort {
@@ -40,4 +53,10 @@ export interface ActionPorts {
   content?: ContentPort;
   workflows?: WorkflowsPort;
   agents: AgentsPort;
+}
+
+/** What ReportsService is handed by services.ts: the recorder and notifications, and the actions' ports. */
+export interface ReportsPorts extends ActionPorts {
+  events: EventsPort;
+  notifications: NotifyPort;
 }

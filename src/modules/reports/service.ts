@@ -4,12 +4,10 @@ import { transaction, type Db } from '../../platform/db.ts';
 import { conflict, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
-import type { EventsService } from '../events/index.ts';
 import type { Scope } from '../../platform/context.ts';
 import { inScope } from '../../platform/tenant.ts';
-import type { NotificationsService } from '../notifications/index.ts';
 import { availableActions, checkAction, executeAction, type ActionType, type RecommendationInput } from './actions.ts';
-import type { ActionPorts } from './ports.ts';
+import type { EventsPort, NotifyPort, ReportsPorts } from './ports.ts';
 import { starterRecommendations } from './starters.ts';
 import { reports, type StoredRecommendation } from './tables.ts';
 
@@ -68,15 +66,15 @@ const SORTABLE = { createdAt: reports.createdAt, type: reports.type, title: repo
 export class ReportsService {
   private readonly db: Db;
   private readonly deps: Deps;
-  private readonly events: EventsService;
-  private readonly notifications: NotificationsService;
-  private readonly ports: ActionPorts;
+  private readonly events: EventsPort;
+  private readonly notifications: NotifyPort;
+  private readonly ports: ReportsPorts;
 
-  constructor(deps: Deps, events: EventsService, notifications: NotificationsService, ports: ActionPorts) {
+  constructor(deps: Deps, ports: ReportsPorts) {
     this.deps = deps;
     this.db = deps.db;
-    this.events = events;
-    this.notifications = notifications;
+    this.events = ports.events;
+    this.notifications = ports.notifications;
     this.ports = ports;
   }
 
