@@ -74,7 +74,7 @@ export function createServices(deps: Deps) {
       started: { runsPerMonth: workflowRunsStarted, agentRunsPerMonth: agentRunsStarted, campaignMessagesPerMonth: campaignMessagesSent },
     },
   });
-  const orgs = new OrgsService(deps, plans);
+  const orgs = new OrgsService(deps, { plans });
   /** Outgoing e-mail through SMTP_URL (invitations, password resets). */
   const mailer = new Mailer({ url: deps.config.smtpUrl, from: deps.config.smtpFrom, log: deps.log });
   const auth = new AuthService(deps, orgs, mailer);
@@ -84,8 +84,8 @@ export function createServices(deps: Deps) {
   const events = new EventsService(deps.clock, bus);
   const notifications = new NotificationsService(deps, orgStream);
   const leads = new LeadsService(deps, { events, orgs, plans });
-  const webhooks = new WebhooksService(deps, orgs, plans);
-  const deliverer = new WebhookDeliverer(deps, webhooks, notifications, orgs);
+  const webhooks = new WebhooksService(deps, { orgs, plans });
+  const deliverer = new WebhookDeliverer(deps, { webhooks, notifications, orgs });
   const dispatcher = new Dispatcher(deps.database, orgStream);
   dispatcher.subscribe('webhooks', (tx, batch) => webhooks.fanOut(tx, batch));
   const integrations = new IntegrationsService(deps, events, orgs, notifications);
@@ -102,7 +102,7 @@ export function createServices(deps: Deps) {
       googleToSync: googleIntegrationsToSync,
     },
   });
-  const stats = new StatsService(deps, orgs);
+  const stats = new StatsService(deps, { orgs });
   dispatcher.subscribe('stats', (tx, batch) => stats.rollup(tx, batch));
   const approvals = new ApprovalsService(deps, { bus, events, orgStream, notifications });
   const usage = new UsageService(deps);

@@ -3,8 +3,7 @@ import type { Deps } from '../../platform/deps.ts';
 import { transaction, type Db } from '../../platform/db.ts';
 import type { EventRow } from '../events/index.ts';
 import { faqScore, type FaqEntry } from '../../shared/faq.ts';
-import type { AgentTurnsPort, BusPort, Turn } from './ports.ts';
-import type { ConversationsService } from './service.ts';
+import type { BotPorts, Turn } from './ports.ts';
 import { contacts, conversations, inboxes, messages } from './tables.ts';
 
 /** Wakes the bot's loop: a commit requested a turn. */
@@ -20,13 +19,6 @@ const FAQ_TOP = 10;
 
 type InboxRow = typeof inboxes.$inferSelect;
 type ConversationRow = typeof conversations.$inferSelect;
-
-export interface BotPorts {
-  bus: BusPort;
-  /** The turns, which are the agents module's runs. */
-  turns: AgentTurnsPort;
-  conversations: Pick<ConversationsService, 'handoff'>;
-}
 
 /** How a turn may end without the bot having acted; the conversation then goes to people. */
 const BROKEN = new Set(['failed', 'budget_exceeded', 'max_steps']);

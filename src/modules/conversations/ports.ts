@@ -5,6 +5,8 @@ import type { OrgMessage } from '../events/index.ts';
 import type { Lead, LeadInput } from '../leads/index.ts';
 import type { NewNotification } from '../notifications/index.ts';
 import type { CountLimit } from '../../shared/plans.ts';
+import type { Channel, ChannelAdapter } from './channel-types.ts';
+import type { inboxes, messages } from './tables.ts';
 
 /**
  * What the conversations module uses of other modules, as interfaces: services.ts hands in the
@@ -126,6 +128,40 @@ export interface AgentTurnsPort {
   published(turn: Turn): Promise<void>;
   /** Executes a started turn here to its end. */
   run(turn: Turn): Promise<Turn>;
+}
+
+/** The module's conversations (ConversationsService), as the bot uses them: a conversation goes to people. */
+export interface HandoffPort {
+  handoff(scope: Scope, id: string, input: { reason: string; assigneeId?: string }): Promise<unknown>;
+}
+
+/** ConversationBot: the bus, the turns (the agents module's runs), the hand-off of a conversation the bot cannot answer. */
+export interface BotPorts {
+  bus: BusPort;
+  /** The turns, which are the agents module's runs. */
+  turns: AgentTurnsPort;
+  conversations: HandoffPort;
+}
+
+type InboxRow = typeof inboxes.$inferSelect;
+type MessageRow = typeof messages.$inferSelect;
+
+/** The module's conversations (ConversationsService), as the sender uses them: the channels, an inbox's secrets, a sent message announced. */
+export interface SendingPort {
+  readonly adapters: Partial<Record<Channel, ChannelAdapter>>;
+  signingSecretOf(row: Pick<InboxRow, 'secretSealed'>): string | null;
+  credentialsOf(row: Pick<InboxRow, 'credentialsSealed'>): Record<string, string> | null;
+  /** Tells the organization stream (at commit) that a message of a conversation on `channel` was written or changed. */
+  announce(tx: Db, row: MessageRow, channel: string): Promise<void>;
+  /** Status changes of outbound messages (sent, delivered, read, failed), in their transaction. */
+  outboundChanged(tx: Db, changed: MessageRow[]): Promise<void>;
+}
+
+/** OutboundSender: the module's conversations, the events recorder, the unsubscribe links outreach e-mail carries. */
+export interface SenderPorts {
+  conversations: SendingPort;
+  events: EventsPort;
+  unsubscribe: UnsubscribePort;
 }
 
 export type { Db };

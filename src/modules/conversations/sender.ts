@@ -4,8 +4,7 @@ import { rows, transaction, type Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../config.ts';
 import type { Channel, Outcome } from './channel-types.ts';
-import type { EventsPort, UnsubscribePort } from './ports.ts';
-import type { ConversationsService } from './service.ts';
+import type { EventsPort, SenderPorts, SendingPort, UnsubscribePort } from './ports.ts';
 import { messageSent, publicMessage } from './payloads.ts';
 import { contacts, conversations, inboxes, messages } from './tables.ts';
 
@@ -29,11 +28,11 @@ export class OutboundSender {
   private readonly db: Db;
   private readonly clock: Clock;
   private readonly config: Config;
-  private readonly conversations: ConversationsService;
+  private readonly conversations: SendingPort;
   private readonly events: EventsPort;
   private readonly unsubscribe: UnsubscribePort;
 
-  constructor(deps: Deps, ports: { conversations: ConversationsService; events: EventsPort; unsubscribe: UnsubscribePort }) {
+  constructor(deps: Deps, ports: SenderPorts) {
     this.conversations = ports.conversations;
     this.events = ports.events;
     this.unsubscribe = ports.unsubscribe;

@@ -9,3 +9,8 @@ export interface OrgsPlansPort {
   /** In the adding transaction: 429 PLAN_LIMIT when `adding` more members would pass the limit (holds a lock until it ends). */
   assertRoom(tx: Db, orgId: string, limit: 'members', adding?: number): Promise<void>;
 }
+
+/** OrgsService: the plans module when plans are on. */
+export interface OrgsPorts {
+  plans?: OrgsPlansPort;
+}

@@ -6,7 +6,7 @@ import { newId } from '../../platform/ids.ts';
 import { countUsers, userByEmail, usersByIds } from '../auth/index.ts';
 import { memberships, organizations, projects } from './tables.ts';
 import type { Role } from '../../platform/context.ts';
-import type { OrgsPlansPort } from './ports.ts';
+import type { OrgsPlansPort, OrgsPorts } from './ports.ts';
 
 // The roles are part of the request context (platform/context.ts); the memberships are this module's.
 export { ROLES, type Role } from '../../platform/context.ts';
@@ -22,9 +22,9 @@ export class OrgsService {
   /** The plan new organizations get, and the members limit (CONTRACT §12). */
   private readonly plans: OrgsPlansPort | null;
 
-  constructor(deps: Deps, plans?: OrgsPlansPort) {
+  constructor(deps: Deps, ports: OrgsPorts) {
     this.db = deps.db;
-    this.plans = plans ?? null;
+    this.plans = ports.plans ?? null;
   }
 
   /** A new organization with its owner and its "Default" project, in the caller's transaction. */

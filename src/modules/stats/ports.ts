@@ -4,3 +4,8 @@
 export interface StatsOrgsPort {
   projectFor(scope: { orgId: string; projectId: string | null }, requested: string | null | undefined): Promise<string | null>;
 }
+
+/** StatsService: the orgs module. */
+export interface StatsPorts {
+  orgs: StatsOrgsPort;
+}

@@ -3,7 +3,7 @@ import type { Deps } from '../../platform/deps.ts';
 import { rows, transaction, type Db } from '../../platform/db.ts';
 import { badRequest } from '../../platform/errors.ts';
 import type { Scope } from '../../platform/context.ts';
-import type { StatsOrgsPort } from './ports.ts';
+import type { StatsOrgsPort, StatsPorts } from './ports.ts';
 import type { EventRow } from '../events/index.ts';
 import { dispatchedEventsPerHour, eventsInRange } from '../events/index.ts';
 import { usageRecordsInRange, type UsageColumn } from '../usage/index.ts';
@@ -87,9 +87,9 @@ export class StatsService {
   private readonly db: Db;
   private readonly orgs: StatsOrgsPort;
 
-  constructor(deps: Deps, orgs: StatsOrgsPort) {
+  constructor(deps: Deps, ports: StatsPorts) {
     this.db = deps.db;
-    this.orgs = orgs;
+    this.orgs = ports.orgs;
   }
 
   /**

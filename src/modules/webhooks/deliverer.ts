@@ -7,11 +7,10 @@ import { newId } from '../../platform/ids.ts';
 import { webhookDeliveryOutcomes } from '../../platform/metrics.ts';
 import { toEnvelope } from '../events/index.ts';
 import { eventById } from '../events/index.ts';
-import type { WebhooksNotificationsPort, WebhooksOrgsPort } from './ports.ts';
+import type { DelivererPorts, EndpointsPort, WebhooksNotificationsPort, WebhooksOrgsPort } from './ports.ts';
 import { envelopeBody } from './shorten.ts';
 import { sendSigned, type SendResult } from './signer.ts';
 import { webhookDeliveries, webhookEndpoints } from './tables.ts';
-import type { WebhooksService } from './service.ts';
 
 type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 
@@ -46,17 +45,17 @@ export class WebhookDeliverer {
   private readonly db: Db;
   private readonly clock: Clock;
   private readonly config: Config;
-  private readonly webhooks: WebhooksService;
+  private readonly webhooks: EndpointsPort;
   private readonly notifications: WebhooksNotificationsPort;
   private readonly orgs: WebhooksOrgsPort;
 
-  constructor(deps: Deps, webhooks: WebhooksService, notifications: WebhooksNotificationsPort, orgs: WebhooksOrgsPort) {
+  constructor(deps: Deps, ports: DelivererPorts) {
     this.db = deps.db;
     this.clock = deps.clock;
     this.config = deps.config;
-    this.webhooks = webhooks;
-    this.notifications = notifications;
-    this.orgs = orgs;
+    this.webhooks = ports.webhooks;
+    this.notifications = ports.notifications;
+    this.orgs = ports.orgs;
   }
 
   async round(): Promise<boolean> {

@@ -20,3 +20,24 @@ export interface WebhooksPlansPort {
 export interface WebhooksNotificationsPort {
   notify(input: { orgId: string; projectId?: string | null; userId?: string | null; kind: string; title: string; body: string; link?: string | null }, tx?: Db): Promise<unknown>;
 }
+
+/** WebhooksService: the orgs module, and the plans module when plans are on. */
+export interface WebhooksPorts {
+  orgs: WebhooksOrgsPort;
+  plans?: WebhooksPlansPort;
+}
+
+/** The module's endpoints (WebhooksService), as the deliverer uses them. */
+export interface EndpointsPort {
+  /** Sealed secrets are opened once per value, not once per delivery. */
+  open(sealed: string): string;
+  /** A deactivated endpoint's pending deliveries end, with the reason. */
+  cancelPending(db: Db, orgId: string, endpointId: string, reason: string): Promise<void>;
+}
+
+/** WebhookDeliverer: the module's endpoints, and who to tell (and how) when one is deactivated. */
+export interface DelivererPorts {
+  webhooks: EndpointsPort;
+  notifications: WebhooksNotificationsPort;
+  orgs: WebhooksOrgsPort;
+}

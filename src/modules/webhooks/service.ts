@@ -12,7 +12,7 @@ import { assertOutboundUrl } from '../../platform/http-client.ts';
 import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import type { EventRow } from '../events/index.ts';
 import { isPlatformEventName } from '../../shared/event-names.ts';
-import type { WebhooksOrgsPort, WebhooksPlansPort } from './ports.ts';
+import type { WebhooksOrgsPort, WebhooksPlansPort, WebhooksPorts } from './ports.ts';
 import { sendSigned, type SendResult } from './signer.ts';
 import { webhookDeliveries, webhookEndpoints } from './tables.ts';
 
@@ -80,14 +80,14 @@ export class WebhooksService {
   /** The plan's webhookEndpoints limit (CONTRACT §12). */
   private readonly plans: WebhooksPlansPort | null;
 
-  constructor(deps: Deps, orgs: WebhooksOrgsPort, plans?: WebhooksPlansPort) {
-    this.plans = plans ?? null;
+  constructor(deps: Deps, ports: WebhooksPorts) {
+    this.plans = ports.plans ?? null;
     this.db = deps.db;
     this.database = deps.database;
     this.clock = deps.clock;
     this.config = deps.config;
     this.box = new SecretBox(deps.config.appSecret);
-    this.orgs = orgs;
+    this.orgs = ports.orgs;
   }
 
   secretOf(row: EndpointRow): string {
