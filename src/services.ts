@@ -61,7 +61,7 @@ import { campaignMessagesSent } from './modules/campaigns/index.ts';
  */
 export function createServices(deps: Deps) {
   const bus = new Bus(deps.database);
-  const orgStream = new OrgStream(bus, deps.db);
+  const orgStream = new OrgStream(deps, { bus });
   /**
    * Plans and quotas (CONTRACT §12); without PLANS every check is a no-op. The counted resources: each
    * limit counts the rows of the module that owns them, through the fragment that module exports.
@@ -77,21 +77,21 @@ export function createServices(deps: Deps) {
   const orgs = new OrgsService(deps, { plans });
   /** Outgoing e-mail through SMTP_URL (invitations, password resets). */
   const mailer = new Mailer({ url: deps.config.smtpUrl, from: deps.config.smtpFrom, log: deps.log });
-  const auth = new AuthService(deps, orgs, mailer);
+  const auth = new AuthService(deps, { orgs, mail: mailer });
   const invitations = new InvitationsService(deps, { auth, orgs, mailer, plans });
-  const apiKeys = new ApiKeysService(deps, bus);
-  const guard = new Guard(auth, apiKeys, orgs, deps.clock);
-  const events = new EventsService(deps.clock, bus);
-  const notifications = new NotificationsService(deps, orgStream);
+  const apiKeys = new ApiKeysService(deps, { bus });
+  const guard = new Guard(deps, { auth, apiKeys, orgs });
+  const events = new EventsService(deps, { bus });
+  const notifications = new NotificationsService(deps, { orgStream });
   const leads = new LeadsService(deps, { events, orgs, plans });
   const webhooks = new WebhooksService(deps, { orgs, plans });
   const deliverer = new WebhookDeliverer(deps, { webhooks, notifications, orgs });
-  const dispatcher = new Dispatcher(deps.database, orgStream);
+  const dispatcher = new Dispatcher(deps, { orgStream });
   dispatcher.subscribe('webhooks', (tx, batch) => webhooks.fanOut(tx, batch));
-  const integrations = new IntegrationsService(deps, events, orgs, notifications);
+  const integrations = new IntegrationsService(deps, { events, orgs, notifications });
   const media = new MediaService(deps);
-  const content = new ContentService({ ...deps, bus }, events, orgs, integrations, media);
-  const publisher = new Publisher(deps, events, notifications, integrations, media);
+  const content = new ContentService(deps, { bus, events, orgs, integrations, media });
+  const publisher = new Publisher(deps, { events, notifications, integrations, media });
   const analytics = new AnalyticsService(deps, {
     bus, events, notifications, orgs,
     // The service's rows and tokens, and the integrations module's subquery of those the schedule syncs.
@@ -106,7 +106,7 @@ export function createServices(deps: Deps) {
   dispatcher.subscribe('stats', (tx, batch) => stats.rollup(tx, batch));
   const approvals = new ApprovalsService(deps, { bus, events, orgStream, notifications });
   const usage = new UsageService(deps);
-  const budgets = new BudgetsService(deps, usage, events, notifications);
+  const budgets = new BudgetsService(deps, { usage, events, notifications });
   const workflowRuns = new RunsService(deps, { bus, orgStream, events, approvals, budgets });
   const schedules = new SchedulesService(deps);
   const workflows = new WorkflowsService(deps, { bus, orgStream, orgs, schedules, plans });

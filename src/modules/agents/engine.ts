@@ -9,15 +9,14 @@ import { AppError } from '../../platform/errors.ts';
 import { recordModelUsage } from '../../platform/metrics.ts';
 import { withSpan } from '../../platform/tracing.ts';
 import { explainErrors } from '../../platform/http/validation.ts';
-import type { BudgetScope, BudgetsService } from '../budgets/index.ts';
-import type { EventsService } from '../events/index.ts';
-import type { UsageService } from '../usage/index.ts';
+import type { BudgetScope } from '../budgets/index.ts';
+import type { BudgetsPort, EventsPort, ToolPorts, UsagePort } from './ports.ts';
 import { estimateTokens, type OfflineOptions } from './models/offline.ts';
 import type { ModelRegistry, ResolvedModel } from './models/registry.ts';
 import { runChannel, type NewStep, type RunMessage, type StepStore } from './steps.ts';
 import { agentRuns } from './tables.ts';
 import { handoffTool, TOOLS } from './tools/index.ts';
-import { HANDOFF_TOOL, type ToolContext, type ToolDef, type ToolPorts } from './tools/types.ts';
+import { HANDOFF_TOOL, type ToolContext, type ToolDef } from './tools/types.ts';
 import { AGENT_TYPES, type AgentTypeDef } from './catalog.ts';
 
 export type RunRow = typeof agentRuns.$inferSelect;
@@ -34,9 +33,9 @@ const OUTPUT_ESTIMATE_FLOOR = 512;
 export interface EngineDeps {
   deps: Deps;
   models: ModelRegistry;
-  usage: UsageService;
-  budgets: BudgetsService;
-  events: EventsService;
+  usage: UsagePort;
+  budgets: BudgetsPort;
+  events: EventsPort;
   bus: Bus;
   steps: StepStore;
   /** What the tools reach in other modules. */

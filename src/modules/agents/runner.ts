@@ -3,7 +3,7 @@ import { and, asc, eq, inArray, lt, notInArray } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
 import { transaction } from '../../platform/db.ts';
 import type { Bus } from '../../platform/bus.ts';
-import type { EventsService } from '../events/index.ts';
+import type { EventsPort } from './ports.ts';
 import { finishedEvent, publishDone, SHUTDOWN, type AgentEngine, type RunRow } from './engine.ts';
 import type { StepStore } from './steps.ts';
 import { agentRuns, agentSteps } from './tables.ts';
@@ -28,14 +28,14 @@ export class AgentRunner {
   readonly owner = randomBytes(6).toString('hex');
   private readonly deps: Deps;
   private readonly engine: AgentEngine;
-  private readonly events: EventsService;
+  private readonly events: EventsPort;
   private readonly steps: StepStore;
   private readonly bus: Bus;
   private readonly active = new Map<string, Active>();
   private heartbeat: NodeJS.Timeout | null = null;
   private stopped = false;
 
-  constructor(deps: Deps, engine: AgentEngine, events: EventsService, steps: StepStore, bus: Bus) {
+  constructor(deps: Deps, engine: AgentEngine, events: EventsPort, steps: StepStore, bus: Bus) {
     this.deps = deps;
     this.engine = engine;
     this.events = events;

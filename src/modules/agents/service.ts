@@ -1,18 +1,12 @@
 import { eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
 import { transaction, type Db } from '../../platform/db.ts';
-import type { Bus } from '../../platform/bus.ts';
 import { badRequest, conflict, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import type { Scope } from '../../platform/context.ts';
 import { inScope } from '../../platform/tenant.ts';
-import type { BudgetsService } from '../budgets/index.ts';
-import type { EventsService } from '../events/index.ts';
-import type { PlansService } from '../plans/index.ts';
-import type { OrgStream } from '../events/index.ts';
-import type { OrgsService } from '../orgs/index.ts';
-import type { UsageService } from '../usage/index.ts';
+import type { AgentsPorts } from './ports.ts';
 import { AgentEngine, finishedEvent, FINAL_STATUSES, publishDone, runUsage, type RunRow } from './engine.ts';
 import { ModelRegistry } from './models/registry.ts';
 import { AGENT_CANCEL, AGENTS_WAKE, AgentRunner } from './runner.ts';
@@ -20,7 +14,6 @@ import { StepStore, type AgentStep } from './steps.ts';
 import { ConversationTurns } from './turns.ts';
 import { agentRuns, agents } from './tables.ts';
 import { handoffTool } from './tools/index.ts';
-import type { ToolPorts } from './tools/types.ts';
 import { AGENT_TYPES } from './catalog.ts';
 
 export interface RunRequest {
@@ -100,19 +93,6 @@ const RUN_SORT = { createdAt: agentRuns.createdAt, finishedAt: agentRuns.finishe
 const AGENT_SORT = { createdAt: agents.createdAt, name: agents.name, type: agents.type };
 export const RUN_STATUSES = ['QUEUED', 'RUNNING', ...FINAL_STATUSES] as const;
 
-export interface AgentsDeps {
-  bus: Bus;
-  orgStream: OrgStream;
-  events: EventsService;
-  orgs: OrgsService;
-  usage: UsageService;
-  budgets: BudgetsService;
-  /** What the agents' tools reach in other modules. */
-  tools: ToolPorts;
-  /** The plan's agentRunsPerMonth limit (CONTRACT §12). */
-  plans?: Pick<PlansService, 'enabled' | 'take'>;
-}
-
 /** Saved agents, agent runs (queued for the runner, or inline for workflows) and the agent catalog. */
 export class AgentsService {
   readonly models: ModelRegistry;
@@ -123,17 +103,17 @@ export class AgentsService {
   readonly turns: ConversationTurns;
   private readonly deps: Deps;
   private readonly db: Db;
-  private readonly a: AgentsDeps;
+  private readonly ports: AgentsPorts;
 
-  constructor(deps: Deps, a: AgentsDeps) {
+  constructor(deps: Deps, ports: AgentsPorts) {
     this.deps = deps;
     this.db = deps.db;
-    this.a = a;
+    this.ports = ports;
     this.models = new ModelRegistry(deps.config);
-    this.steps = new StepStore(deps.db, a.bus, a.orgStream);
-    this.engine = new AgentEngine({ deps, models: this.models, usage: a.usage, budgets: a.budgets, events: a.events, bus: a.bus, steps: this.steps, tools: a.tools });
-    this.runner = new AgentRunner(deps, this.engine, a.events, this.steps, a.bus);
-    this.turns = new ConversationTurns(this.runner, a.events, a.bus);
+    this.steps = new StepStore(deps.db, ports.bus, ports.orgStream);
+    this.engine = new AgentEngine({ deps, models: this.models, usage: ports.usage, budgets: ports.budgets, events: ports.events, bus: ports.bus, steps: this.steps, tools: ports.tools });
+    this.runner = new AgentRunner(deps, this.engine, ports.events, this.steps, ports.bus);
+    this.turns = new ConversationTurns(this.runner, ports.events, ports.bus);
   }
 
   /** GET …/agent-types: every type with its description, tools (those installed here) and report type. */
@@ -153,7 +133,7 @@ export class AgentsService {
 
   /** The fallback (a saved agent's project) applies only to callers not bound to a project. */
   private projectFor(scope: Scope, requested: string | null | undefined, fallback: string | null = null): Promise<string | null> {
-    return this.a.orgs.projectFor(scope, requested ?? (scope.projectId ? null : fallback));
+    return this.ports.orgs.projectFor(scope, requested ?? (scope.projectId ? null : fallback));
   }
 
   // ------------------------------------------------------------------ saved agents
@@ -219,7 +199,7 @@ export class AgentsService {
     this.assertType(request.type);
     const modelId = this.models.check(request.modelId ?? saved?.modelId ?? this.deps.config.defaultModel);
     const projectId = await this.projectFor(scope, request.projectId, saved?.projectId ?? null);
-    await this.a.budgets.assertCanStart(scope.orgId);
+    await this.ports.budgets.assertCanStart(scope.orgId);
     const now = this.deps.clock.now();
     const [row] = await this.counted(scope.orgId, (db) => db.insert(agentRuns).values({
       id: newId('agentRun', now.getTime()),
@@ -237,13 +217,13 @@ export class AgentsService {
       budgetScope: saved?.budgetUsd != null ? 'agent' : null,
       createdAt: now,
     }).returning());
-    await this.a.bus.publish(AGENTS_WAKE, null);
+    await this.ports.bus.publish(AGENTS_WAKE, null);
     return publicRun(row!);
   }
 
   /** An agent run's insert, counted against the plan's agentRunsPerMonth in its transaction (429 PLAN_LIMIT beyond). */
   private async counted<T>(orgId: string, insert: (db: Db) => Promise<T>): Promise<T> {
-    const plans = this.a.plans;
+    const plans = this.ports.plans;
     if (!plans?.enabled) return insert(this.db);
     return transaction(this.db, async (tx) => {
       await plans.take(tx, orgId, 'agentRunsPerMonth');
@@ -338,16 +318,16 @@ export class AgentsService {
         error: `Canceled by ${scope.actor.type} ${scope.actor.id}`,
       }).where(inScope(scope, agentRuns, eq(agentRuns.id, id), inArray(agentRuns.status, ['QUEUED', 'RUNNING']))).returning();
       if (!updated) return null;
-      await this.a.events.record(tx, finishedEvent(updated));
+      await this.ports.events.record(tx, finishedEvent(updated));
       return updated;
     });
     if (!row) {
       const existing = await this.getRunRow(scope, id);
       throw conflict(`Agent run ${existing.id} already ended (${existing.status})`);
     }
-    await this.a.bus.publish(AGENT_CANCEL, { runId: id });
+    await this.ports.bus.publish(AGENT_CANCEL, { runId: id });
     this.runner.abort(id);
-    await publishDone(this.a.bus, row);
+    await publishDone(this.ports.bus, row);
     return publicRun(row, await this.steps.list(scope.orgId, id));
   }
 }

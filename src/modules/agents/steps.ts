@@ -1,7 +1,7 @@
 import { asc, and, eq, gt, sql } from 'drizzle-orm';
 import type { Bus } from '../../platform/bus.ts';
 import type { Db } from '../../platform/db.ts';
-import type { OrgStream } from '../events/index.ts';
+import type { OrgStreamPort } from './ports.ts';
 import { agentSteps } from './tables.ts';
 
 export const STEP_TYPES = ['thinking', 'message', 'tool_call', 'tool_result', 'error', 'handoff'] as const;
@@ -60,9 +60,9 @@ function shortenValue(value: unknown): unknown {
 export class StepStore {
   private readonly db: Db;
   private readonly bus: Bus;
-  private readonly orgStream: OrgStream;
+  private readonly orgStream: OrgStreamPort;
 
-  constructor(db: Db, bus: Bus, orgStream: OrgStream) {
+  constructor(db: Db, bus: Bus, orgStream: OrgStreamPort) {
     this.db = db;
     this.bus = bus;
     this.orgStream = orgStream;

@@ -6,7 +6,7 @@ import { notFound } from '../../platform/errors.ts';
 import { randomToken, sha256Hex } from '../../platform/crypto.ts';
 import { newId } from '../../platform/ids.ts';
 import { apiKeys } from './tables.ts';
-import type { Bus } from '../../platform/bus.ts';
+import type { ApiKeysPorts, BusPort } from './ports.ts';
 import type { ApiKeyPrincipal } from '../../platform/context.ts';
 
 export const SCOPES = [
@@ -35,13 +35,13 @@ export class ApiKeysService {
    * only bounds how long an entry lives.
    */
   private readonly cache = new Map<string, { principal: ApiKeyPrincipal; until: number }>();
-  private readonly bus: Bus;
+  private readonly bus: BusPort;
 
-  constructor(deps: Deps, bus: Bus) {
+  constructor(deps: Deps, ports: ApiKeysPorts) {
     this.db = deps.db;
     this.clock = deps.clock;
-    this.bus = bus;
-    bus.subscribe(KEY_REVOKED, (keyId) => this.forget(keyId as string));
+    this.bus = ports.bus;
+    this.bus.subscribe(KEY_REVOKED, (keyId) => this.forget(keyId as string));
   }
 
   private forget(keyId: string): void {

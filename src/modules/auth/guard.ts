@@ -1,22 +1,22 @@
 import type { FastifyRequest } from 'fastify';
 import { forbidden, insufficientScope, notFound, unauthorized } from '../../platform/errors.ts';
 import type { Clock } from '../../platform/clock.ts';
+import type { Deps } from '../../platform/deps.ts';
 import type { Access, OrgContext, Principal } from '../../platform/context.ts';
-import type { ApiKeysPort, AuthOrgsPort } from './ports.ts';
-import type { AuthService } from './service.ts';
+import type { ApiKeysPort, AuthOrgsPort, GuardPorts } from './ports.ts';
 
 /** Fills the request context of platform/context.ts: the principal of a credential, then its organization scope. */
 export class Guard {
-  private readonly auth: AuthService;
+  private readonly auth: GuardPorts['auth'];
   private readonly apiKeys: ApiKeysPort;
   private readonly orgs: AuthOrgsPort;
   private readonly clock: Clock;
 
-  constructor(auth: AuthService, apiKeys: ApiKeysPort, orgs: AuthOrgsPort, clock: Clock) {
-    this.auth = auth;
-    this.apiKeys = apiKeys;
-    this.orgs = orgs;
-    this.clock = clock;
+  constructor(deps: Deps, ports: GuardPorts) {
+    this.auth = ports.auth;
+    this.apiKeys = ports.apiKeys;
+    this.orgs = ports.orgs;
+    this.clock = deps.clock;
   }
 
   /** Reads the credential of a request: `X-Api-Key`, `Authorization: Bearer`, or `access_token` on SSE routes. */

@@ -1,5 +1,7 @@
 import type { Db } from '../../platform/db.ts';
 import type { ApiKeyPrincipal, Role } from '../../platform/context.ts';
+import type { MailMessage } from '../../platform/mail.ts';
+import type { AccessTokens } from './access-tokens.ts';
 
 /** What the auth module needs of others, handed in by services.ts. */
 
@@ -20,4 +22,25 @@ export interface AuthOrgsPort {
 /** The api-keys module: the principal of a presented key (null: unknown, revoked or expired). */
 export interface ApiKeysPort {
   authenticate(key: string): Promise<ApiKeyPrincipal | null>;
+}
+
+/** What sending mail takes: `Mailer` (platform/mail.ts) in the service, anything alike in tests. */
+export interface MailPort {
+  /** Whether SMTP_URL is set. */
+  readonly enabled: boolean;
+  /** Sends without the caller waiting; a failure is logged, never thrown. */
+  sendInBackground(message: MailMessage, what: string): void;
+}
+
+/** The ports of AuthService. */
+export interface AuthPorts {
+  orgs: AuthOrgsPort;
+  mail: MailPort;
+}
+
+/** The ports of the Guard: the module's own access tokens (AuthService's), API keys, and members' roles. */
+export interface GuardPorts {
+  auth: { readonly accessTokens: AccessTokens };
+  apiKeys: ApiKeysPort;
+  orgs: AuthOrgsPort;
 }

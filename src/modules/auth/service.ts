@@ -2,12 +2,11 @@ import { and, eq, gt, isNull } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
 import { transaction, type Db } from '../../platform/db.ts';
 import { AppError, badRequest, conflict, unauthorized } from '../../platform/errors.ts';
-import type { Mailer } from '../../platform/mail.ts';
 import { randomToken, sha256Hex } from '../../platform/crypto.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../config.ts';
-import type { AuthOrgsPort } from './ports.ts';
+import type { AuthOrgsPort, AuthPorts, MailPort } from './ports.ts';
 import { AccessTokens } from './access-tokens.ts';
 import { assertAcceptablePassword, hashPassword, verifyNothing, verifyPassword } from './passwords.ts';
 import { passwordResets, refreshTokens, users } from './tables.ts';
@@ -32,9 +31,6 @@ export const PASSWORD_RESET_TTL_MS = 60 * 60 * 1000;
 /** At most one reset e-mail per account this often, however often it is asked for. */
 const PASSWORD_RESET_THROTTLE_MS = 60 * 1000;
 
-/** What sending mail takes: `Mailer` (platform/mail.ts) in the service, anything alike in tests. */
-export type MailPort = Pick<Mailer, 'enabled' | 'sendInBackground'>;
-
 /** Users, passwords, sessions: access tokens plus rotating refresh tokens with reuse detection. */
 export class AuthService {
   readonly accessTokens: AccessTokens;
@@ -44,12 +40,12 @@ export class AuthService {
   private readonly orgs: AuthOrgsPort;
   private readonly mail: MailPort;
 
-  constructor(deps: Deps, orgs: AuthOrgsPort, mail: MailPort) {
+  constructor(deps: Deps, ports: AuthPorts) {
     this.db = deps.db;
     this.clock = deps.clock;
     this.config = deps.config;
-    this.orgs = orgs;
-    this.mail = mail;
+    this.orgs = ports.orgs;
+    this.mail = ports.mail;
     this.accessTokens = new AccessTokens(deps.config.appSecret, deps.config.accessTokenTtlS);
   }
 

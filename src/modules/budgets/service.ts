@@ -2,11 +2,9 @@ import { eq } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
 import { transaction, type Db } from '../../platform/db.ts';
 import { AppError } from '../../platform/errors.ts';
-import type { EventsService } from '../events/index.ts';
-import type { NotificationsService } from '../notifications/index.ts';
 import { monthOf } from '../usage/index.ts';
 import { roundUsd } from '../usage/index.ts';
-import type { UsageService } from '../usage/index.ts';
+import type { BudgetsPorts, EventsPort, NotifyPort, UsagePort } from './ports.ts';
 import { budgetAlerts, budgets } from './tables.ts';
 
 export const WARNING_RATIO = 0.8;
@@ -52,16 +50,16 @@ export function pctOf(used: number, limit: number | null): number | null {
 export class BudgetsService {
   private readonly db: Db;
   private readonly deps: Deps;
-  private readonly usage: UsageService;
-  private readonly events: EventsService;
-  private readonly notifications: NotificationsService;
+  private readonly usage: UsagePort;
+  private readonly events: EventsPort;
+  private readonly notifications: NotifyPort;
 
-  constructor(deps: Deps, usage: UsageService, events: EventsService, notifications: NotificationsService) {
+  constructor(deps: Deps, ports: BudgetsPorts) {
     this.deps = deps;
     this.db = deps.db;
-    this.usage = usage;
-    this.events = events;
-    this.notifications = notifications;
+    this.usage = ports.usage;
+    this.events = ports.events;
+    this.notifications = ports.notifications;
   }
 
   async limitOf(orgId: string): Promise<number | null> {

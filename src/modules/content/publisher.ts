@@ -3,20 +3,17 @@ import type { Deps } from '../../platform/deps.ts';
 import { transaction, type Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../config.ts';
-import type { EventsService } from '../events/index.ts';
-import type { NotificationsService } from '../notifications/index.ts';
 import { AppError } from '../../platform/errors.ts';
-import { REAUTH_REQUIRED, type IntegrationsService } from '../integrations/index.ts';
+import { REAUTH_REQUIRED } from '../integrations/index.ts';
 import { connectorFor, type Connector } from '../integrations/index.ts';
 import type { ConnectorContext, PublishOutcome, PublishRequest } from '../integrations/index.ts';
-import type { MediaService } from '../media/index.ts';
+import type { EventsPort, IntegrationRow, IntegrationsPort, MediaPort, NotifyPort, PublisherPorts } from './ports.ts';
 import { composeText } from '../../shared/platforms.ts';
 import { publicPost } from './service.ts';
 import { posts, type PostAttempt, type PostError } from './tables.ts';
 
 type PostRow = typeof posts.$inferSelect;
 type Failure = Extract<PublishOutcome, { ok: false }>;
-type IntegrationRow = NonNullable<Awaited<ReturnType<IntegrationsService['row']>>>;
 
 /** Credentials that could not be had: REAUTH_REQUIRED (not retried), OAUTH_UNAVAILABLE (retried). */
 function credentialFailure(error: unknown): Failure {
@@ -42,19 +39,19 @@ export class Publisher {
   private readonly db: Db;
   private readonly clock: Clock;
   private readonly config: Config;
-  private readonly events: EventsService;
-  private readonly notifications: NotificationsService;
-  private readonly integrations: IntegrationsService;
-  private readonly media: MediaService;
+  private readonly events: EventsPort;
+  private readonly notifications: NotifyPort;
+  private readonly integrations: IntegrationsPort;
+  private readonly media: MediaPort;
 
-  constructor(deps: Deps, events: EventsService, notifications: NotificationsService, integrations: IntegrationsService, media: MediaService) {
+  constructor(deps: Deps, ports: PublisherPorts) {
     this.db = deps.db;
     this.clock = deps.clock;
     this.config = deps.config;
-    this.events = events;
-    this.notifications = notifications;
-    this.integrations = integrations;
-    this.media = media;
+    this.events = ports.events;
+    this.notifications = ports.notifications;
+    this.integrations = ports.integrations;
+    this.media = ports.media;
   }
 
   /** One round; true when there may be more due right away. */
@@ -154,7 +151,7 @@ export class Publisher {
     return { ok: false, code: REAUTH_REQUIRED, retryable: false, message: `${again.message} (after refreshing the token); connect the account again` };
   }
 
-  private async record(id: string, outcome: PublishOutcome, integration: Awaited<ReturnType<IntegrationsService['row']>>): Promise<void> {
+  private async record(id: string, outcome: PublishOutcome, integration: IntegrationRow | undefined): Promise<void> {
     const now = this.clock.now();
     await transaction(this.db, async (tx) => {
       const [row] = await tx.select().from(posts).where(eq(posts.id, id)).for('update');
@@ -199,7 +196,7 @@ export class Publisher {
   }
 
   /** FAILED with post.failed; an authentication failure also puts the integration in error. People are told either way. */
-  private async fail(tx: Db, row: PostRow, outcome: Failure, integration: Awaited<ReturnType<IntegrationsService['row']>>): Promise<void> {
+  private async fail(tx: Db, row: PostRow, outcome: Failure, integration: IntegrationRow | undefined): Promise<void> {
     const now = this.clock.now();
     const error: PostError = { code: outcome.code, message: outcome.message, retryable: outcome.retryable };
     const [after] = await tx.update(posts).set({

@@ -2,18 +2,14 @@ import { asc, eq, inArray, or, sql, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
 import { transaction, type Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
-import type { Bus } from '../../platform/bus.ts';
 import { AppError, badRequest, conflict, notFound, unprocessable } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { isStorableTime } from '../../platform/dates.ts';
 import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import { agentRunOf, type Scope } from '../../platform/context.ts';
 import { inScope } from '../../platform/tenant.ts';
-import type { EventsService } from '../events/index.ts';
-import type { OrgsService } from '../orgs/index.ts';
-import type { IntegrationsService } from '../integrations/index.ts';
 import { connectorFor, providerOfPlatform } from '../integrations/index.ts';
-import type { MediaService } from '../media/index.ts';
+import type { BusPort, ContentPorts, EventsPort, IntegrationsPort, MediaPort, OrgsPort } from './ports.ts';
 import { checkPost, excerpt } from './rules.ts';
 import { allowed, POST_STATUSES } from '../../shared/posts.ts';
 import { composeText, MAX_MEDIA, PLATFORMS, type Platform } from '../../shared/platforms.ts';
@@ -102,22 +98,22 @@ function escapeLike(text: string): string {
 export class ContentService {
   private readonly db: Db;
   private readonly clock: Clock;
-  private readonly bus: Bus;
-  private readonly events: EventsService;
-  private readonly orgs: OrgsService;
-  private readonly integrations: IntegrationsService;
-  private readonly media: MediaService;
+  private readonly bus: BusPort;
+  private readonly events: EventsPort;
+  private readonly orgs: OrgsPort;
+  private readonly integrations: IntegrationsPort;
+  private readonly media: MediaPort;
   private readonly config: Deps['config'];
 
-  constructor(deps: Deps & { bus: Bus }, events: EventsService, orgs: OrgsService, integrations: IntegrationsService, media: MediaService) {
+  constructor(deps: Deps, ports: ContentPorts) {
     this.db = deps.db;
     this.clock = deps.clock;
-    this.bus = deps.bus;
+    this.bus = ports.bus;
     this.config = deps.config;
-    this.events = events;
-    this.orgs = orgs;
-    this.integrations = integrations;
-    this.media = media;
+    this.events = ports.events;
+    this.orgs = ports.orgs;
+    this.integrations = ports.integrations;
+    this.media = ports.media;
   }
 
   /** The project named (a bound scope's own when none is), else the organization's default one. */

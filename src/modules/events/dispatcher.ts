@@ -1,8 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { rows, transaction, type Database, type Db } from '../../platform/db.ts';
+import type { Deps } from '../../platform/deps.ts';
 import { eventOutbox } from './tables.ts';
 import { toEnvelope, type EventRow } from './service.ts';
-import type { OrgMessage, OrgStream } from './org-stream.ts';
+import type { OrgMessage } from './org-stream.ts';
+import type { DispatcherPorts, DispatchStreamPort } from './ports.ts';
 
 /** Runs inside the dispatch transaction: whatever it writes commits together with "dispatched". */
 export type EventSubscriber = (tx: Db, batch: EventRow[]) => Promise<void>;
@@ -36,14 +38,14 @@ function eventRow(r: TakenRow): EventRow {
  */
 export class Dispatcher {
   private readonly database: Database;
-  private readonly stream: OrgStream;
+  private readonly stream: DispatchStreamPort;
   private readonly subscribers: { name: string; fn: EventSubscriber }[] = [];
   private readonly afterCommit: (() => void)[] = [];
   private lastBatch = 0;
 
-  constructor(database: Database, stream: OrgStream) {
-    this.database = database;
-    this.stream = stream;
+  constructor(deps: Deps, ports: DispatcherPorts) {
+    this.database = deps.database;
+    this.stream = ports.orgStream;
   }
 
   subscribe(name: string, fn: EventSubscriber): void {

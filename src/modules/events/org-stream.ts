@@ -1,6 +1,8 @@
 import { asc, inArray } from 'drizzle-orm';
 import type { Bus } from '../../platform/bus.ts';
 import type { Db } from '../../platform/db.ts';
+import type { Deps } from '../../platform/deps.ts';
+import type { EventsPorts } from './ports.ts';
 import { toEnvelope } from './service.ts';
 import { events } from './tables.ts';
 
@@ -25,10 +27,10 @@ export class OrgStream {
   private readonly bus: Bus;
   private readonly db: Db;
 
-  constructor(bus: Bus, db: Db) {
-    this.bus = bus;
-    this.db = db;
-    bus.subscribe(DISPATCHED, (message) => void this.relay(message as Dispatched).catch(() => {}));
+  constructor(deps: Deps, ports: EventsPorts) {
+    this.bus = ports.bus;
+    this.db = deps.db;
+    this.bus.subscribe(DISPATCHED, (message) => void this.relay(message as Dispatched).catch(() => {}));
   }
 
   /**

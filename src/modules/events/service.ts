@@ -2,6 +2,8 @@ import { sql } from 'drizzle-orm';
 import type { Bus } from '../../platform/bus.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db.ts';
+import type { Deps } from '../../platform/deps.ts';
+import type { EventsPorts } from './ports.ts';
 import { eventRows, outboxSql, type EventRow, type NewEvent } from './outbox.ts';
 
 export type { EventRow, NewEvent } from './outbox.ts';
@@ -38,9 +40,9 @@ export class EventsService {
   private readonly clock: Clock;
   private readonly bus: Bus;
 
-  constructor(clock: Clock, bus: Bus) {
-    this.clock = clock;
-    this.bus = bus;
+  constructor(deps: Deps, ports: EventsPorts) {
+    this.clock = deps.clock;
+    this.bus = ports.bus;
   }
 
   /**

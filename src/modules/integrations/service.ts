@@ -11,9 +11,7 @@ import { outboundRequest } from '../../platform/http-client.ts';
 import { newId } from '../../platform/ids.ts';
 import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import type { Scope } from '../../platform/context.ts';
-import type { EventsService } from '../events/index.ts';
-import type { NotificationsService } from '../notifications/index.ts';
-import type { OrgsService } from '../orgs/index.ts';
+import type { EventsPort, IntegrationsPorts, NotifyPort, OrgsPort } from './ports.ts';
 import { assertCanChange, assertMayMakeOrgWide, inScope, inScopeOrgWide, type Tenant } from '../../platform/tenant.ts';
 import { connectorFor, type Provider } from './connectors/index.ts';
 import { OAuthClients, PROVIDER_SPECS, TokenError, isOAuthProvider, type OAuthProvider, type TokenSet } from './oauth.ts';
@@ -91,20 +89,20 @@ export class IntegrationsService {
   private readonly config: Config;
   private readonly log: FastifyBaseLogger;
   private readonly box: SecretBox;
-  private readonly events: EventsService;
-  private readonly orgs: OrgsService;
-  private readonly notifications: NotificationsService;
+  private readonly events: EventsPort;
+  private readonly orgs: OrgsPort;
+  private readonly notifications: NotifyPort;
   readonly oauth: OAuthClients;
 
-  constructor(deps: Deps, events: EventsService, orgs: OrgsService, notifications: NotificationsService) {
+  constructor(deps: Deps, ports: IntegrationsPorts) {
     this.db = deps.db;
     this.clock = deps.clock;
     this.config = deps.config;
     this.log = deps.log;
     this.box = new SecretBox(deps.config.appSecret);
-    this.events = events;
-    this.orgs = orgs;
-    this.notifications = notifications;
+    this.events = ports.events;
+    this.orgs = ports.orgs;
+    this.notifications = ports.notifications;
     this.oauth = new OAuthClients(deps.config, deps.clock);
   }
 

@@ -4,7 +4,7 @@ import type { Db } from '../../platform/db.ts';
 import { notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { envelope, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
-import type { OrgStream } from '../events/index.ts';
+import type { NotificationsPorts, OrgStreamPort } from './ports.ts';
 import type { Scope } from '../../platform/context.ts';
 import { inScope } from '../../platform/tenant.ts';
 import { notificationReads, notifications } from './tables.ts';
@@ -34,11 +34,11 @@ export function publicNotification(row: Row, readAt: Date | null = null) {
 /** The one way every module tells people something: stored, and pushed on the organization stream. */
 export class NotificationsService {
   private readonly db: Db;
-  private readonly stream: OrgStream;
+  private readonly stream: OrgStreamPort;
 
-  constructor(deps: Deps, stream: OrgStream) {
+  constructor(deps: Deps, ports: NotificationsPorts) {
     this.db = deps.db;
-    this.stream = stream;
+    this.stream = ports.orgStream;
   }
 
   /** With a transaction, the notification and its stream message exist only if it commits. */

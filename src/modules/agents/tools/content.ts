@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import type { DraftInput } from '../../content/index.ts';
+import type { DraftRequest } from '../ports.ts';
 import type { ToolDef } from './types.ts';
 
 /** Present only when the content port is installed. */
@@ -17,7 +17,7 @@ export const createContentDraft: ToolDef = {
     const { content } = ctx;
     if (!content) return { error: 'Content drafts are not available' };
     // The input matched the tool's schema; the content service checks the platform and the rest.
-    const post = await content.createDraft(ctx.leadScope, { ...input, ...(ctx.projectId ? { projectId: ctx.projectId } : {}) } as unknown as DraftInput);
+    const post = await content.createDraft(ctx.leadScope, { ...input, ...(ctx.projectId ? { projectId: ctx.projectId } : {}) } as unknown as DraftRequest);
     return { postId: post.id, status: post.status ?? 'DRAFT', platform: post.platform ?? input.platform };
   },
 };

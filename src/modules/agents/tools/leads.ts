@@ -1,12 +1,12 @@
 import { Type } from 'typebox';
 import { LEAD_STATUSES, type LeadStatus } from '../../../shared/leads.ts';
-import type { Lead } from '../../leads/index.ts';
+import type { LeadFields } from '../ports.ts';
 import type { ToolDef } from './types.ts';
 
 const Status = Type.Union(LEAD_STATUSES.map((s) => Type.Literal(s)));
 
 /** The fields a model needs to judge a lead, without timestamps and internal keys. */
-export function compactLead(lead: Lead) {
+export function compactLead(lead: LeadFields) {
   return {
     id: lead.id, name: lead.name, email: lead.email, phone: lead.phone, company: lead.company, website: lead.website,
     source: lead.source, status: lead.status, score: lead.score, scoreReason: lead.scoreReason, tags: lead.tags, custom: lead.custom,
