@@ -1,8 +1,8 @@
 import { useState } from 'react';
 import { Popover } from 'radix-ui';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
-import { api, unwrap } from '../api/client';
+import { notificationsQuery, unreadNotificationsQuery, useReadNotification } from '../queries/notifications';
 import { useOrgEvents } from '../lib/stream';
 import { panelPath } from '../lib/links';
 import { relative } from '../lib/format';
@@ -12,25 +12,15 @@ import { relative } from '../lib/format';
  * one appears without a reload), each marked read for this user only and leading to what it is about.
  */
 export function NotificationBell({ orgId }: { orgId: string }) {
-  const queryClient = useQueryClient();
   const navigate = useNavigate();
   const [open, setOpen] = useState(false);
   const [fresh, setFresh] = useState<string | null>(null);
-  const list = useQuery({
-    queryKey: [orgId, 'notifications'],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/notifications', { params: { path: { orgId }, query: { pageSize: 20 } } })),
-  });
-  const unread = useQuery({
-    queryKey: [orgId, 'notifications', 'unread'],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/notifications', { params: { path: { orgId }, query: { unread: true, pageSize: 1 } } })),
-  });
+  const list = useQuery(notificationsQuery(orgId));
+  const unread = useQuery(unreadNotificationsQuery(orgId));
   useOrgEvents((type, data) => {
     if (type === 'notification') setFresh((data as { title?: string }).title ?? 'New notification');
   });
-  const read = useMutation({
-    mutationFn: (id: string) => unwrap(api.POST('/api/v1/orgs/{orgId}/notifications/{id}/read', { params: { path: { orgId, id } } })),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: [orgId, 'notifications'] }),
-  });
+  const read = useReadNotification(orgId);
   const count = unread.data?.total ?? 0;
   return (
     <Popover.Root open={open} onOpenChange={(next) => { setOpen(next); if (next) setFresh(null); }}>

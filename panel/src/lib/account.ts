@@ -1,18 +1,5 @@
-import { queryOptions, useQuery } from '@tanstack/react-query';
-import { api, unwrap } from '../api/client';
-
-/** The signed-in user and their memberships. */
-export const meQuery = queryOptions({
-  queryKey: ['me'],
-  queryFn: () => unwrap(api.GET('/api/v1/auth/me')),
-  staleTime: 60_000,
-});
-
-export const orgsQuery = queryOptions({
-  queryKey: ['orgs'],
-  queryFn: () => unwrap(api.GET('/api/v1/orgs')),
-  staleTime: 60_000,
-});
+import { useQuery } from '@tanstack/react-query';
+import { meQuery } from '../queries/account';
 
 export type Role = 'owner' | 'admin' | 'member' | 'viewer';
 

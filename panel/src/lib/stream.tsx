@@ -6,22 +6,29 @@
 import { createContext, useContext, useEffect, useEffectEvent, useState, type ReactNode } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { apiEventSource } from './sse';
+import { agentRunKeys } from '../queries/agents';
+import { approvalKeys } from '../queries/approvals';
+import { integrationKeys, postKeys } from '../queries/content';
+import { leadKeys } from '../queries/leads';
+import { notificationKeys } from '../queries/notifications';
+import { reportKeys } from '../queries/reports';
+import { runKeys } from '../queries/runs';
 import { PLATFORM_EVENT_NAMES } from '../../../src/shared/event-names.ts';
 
 type Listener = (type: string, data: unknown) => void;
 
 const StreamContext = createContext<{ subscribe(listener: Listener): () => void } | null>(null);
 
-/** Which cached lists an event makes stale. */
-const STALE: [RegExp, string][] = [
-  [/^lead\./, 'leads'],
-  [/^(workflow\.run\.|run\.status)/, 'runs'],
-  [/^approval/, 'approvals'],
-  [/^notification$/, 'notifications'],
-  [/^(agent\.|agent\.step)/, 'agent-runs'],
-  [/^(report\.|agent\.report\.)/, 'reports'],
-  [/^post\./, 'posts'],
-  [/^integration\./, 'integrations'],
+/** Which cached queries an event makes stale (each area's whole key). */
+const STALE: [RegExp, (orgId: string) => readonly unknown[]][] = [
+  [/^lead\./, leadKeys.all],
+  [/^(workflow\.run\.|run\.status)/, runKeys.all],
+  [/^approval/, approvalKeys.all],
+  [/^notification$/, notificationKeys.all],
+  [/^(agent\.|agent\.step)/, agentRunKeys.all],
+  [/^(report\.|agent\.report\.)/, reportKeys.all],
+  [/^post\./, postKeys.all],
+  [/^integration\./, integrationKeys.all],
 ];
 
 /** Event names the panel listens for (an EventSource delivers only the named events it listens to). */
@@ -40,7 +47,7 @@ export function OrgStreamProvider({ orgId, children }: { orgId: string; children
       } catch {
         return;
       }
-      for (const [pattern, key] of STALE) if (pattern.test(type)) void queryClient.invalidateQueries({ queryKey: [orgId, key] });
+      for (const [pattern, keyOf] of STALE) if (pattern.test(type)) void queryClient.invalidateQueries({ queryKey: keyOf(orgId) });
       for (const listener of listeners) listener(type, data);
     };
     for (const type of STREAM_EVENTS) source.addEventListener(type, handle(type));

@@ -1,7 +1,7 @@
 /** Members and invitations of an organization: keys, queries and changes. */
 import { queryOptions, useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap, type BodyOf } from '../api/client';
-import { meQuery, orgsQuery } from '../lib/account';
+import { meQuery, orgsQuery } from './account';
 
 export const memberKeys = {
   all: (orgId: string) => [orgId, 'members'] as const,

@@ -1,9 +1,10 @@
 import { useState, type FormEvent } from 'react';
 import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, ApiError, unwrap } from '../api/client';
+import { ApiError } from '../api/client';
+import { acceptInvitation, invitationSessionQuery } from '../queries/account';
 import { str } from '../lib/list';
-import { currentToken, restore, signOut, startSession } from '../lib/session';
+import { currentToken, signOut, startSession } from '../lib/session';
 import { AuthLayout } from '../components/auth-layout';
 import { TextField } from '../components/ui/field';
 import { Button } from '../components/ui/button';
@@ -26,19 +27,11 @@ function AcceptInvitation() {
   const [name, setName] = useState('');
   const [password, setPassword] = useState('');
   // Someone signed in already (the cookie of an earlier session) may accept as that account.
-  const session = useQuery({
-    queryKey: ['accept-invitation', 'session'],
-    queryFn: async () => ((await restore()) ? unwrap(api.GET('/api/v1/auth/me')) : null),
-    retry: false,
-    staleTime: Infinity,
-  });
+  const session = useQuery(invitationSessionQuery);
   const accept = useMutation({
     mutationFn: async (as: 'password' | 'session') => {
       const bearer = as === 'session' ? await currentToken() : null;
-      return unwrap(api.POST('/api/v1/auth/invitations/accept', {
-        body: as === 'password' ? { token: token!, password, name: name.trim() || undefined, cookie: true } : { token: token!, cookie: true },
-        headers: bearer ? { authorization: `Bearer ${bearer}` } : {},
-      }));
+      return acceptInvitation(as === 'password' ? { token: token!, password, name: name.trim() || undefined, cookie: true } : { token: token!, cookie: true }, bearer);
     },
     onSuccess: async (data) => {
       startSession(data.tokens);

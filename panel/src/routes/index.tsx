@@ -1,6 +1,6 @@
 import { createFileRoute, redirect } from '@tanstack/react-router';
 import { requireSession } from '../lib/guard';
-import { orgsQuery } from '../lib/account';
+import { orgsQuery } from '../queries/account';
 
 /** The start page: the last organization used, the first one otherwise, or creating one. */
 export const Route = createFileRoute('/')({

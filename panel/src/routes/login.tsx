@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap } from '../api/client';
+import { login } from '../queries/account';
 import { startSession } from '../lib/session';
 import { str } from '../lib/list';
 import { AuthLayout } from '../components/auth-layout';
@@ -26,7 +26,7 @@ function Login() {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const signIn = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/auth/login', { body: { email, password, cookie: true } })),
+    mutationFn: () => login({ email, password, cookie: true }),
     onSuccess: async (data) => {
       startSession(data.tokens);
       queryClient.clear();

@@ -1,7 +1,8 @@
 import { useState, type FormEvent } from 'react';
 import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap, ApiError } from '../api/client';
+import { ApiError } from '../api/client';
+import { register as registerAccount } from '../queries/account';
 import { startSession } from '../lib/session';
 import { AuthLayout } from '../components/auth-layout';
 import { TextField } from '../components/ui/field';
@@ -16,9 +17,7 @@ function Register() {
   const [form, setForm] = useState({ name: '', email: '', password: '', organizationName: '' });
   const set = (key: keyof typeof form) => (e: { target: { value: string } }) => setForm({ ...form, [key]: e.target.value });
   const register = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/auth/register', {
-      body: { email: form.email, password: form.password, name: form.name || undefined, organizationName: form.organizationName || undefined, cookie: true },
-    })),
+    mutationFn: () => registerAccount({ email: form.email, password: form.password, name: form.name || undefined, organizationName: form.organizationName || undefined, cookie: true }),
     onSuccess: async (data) => {
       startSession(data.tokens);
       queryClient.clear();

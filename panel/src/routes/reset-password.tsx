@@ -1,7 +1,8 @@
 import { useState, type FormEvent } from 'react';
 import { createFileRoute, Link } from '@tanstack/react-router';
 import { useMutation } from '@tanstack/react-query';
-import { api, ApiError, unwrap } from '../api/client';
+import { ApiError } from '../api/client';
+import { confirmPasswordReset, requestPasswordReset } from '../queries/account';
 import { str } from '../lib/list';
 import { AuthLayout } from '../components/auth-layout';
 import { TextField } from '../components/ui/field';
@@ -23,7 +24,7 @@ function ResetPassword() {
 function RequestLink() {
   const [email, setEmail] = useState('');
   const request = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/auth/password-reset', { body: { email: email.trim() } })),
+    mutationFn: () => requestPasswordReset(email.trim()),
   });
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -55,7 +56,7 @@ function SetNewPassword({ token }: { token: string }) {
   const [fields, setFields] = useState({ newPassword: '', confirm: '' });
   const [checked, setChecked] = useState(false);
   const confirm = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/auth/password-reset/confirm', { body: { token, newPassword: fields.newPassword } })),
+    mutationFn: () => confirmPasswordReset(token, fields.newPassword),
   });
   const local = passwordProblems(fields);
   const remote = confirm.error instanceof ApiError ? confirm.error.fieldErrors : {};

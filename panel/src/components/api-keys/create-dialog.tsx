@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, ApiError, unwrap } from '../../api/client';
+import { useQuery } from '@tanstack/react-query';
+import { ApiError } from '../../api/client';
+import { useCreateApiKey } from '../../queries/api-keys';
 import { Modal } from '../ui/dialog';
 import { Button } from '../ui/button';
 import { SecretOnce } from '../ui/copy';
@@ -12,15 +13,11 @@ import { examplePath, type Scope } from './scopes';
 
 /** A new API key with chosen scopes; afterwards the key itself, shown this once, and how to use it. */
 export function CreateKeyDialog({ orgId, open, onOpenChange }: { orgId: string; open: boolean; onOpenChange: (open: boolean) => void }) {
-  const queryClient = useQueryClient();
   const projects = useQuery(projectsQuery(orgId));
   const [name, setName] = useState('');
   const [projectId, setProjectId] = useState('');
   const [scopes, setScopes] = useState<Scope[]>([]);
-  const create = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/orgs/{orgId}/api-keys', { params: { path: { orgId } }, body: { name: name.trim(), scopes, projectId: projectId || undefined } })),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: [orgId, 'api-keys'] }),
-  });
+  const create = useCreateApiKey(orgId);
   const close = (next: boolean) => {
     onOpenChange(next);
     if (!next) {
@@ -33,7 +30,7 @@ export function CreateKeyDialog({ orgId, open, onOpenChange }: { orgId: string; 
   const errors = create.error instanceof ApiError ? create.error.fieldErrors : {};
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    create.mutate();
+    create.mutate({ name: name.trim(), scopes, projectId: projectId || undefined });
   };
   const key = create.data;
   const example = key ? `curl -H "X-Api-Key: ${key.key}" ${window.location.origin}/api/v1/orgs/${orgId}${examplePath(key.scopes)}` : '';

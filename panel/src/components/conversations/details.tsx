@@ -29,58 +29,58 @@ export function Details({ orgId, conversationId, canWrite, inboxName }: { orgId:
     <aside aria-label="Details" className="w-72 shrink-0 overflow-y-auto p-4">
       <QueryState query={conversation}>
         {(c) => (
-        <div className="space-y-5 text-sm">
-          <dl className="space-y-3">
-            <Item label="Contact">
-              <p className="font-medium text-slate-900">{contactName(c.contact)}</p>
-              {c.contact.name ? <p className="break-all text-slate-600">{c.contact.address}</p> : null}
-            </Item>
-            <Item label="Lead">
-              {c.leadId ? <Link to="/orgs/$orgId/leads" params={{ orgId }} search={{ lead: c.leadId, status: undefined, tags: undefined, minScore: undefined }} className="font-medium text-indigo-700 underline">Open lead</Link> : <span className="text-slate-500">Not a lead (no e-mail or phone yet)</span>}
-            </Item>
-            <Item label="Inbox">{inboxName(c.inboxId) ?? c.inboxId} <span className="text-slate-500">({channelLabel(c.channel)})</span></Item>
-            <Item label="Status">
-              <span className="flex flex-wrap gap-1.5">
-                <Badge tone={c.status === 'OPEN' ? 'green' : 'slate'}>{c.status === 'OPEN' ? 'Open' : 'Closed'}</Badge>
-                <Badge tone={c.handledBy === 'bot' ? 'violet' : 'blue'}>{c.handledBy === 'bot' ? 'Handled by the bot' : 'Handled by a person'}</Badge>
-              </span>
-              {c.status === 'CLOSED' && c.closedAt ? <p className="mt-1 text-xs text-slate-500">Closed {formatDateTime(c.closedAt)}{c.resolvedBy ? ` by ${c.resolvedBy === 'bot' ? 'the bot' : 'a person'}` : ''}</p> : null}
-            </Item>
-            {c.handoffReason ? <Item label="Handoff reason">{c.handoffReason}</Item> : null}
-            <Item label="Opened">{formatDateTime(c.openedAt)}</Item>
-          </dl>
+          <div className="space-y-5 text-sm">
+            <dl className="space-y-3">
+              <Item label="Contact">
+                <p className="font-medium text-slate-900">{contactName(c.contact)}</p>
+                {c.contact.name ? <p className="break-all text-slate-600">{c.contact.address}</p> : null}
+              </Item>
+              <Item label="Lead">
+                {c.leadId ? <Link to="/orgs/$orgId/leads" params={{ orgId }} search={{ lead: c.leadId, status: undefined, tags: undefined, minScore: undefined }} className="font-medium text-indigo-700 underline">Open lead</Link> : <span className="text-slate-500">Not a lead (no e-mail or phone yet)</span>}
+              </Item>
+              <Item label="Inbox">{inboxName(c.inboxId) ?? c.inboxId} <span className="text-slate-500">({channelLabel(c.channel)})</span></Item>
+              <Item label="Status">
+                <span className="flex flex-wrap gap-1.5">
+                  <Badge tone={c.status === 'OPEN' ? 'green' : 'slate'}>{c.status === 'OPEN' ? 'Open' : 'Closed'}</Badge>
+                  <Badge tone={c.handledBy === 'bot' ? 'violet' : 'blue'}>{c.handledBy === 'bot' ? 'Handled by the bot' : 'Handled by a person'}</Badge>
+                </span>
+                {c.status === 'CLOSED' && c.closedAt ? <p className="mt-1 text-xs text-slate-500">Closed {formatDateTime(c.closedAt)}{c.resolvedBy ? ` by ${c.resolvedBy === 'bot' ? 'the bot' : 'a person'}` : ''}</p> : null}
+              </Item>
+              {c.handoffReason ? <Item label="Handoff reason">{c.handoffReason}</Item> : null}
+              <Item label="Opened">{formatDateTime(c.openedAt)}</Item>
+            </dl>
 
-          <div className="space-y-1">
-            <label id={assigneeLabel} htmlFor={`${assigneeLabel}-select`} className="block text-xs font-medium tracking-wide text-slate-500 uppercase">Assignee</label>
-            {canWrite ? (
-              <select
-                id={`${assigneeLabel}-select`}
-                value={c.assigneeId ?? ''}
-                disabled={assign.isPending}
-                onChange={(e) => assign.mutate({ action: 'assign', assigneeId: e.target.value || null })}
-                className="block w-full rounded-md px-3 py-2 text-sm ring-1 ring-slate-300"
-              >
-                <option value="">Unassigned</option>
-                {(members.data ?? []).map((m) => <option key={m.userId} value={m.userId}>{m.name ?? m.email}</option>)}
-                {c.assigneeId && members.data && !members.data.some((m) => m.userId === c.assigneeId) ? <option value={c.assigneeId}>{c.assigneeId}</option> : null}
-              </select>
-            ) : <p id={`${assigneeLabel}-select`}>{c.assigneeId ? memberName(c.assigneeId) : 'Unassigned'}</p>}
-            <FormError error={assign.error} />
-          </div>
-
-          {canWrite ? (
-            <div className="space-y-2">
-              <div className="flex flex-wrap gap-2">
-                {c.status === 'OPEN' ? <Button onClick={() => setHandingOff(true)}>Hand off</Button> : null}
-                {c.status === 'OPEN'
-                  ? <Button variant="primary" disabled={status.isPending} onClick={() => status.mutate({ action: 'close' })}>Close</Button>
-                  : <Button variant="primary" disabled={status.isPending} onClick={() => status.mutate({ action: 'reopen' })}>Reopen</Button>}
-              </div>
-              <FormError error={status.error} />
+            <div className="space-y-1">
+              <label id={assigneeLabel} htmlFor={`${assigneeLabel}-select`} className="block text-xs font-medium tracking-wide text-slate-500 uppercase">Assignee</label>
+              {canWrite ? (
+                <select
+                  id={`${assigneeLabel}-select`}
+                  value={c.assigneeId ?? ''}
+                  disabled={assign.isPending}
+                  onChange={(e) => assign.mutate({ action: 'assign', assigneeId: e.target.value || null })}
+                  className="block w-full rounded-md px-3 py-2 text-sm ring-1 ring-slate-300"
+                >
+                  <option value="">Unassigned</option>
+                  {(members.data ?? []).map((m) => <option key={m.userId} value={m.userId}>{m.name ?? m.email}</option>)}
+                  {c.assigneeId && members.data && !members.data.some((m) => m.userId === c.assigneeId) ? <option value={c.assigneeId}>{c.assigneeId}</option> : null}
+                </select>
+              ) : <p id={`${assigneeLabel}-select`}>{c.assigneeId ? memberName(c.assigneeId) : 'Unassigned'}</p>}
+              <FormError error={assign.error} />
             </div>
-          ) : null}
-          {canWrite ? <HandoffDialog orgId={orgId} conversation={c} open={handingOff} onOpenChange={setHandingOff} memberOptions={(members.data ?? []).map((m) => ({ value: m.userId, label: m.name ?? m.email }))} /> : null}
-        </div>
+
+            {canWrite ? (
+              <div className="space-y-2">
+                <div className="flex flex-wrap gap-2">
+                  {c.status === 'OPEN' ? <Button onClick={() => setHandingOff(true)}>Hand off</Button> : null}
+                  {c.status === 'OPEN'
+                    ? <Button variant="primary" disabled={status.isPending} onClick={() => status.mutate({ action: 'close' })}>Close</Button>
+                    : <Button variant="primary" disabled={status.isPending} onClick={() => status.mutate({ action: 'reopen' })}>Reopen</Button>}
+                </div>
+                <FormError error={status.error} />
+              </div>
+            ) : null}
+            {canWrite ? <HandoffDialog orgId={orgId} conversation={c} open={handingOff} onOpenChange={setHandingOff} memberOptions={(members.data ?? []).map((m) => ({ value: m.userId, label: m.name ?? m.email }))} /> : null}
+          </div>
         )}
       </QueryState>
     </aside>

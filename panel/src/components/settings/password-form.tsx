@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { useMutation } from '@tanstack/react-query';
-import { api, ApiError, unwrap } from '../../api/client';
+import { ApiError } from '../../api/client';
+import { changePassword, signInAgain } from '../../queries/account';
 import { startSession } from '../../lib/session';
 import { TextField } from '../ui/field';
 import { Button } from '../ui/button';
@@ -17,9 +18,9 @@ export function PasswordForm({ email }: { email: string }) {
   const [outcome, setOutcome] = useState<'renewed' | 'signed-out' | null>(null);
   const change = useMutation({
     mutationFn: async () => {
-      await unwrap(api.POST('/api/v1/auth/password', { body: { currentPassword: fields.currentPassword, newPassword: fields.newPassword } }));
-      const { data, response } = await api.POST('/api/v1/auth/login', { body: { email, password: fields.newPassword, cookie: true } });
-      if (response.ok && data) {
+      await changePassword(fields.currentPassword, fields.newPassword);
+      const data = await signInAgain(email, fields.newPassword);
+      if (data) {
         startSession(data.tokens);
         return 'renewed' as const;
       }

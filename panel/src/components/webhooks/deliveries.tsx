@@ -1,11 +1,13 @@
 import { useEffect } from 'react';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap, type Schemas } from '../../api/client';
+import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
+import type { Schemas } from '../../api/client';
+import { deliveriesQuery, useResendDelivery, webhookKeys } from '../../queries/webhooks';
 import { useOrgEvents } from '../../lib/stream';
 import { formatDateTime, relative } from '../../lib/format';
 import { Badge } from '../ui/page';
 import { Table, Th, Td } from '../ui/table';
-import { Empty, ErrorState, FormError, Loading } from '../ui/states';
+import { Empty, FormError } from '../ui/states';
+import { QueryState } from '../ui/query-state';
 import { Pagination } from '../ui/pagination';
 import { Button } from '../ui/button';
 
@@ -32,10 +34,8 @@ export function Deliveries({ orgId, endpointId, events, canAdmin, status, page, 
   onPage: (page: number) => void;
 }) {
   const queryClient = useQueryClient();
-  const key = [orgId, 'webhooks', endpointId, 'deliveries'];
   const deliveries = useQuery({
-    queryKey: [...key, { status, page, pageSize }],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/webhook-endpoints/{id}/deliveries', { params: { path: { orgId, id: endpointId }, query: { status, page, pageSize } } })),
+    ...deliveriesQuery(orgId, endpointId, { status, page, pageSize }),
     placeholderData: keepPreviousData,
     // History changes while nobody looks (events arrive on any page): always read it afresh on opening.
     staleTime: 0,
@@ -44,16 +44,12 @@ export function Deliveries({ orgId, endpointId, events, canAdmin, status, page, 
   // A delivery's answer can change the endpoint too (a 410 deactivates it, failures are counted).
   const updatedAt = deliveries.dataUpdatedAt;
   useEffect(() => {
-    if (updatedAt) void queryClient.invalidateQueries({ queryKey: [orgId, 'webhooks', endpointId], exact: true });
+    if (updatedAt) void queryClient.invalidateQueries({ queryKey: webhookKeys.detail(orgId, endpointId), exact: true });
   }, [updatedAt, queryClient, orgId, endpointId]);
   useOrgEvents((type) => {
-    if (events.includes('*') || events.includes(type)) void queryClient.invalidateQueries({ queryKey: key });
+    if (events.includes('*') || events.includes(type)) void queryClient.invalidateQueries({ queryKey: webhookKeys.deliveries(orgId, endpointId) });
   });
-  const resend = useMutation({
-    mutationFn: (deliveryId: string) => unwrap(api.POST('/api/v1/orgs/{orgId}/webhook-endpoints/{id}/deliveries/{deliveryId}/resend', { params: { path: { orgId, id: endpointId, deliveryId } } })),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: key }),
-  });
-  const items = deliveries.data?.items ?? [];
+  const resend = useResendDelivery(orgId, endpointId);
 
   return (
     <section aria-labelledby="deliveries-title" className="mt-8">
@@ -73,13 +69,18 @@ export function Deliveries({ orgId, endpointId, events, canAdmin, status, page, 
         </label>
       </div>
       <FormError error={resend.error} />
-      {deliveries.isPending ? <Loading label="Loading deliveries…" />
-        : deliveries.isError ? <ErrorState error={deliveries.error} retry={() => void deliveries.refetch()} />
-        : items.length === 0 && page === 1 ? (
+      <QueryState
+        query={deliveries}
+        loading="Loading deliveries…"
+        retry
+        isEmpty={(data) => data.items.length === 0 && page === 1}
+        empty={(
           <Empty title={status ? `No ${status} deliveries in the last 7 days` : 'No deliveries in the last 7 days'}>
             {status ? 'Try another status.' : 'Deliveries appear here as events happen. A test is not recorded here.'}
           </Empty>
-        ) : (
+        )}
+      >
+        {(data) => (
           <>
             <Table label="Deliveries">
               <thead className="bg-slate-50">
@@ -94,12 +95,13 @@ export function Deliveries({ orgId, endpointId, events, canAdmin, status, page, 
                 </tr>
               </thead>
               <tbody className="divide-y divide-slate-100">
-                {items.map((d) => <DeliveryRow key={d.id} delivery={d} canAdmin={canAdmin} resending={resend.isPending && resend.variables === d.id} onResend={() => resend.mutate(d.id)} />)}
+                {data.items.map((d) => <DeliveryRow key={d.id} delivery={d} canAdmin={canAdmin} resending={resend.isPending && resend.variables === d.id} onResend={() => resend.mutate(d.id)} />)}
               </tbody>
             </Table>
-            <Pagination page={page} pageSize={pageSize} total={deliveries.data.total} onPage={onPage} />
+            <Pagination page={page} pageSize={pageSize} total={data.total} onPage={onPage} />
           </>
         )}
+      </QueryState>
     </section>
   );
 }

@@ -1,6 +1,6 @@
 import { useState } from 'react';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap, type Schemas } from '../../api/client';
+import type { Schemas } from '../../api/client';
+import { useCreateEndpoint, useDeleteEndpoint, useRotateSecret, useUpdateEndpoint } from '../../queries/webhooks';
 import { Modal } from '../ui/dialog';
 import { Button } from '../ui/button';
 import { SecretOnce } from '../ui/copy';
@@ -11,15 +11,8 @@ type Endpoint = Schemas['WebhookEndpoint'];
 
 /** A new endpoint; afterwards its signing secret, shown this once. */
 export function CreateEndpointDialog({ orgId, open, onOpenChange, onOpenEndpoint }: { orgId: string; open: boolean; onOpenChange: (open: boolean) => void; onOpenEndpoint: (id: string) => void }) {
-  const queryClient = useQueryClient();
   const [created, setCreated] = useState<{ id: string; secret: string; url: string } | null>(null);
-  const create = useMutation({
-    mutationFn: (fields: EndpointFields) => unwrap(api.POST('/api/v1/orgs/{orgId}/webhook-endpoints', { params: { path: { orgId } }, body: endpointBody(fields, 'create') })),
-    onSuccess: async (endpoint) => {
-      setCreated({ id: endpoint.id, secret: endpoint.secret, url: endpoint.url });
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'webhooks'] });
-    },
-  });
+  const create = useCreateEndpoint(orgId, (endpoint) => setCreated({ id: endpoint.id, secret: endpoint.secret, url: endpoint.url }));
   const close = (next: boolean) => {
     onOpenChange(next);
     if (!next) {
@@ -39,37 +32,29 @@ export function CreateEndpointDialog({ orgId, open, onOpenChange, onOpenEndpoint
           </div>
         </div>
       ) : (
-        <EndpointForm orgId={orgId} mode="create" initial={EMPTY_ENDPOINT} error={create.error} pending={create.isPending} submitLabel="Create endpoint" onSubmit={(fields) => create.mutate(fields)} onCancel={() => close(false)} />
+        <EndpointForm orgId={orgId} mode="create" initial={EMPTY_ENDPOINT} error={create.error} pending={create.isPending} submitLabel="Create endpoint" onSubmit={(fields) => create.mutate(endpointBody(fields, 'create'))} onCancel={() => close(false)} />
       )}
     </Modal>
   );
 }
 
 export function EditEndpointDialog({ orgId, endpoint, open, onOpenChange }: { orgId: string; endpoint: Endpoint; open: boolean; onOpenChange: (open: boolean) => void }) {
-  const queryClient = useQueryClient();
-  const update = useMutation({
-    mutationFn: (fields: EndpointFields) => {
-      const { url, description, projectId, events, active } = endpointBody(fields, 'edit');
-      return unwrap(api.PATCH('/api/v1/orgs/{orgId}/webhook-endpoints/{id}', { params: { path: { orgId, id: endpoint.id } }, body: { url, description, projectId, events, active } }));
-    },
-    onSuccess: async () => {
-      onOpenChange(false);
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'webhooks'] });
-    },
-  });
+  const update = useUpdateEndpoint(orgId, endpoint.id, () => onOpenChange(false));
+  const submit = (fields: EndpointFields) => {
+    const { url, description, projectId, events, active } = endpointBody(fields, 'edit');
+    update.mutate({ url, description, projectId, events, active });
+  };
   const initial: EndpointFields = { url: endpoint.url, description: endpoint.description ?? '', projectId: endpoint.projectId ?? '', events: endpoint.events, active: endpoint.active, secret: '' };
   return (
     <Modal open={open} onOpenChange={(next) => { onOpenChange(next); if (!next) update.reset(); }} title="Edit endpoint" wide>
-      {open ? <EndpointForm key={endpoint.updatedAt} orgId={orgId} mode="edit" initial={initial} error={update.error} pending={update.isPending} submitLabel="Save endpoint" onSubmit={(fields) => update.mutate(fields)} onCancel={() => onOpenChange(false)} /> : null}
+      {open ? <EndpointForm key={endpoint.updatedAt} orgId={orgId} mode="edit" initial={initial} error={update.error} pending={update.isPending} submitLabel="Save endpoint" onSubmit={submit} onCancel={() => onOpenChange(false)} /> : null}
     </Modal>
   );
 }
 
 /** A new signing secret: the old one stops verifying at once, so the receiver must be updated. */
 export function RotateSecretDialog({ orgId, endpointId, open, onOpenChange }: { orgId: string; endpointId: string; open: boolean; onOpenChange: (open: boolean) => void }) {
-  const rotate = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/orgs/{orgId}/webhook-endpoints/{id}/rotate-secret', { params: { path: { orgId, id: endpointId } } })),
-  });
+  const rotate = useRotateSecret(orgId, endpointId);
   const close = (next: boolean) => {
     onOpenChange(next);
     if (!next) rotate.reset();
@@ -95,14 +80,9 @@ export function RotateSecretDialog({ orgId, endpointId, open, onOpenChange }: { 
 }
 
 export function DeleteEndpointDialog({ orgId, endpoint, open, onOpenChange, onDeleted }: { orgId: string; endpoint: Endpoint; open: boolean; onOpenChange: (open: boolean) => void; onDeleted: () => void }) {
-  const queryClient = useQueryClient();
-  const remove = useMutation({
-    mutationFn: () => unwrap(api.DELETE('/api/v1/orgs/{orgId}/webhook-endpoints/{id}', { params: { path: { orgId, id: endpoint.id } } })),
-    onSuccess: async () => {
-      onOpenChange(false);
-      onDeleted();
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'webhooks'] });
-    },
+  const remove = useDeleteEndpoint(orgId, endpoint.id, () => {
+    onOpenChange(false);
+    onDeleted();
   });
   return (
     <Modal open={open} onOpenChange={onOpenChange} title="Delete this endpoint?" description={`Nothing more is sent to ${endpoint.url}, and its delivery history is deleted with it.`}>

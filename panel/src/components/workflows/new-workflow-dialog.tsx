@@ -60,68 +60,68 @@ export function NewWorkflowDialog({ orgId, open, onOpenChange, onCreated }: { or
     <Modal open={open} onOpenChange={close} title="New workflow" description="Start from a template and adjust it in the editor, or start blank." wide>
       <QueryState query={templates} loading="Loading templates…" retry>
         {(templateList) => (
-        <form className="space-y-4" onSubmit={(e) => { e.preventDefault(); if (choice && name.trim()) submit(); }}>
-          <fieldset>
-            <legend className="mb-2 text-sm font-medium text-slate-700">Start from</legend>
-            <div className="grid max-h-72 gap-2 overflow-y-auto pr-1 sm:grid-cols-2">
-              {templateList.map((t) => (
-                <label key={t.id} className={`flex cursor-pointer gap-2 rounded-md p-3 text-sm ring-1 ${choice === t.id ? 'bg-indigo-50 ring-indigo-500' : 'ring-slate-200 hover:bg-slate-50'} ${t.available ? '' : 'opacity-60'}`}>
-                  <input type="radio" name="template" value={t.id} checked={choice === t.id} onChange={() => pick(t.id, t.name)} className="mt-1" />
+          <form className="space-y-4" onSubmit={(e) => { e.preventDefault(); if (choice && name.trim()) submit(); }}>
+            <fieldset>
+              <legend className="mb-2 text-sm font-medium text-slate-700">Start from</legend>
+              <div className="grid max-h-72 gap-2 overflow-y-auto pr-1 sm:grid-cols-2">
+                {templateList.map((t) => (
+                  <label key={t.id} className={`flex cursor-pointer gap-2 rounded-md p-3 text-sm ring-1 ${choice === t.id ? 'bg-indigo-50 ring-indigo-500' : 'ring-slate-200 hover:bg-slate-50'} ${t.available ? '' : 'opacity-60'}`}>
+                    <input type="radio" name="template" value={t.id} checked={choice === t.id} onChange={() => pick(t.id, t.name)} className="mt-1" />
+                    <span>
+                      <span className="flex flex-wrap items-center gap-1.5 font-medium text-slate-900">{t.name} <Badge tone="slate">{t.category}</Badge>{t.available ? null : <Badge tone="red">unavailable here</Badge>}</span>
+                      <span className="mt-0.5 block text-xs text-slate-600">{t.description}</span>
+                    </span>
+                  </label>
+                ))}
+                <label className={`flex cursor-pointer gap-2 rounded-md p-3 text-sm ring-1 ${choice === BLANK ? 'bg-indigo-50 ring-indigo-500' : 'ring-slate-200 hover:bg-slate-50'}`}>
+                  <input type="radio" name="template" value={BLANK} checked={choice === BLANK} onChange={() => pick(BLANK, '')} className="mt-1" />
                   <span>
-                    <span className="flex flex-wrap items-center gap-1.5 font-medium text-slate-900">{t.name} <Badge tone="slate">{t.category}</Badge>{t.available ? null : <Badge tone="red">unavailable here</Badge>}</span>
-                    <span className="mt-0.5 block text-xs text-slate-600">{t.description}</span>
+                    <span className="block font-medium text-slate-900">Blank workflow</span>
+                    <span className="mt-0.5 block text-xs text-slate-600">A manual trigger only; add nodes and edges in the editor. Created inactive.</span>
                   </span>
                 </label>
-              ))}
-              <label className={`flex cursor-pointer gap-2 rounded-md p-3 text-sm ring-1 ${choice === BLANK ? 'bg-indigo-50 ring-indigo-500' : 'ring-slate-200 hover:bg-slate-50'}`}>
-                <input type="radio" name="template" value={BLANK} checked={choice === BLANK} onChange={() => pick(BLANK, '')} className="mt-1" />
-                <span>
-                  <span className="block font-medium text-slate-900">Blank workflow</span>
-                  <span className="mt-0.5 block text-xs text-slate-600">A manual trigger only; add nodes and edges in the editor. Created inactive.</span>
-                </span>
-              </label>
-            </div>
-          </fieldset>
-          {choice && choice !== BLANK ? (
-            <section aria-label="Template preview">
-              <QueryState query={detail} loading="Loading the template…">
-                {(template) => (
-                  <>
-                    <WorkflowGraph nodes={template.nodes} edges={template.edges} label={`Graph of ${template.name}`} height="h-56" />
-                    <p className="mt-1 text-xs text-slate-500">
-                      Nodes: {template.nodeTypes.join(', ')}. {template.active ? 'The workflow is created active: its trigger fires as soon as it exists (deactivate it first if its placeholders need replacing).' : 'The workflow is created inactive.'}
-                    </p>
-                  </>
-                )}
-              </QueryState>
-            </section>
-          ) : null}
-          {choice ? (
-            <div className="grid gap-3 sm:grid-cols-2">
-              <TextField label="Name" required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />
-              {projects.data && projects.data.length > 1 ? (
-                <SelectField label="Project" value={projectId} onChange={(e) => setProjectId(e.target.value)} options={[{ value: '', label: 'Default project' }, ...projects.data.map((p) => ({ value: p.id, label: p.name }))]} />
-              ) : null}
-            </div>
-          ) : null}
-          <FormError error={create.error} />
-          <div className="flex justify-end gap-2">
-            <Button onClick={() => close(false)}>Cancel</Button>
-            {choice ? (
-              <Button
-                disabled={chosen !== undefined && !chosen.available}
-                onClick={() => {
-                  const template = choice === BLANK ? undefined : choice;
-                  close(false);
-                  void navigate({ to: '/orgs/$orgId/workflows/new', params: { orgId }, search: { template } });
-                }}
-              >
-                Open in editor
-              </Button>
+              </div>
+            </fieldset>
+            {choice && choice !== BLANK ? (
+              <section aria-label="Template preview">
+                <QueryState query={detail} loading="Loading the template…">
+                  {(template) => (
+                    <>
+                      <WorkflowGraph nodes={template.nodes} edges={template.edges} label={`Graph of ${template.name}`} height="h-56" />
+                      <p className="mt-1 text-xs text-slate-500">
+                        Nodes: {template.nodeTypes.join(', ')}. {template.active ? 'The workflow is created active: its trigger fires as soon as it exists (deactivate it first if its placeholders need replacing).' : 'The workflow is created inactive.'}
+                      </p>
+                    </>
+                  )}
+                </QueryState>
+              </section>
             ) : null}
-            <Button type="submit" variant="primary" disabled={!choice || !name.trim() || create.isPending || (chosen !== undefined && !chosen.available)}>Create workflow</Button>
-          </div>
-        </form>
+            {choice ? (
+              <div className="grid gap-3 sm:grid-cols-2">
+                <TextField label="Name" required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />
+                {projects.data && projects.data.length > 1 ? (
+                  <SelectField label="Project" value={projectId} onChange={(e) => setProjectId(e.target.value)} options={[{ value: '', label: 'Default project' }, ...projects.data.map((p) => ({ value: p.id, label: p.name }))]} />
+                ) : null}
+              </div>
+            ) : null}
+            <FormError error={create.error} />
+            <div className="flex justify-end gap-2">
+              <Button onClick={() => close(false)}>Cancel</Button>
+              {choice ? (
+                <Button
+                  disabled={chosen !== undefined && !chosen.available}
+                  onClick={() => {
+                    const template = choice === BLANK ? undefined : choice;
+                    close(false);
+                    void navigate({ to: '/orgs/$orgId/workflows/new', params: { orgId }, search: { template } });
+                  }}
+                >
+                  Open in editor
+                </Button>
+              ) : null}
+              <Button type="submit" variant="primary" disabled={!choice || !name.trim() || create.isPending || (chosen !== undefined && !chosen.available)}>Create workflow</Button>
+            </div>
+          </form>
         )}
       </QueryState>
     </Modal>

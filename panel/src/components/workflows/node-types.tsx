@@ -25,21 +25,21 @@ export function NodeTypesReference({ orgId }: { orgId: string }) {
       <div className="px-4 pb-4">
         <QueryState query={types}>
           {(catalog) => (
-          <Table label="Node types">
-            <thead className="bg-slate-50">
-              <tr><Th>Type</Th><Th>What it does</Th><Th>Params (* required)</Th><Th>Outputs</Th></tr>
-            </thead>
-            <tbody className="divide-y divide-slate-100">
-              {catalog.map((t) => (
-                <tr key={t.type}>
-                  <Td className="font-mono text-xs whitespace-nowrap">{t.type}</Td>
-                  <Td className="text-xs">{t.description}</Td>
-                  <Td className="font-mono text-xs">{paramsOf(t.params)}</Td>
-                  <Td className="font-mono text-xs">{t.outputs.join(', ')}</Td>
-                </tr>
-              ))}
-            </tbody>
-          </Table>
+            <Table label="Node types">
+              <thead className="bg-slate-50">
+                <tr><Th>Type</Th><Th>What it does</Th><Th>Params (* required)</Th><Th>Outputs</Th></tr>
+              </thead>
+              <tbody className="divide-y divide-slate-100">
+                {catalog.map((t) => (
+                  <tr key={t.type}>
+                    <Td className="font-mono text-xs whitespace-nowrap">{t.type}</Td>
+                    <Td className="text-xs">{t.description}</Td>
+                    <Td className="font-mono text-xs">{paramsOf(t.params)}</Td>
+                    <Td className="font-mono text-xs">{t.outputs.join(', ')}</Td>
+                  </tr>
+                ))}
+              </tbody>
+            </Table>
           )}
         </QueryState>
       </div>

@@ -26,47 +26,47 @@ export function TemplatesGallery({ orgId }: { orgId: string }) {
       />
       <QueryState query={templates} loading="Loading templates…" retry>
         {(templateList) => (
-        <div className="grid gap-6 lg:grid-cols-[minmax(0,2fr)_minmax(0,3fr)]">
-          <ul aria-label="Templates" className="space-y-2">
-            {templateList.map((t) => (
-              <li key={t.id}>
-                <button
-                  type="button"
-                  aria-pressed={chosen === t.id}
-                  onClick={() => setChosen(t.id)}
-                  className={`w-full rounded-lg p-4 text-left ring-1 transition-colors ${chosen === t.id ? 'bg-indigo-50 ring-indigo-500' : 'bg-white ring-slate-200 hover:bg-slate-50'} ${t.available ? '' : 'opacity-70'}`}
-                >
-                  <span className="flex flex-wrap items-center gap-2 font-medium text-slate-900">{t.name}<Badge tone="slate">{t.category}</Badge>{t.available ? null : <Badge tone="red">unavailable here</Badge>}</span>
-                  <span className="mt-1 block text-sm text-slate-600">{t.description}</span>
-                  <span className="mt-1 block font-mono text-xs text-slate-400">{t.nodeTypes.join(' · ')}</span>
-                </button>
-              </li>
-            ))}
-          </ul>
-          <section aria-label="Template preview" className="lg:sticky lg:top-4 lg:self-start">
-            {chosen === null ? (
-              <p className="rounded-lg border border-dashed border-slate-300 bg-white p-10 text-center text-sm text-slate-500">Choose a template to preview it.</p>
-            ) : (
-              <QueryState query={detail} loading="Loading the template…">
-                {(template) => (
-              <div className="space-y-3 rounded-lg bg-white p-4 ring-1 ring-slate-200">
-                <div className="flex flex-wrap items-start justify-between gap-2">
-                  <div>
-                    <h2 className="text-lg font-semibold text-slate-900">{template.name}</h2>
-                    <p className="text-sm text-slate-600">{template.description}</p>
-                  </div>
-                  {template.available
-                    ? <Link to="/orgs/$orgId/workflows/new" params={{ orgId }} search={{ template: template.id }} className={openLink}>Open in editor</Link>
-                    : <span className="text-sm text-red-700">This server lacks a node type it needs.</span>}
-                </div>
-                <WorkflowGraph nodes={template.nodes} edges={template.edges} label={`Graph of ${template.name}`} height="h-80" />
-                <p className="text-xs text-slate-500">{template.nodes.length} steps. Opening it creates nothing: the workflow is created, inactive, when you save it in the editor.</p>
-              </div>
-                )}
-              </QueryState>
-            )}
-          </section>
-        </div>
+          <div className="grid gap-6 lg:grid-cols-[minmax(0,2fr)_minmax(0,3fr)]">
+            <ul aria-label="Templates" className="space-y-2">
+              {templateList.map((t) => (
+                <li key={t.id}>
+                  <button
+                    type="button"
+                    aria-pressed={chosen === t.id}
+                    onClick={() => setChosen(t.id)}
+                    className={`w-full rounded-lg p-4 text-left ring-1 transition-colors ${chosen === t.id ? 'bg-indigo-50 ring-indigo-500' : 'bg-white ring-slate-200 hover:bg-slate-50'} ${t.available ? '' : 'opacity-70'}`}
+                  >
+                    <span className="flex flex-wrap items-center gap-2 font-medium text-slate-900">{t.name}<Badge tone="slate">{t.category}</Badge>{t.available ? null : <Badge tone="red">unavailable here</Badge>}</span>
+                    <span className="mt-1 block text-sm text-slate-600">{t.description}</span>
+                    <span className="mt-1 block font-mono text-xs text-slate-400">{t.nodeTypes.join(' · ')}</span>
+                  </button>
+                </li>
+              ))}
+            </ul>
+            <section aria-label="Template preview" className="lg:sticky lg:top-4 lg:self-start">
+              {chosen === null ? (
+                <p className="rounded-lg border border-dashed border-slate-300 bg-white p-10 text-center text-sm text-slate-500">Choose a template to preview it.</p>
+              ) : (
+                <QueryState query={detail} loading="Loading the template…">
+                  {(template) => (
+                    <div className="space-y-3 rounded-lg bg-white p-4 ring-1 ring-slate-200">
+                      <div className="flex flex-wrap items-start justify-between gap-2">
+                        <div>
+                          <h2 className="text-lg font-semibold text-slate-900">{template.name}</h2>
+                          <p className="text-sm text-slate-600">{template.description}</p>
+                        </div>
+                        {template.available
+                          ? <Link to="/orgs/$orgId/workflows/new" params={{ orgId }} search={{ template: template.id }} className={openLink}>Open in editor</Link>
+                          : <span className="text-sm text-red-700">This server lacks a node type it needs.</span>}
+                      </div>
+                      <WorkflowGraph nodes={template.nodes} edges={template.edges} label={`Graph of ${template.name}`} height="h-80" />
+                      <p className="text-xs text-slate-500">{template.nodes.length} steps. Opening it creates nothing: the workflow is created, inactive, when you save it in the editor.</p>
+                    </div>
+                  )}
+                </QueryState>
+              )}
+            </section>
+          </div>
         )}
       </QueryState>
     </div>

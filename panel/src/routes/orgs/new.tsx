@@ -1,7 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { createFileRoute, useNavigate } from '@tanstack/react-router';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap } from '../../api/client';
+import { useCreateOrg } from '../../queries/account';
 import { requireSession } from '../../lib/guard';
 import { AuthLayout } from '../../components/auth-layout';
 import { TextField } from '../../components/ui/field';
@@ -15,19 +14,11 @@ export const Route = createFileRoute('/orgs/new')({
 
 function NewOrg() {
   const navigate = useNavigate();
-  const queryClient = useQueryClient();
   const [name, setName] = useState('');
-  const create = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/orgs', { body: { name } })),
-    onSuccess: async (org) => {
-      await queryClient.invalidateQueries({ queryKey: ['orgs'] });
-      await queryClient.invalidateQueries({ queryKey: ['me'] });
-      await navigate({ to: '/orgs/$orgId', params: { orgId: org.id } });
-    },
-  });
+  const create = useCreateOrg();
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    create.mutate();
+    create.mutate(name, { onSuccess: (org) => navigate({ to: '/orgs/$orgId', params: { orgId: org.id } }) });
   };
   return (
     <AuthLayout title="Create an organization">

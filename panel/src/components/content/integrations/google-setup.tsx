@@ -78,13 +78,13 @@ export function GoogleSetup({ orgId, integration, canManage, canSync }: { orgId:
           ) : (
             <QueryState query={accounts} loading="Loading the accounts Google gives access to…" retry>
               {() => (
-              <SourcePicker
-                orgId={orgId}
-                integration={integration}
-                config={config}
-                accounts={accountList}
-                canManage={canManage}
-              />
+                <SourcePicker
+                  orgId={orgId}
+                  integration={integration}
+                  config={config}
+                  accounts={accountList}
+                  canManage={canManage}
+                />
               )}
             </QueryState>
           )}

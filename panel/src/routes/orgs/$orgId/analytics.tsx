@@ -130,16 +130,16 @@ function AnalyticsPage() {
                 )}
               >
                 {() => (
-                <>
-                  {(['ga4', 'gsc'] as const).filter((s) => figs.sources.includes(s)).map((source) => (
-                    <SourceCharts key={source} source={source} figs={figs} rows={rows} />
-                  ))}
-                  {figs.sources.length === 1 ? (
-                    <p className="text-sm text-slate-500">
-                      {figs.sources[0] === 'ga4' ? 'No Search Console figures' : 'No GA4 figures'} for these days: {figs.sources[0] === 'ga4' ? (config.siteUrl ? 'the site has not synced yet.' : 'choose a Search Console site for this account to see clicks and impressions.') : (config.propertyId ? 'the property has not synced yet.' : 'choose a GA4 property for this account to see sessions and users.')}
-                    </p>
-                  ) : null}
-                </>
+                  <>
+                    {(['ga4', 'gsc'] as const).filter((s) => figs.sources.includes(s)).map((source) => (
+                      <SourceCharts key={source} source={source} figs={figs} rows={rows} />
+                    ))}
+                    {figs.sources.length === 1 ? (
+                      <p className="text-sm text-slate-500">
+                        {figs.sources[0] === 'ga4' ? 'No Search Console figures' : 'No GA4 figures'} for these days: {figs.sources[0] === 'ga4' ? (config.siteUrl ? 'the site has not synced yet.' : 'choose a Search Console site for this account to see clicks and impressions.') : (config.propertyId ? 'the property has not synced yet.' : 'choose a GA4 property for this account to see sessions and users.')}
+                      </p>
+                    ) : null}
+                  </>
                 )}
               </QueryState>
             )}

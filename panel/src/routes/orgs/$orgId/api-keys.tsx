@@ -1,13 +1,17 @@
 import { useState } from 'react';
-import { createFileRoute, useNavigate } from '@tanstack/react-router';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap, type Schemas } from '../../../api/client';
+import { createFileRoute } from '@tanstack/react-router';
+import { useQuery } from '@tanstack/react-query';
+import type { Schemas } from '../../../api/client';
+import { apiKeysQuery, useRevokeApiKey } from '../../../queries/api-keys';
+import { useList } from '../../../lib/use-list';
 import { compact, str } from '../../../lib/list';
-import { orgsQuery, useRole } from '../../../lib/account';
+import { useRole } from '../../../lib/account';
+import { orgsQuery } from '../../../queries/account';
 import { formatDate, relative } from '../../../lib/format';
 import { PageHeader, Badge } from '../../../components/ui/page';
 import { Table, Th, SortTh, Td } from '../../../components/ui/table';
-import { Empty, ErrorState, FormError, Loading } from '../../../components/ui/states';
+import { Empty, FormError } from '../../../components/ui/states';
+import { QueryState } from '../../../components/ui/query-state';
 import { Button } from '../../../components/ui/button';
 import { Modal } from '../../../components/ui/dialog';
 import { CreateKeyDialog } from '../../../components/api-keys/create-dialog';
@@ -32,20 +36,17 @@ type ApiKey = Schemas['ApiKey'];
 function ApiKeysPage() {
   const { orgId } = Route.useParams();
   const search = Route.useSearch();
-  const navigate = useNavigate({ from: Route.fullPath });
+  const { clear } = useList(search);
   const { canAdmin } = useRole(orgId);
   const orgs = useQuery(orgsQuery);
   const org = orgs.data?.find((o) => o.id === orgId);
   const [creating, setCreating] = useState(false);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
-  const keys = useQuery({
-    queryKey: [orgId, 'api-keys'],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/api-keys', { params: { path: { orgId } } })),
-  });
+  const keys = useQuery(apiKeysQuery(orgId));
   const projects = useQuery({ ...projectsQuery(orgId), enabled: keys.isSuccess });
   const sort = search.sort ?? DEFAULT_SORT;
   const rows = sortRows(keys.data ?? [], sort, { name: (k) => k.name, createdAt: (k) => k.createdAt, lastUsedAt: (k) => k.lastUsedAt });
-  const onSort = (next: string) => void navigate({ search: compact({ sort: next === DEFAULT_SORT ? undefined : next }), replace: true });
+  const onSort = (next: string) => clear({ sort: next === DEFAULT_SORT ? undefined : next });
 
   return (
     <div>
@@ -67,11 +68,14 @@ function ApiKeysPage() {
         </div>
       </section>
 
-      {keys.isPending ? <Loading label="Loading API keys…" />
-        : keys.isError ? <ErrorState error={keys.error} retry={() => void keys.refetch()} />
-        : rows.length === 0 ? (
-          <Empty title="No API keys yet">{canAdmin ? 'Create one for each system that calls the API, so you can revoke it alone.' : 'An owner or admin can create keys.'}</Empty>
-        ) : (
+      <QueryState
+        query={keys}
+        loading="Loading API keys…"
+        retry
+        isEmpty={() => rows.length === 0}
+        empty={<Empty title="No API keys yet">{canAdmin ? 'Create one for each system that calls the API, so you can revoke it alone.' : 'An owner or admin can create keys.'}</Empty>}
+      >
+        {() => (
           <Table label="API keys">
             <thead className="bg-slate-50">
               <tr>
@@ -99,6 +103,7 @@ function ApiKeysPage() {
             </tbody>
           </Table>
         )}
+      </QueryState>
       {canAdmin ? <CreateKeyDialog orgId={orgId} open={creating} onOpenChange={setCreating} /> : null}
       {revoking ? <RevokeDialog orgId={orgId} apiKey={revoking} onClose={() => setRevoking(null)} /> : null}
     </div>
@@ -106,14 +111,7 @@ function ApiKeysPage() {
 }
 
 function RevokeDialog({ orgId, apiKey, onClose }: { orgId: string; apiKey: ApiKey; onClose: () => void }) {
-  const queryClient = useQueryClient();
-  const revoke = useMutation({
-    mutationFn: () => unwrap(api.DELETE('/api/v1/orgs/{orgId}/api-keys/{id}', { params: { path: { orgId, id: apiKey.id } } })),
-    onSuccess: async () => {
-      onClose();
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'api-keys'] });
-    },
-  });
+  const revoke = useRevokeApiKey(orgId, apiKey.id, onClose);
   return (
     <Modal open onOpenChange={(open) => !open && onClose()} title={`Revoke ${apiKey.name}?`} description="The key stops working at once; whatever uses it gets 401 from now on. This cannot be undone.">
       <FormError error={revoke.error} />

@@ -3,7 +3,8 @@ import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-quer
 import { conversationKeys, conversationsQuery, inboxesQuery, useMarkRead } from '../../../queries/conversations';
 import { membersQuery } from '../../../queries/members';
 import { listSearch, oneOf, str, type ListSearch } from '../../../lib/list';
-import { meQuery, useRole } from '../../../lib/account';
+import { useRole } from '../../../lib/account';
+import { meQuery } from '../../../queries/account';
 import { useOrgEvents } from '../../../lib/stream';
 import { useList } from '../../../lib/use-list';
 import { PageHeader } from '../../../components/ui/page';

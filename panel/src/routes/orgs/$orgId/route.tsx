@@ -3,7 +3,8 @@ import { createFileRoute, Link, Outlet, useNavigate } from '@tanstack/react-rout
 import { useQuery } from '@tanstack/react-query';
 import { DropdownMenu } from 'radix-ui';
 import { requireSession } from '../../../lib/guard';
-import { meQuery, orgsQuery, useRole } from '../../../lib/account';
+import { useRole } from '../../../lib/account';
+import { meQuery, orgsQuery } from '../../../queries/account';
 import { signOut } from '../../../lib/session';
 import { OrgStreamProvider } from '../../../lib/stream';
 import { ErrorState, Loading } from '../../../components/ui/states';

@@ -1,6 +1,6 @@
 import { createFileRoute, Link } from '@tanstack/react-router';
 import { useQuery } from '@tanstack/react-query';
-import { api, unwrap } from '../../../../api/client';
+import { organizationQuery } from '../../../../queries/settings';
 import { useRole } from '../../../../lib/account';
 import { formatDateTime } from '../../../../lib/format';
 import { Badge } from '../../../../components/ui/page';
@@ -15,10 +15,7 @@ const card = 'rounded-lg bg-white p-5 shadow-xs ring-1 ring-slate-200';
 function GeneralSettings() {
   const { orgId } = Route.useParams();
   const { role } = useRole(orgId);
-  const org = useQuery({
-    queryKey: [orgId, 'organization'],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}', { params: { path: { orgId } } })),
-  });
+  const org = useQuery(organizationQuery(orgId));
   if (org.isPending) return <Loading label="Loading organization…" />;
   if (org.isError) return <ErrorState error={org.error} retry={() => void org.refetch()} />;
   const o = org.data;

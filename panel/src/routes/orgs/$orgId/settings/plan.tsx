@@ -1,6 +1,6 @@
 import { createFileRoute } from '@tanstack/react-router';
 import { useQuery } from '@tanstack/react-query';
-import { api, unwrap } from '../../../../api/client';
+import { planQuery } from '../../../../queries/settings';
 import { ErrorState, Loading } from '../../../../components/ui/states';
 import { PlanUsage } from '../../../../components/settings/plan-usage';
 
@@ -8,10 +8,7 @@ export const Route = createFileRoute('/orgs/$orgId/settings/plan')({ component: 
 
 function PlanSettings() {
   const { orgId } = Route.useParams();
-  const plan = useQuery({
-    queryKey: [orgId, 'plan'],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/plan', { params: { path: { orgId } } })),
-  });
+  const plan = useQuery(planQuery(orgId));
   if (plan.isPending) return <Loading label="Loading plan…" />;
   if (plan.isError) return <ErrorState error={plan.error} retry={() => void plan.refetch()} />;
   return <PlanUsage plan={plan.data} />;

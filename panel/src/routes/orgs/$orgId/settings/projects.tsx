@@ -1,15 +1,17 @@
 import { useState, type FormEvent } from 'react';
-import { createFileRoute, useNavigate } from '@tanstack/react-router';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, ApiError, unwrap } from '../../../../api/client';
+import { createFileRoute } from '@tanstack/react-router';
+import { useQuery } from '@tanstack/react-query';
+import { ApiError } from '../../../../api/client';
+import { useList } from '../../../../lib/use-list';
 import { compact, str } from '../../../../lib/list';
 import { useRole } from '../../../../lib/account';
 import { formatDate } from '../../../../lib/format';
 import { Table, SortTh, Th, Td } from '../../../../components/ui/table';
-import { Empty, ErrorState, FormError, Loading } from '../../../../components/ui/states';
+import { Empty, FormError } from '../../../../components/ui/states';
+import { QueryState } from '../../../../components/ui/query-state';
 import { Button } from '../../../../components/ui/button';
 import { TextField } from '../../../../components/ui/field';
-import { projectsQuery } from '../../../../queries/settings';
+import { projectsQuery, useCreateProject } from '../../../../queries/settings';
 import { sortRows } from '../../../../components/settings/sort';
 
 const SORTS = ['name', 'createdAt'] as const;
@@ -26,20 +28,18 @@ export const Route = createFileRoute('/orgs/$orgId/settings/projects')({
 function ProjectsPage() {
   const { orgId } = Route.useParams();
   const search = Route.useSearch();
-  const navigate = useNavigate({ from: Route.fullPath });
+  const { clear } = useList(search);
   const { canAdmin } = useRole(orgId);
   const projects = useQuery(projectsQuery(orgId));
   const sort = search.sort ?? DEFAULT_SORT;
   const rows = sortRows(projects.data ?? [], sort, { name: (p) => p.name, createdAt: (p) => p.createdAt });
-  const onSort = (next: string) => void navigate({ search: compact({ sort: next === DEFAULT_SORT ? undefined : next }), replace: true });
+  const onSort = (next: string) => clear({ sort: next === DEFAULT_SORT ? undefined : next });
   return (
     <div className="max-w-4xl space-y-6">
       <p className="text-sm text-slate-600">Projects keep leads, workflows, content and reports apart, for example per brand or client. API keys and webhook endpoints can be limited to one project.</p>
       {canAdmin ? <NewProject orgId={orgId} /> : null}
-      {projects.isPending ? <Loading label="Loading projects…" />
-        : projects.isError ? <ErrorState error={projects.error} retry={() => void projects.refetch()} />
-        : rows.length === 0 ? <Empty title="No projects" />
-        : (
+      <QueryState query={projects} loading="Loading projects…" retry isEmpty={() => rows.length === 0} empty={<Empty title="No projects" />}>
+        {() => (
           <Table label="Projects">
             <thead className="bg-slate-50">
               <tr>
@@ -59,23 +59,17 @@ function ProjectsPage() {
             </tbody>
           </Table>
         )}
+      </QueryState>
     </div>
   );
 }
 
 function NewProject({ orgId }: { orgId: string }) {
-  const queryClient = useQueryClient();
   const [name, setName] = useState('');
-  const create = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/orgs/{orgId}/projects', { params: { path: { orgId } }, body: { name: name.trim() } })),
-    onSuccess: async () => {
-      setName('');
-      await queryClient.invalidateQueries({ queryKey: [orgId, 'projects'] });
-    },
-  });
+  const create = useCreateProject(orgId, () => setName(''));
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    create.mutate();
+    create.mutate(name.trim());
   };
   const errors = create.error instanceof ApiError ? create.error.fieldErrors : {};
   return (

@@ -1,7 +1,8 @@
 import { useState } from 'react';
 import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, unwrap } from '../../../../api/client';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { endpointQuery, useTestEndpoint, useUpdateEndpoint, webhookKeys } from '../../../../queries/webhooks';
+import { useList } from '../../../../lib/use-list';
 import { compact, int, oneOf, PAGE } from '../../../../lib/list';
 import { useRole } from '../../../../lib/account';
 import { useOrgEvents } from '../../../../lib/stream';
@@ -34,25 +35,17 @@ function EndpointPage() {
   const queryClient = useQueryClient();
   const { canAdmin } = useRole(orgId);
   const [dialog, setDialog] = useState<Dialog>(null);
-  const endpoint = useQuery({
-    queryKey: [orgId, 'webhooks', endpointId],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/webhook-endpoints/{id}', { params: { path: { orgId, id: endpointId } } })),
-    staleTime: 0,
-  });
+  const { page, setPage, clear } = useList(search);
+  const endpoint = useQuery({ ...endpointQuery(orgId, endpointId), staleTime: 0 });
   const projects = useQuery(projectsQuery(orgId));
-  const test = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/v1/orgs/{orgId}/webhook-endpoints/{id}/test', { params: { path: { orgId, id: endpointId } } })),
-  });
+  const test = useTestEndpoint(orgId, endpointId);
   // The service deactivates an endpoint on its own (a 410, or 100 failures in a row) and notifies the owners.
   useOrgEvents((type, data) => {
     if (type === 'notification' && String((data as { link?: unknown }).link ?? '').endsWith(`/webhook-endpoints/${endpointId}`)) {
-      void queryClient.invalidateQueries({ queryKey: [orgId, 'webhooks'] });
+      void queryClient.invalidateQueries({ queryKey: webhookKeys.all(orgId) });
     }
   });
-  const setActive = useMutation({
-    mutationFn: (active: boolean) => unwrap(api.PATCH('/api/v1/orgs/{orgId}/webhook-endpoints/{id}', { params: { path: { orgId, id: endpointId } }, body: { active } })),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: [orgId, 'webhooks'] }),
-  });
+  const setActive = useUpdateEndpoint(orgId, endpointId);
 
   if (endpoint.isPending) return <Loading label="Loading endpoint…" />;
   if (endpoint.isError) {
@@ -82,7 +75,7 @@ function EndpointPage() {
             <Button variant="primary" disabled={test.isPending} onClick={() => test.mutate()}>{test.isPending ? 'Sending…' : 'Send test'}</Button>
             <Button onClick={() => setDialog('edit')}>Edit</Button>
             <Button onClick={() => setDialog('rotate')}>Rotate secret</Button>
-            <Button disabled={setActive.isPending} onClick={() => setActive.mutate(!e.active)}>{e.active ? 'Disable' : 'Enable'}</Button>
+            <Button disabled={setActive.isPending} onClick={() => setActive.mutate({ active: !e.active })}>{e.active ? 'Disable' : 'Enable'}</Button>
             <Button variant="danger" onClick={() => setDialog('delete')}>Delete</Button>
           </div>
         ) : null}
@@ -134,10 +127,10 @@ function EndpointPage() {
         events={e.events}
         canAdmin={canAdmin}
         status={search.status}
-        page={search.page ?? PAGE}
+        page={page}
         pageSize={DELIVERY_PAGE_SIZE}
-        onFilter={(status) => void navigate({ search: compact({ status }), replace: true })}
-        onPage={(page) => void navigate({ search: (prev) => compact({ ...prev, page: page === PAGE ? undefined : page }) })}
+        onFilter={(status) => clear({ status })}
+        onPage={setPage}
       />
 
       {canAdmin ? (

@@ -1,13 +1,15 @@
 import { useState } from 'react';
 import { createFileRoute, Link, useNavigate } from '@tanstack/react-router';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { api, unwrap } from '../../../../api/client';
+import { endpointsQuery } from '../../../../queries/webhooks';
+import { useList } from '../../../../lib/use-list';
 import { compact, int, PAGE, PAGE_SIZE } from '../../../../lib/list';
 import { useRole } from '../../../../lib/account';
 import { formatDate } from '../../../../lib/format';
 import { PageHeader, Badge } from '../../../../components/ui/page';
 import { Table, Th, Td } from '../../../../components/ui/table';
-import { Empty, ErrorState, Loading } from '../../../../components/ui/states';
+import { Empty } from '../../../../components/ui/states';
+import { QueryState } from '../../../../components/ui/query-state';
 import { Pagination } from '../../../../components/ui/pagination';
 import { Button } from '../../../../components/ui/button';
 import { CreateEndpointDialog } from '../../../../components/webhooks/dialogs';
@@ -29,16 +31,10 @@ function WebhooksPage() {
   const navigate = useNavigate({ from: Route.fullPath });
   const { canAdmin } = useRole(orgId);
   const [creating, setCreating] = useState(false);
-  const page = search.page ?? PAGE;
-  const pageSize = search.pageSize ?? PAGE_SIZE;
-  const endpoints = useQuery({
-    queryKey: [orgId, 'webhooks', { page, pageSize }],
-    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/webhook-endpoints', { params: { path: { orgId }, query: { page, pageSize } } })),
-    placeholderData: keepPreviousData,
-  });
+  const { page, pageSize, setPage } = useList(search);
+  const endpoints = useQuery({ ...endpointsQuery(orgId, { page, pageSize }), placeholderData: keepPreviousData });
   const projects = useQuery(projectsQuery(orgId));
   const projectName = (id: string | null) => (id ? projects.data?.find((p) => p.id === id)?.name ?? id : 'All projects');
-  const items = endpoints.data?.items ?? [];
 
   return (
     <div>
@@ -47,13 +43,18 @@ function WebhooksPage() {
         description="Endpoints that receive platform events as signed HTTP requests, retried for about an hour when they fail."
         actions={canAdmin ? <Button variant="primary" onClick={() => setCreating(true)}>New endpoint</Button> : null}
       />
-      {endpoints.isPending ? <Loading label="Loading endpoints…" />
-        : endpoints.isError ? <ErrorState error={endpoints.error} retry={() => void endpoints.refetch()} />
-        : items.length === 0 && page === PAGE ? (
+      <QueryState
+        query={endpoints}
+        loading="Loading endpoints…"
+        retry
+        isEmpty={(data) => data.items.length === 0 && page === PAGE}
+        empty={(
           <Empty title="No webhook endpoints yet">
             {canAdmin ? 'Add one to receive events such as lead.created or post.published in your own systems.' : 'An owner or admin can add endpoints.'}
           </Empty>
-        ) : (
+        )}
+      >
+        {(data) => (
           <>
             <Table label="Webhook endpoints">
               <thead className="bg-slate-50">
@@ -66,7 +67,7 @@ function WebhooksPage() {
                 </tr>
               </thead>
               <tbody className="divide-y divide-slate-100">
-                {items.map((endpoint) => (
+                {data.items.map((endpoint) => (
                   <tr key={endpoint.id} className="hover:bg-slate-50">
                     <Td className="max-w-md">
                       <Link to="/orgs/$orgId/webhooks/$endpointId" params={{ orgId, endpointId: endpoint.id }} className="font-mono text-xs font-medium break-all text-indigo-700 hover:underline">{endpoint.url}</Link>
@@ -83,9 +84,10 @@ function WebhooksPage() {
                 ))}
               </tbody>
             </Table>
-            <Pagination page={page} pageSize={pageSize} total={endpoints.data.total} onPage={(next) => void navigate({ search: (prev) => ({ ...prev, page: next === PAGE ? undefined : next }) })} />
+            <Pagination page={page} pageSize={pageSize} total={data.total} onPage={setPage} />
           </>
         )}
+      </QueryState>
       <CreateEndpointDialog orgId={orgId} open={creating} onOpenChange={setCreating} onOpenEndpoint={(endpointId) => void navigate({ to: '/orgs/$orgId/webhooks/$endpointId', params: { orgId, endpointId } })} />
     </div>
   );
