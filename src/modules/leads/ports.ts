@@ -26,7 +26,7 @@ export interface OrgsPort {
 /** The plans module: the leads limit (CONTRACT §12). */
 export interface PlansPort {
   readonly enabled: boolean;
-  /** The organization's limit (null: unlimited). */
+  /** The plan's value of a limit; null: none. In a transaction, pass it (`db`): the plan may be read. */
   limitOf(orgId: string, limit: LimitName, db?: Db): Promise<number | null>;
   /** In the creating transaction: 429 PLAN_LIMIT when one more lead would pass the limit (holds a lock until it ends). */
   assertRoom(tx: Db, orgId: string, limit: 'leads', adding?: number): Promise<void>;

@@ -45,9 +45,9 @@ export interface OrgsPort {
 /** The plans module: the workflows feature and the runsPerMonth limit (CONTRACT §12). */
 export interface PlansPort {
   readonly enabled: boolean;
-  /** 403 PLAN_FEATURE when the organization's plan lacks the feature. */
+  /** 403 PLAN_FEATURE unless the plan has one of the features. */
   assertFeature(orgId: string, features: Feature | readonly Feature[], db?: Db): Promise<void>;
-  /** In the starting transaction: 429 PLAN_LIMIT when `n` more would pass the month's limit, else counts them. */
+  /** Counts `n` starts of a monthly limit in the caller's transaction; 429 PLAN_LIMIT with Retry-After when they would pass it. */
   take(tx: Db, orgId: string, limit: MonthlyLimit, n?: number): Promise<void>;
 }
 
