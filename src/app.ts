@@ -19,9 +19,10 @@ import { dateTimeFormat } from './platform/dates.ts';
 import { ErrorBody } from './platform/http/schemas.ts';
 import { transformDocument, transformRoute } from './platform/http/openapi.ts';
 import type { App } from './platform/http/types.ts';
+import { ORG_ACCESS, RATE_LIMIT, routesPlugin } from './platform/http/plugin.ts';
 import { createServices } from './services.ts';
 import { authRoutes } from './modules/auth/index.ts';
-import { registerRateLimits } from './modules/auth/index.ts';
+import { registerRateLimits, type Guard } from './modules/auth/index.ts';
 import { OrganizationSchema, TokensSchema, UserSchema } from './modules/auth/index.ts';
 import { orgListRoutes, orgRoutes } from './modules/orgs/index.ts';
 import { apiKeyRoutes } from './modules/api-keys/index.ts';
@@ -48,7 +49,7 @@ import { startWorkers, type Workers } from './workers.ts';
 import { registerMetrics } from './platform/metrics.ts';
 import { registerHttpTracing } from './platform/tracing.ts';
 import { assertNamedProject } from './platform/context.ts';
-import { planRoutes } from './modules/plans/index.ts';
+import { planRoutes, type PlansService } from './modules/plans/index.ts';
 import { featuresOfRoute } from './modules/plans/index.ts';
 import { expressionPool } from './modules/workflows/index.ts';
 
@@ -136,6 +137,23 @@ export function loggerOptions(level: string, pretty = false): FastifyServerOptio
   };
 }
 
+/**
+ * The organization routes' guard: who is calling, their access to the organization and the route's
+ * `config.access`, and the plan's features. Named: every organization routes plugin depends on it, so
+ * one registered outside its scope fails at start instead of answering without the guard.
+ */
+const orgAccess = routesPlugin<{ guard: Guard; plans: PlansService }>(ORG_ACCESS, [RATE_LIMIT], (org, { guard, plans }) => {
+  org.addHook('onRequest', async (request) => {
+    const principal = await guard.authenticate(request);
+    const orgId = (request.params as { orgId: string }).orgId;
+    request.org = await guard.authorizeOrg(principal, orgId, request.routeOptions.config.access ?? {});
+    // A route of a feature the organization's plan lacks: 403 PLAN_FEATURE (nothing to do without PLANS).
+    if (plans.enabled) await plans.assertFeature(orgId, featuresOfRoute(request.routeOptions.url ?? ''));
+  });
+  // After validation: a project-bound key naming another project is refused on every route.
+  org.addHook('preHandler', async (request) => assertNamedProject(request));
+});
+
 export async function buildApp(options: BuildOptions): Promise<App> {
   const { config, database } = options;
   const clock = options.clock ?? systemClock;
@@ -220,7 +238,7 @@ export async function buildApp(options: BuildOptions): Promise<App> {
     transformObject: transformDocument as never,
   });
 
-  await registerRateLimits(app);
+  await registerRateLimits(app, { config, guard: services.guard, rateLimits: services.rateLimits });
   // Cookies are read only by the auth routes (the refresh cookie of CONTRACT §11) and the OAuth
   // callback (the flow cookie that binds a connection to the browser that started it).
   await app.register(cookie);
@@ -237,45 +255,42 @@ export async function buildApp(options: BuildOptions): Promise<App> {
     }
   });
 
+  // Each module's routes are a plugin that receives what they use as options: their own services,
+  // the platform pieces and, typed by the module, the ports of other modules (src/platform/http/plugin.ts).
   await app.register(async (api: App) => {
-    authRoutes(api);
-    invitationAcceptRoutes(api);
-    orgListRoutes(api);
-    mediaFileRoutes(api);
-    workflowHookRoutes(api);
-    conversationHookRoutes(api);
-    unsubscribeRoutes(api);
-    oauthCallbackRoutes(api);
+    await api.register(authRoutes, { auth: services.auth, guard: services.guard, orgs: services.orgs, config });
+    await api.register(invitationAcceptRoutes, { invitations: services.invitations, guard: services.guard, config });
+    await api.register(orgListRoutes, { guard: services.guard, orgs: services.orgs, db: database.db });
+    await api.register(mediaFileRoutes, { media: services.media });
+    await api.register(workflowHookRoutes, { workflows: services.workflows });
+    await api.register(conversationHookRoutes, { conversations: services.conversations, orgStream: services.orgStream, config, db: services.db, clock });
+    await api.register(unsubscribeRoutes, { campaigns: services.campaigns });
+    await api.register(oauthCallbackRoutes, { integrations: services.integrations, config });
     await api.register(async (org: App) => {
-      org.addHook('onRequest', async (request) => {
-        const principal = await services.guard.authenticate(request);
-        const orgId = (request.params as { orgId: string }).orgId;
-        request.org = await services.guard.authorizeOrg(principal, orgId, request.routeOptions.config.access ?? {});
-        // A route of a feature the organization's plan lacks: 403 PLAN_FEATURE (nothing to do without PLANS).
-        if (services.plans.enabled) await services.plans.assertFeature(orgId, featuresOfRoute(request.routeOptions.url ?? ''));
+      await org.register(orgAccess, { guard: services.guard, plans: services.plans });
+      await org.register(orgRoutes, { orgs: services.orgs });
+      await org.register(apiKeyRoutes, { apiKeys: services.apiKeys, orgs: services.orgs });
+      await org.register(leadRoutes, { leads: services.leads });
+      await org.register(notificationRoutes, { notifications: services.notifications, clock });
+      await org.register(webhookRoutes, { webhooks: services.webhooks, bus: services.bus });
+      await org.register(orgStreamRoutes, { orgStream: services.orgStream, config, streams: services.streams });
+      await org.register(integrationRoutes, { integrations: services.integrations, config });
+      await org.register(contentRoutes, { content: services.content, agents: services.agents, orgs: services.orgs });
+      await org.register(mediaRoutes, { media: services.media, orgs: services.orgs });
+      await org.register(statsRoutes, { stats: services.stats });
+      await org.register(workflowRoutes, {
+        workflows: services.workflows, workflowRuns: services.workflowRuns, approvals: services.approvals,
+        db: services.db, bus: services.bus, config, streams: services.streams,
       });
-      // After validation: a project-bound key naming another project is refused on every route.
-      org.addHook('preHandler', async (request) => assertNamedProject(request));
-      orgRoutes(org);
-      apiKeyRoutes(org);
-      leadRoutes(org);
-      notificationRoutes(org);
-      webhookRoutes(org);
-      orgStreamRoutes(org);
-      integrationRoutes(org);
-      contentRoutes(org);
-      await mediaRoutes(org);
-      statsRoutes(org);
-      workflowRoutes(org);
-      agentRoutes(org);
-      reportRoutes(org);
-      usageRoutes(org);
-      budgetRoutes(org);
-      invitationRoutes(org);
-      conversationRoutes(org);
-      campaignRoutes(org);
-      analyticsRoutes(org);
-      planRoutes(org);
+      await org.register(agentRoutes, { agents: services.agents, bus: services.bus, config, streams: services.streams });
+      await org.register(reportRoutes, { reports: services.reports });
+      await org.register(usageRoutes, { usage: services.usage, budgets: services.budgets, clock });
+      await org.register(budgetRoutes, { budgets: services.budgets });
+      await org.register(invitationRoutes, { invitations: services.invitations });
+      await org.register(conversationRoutes, { conversations: services.conversations });
+      await org.register(campaignRoutes, { campaigns: services.campaigns });
+      await org.register(analyticsRoutes, { analytics: services.analytics });
+      await org.register(planRoutes, { plans: services.plans });
     }, { prefix: '/orgs/:orgId' });
     api.get('/openapi.json', { config: health, schema: { hide: true } }, async () => app.swagger());
   }, { prefix: '/api/v1' });

@@ -53,7 +53,7 @@ async function main(): Promise<void> {
   const { services } = app;
   const adminToken = embeddedOnDisk ? newAdminToken() : null;
   // While this process holds the embedded database the CLI cannot open it: it asks us instead.
-  if (adminToken) adminRoutes(app, adminToken);
+  if (adminToken) await app.register(adminRoutes, { token: adminToken, auth: services.auth, orgs: services.orgs, apiKeys: services.apiKeys, plans: services.plans });
   await app.ready();
   app.log.info({ ms: msSince(t) }, `API built in ${msSince(t)} ms`);
 

@@ -3,9 +3,10 @@ import type { FastifyRequest } from 'fastify';
 import { SCOPES } from '../api-keys/index.ts';
 import { forbidden, unauthorized } from '../../platform/errors.ts';
 import { Type } from '../../platform/http/schemas.ts';
-import type { App } from '../../platform/http/types.ts';
+import { routesPlugin } from '../../platform/http/plugin.ts';
 import { tokenMatches } from './channel.ts';
 import { createApiKey, createOwner, setPlan } from './operations.ts';
+import type { AdminPorts } from './ports.ts';
 
 /** Whether the connection comes from this machine: loopback, or to the very address it came from. */
 function fromThisMachine(request: FastifyRequest): boolean {
@@ -15,12 +16,17 @@ function fromThisMachine(request: FastifyRequest): boolean {
   return ipaddr.isValid(remoteAddress) && ipaddr.process(remoteAddress).range() === 'loopback';
 }
 
+export interface AdminRoutesOptions extends AdminPorts {
+  /** The token in DATA_DIR/admin.json. */
+  token: string;
+}
+
 /**
  * The CLI's bootstrap commands, run by the server for a CLI that cannot open the embedded database
  * the server holds. Registered only by `npm start` on an embedded data directory; the token is the
  * one in DATA_DIR/admin.json. Not part of the public API: hidden from the OpenAPI document.
  */
-export function adminRoutes(app: App, token: string): void {
+export const adminRoutes = routesPlugin<AdminRoutesOptions>('admin-routes', [], (app, { token, ...ports }) => {
   const guard = async (request: FastifyRequest) => {
     if (!fromThisMachine(request)) throw forbidden('The admin routes answer only to this machine');
     const auth = request.headers.authorization;
@@ -43,7 +49,7 @@ export function adminRoutes(app: App, token: string): void {
     },
   }, async (request, reply) => {
     reply.code(201);
-    return createOwner(app.services, request.body);
+    return createOwner(ports, request.body);
   });
 
   app.post('/_admin/api-keys', {
@@ -59,7 +65,7 @@ export function adminRoutes(app: App, token: string): void {
     },
   }, async (request, reply) => {
     reply.code(201);
-    return createApiKey(app.services, request.body);
+    return createApiKey(ports, request.body);
   });
 
   app.post('/_admin/plans', {
@@ -71,5 +77,5 @@ export function adminRoutes(app: App, token: string): void {
         plan: Type.String({ minLength: 1, maxLength: 64 }),
       }, { additionalProperties: false }),
     },
-  }, async (request) => setPlan(app.services, request.body));
-}
+  }, async (request) => setPlan(ports, request.body));
+});

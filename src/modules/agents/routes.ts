@@ -1,19 +1,29 @@
 import { Type, ListEnvelope, OrgParams, orgErrors } from '../../platform/http/schemas.ts';
-import type { App } from '../../platform/http/types.ts';
+import { ORG_ACCESS, routesPlugin } from '../../platform/http/plugin.ts';
 import type { SseStream } from '../../platform/sse.ts';
 import { principalKey } from '../auth/index.ts';
 import { orgOf } from '../../platform/context.ts';
 import { FINAL_STATUSES, runUsage } from './engine.ts';
 import { AgentCreateBody, AgentListQuery, AgentPatchBody, AgentRunSchema, AgentSchema, AgentStepSchema, AgentTypeSchema, RunBody, RunListQuery, SavedRunBody } from './schemas.ts';
 import { runChannel, shortenStep, type AgentStep, type RunMessage } from './steps.ts';
+import type { Bus } from '../../platform/bus.ts';
+import type { Config } from '../../config.ts';
+import type { SseStreams } from '../../platform/sse.ts';
+import type { AgentsService } from './service.ts';
 
 const tags = ['Agents'];
 const read = { scope: 'agents:read' };
 const write = { scope: 'agents:write' };
 const IdParams = Type.Object({ orgId: Type.String({ maxLength: 64 }), id: Type.String({ maxLength: 64 }) });
 
-export function agentRoutes(app: App): void {
-  const { agents, bus, config, streams } = app.services;
+export interface AgentRoutesOptions {
+  agents: AgentsService;
+  bus: Bus;
+  config: Config;
+  streams: SseStreams;
+}
+
+export const agentRoutes = routesPlugin<AgentRoutesOptions>('agent-routes', [ORG_ACCESS], (app, { agents, bus, config, streams }) => {
   app.addSchema(AgentStepSchema);
   app.addSchema(AgentRunSchema);
   app.addSchema(AgentSchema);
@@ -147,4 +157,4 @@ export function agentRoutes(app: App): void {
     deliver = (m) => (m.kind === 'step' ? sendStep(m.step) : sendDone(m.run));
     for (const m of buffered.splice(0)) deliver(m);
   });
-}
+});

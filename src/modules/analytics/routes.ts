@@ -1,9 +1,10 @@
 import { Type, ListEnvelope, OrgParams, orgErrors } from '../../platform/http/schemas.ts';
-import type { App } from '../../platform/http/types.ts';
+import { ORG_ACCESS, routesPlugin } from '../../platform/http/plugin.ts';
 import { orgOf } from '../../platform/context.ts';
 import {
   AccountSchema, DailyItem, DailyQuery, RuleCreateBody, RulePatchBody, RuleSchema, RulesQuery, SyncBody, SyncRunSchema, SyncRunsQuery,
 } from './schemas.ts';
+import type { AnalyticsService } from './service.ts';
 
 const Params = Type.Object({ orgId: Type.String({ maxLength: 64 }), id: Type.String({ maxLength: 64 }) });
 // CONTRACT §12: the integration routes (accounts, sync, sync runs) are `content:*`; daily rows and rules `analytics:*`.
@@ -12,8 +13,11 @@ const integrationWrite = { scope: 'content:write' };
 const read = { scope: 'analytics:read' };
 const write = { scope: 'analytics:write' };
 
-export function analyticsRoutes(app: App): void {
-  const { analytics } = app.services;
+export interface AnalyticsRoutesOptions {
+  analytics: AnalyticsService;
+}
+
+export const analyticsRoutes = routesPlugin<AnalyticsRoutesOptions>('analytics-routes', [ORG_ACCESS], (app, { analytics }) => {
   for (const schema of [AccountSchema, SyncRunSchema, RuleSchema]) app.addSchema(schema);
 
   app.get('/integrations/:id/accounts', {
@@ -108,4 +112,4 @@ export function analyticsRoutes(app: App): void {
     await analytics.deleteRule(orgOf(request), request.params.id);
     reply.code(204).send(null);
   });
-}
+});

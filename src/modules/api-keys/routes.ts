@@ -1,7 +1,8 @@
 import { Type, Timestamp, Nullable, OrgParams, orgErrors } from '../../platform/http/schemas.ts';
-import type { App } from '../../platform/http/types.ts';
+import { ORG_ACCESS, routesPlugin } from '../../platform/http/plugin.ts';
 import { orgOf } from '../../platform/context.ts';
 import { SCOPES } from './service.ts';
+import type { ApiKeysService } from './service.ts';
 
 const Scope = Type.Union(SCOPES.map((s) => Type.Literal(s)));
 const ApiKeySchema = Type.Object({
@@ -10,8 +11,17 @@ const ApiKeySchema = Type.Object({
 }, { $id: 'ApiKey' });
 const tags = ['API keys'];
 
-export function apiKeyRoutes(app: App): void {
-  const { apiKeys, orgs } = app.services;
+/** The organization's projects (the orgs module): a key bound to a project names one of them. */
+export interface ApiKeysProjectsPort {
+  assertProject(orgId: string, projectId: string): Promise<void>;
+}
+
+export interface ApiKeyRoutesOptions {
+  apiKeys: ApiKeysService;
+  orgs: ApiKeysProjectsPort;
+}
+
+export const apiKeyRoutes = routesPlugin<ApiKeyRoutesOptions>('api-key-routes', [ORG_ACCESS], (app, { apiKeys, orgs }) => {
   app.addSchema(ApiKeySchema);
 
   app.get('/api-keys', {
@@ -54,4 +64,4 @@ export function apiKeyRoutes(app: App): void {
     await apiKeys.delete(orgOf(request).orgId, request.params.id);
     reply.code(204).send(null);
   });
-}
+});

@@ -1,9 +1,11 @@
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { rateLimited } from '../../platform/errors.ts';
-import { rateLimitStore } from '../../platform/rate-limit-store.ts';
+import { rateLimitStore, type SharedRateLimitCounters } from '../../platform/rate-limit-store.ts';
 import type { App } from '../../platform/http/types.ts';
 import type { Principal } from '../../platform/context.ts';
+import type { Config } from '../../config.ts';
+import type { Guard } from './guard.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -29,9 +31,15 @@ const addressKey = (request: FastifyRequest) => `ip:${normalizeIP(request.ip)}`;
  * database (platform/rate-limit-store.ts), so a limit holds for all instances together; each one's
  * keys carry a prefix of their own.
  */
-export async function registerRateLimits(app: App): Promise<void> {
-  const { config, guard } = app.services;
-  await app.register(rateLimit, { global: false, timeWindow: config.rateLimit.windowMs, store: rateLimitStore(app.services.rateLimits) });
+export interface RateLimitOptions {
+  config: Config;
+  guard: Guard;
+  /** The counters every instance shares (platform/rate-limit-store.ts). */
+  rateLimits: SharedRateLimitCounters;
+}
+
+export async function registerRateLimits(app: App, { config, guard, rateLimits }: RateLimitOptions): Promise<void> {
+  await app.register(rateLimit, { global: false, timeWindow: config.rateLimit.windowMs, store: rateLimitStore(rateLimits) });
   const general = app.createRateLimit({
     max: config.rateLimit.max,
     keyGenerator: async (request) => {

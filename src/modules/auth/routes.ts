@@ -1,18 +1,32 @@
 import { Type, errors } from '../../platform/http/schemas.ts';
-import type { App } from '../../platform/http/types.ts';
+import { COOKIE, RATE_LIMIT, routesPlugin } from '../../platform/http/plugin.ts';
 import { forbidden } from '../../platform/errors.ts';
 import { publicUser } from './service.ts';
 import {
   ChangePasswordBody, LoginBody, LogoutBody, PasswordResetBody, PasswordResetConfirmBody, RefreshBody, RefreshCookie, RegisterBody,
 } from './schemas.ts';
 import { clearRefreshCookie, deliverTokens, hasRefreshCookie, presentedRefreshToken } from './session-cookie.ts';
+import type { Config } from '../../config.ts';
+import type { Guard } from './guard.ts';
+import type { AuthService } from './service.ts';
 
 const tags = ['Authentication'];
 const COOKIE_NOTE = 'With `"cookie": true` the refresh token is set as the HttpOnly `refresh_token` cookie (SameSite=Strict, path `/api/v1/auth`, Secure over https) and `tokens.refreshToken` is left out of the body.';
 const SET_COOKIE = { 'Set-Cookie': { type: 'string', description: 'the `refresh_token` cookie, when the request asked for it' } };
 
-export function authRoutes(app: App): void {
-  const { auth, guard, orgs, config } = app.services;
+/** The organizations a user belongs to (the orgs module), for /auth/me. */
+export interface AuthMembershipsPort {
+  membershipsOf(userId: string): Promise<{ organizationId: string; role: string }[]>;
+}
+
+export interface AuthRoutesOptions {
+  auth: AuthService;
+  guard: Guard;
+  orgs: AuthMembershipsPort;
+  config: Config;
+}
+
+export const authRoutes = routesPlugin<AuthRoutesOptions>('auth-routes', [RATE_LIMIT, COOKIE], (app, { auth, guard, orgs, config }) => {
   // Routes that take a password (or set one) share a small per-address budget against guessing
   // (CONTRACT §12); refresh, logout and me have the general limit.
   const passwordRoute = { passwordLimit: true };
@@ -128,4 +142,4 @@ export function authRoutes(app: App): void {
     await auth.confirmPasswordReset(request.body.token, request.body.newPassword);
     reply.code(204).send(null);
   });
-}
+});

@@ -1,6 +1,7 @@
 import { Type, Nullable, OrgParams, orgErrors } from '../../platform/http/schemas.ts';
-import type { App } from '../../platform/http/types.ts';
+import { ORG_ACCESS, routesPlugin } from '../../platform/http/plugin.ts';
 import { orgOf } from '../../platform/context.ts';
+import type { BudgetsService } from './service.ts';
 
 const BudgetSchema = Type.Object({
   monthlyLimitUsd: Nullable(Type.Number()),
@@ -10,9 +11,11 @@ const BudgetSchema = Type.Object({
   resetsAt: Type.String({ format: 'date-time' }),
 });
 
-export function budgetRoutes(app: App): void {
-  const { budgets } = app.services;
+export interface BudgetRoutesOptions {
+  budgets: BudgetsService;
+}
 
+export const budgetRoutes = routesPlugin<BudgetRoutesOptions>('budget-routes', [ORG_ACCESS], (app, { budgets }) => {
   app.get('/budget', {
     // The budget is the organization's: refused to a key bound to a project (CONTRACT §2).
     config: { access: { scope: 'usage:read', orgLevel: true } },
@@ -31,4 +34,4 @@ export function budgetRoutes(app: App): void {
       response: { 200: BudgetSchema, ...orgErrors() },
     },
   }, async (request) => budgets.set(orgOf(request).orgId, request.body.monthlyLimitUsd));
-}
+});

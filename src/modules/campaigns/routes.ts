@@ -1,10 +1,12 @@
 import { Type, ListEnvelope, ListQueryProps, OrgParams, orgErrors, errors } from '../../platform/http/schemas.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../platform/http/types.ts';
+import { ORG_ACCESS, RATE_LIMIT, routesPlugin } from '../../platform/http/plugin.ts';
 import { orgOf } from '../../platform/context.ts';
 import { badRequest, unauthorized } from '../../platform/errors.ts';
 import { AudienceInput, CampaignSchema, CampaignStatus, ConsentSchema, RecipientSchema, RecipientStatus, SettingsInput, StepInput, SuppressionChannel, SuppressionReason, SuppressionSchema } from './schemas.ts';
 import { CAMPAIGN_CHANNELS } from './service.ts';
+import type { CampaignsService } from './service.ts';
 
 const read = { scope: 'campaigns:read' };
 const write = { scope: 'campaigns:write' };
@@ -17,8 +19,11 @@ function assertChannel(channel: string, field: string): void {
   if (!(CAMPAIGN_CHANNELS as readonly string[]).includes(channel)) throw badRequest(`Unknown channel '${channel}'; one of ${CAMPAIGN_CHANNELS.join(', ')}`, [{ field, message: `must be one of ${CAMPAIGN_CHANNELS.join(', ')}` }]);
 }
 
-export function campaignRoutes(app: App): void {
-  const { campaigns } = app.services;
+export interface CampaignRoutesOptions {
+  campaigns: CampaignsService;
+}
+
+export const campaignRoutes = routesPlugin<CampaignRoutesOptions>('campaign-routes', [ORG_ACCESS], (app, { campaigns }) => {
   app.addSchema(CampaignSchema);
   app.addSchema(RecipientSchema);
   app.addSchema(SuppressionSchema);
@@ -159,7 +164,7 @@ export function campaignRoutes(app: App): void {
     reply.code(201);
     return campaigns.addConsent(orgOf(request), request.params.id, request.body);
   });
-}
+});
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', '\'': '&#39;' })[c]!);
 
@@ -174,8 +179,7 @@ function page(title: string, body: string): string {
  * confirm button (a form: no script); POST — a mail client's one-click `List-Unsubscribe=One-Click`
  * or that form — suppresses the address.
  */
-export function unsubscribeRoutes(app: App): void {
-  const { campaigns } = app.services;
+export const unsubscribeRoutes = routesPlugin<CampaignRoutesOptions>('unsubscribe-routes', [RATE_LIMIT], (app, { campaigns }) => {
   const Params = Type.Object({ token: Type.String({ minLength: 1, maxLength: 2000 }) });
   app.register(async (scoped: App) => {
     scoped.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 1024 }, (_request, body, done) => {
@@ -213,4 +217,4 @@ export function unsubscribeRoutes(app: App): void {
       return { unsubscribed: true, ...done };
     });
   });
-}
+});

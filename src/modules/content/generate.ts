@@ -11,7 +11,7 @@ import type { ContentService, Post } from './service.ts';
 export interface InlineAgentRunner {
   runInline(input: {
     orgId: string;
-    projectId?: string | null;
+    projectId: string | null;
     type: 'CONTENT_WRITER';
     task: string;
     input: Record<string, unknown>;

@@ -1,8 +1,9 @@
 import { Type, ListEnvelope, Nullable, OrgParams, orgErrors } from '../../platform/http/schemas.ts';
-import type { App } from '../../platform/http/types.ts';
+import { ORG_ACCESS, routesPlugin } from '../../platform/http/plugin.ts';
 import { notFound } from '../../platform/errors.ts';
 import { orgOf } from '../../platform/context.ts';
 import { generateDrafts, type InlineAgentRunner } from './generate.ts';
+import type { ContentService } from './service.ts';
 import { ApproveBody, CalendarQuery, CalendarSchema, GenerateBody, GenerateResult, PostCreateBody, PostListQuery, PostPatchBody, PostSchema } from './schemas.ts';
 
 const tags = ['Content'];
@@ -10,8 +11,20 @@ const Params = Type.Object({ orgId: Type.String({ maxLength: 64 }), postId: Type
 const read = { scope: 'content:read' };
 const write = { scope: 'content:write' };
 
-export function contentRoutes(app: App): void {
-  const { content } = app.services;
+/** The organization's projects (the orgs module): generated drafts go to one of them. */
+export interface ContentProjectsPort {
+  defaultProjectId(orgId: string): Promise<string>;
+  assertProject(orgId: string, projectId: string): Promise<void>;
+}
+
+export interface ContentRoutesOptions {
+  content: ContentService;
+  /** The agents module's inline runs, for generation. */
+  agents: InlineAgentRunner;
+  orgs: ContentProjectsPort;
+}
+
+export const contentRoutes = routesPlugin<ContentRoutesOptions>('content-routes', [ORG_ACCESS], (app, { content, agents, orgs }) => {
   app.addSchema(PostSchema);
 
   app.post('/content', {
@@ -47,10 +60,9 @@ export function contentRoutes(app: App): void {
     },
   }, async (request, reply) => {
     const scope = orgOf(request);
-    const agents = (app.services as unknown as { agents?: InlineAgentRunner }).agents;
-    const projectId = request.body.projectId ?? scope.projectId ?? await app.services.orgs.defaultProjectId(scope.orgId);
+    const projectId = request.body.projectId ?? scope.projectId ?? await orgs.defaultProjectId(scope.orgId);
     if (scope.projectId && projectId !== scope.projectId) throw notFound('Project');
-    if (!scope.projectId) await app.services.orgs.assertProject(scope.orgId, projectId);
+    if (!scope.projectId) await orgs.assertProject(scope.orgId, projectId);
     const result = await generateDrafts(content, agents, scope, request.body, projectId);
     reply.code(201);
     return result;
@@ -94,4 +106,4 @@ export function contentRoutes(app: App): void {
       params: Params, response: { 200: Type.Ref('Post'), ...orgErrors(409, 422) },
     },
   }, async (request) => content.publishNow(orgOf(request), request.params.postId));
-}
+});

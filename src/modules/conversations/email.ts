@@ -8,6 +8,7 @@ import type { App } from '../../platform/http/types.ts';
 import { inboundRoute } from '../../platform/inbound.ts';
 import { MailError, Mailer, recipientProblem } from '../../platform/mail.ts';
 import { assertKnownKeys, type ChannelAdapter, type ChannelEnv, type Outcome, type Outgoing, type Prepared, type InboundInput } from './channel-types.ts';
+import type { InboundRoutesService } from './hook-ports.ts';
 import type { inboxes } from './tables.ts';
 
 type InboxRow = typeof inboxes.$inferSelect;
@@ -261,8 +262,7 @@ const Answer = Type.Object({
  * (`Content-Type: message/rfc822`, at most 10 MB). The token is the credential (hashed at rest,
  * compared in constant time); unknown inbox or wrong token: 401 and nothing stored.
  */
-export function emailHookRoutes(app: App): void {
-  const { conversations } = app.services;
+export function emailHookRoutes(app: App, conversations: InboundRoutesService): void {
   inboundRoute<{ inboxId: string }, undefined, InboxRow>(app, {
     path: '/hooks/email/:inboxId',
     rawContentTypes: ['message/rfc822'],

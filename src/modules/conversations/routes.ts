@@ -1,7 +1,8 @@
 import { Type, ListEnvelope, ListQueryProps, Nullable, OrgParams, orgErrors } from '../../platform/http/schemas.ts';
-import type { App } from '../../platform/http/types.ts';
+import { ORG_ACCESS, routesPlugin } from '../../platform/http/plugin.ts';
 import { orgOf } from '../../platform/context.ts';
 import { BotInput, ChannelSchema, ConversationSchema, CredentialsInput, InboxConfigInput, InboxSchema, MessageSchema, MessageTemplateInput, MessageText } from './schemas.ts';
+import type { ConversationsService } from './service.ts';
 
 const read = { scope: 'conversations:read' };
 const write = { scope: 'conversations:write' };
@@ -11,8 +12,11 @@ const Status = Type.Union([Type.Literal('OPEN'), Type.Literal('CLOSED')]);
 const HandledBy = Type.Union([Type.Literal('bot'), Type.Literal('human')]);
 const ShortId = Type.String({ maxLength: 64 });
 
-export function conversationRoutes(app: App): void {
-  const { conversations } = app.services;
+export interface ConversationRoutesOptions {
+  conversations: ConversationsService;
+}
+
+export const conversationRoutes = routesPlugin<ConversationRoutesOptions>('conversation-routes', [ORG_ACCESS], (app, { conversations }) => {
   app.addSchema(InboxSchema);
   app.addSchema(ConversationSchema);
   app.addSchema(MessageSchema);
@@ -181,4 +185,4 @@ export function conversationRoutes(app: App): void {
     config: { access: write },
     schema: { tags, summary: 'Reopen a closed conversation', params: IdParams, response: { 200: Type.Ref('Conversation'), ...orgErrors(409) } },
   }, async (request) => conversations.reopen(orgOf(request), request.params.id));
-}
+});

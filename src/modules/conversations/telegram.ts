@@ -5,6 +5,7 @@ import { Type, errors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
 import { inboundRoute } from '../../platform/inbound.ts';
 import { EMAIL_IN_TEXT, assertKnownKeys, type ChannelAdapter, type ChannelEnv, type Outcome, type Outgoing, type PrepareContext, type Prepared, type SendCheck, type InboundInput } from './channel-types.ts';
+import type { InboundRoutesService } from './hook-ports.ts';
 import type { inboxes } from './tables.ts';
 
 type InboxRow = typeof inboxes.$inferSelect;
@@ -233,8 +234,7 @@ const Update = Type.Object({ update_id: Type.Integer({ minimum: 0, maximum: Numb
  * 401 and store nothing. A message is stored before the 200; a redelivered update (same update_id)
  * stores nothing new.
  */
-export function telegramHookRoutes(app: App): void {
-  const { conversations } = app.services;
+export function telegramHookRoutes(app: App, conversations: InboundRoutesService): void {
   inboundRoute<{ inboxId: string }, TelegramUpdate, InboxRow>(app, {
     path: '/hooks/telegram/:inboxId',
     schema: {

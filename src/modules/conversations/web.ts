@@ -9,7 +9,11 @@ import { Type, errors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
 import { SseStreams } from '../../platform/sse.ts';
 import { EMAIL_IN_TEXT, assertKnownKeys, type ChannelAdapter, type Outcome, type Outgoing, type Prepared, type SendCheck } from './channel-types.ts';
+import type { InboundRoutesService } from './hook-ports.ts';
 import { contacts, conversations, inboxes, messages, widgetSessions } from './tables.ts';
+import type { Config } from '../../config.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { Db } from '../../platform/db.ts';
 
 type InboxRow = typeof inboxes.$inferSelect;
 type MessageRow = typeof messages.$inferSelect;
@@ -113,14 +117,26 @@ function allowedOrigins(inbox: InboxRow): string[] {
   return Array.isArray(list) ? list.filter((o): o is string => typeof o === 'string') : [];
 }
 
+/** The organization's live events (the events module): a visitor's stream follows its threads. */
+export interface WidgetEventsPort {
+  subscribe(orgId: string, handler: (message: { kind: string; data: unknown }) => void): () => void;
+}
+
+export interface WidgetRoutesOptions {
+  conversations: InboundRoutesService;
+  orgStream: WidgetEventsPort;
+  config: Config;
+  db: Db;
+  clock: Clock;
+}
+
 /**
  * The widget's public routes under `/api/v1/widget/:inboxId`: the script, sessions, messages and
  * the conversation's stream. Every one answers 404 for anything but a web inbox; a request whose
  * `Origin` is not one of the inbox's allowedOrigins gets no CORS headers and, except for the script
  * (which a `<script>` tag loads without CORS), 403.
  */
-export function widgetRoutes(app: App): void {
-  const { conversations: service, orgStream, config, db, clock } = app.services;
+export function widgetRoutes(app: App, { conversations: service, orgStream, config, db, clock }: WidgetRoutesOptions): void {
   // Visitors' streams are counted apart from the API's: a busy site must not use up an
   // organization's stream budget (or the other way round). Per session and per inbox.
   const streams = new SseStreams({ perCredential: 5, perOrg: Math.max(1000, config.sseMaxPerOrg) });

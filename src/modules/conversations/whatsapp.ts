@@ -6,6 +6,7 @@ import { Type, FreeObject, errors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
 import { inboundRoute } from '../../platform/inbound.ts';
 import { assertKnownKeys, retryAfterSeconds, type ChannelAdapter, type ChannelEnv, type Outcome, type Outgoing, type PrepareContext, type Prepared, type SendCheck, type InboundInput, type Receipt } from './channel-types.ts';
+import type { InboundRoutesService } from './hook-ports.ts';
 import type { inboxes } from './tables.ts';
 
 type InboxRow = typeof inboxes.$inferSelect;
@@ -247,8 +248,7 @@ function presentedDigest(header: string | string[] | undefined): string | null {
  * inbox's verify token). `POST` the same path: messages and statuses, signed with the app secret
  * (`X-Hub-Signature-256`), all stored before the 200.
  */
-export function whatsappHookRoutes(app: App): void {
-  const { conversations } = app.services;
+export function whatsappHookRoutes(app: App, conversations: InboundRoutesService): void {
 
   app.get('/hooks/whatsapp/:inboxId', {
     schema: {

@@ -1,11 +1,18 @@
 import { Type, orgErrors } from '../../platform/http/schemas.ts';
-import type { App } from '../../platform/http/types.ts';
+import { ORG_ACCESS, routesPlugin } from '../../platform/http/plugin.ts';
 import { principalKey } from '../auth/index.ts';
 import { orgOf } from '../../platform/context.ts';
+import type { Config } from '../../config.ts';
+import type { SseStreams } from '../../platform/sse.ts';
+import type { OrgStream } from './org-stream.ts';
 
-export function orgStreamRoutes(app: App): void {
-  const { orgStream, config, streams } = app.services;
+export interface OrgStreamRoutesOptions {
+  orgStream: OrgStream;
+  config: Config;
+  streams: SseStreams;
+}
 
+export const orgStreamRoutes = routesPlugin<OrgStreamRoutesOptions>('org-stream-routes', [ORG_ACCESS], (app, { orgStream, config, streams }) => {
   app.get('/events', {
     config: { access: { scope: ['workflows:read', 'conversations:read'], write: false }, sse: true },
     schema: {
@@ -35,4 +42,4 @@ export function orgStreamRoutes(app: App): void {
       unsubscribe();
     });
   });
-}
+});

@@ -1,10 +1,12 @@
 import type { FastifyReply } from 'fastify';
 import { Type, Timestamp, Nullable, ListEnvelope, ListQueryProps, OrgParams, orgErrors, errors } from '../../platform/http/schemas.ts';
-import type { App } from '../../platform/http/types.ts';
+import { COOKIE, ORG_ACCESS, RATE_LIMIT, routesPlugin } from '../../platform/http/plugin.ts';
 import { orgOf } from '../../platform/context.ts';
 import { AppError } from '../../platform/errors.ts';
 import { clearFlowCookie, presentedFlowSecret, setFlowCookie } from './flow-cookie.ts';
 import { OAUTH_STATE_TTL_MS } from './service.ts';
+import type { Config } from '../../config.ts';
+import type { IntegrationsService } from './service.ts';
 
 const ProviderSchema = Type.Union([Type.Literal('linkedin'), Type.Literal('x'), Type.Literal('google')]);
 
@@ -27,8 +29,12 @@ const read = { scope: 'content:read' };
 const write = { scope: 'content:write', manage: true };
 const tags = ['Integrations'];
 
-export function integrationRoutes(app: App): void {
-  const { integrations, config } = app.services;
+export interface IntegrationRoutesOptions {
+  integrations: IntegrationsService;
+  config: Config;
+}
+
+export const integrationRoutes = routesPlugin<IntegrationRoutesOptions>('integration-routes', [ORG_ACCESS], (app, { integrations, config }) => {
   app.addSchema(IntegrationSchema);
 
   app.post('/integrations', {
@@ -112,7 +118,7 @@ export function integrationRoutes(app: App): void {
     await integrations.delete(orgOf(request), request.params.id);
     reply.code(204).send(null);
   });
-}
+});
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', '\'': '&#39;' })[c]!);
 
@@ -123,8 +129,7 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', 
  * from; an unknown, used or expired state, or one without its cookie, is a 400 (a page for a
  * browser) and stores nothing. The cookie is cleared either way.
  */
-export function oauthCallbackRoutes(app: App): void {
-  const { integrations, config } = app.services;
+export const oauthCallbackRoutes = routesPlugin<IntegrationRoutesOptions>('oauth-callback-routes', [RATE_LIMIT, COOKIE], (app, { integrations, config }) => {
   const text = (maxLength: number) => Type.Optional(Type.String({ maxLength }));
   app.get('/oauth/callback', {
     schema: {
@@ -163,4 +168,4 @@ export function oauthCallbackRoutes(app: App): void {
       throw error;
     }
   });
-}
+});

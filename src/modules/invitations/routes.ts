@@ -1,9 +1,13 @@
 import { Type, Timestamp, Nullable, OrgParams, errors, orgErrors } from '../../platform/http/schemas.ts';
-import type { App } from '../../platform/http/types.ts';
+import { COOKIE, ORG_ACCESS, RATE_LIMIT, routesPlugin } from '../../platform/http/plugin.ts';
 import { orgOf } from '../../platform/context.ts';
 import { publicUser } from '../auth/index.ts';
 import { CookieFlag } from '../auth/index.ts';
 import { deliverTokens } from '../auth/index.ts';
+import type { InvitationsService } from './service.ts';
+import type { FastifyRequest } from 'fastify';
+import type { Config } from '../../config.ts';
+import type { Principal } from '../../platform/context.ts';
 
 const Role = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member'), Type.Literal('viewer')]);
 const InvitationSchema = Type.Object({
@@ -18,9 +22,12 @@ const InvitationSchema = Type.Object({
 const tags = ['Invitations'];
 const access = { admin: true, orgLevel: true };
 
+export interface InvitationRoutesOptions {
+  invitations: InvitationsService;
+}
+
 /** Routes under /orgs/:orgId: owners and admins manage the organization's invitations (CONTRACT §2, §12). */
-export function invitationRoutes(app: App): void {
-  const { invitations } = app.services;
+export const invitationRoutes = routesPlugin<InvitationRoutesOptions>('invitation-routes', [ORG_ACCESS], (app, { invitations }) => {
   app.addSchema(InvitationSchema);
 
   app.get('/invitations', {
@@ -63,12 +70,21 @@ export function invitationRoutes(app: App): void {
     await invitations.revoke(orgOf(request).orgId, request.params.id);
     reply.code(204).send(null);
   });
+});
+
+/** Who is calling, when the request carries a credential (the auth module's guard). */
+export interface InvitationsGuardPort {
+  authenticate(request: FastifyRequest): Promise<Principal>;
+}
+
+export interface InvitationAcceptRoutesOptions {
+  invitations: InvitationsService;
+  guard: InvitationsGuardPort;
+  config: Config;
 }
 
 /** The public accept route at /api/v1/auth/invitations/accept: the token in the body is the credential. */
-export function invitationAcceptRoutes(app: App): void {
-  const { invitations, guard, config } = app.services;
-
+export const invitationAcceptRoutes = routesPlugin<InvitationAcceptRoutesOptions>('invitation-accept-routes', [RATE_LIMIT, COOKIE], (app, { invitations, guard, config }) => {
   app.post('/auth/invitations/accept', {
     // It takes a password: the per-address budget of the password routes (CONTRACT §12).
     config: { passwordLimit: true },
@@ -95,4 +111,4 @@ export function invitationAcceptRoutes(app: App): void {
     const result = await invitations.accept(input, signedInAs);
     return { user: publicUser(result.user), organization: result.organization, tokens: deliverTokens(reply, config, result.tokens, cookie === true) };
   });
-}
+});

@@ -1,9 +1,11 @@
 import { Type, FreeObject, ListEnvelope, ListQueryProps, OrgParams, Timestamp, orgErrors } from '../../platform/http/schemas.ts';
 import { badRequest } from '../../platform/errors.ts';
 import type { App } from '../../platform/http/types.ts';
+import { ORG_ACCESS, routesPlugin } from '../../platform/http/plugin.ts';
 import { orgOf } from '../../platform/context.ts';
 import { csvRows, IMPORT_MAX_ROWS } from './import.ts';
 import { BulkBody, BulkResult, LeadCreateBody, LeadListQuery, LeadPatchBody, LeadSchema, LeadStats } from './schemas.ts';
+import type { LeadsService } from './service.ts';
 
 const tags = ['Leads'];
 const LeadParams = Type.Object({ orgId: Type.String({ maxLength: 64 }), id: Type.String({ maxLength: 64 }) });
@@ -30,8 +32,11 @@ const LeadEvent = Type.Object({
   id: Type.String(), type: Type.String(), organizationId: Type.String(), projectId: Type.Optional(Type.String()), at: Timestamp, payload: FreeObject(),
 });
 
-export function leadRoutes(app: App): void {
-  const { leads } = app.services;
+export interface LeadRoutesOptions {
+  leads: LeadsService;
+}
+
+export const leadRoutes = routesPlugin<LeadRoutesOptions>('lead-routes', [ORG_ACCESS], (app, { leads }) => {
   app.addSchema(LeadSchema);
 
   app.post('/leads', {
@@ -145,4 +150,4 @@ export function leadRoutes(app: App): void {
     await leads.delete(orgOf(request), request.params.id);
     reply.code(204).send(null);
   });
-}
+});

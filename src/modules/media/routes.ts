@@ -3,8 +3,10 @@ import AjvCompiler from '@fastify/ajv-compiler';
 import type { FastifySchemaCompiler } from 'fastify';
 import { Type, Timestamp, Nullable, OrgParams, errors, orgErrors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
+import { ORG_ACCESS, RATE_LIMIT, routesPlugin } from '../../platform/http/plugin.ts';
 import { AppError, notFound } from '../../platform/errors.ts';
 import { orgOf } from '../../platform/context.ts';
+import type { MediaService } from './service.ts';
 
 const MediaSchema = Type.Object({
   id: Type.String(),
@@ -38,9 +40,18 @@ const uploadValidator: FastifySchemaCompiler<unknown> = (route) =>
   route.httpPart === 'body' ? () => true : paramsAjv(route as never);
 const Params = Type.Object({ orgId: Type.String({ maxLength: 64 }), mediaId: Type.String({ maxLength: 64 }) });
 
+/** The organization's projects (the orgs module): an upload's named project is checked as on every route. */
+export interface MediaProjectsPort {
+  projectFor(scope: { orgId: string; projectId: string | null }, requested: string | null | undefined): Promise<string | null>;
+}
+
+export interface MediaRoutesOptions {
+  media: MediaService;
+  orgs: MediaProjectsPort;
+}
+
 /** Upload and metadata, under /orgs/:orgId. */
-export async function mediaRoutes(org: App): Promise<void> {
-  const { media } = org.services;
+export const mediaRoutes = routesPlugin<MediaRoutesOptions>('media-routes', [ORG_ACCESS], async (org, { media, orgs }) => {
   org.addSchema(MediaSchema);
 
   // Multipart parsing only in this scope; the file is streamed to disk, never buffered whole.
@@ -75,7 +86,7 @@ export async function mediaRoutes(org: App): Promise<void> {
       const field = part.fields.projectId as { value?: unknown } | undefined;
       let projectId: string | null;
       try {
-        projectId = await org.services.orgs.projectFor(ctx, typeof field?.value === 'string' && field.value ? field.value : null);
+        projectId = await orgs.projectFor(ctx, typeof field?.value === 'string' && field.value ? field.value : null);
       } catch (error) {
         part.file.resume();
         throw error;
@@ -102,7 +113,7 @@ export async function mediaRoutes(org: App): Promise<void> {
     await media.delete(orgOf(request), request.params.mediaId);
     reply.code(204).send(null);
   });
-}
+});
 
 function translate(error: unknown): unknown {
   const code = (error as { code?: string }).code;
@@ -113,8 +124,7 @@ function translate(error: unknown): unknown {
 }
 
 /** The public, signed file URL: outside /orgs so browsers and social platforms can fetch it. */
-export function mediaFileRoutes(api: App): void {
-  const { media } = api.services;
+export const mediaFileRoutes = routesPlugin<Pick<MediaRoutesOptions, 'media'>>('media-file-routes', [RATE_LIMIT], (api, { media }) => {
   api.get('/media/:mediaId/:file', {
     schema: {
       // No credentials: the signed file name is one (browsers and social platforms fetch it).
@@ -137,4 +147,4 @@ export function mediaFileRoutes(api: App): void {
     // The 200 schema documents the bytes; a stream is piped as is, never serialized.
     return reply.send(found.stream as never);
   });
-}
+});

@@ -1,6 +1,8 @@
 import { Type, Timestamp, Nullable, ListEnvelope, ListQueryProps, orgErrors } from '../../platform/http/schemas.ts';
-import type { App } from '../../platform/http/types.ts';
+import { ORG_ACCESS, routesPlugin } from '../../platform/http/plugin.ts';
 import { orgOf } from '../../platform/context.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { NotificationsService } from './service.ts';
 
 const NotificationSchema = Type.Object({
   id: Type.String(), kind: Type.String(), title: Type.String(), body: Type.String(), link: Nullable(Type.String()),
@@ -12,8 +14,12 @@ const NotificationSchema = Type.Object({
 const access = { scope: ['workflows:read', 'conversations:read'], write: false };
 const tags = ['Notifications'];
 
-export function notificationRoutes(app: App): void {
-  const { notifications, clock } = app.services;
+export interface NotificationRoutesOptions {
+  notifications: NotificationsService;
+  clock: Clock;
+}
+
+export const notificationRoutes = routesPlugin<NotificationRoutesOptions>('notification-routes', [ORG_ACCESS], (app, { notifications, clock }) => {
   app.addSchema(NotificationSchema);
 
   app.get('/notifications', {
@@ -38,4 +44,4 @@ export function notificationRoutes(app: App): void {
     await notifications.markRead(orgOf(request), request.params.id, clock.now());
     reply.code(204).send(null);
   });
-}
+});

@@ -1,9 +1,10 @@
 import { Type, Timestamp, Nullable, OrgParams, errors, orgErrors } from '../../platform/http/schemas.ts';
-import type { App } from '../../platform/http/types.ts';
+import type { FastifyRequest } from 'fastify';
+import { ORG_ACCESS, RATE_LIMIT, routesPlugin } from '../../platform/http/plugin.ts';
 import { forbidden } from '../../platform/errors.ts';
-import { orgOf } from '../../platform/context.ts';
-import { transaction } from '../../platform/db.ts';
-import { ROLES, type Role } from './service.ts';
+import { orgOf, type Principal } from '../../platform/context.ts';
+import { transaction, type Db } from '../../platform/db.ts';
+import { ROLES, type OrgsService, type Role } from './service.ts';
 
 const ProjectSchema = Type.Object({ id: Type.String(), name: Type.String(), createdAt: Timestamp, updatedAt: Timestamp }, { $id: 'Project' });
 const MemberSchema = Type.Object({
@@ -12,9 +13,20 @@ const MemberSchema = Type.Object({
 }, { $id: 'Member' });
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 
+/** Who is calling (the auth module's guard): these routes are not under an organization the org guard checks. */
+export interface OrgsGuardPort {
+  authenticate(request: FastifyRequest): Promise<Principal>;
+}
+
+export interface OrgListRoutesOptions {
+  guard: OrgsGuardPort;
+  orgs: OrgsService;
+  /** An organization is created in a transaction of its own. */
+  db: Db;
+}
+
 /** Routes at /api/v1 that are not under one organization. */
-export function orgListRoutes(app: App): void {
-  const { guard, orgs } = app.services;
+export const orgListRoutes = routesPlugin<OrgListRoutesOptions>('org-list-routes', [RATE_LIMIT], (app, { guard, orgs, db }) => {
   const tags = ['Organizations'];
 
   app.get('/orgs', {
@@ -34,15 +46,18 @@ export function orgListRoutes(app: App): void {
   }, async (request, reply) => {
     const principal = await guard.authenticate(request);
     if (principal.kind !== 'user') throw forbidden('Creating an organization needs a user session');
-    const org = await transaction(app.services.database.db, (tx) => orgs.create(tx, { name: request.body.name, ownerUserId: principal.userId }));
+    const org = await transaction(db, (tx) => orgs.create(tx, { name: request.body.name, ownerUserId: principal.userId }));
     reply.code(201);
     return org;
   });
+});
+
+export interface OrgRoutesOptions {
+  orgs: OrgsService;
 }
 
 /** Routes under /orgs/:orgId; the org guard has already authorized the caller. */
-export function orgRoutes(app: App): void {
-  const { orgs } = app.services;
+export const orgRoutes = routesPlugin<OrgRoutesOptions>('org-routes', [ORG_ACCESS], (app, { orgs }) => {
   const tags = ['Organizations'];
   app.addSchema(ProjectSchema);
   app.addSchema(MemberSchema);
@@ -121,4 +136,4 @@ export function orgRoutes(app: App): void {
     await orgs.removeMember(ctx.orgId, request.params.userId, ctx.role);
     reply.code(204).send(null);
   });
-}
+});

@@ -1,7 +1,8 @@
 import { orgOf } from '../../platform/context.ts';
 import { OrgParams, Type, orgErrors } from '../../platform/http/schemas.ts';
-import type { App } from '../../platform/http/types.ts';
+import { ORG_ACCESS, routesPlugin } from '../../platform/http/plugin.ts';
 import { FEATURES, type Feature } from '../../shared/plans.ts';
+import type { PlansService } from './service.ts';
 
 const held = (what: string) => Type.Integer({ minimum: 0, description: `${what} held now` });
 const monthly = (what: string) => Type.Integer({ minimum: 0, description: `${what} this calendar month (UTC)` });
@@ -33,8 +34,11 @@ export const PlanSchema = Type.Object({
   used: Used,
 }, { $id: 'Plan', additionalProperties: false });
 
-export function planRoutes(app: App): void {
-  const { plans } = app.services;
+export interface PlanRoutesOptions {
+  plans: PlansService;
+}
+
+export const planRoutes = routesPlugin<PlanRoutesOptions>('plan-routes', [ORG_ACCESS], (app, { plans }) => {
   app.addSchema(PlanSchema);
   app.get('/plan', {
     // Any member or API key (CONTRACT §12): no scope.
@@ -47,4 +51,4 @@ export function planRoutes(app: App): void {
       response: { 200: PlanSchema, ...orgErrors() },
     },
   }, async (request) => plans.view(orgOf(request).orgId));
-}
+});

@@ -1,7 +1,8 @@
 import { Type, Timestamp, Nullable, FreeObject, ListEnvelope, ListQueryProps, OrgParams, orgErrors } from '../../platform/http/schemas.ts';
-import type { App } from '../../platform/http/types.ts';
+import { ORG_ACCESS, routesPlugin } from '../../platform/http/plugin.ts';
 import { orgOf } from '../../platform/context.ts';
 import { REPORT_TYPES } from './service.ts';
+import type { ReportsService } from './service.ts';
 
 const tags = ['Reports'];
 const read = { scope: 'reports:read' };
@@ -31,8 +32,11 @@ const ReportSchema = Type.Object({
   updatedAt: Timestamp,
 }, { $id: 'Report' });
 
-export function reportRoutes(app: App): void {
-  const { reports } = app.services;
+export interface ReportRoutesOptions {
+  reports: ReportsService;
+}
+
+export const reportRoutes = routesPlugin<ReportRoutesOptions>('report-routes', [ORG_ACCESS], (app, { reports }) => {
   app.addSchema(RecommendationSchema);
   app.addSchema(ReportSchema);
 
@@ -66,4 +70,4 @@ export function reportRoutes(app: App): void {
       response: { 200: Type.Object({ report: Type.Ref('Report'), recommendation: Type.Ref('Recommendation'), result: Type.Unknown() }), ...orgErrors(409, 422) },
     },
   }, async (request) => reports.applyRecommendation(orgOf(request), request.params.id, request.body.index));
-}
+});

@@ -1,7 +1,8 @@
 import { Type, Timestamp, OrgParams, orgErrors } from '../../platform/http/schemas.ts';
-import type { App } from '../../platform/http/types.ts';
+import { ORG_ACCESS, routesPlugin } from '../../platform/http/plugin.ts';
 import { orgOf } from '../../platform/context.ts';
 import { METRICS } from './service.ts';
+import type { StatsService } from './service.ts';
 
 const Granularity = Type.Union([Type.Literal('hour'), Type.Literal('day'), Type.Literal('week'), Type.Literal('month')]);
 
@@ -19,8 +20,11 @@ const StatsResult = Type.Object({
   })),
 });
 
-export function statsRoutes(app: App): void {
-  const { stats } = app.services;
+export interface StatsRoutesOptions {
+  stats: StatsService;
+}
+
+export const statsRoutes = routesPlugin<StatsRoutesOptions>('stats-routes', [ORG_ACCESS], (app, { stats }) => {
   app.post('/stats/query', {
     config: { access: { scope: ['usage:read', 'leads:read'], write: false } },
     schema: {
@@ -42,4 +46,4 @@ export function statsRoutes(app: App): void {
     const ctx = orgOf(request);
     return stats.query(ctx, request.body);
   });
-}
+});

@@ -1,8 +1,10 @@
 import { Type, Nullable, OrgParams, orgErrors } from '../../platform/http/schemas.ts';
-import type { App } from '../../platform/http/types.ts';
+import { ORG_ACCESS, routesPlugin } from '../../platform/http/plugin.ts';
 import { orgOf } from '../../platform/context.ts';
 import { monthOf, parseRange } from './range.ts';
 import { GROUP_BY } from './service.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { UsageService } from './service.ts';
 
 const Figures = {
   inputTokens: Type.Number(),
@@ -11,9 +13,18 @@ const Figures = {
   runs: Type.Integer({ description: 'distinct agent runs' }),
 };
 
-export function usageRoutes(app: App): void {
-  const { usage, budgets, clock } = app.services;
+/** The organization's monthly budget (the budgets module), shown with the usage. */
+export interface UsageBudgetsPort {
+  monthly(orgId: string): Promise<{ limitUsd: number | null; usedUsd: number; pct: number | null }>;
+}
 
+export interface UsageRoutesOptions {
+  usage: UsageService;
+  budgets: UsageBudgetsPort;
+  clock: Clock;
+}
+
+export const usageRoutes = routesPlugin<UsageRoutesOptions>('usage-routes', [ORG_ACCESS], (app, { usage, budgets, clock }) => {
   app.get('/usage', {
     config: { access: { scope: 'usage:read' } },
     schema: {
@@ -49,4 +60,4 @@ export function usageRoutes(app: App): void {
     ]);
     return { from: range.from.toISOString(), to: range.to.toISOString(), groupBy: request.query.groupBy ?? null, ...summary, budget };
   });
-}
+});

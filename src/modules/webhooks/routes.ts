@@ -1,8 +1,10 @@
 import { Type, Timestamp, Nullable, ListEnvelope, ListQueryProps, orgErrors } from '../../platform/http/schemas.ts';
-import type { App } from '../../platform/http/types.ts';
+import { ORG_ACCESS, routesPlugin } from '../../platform/http/plugin.ts';
 import { orgOf } from '../../platform/context.ts';
 import { DELIVERIES_WAKE, publicEndpoint } from './service.ts';
 import { PLATFORM_EVENT_NAMES } from '../../shared/event-names.ts';
+import type { Bus } from '../../platform/bus.ts';
+import type { WebhooksService } from './service.ts';
 
 const EndpointSchema = Type.Object({
   id: Type.String(), url: Type.String(), events: Type.Array(Type.String()), projectId: Nullable(Type.String()), active: Type.Boolean(),
@@ -23,8 +25,12 @@ const read = { scope: 'webhooks:read' };
 const write = { scope: 'webhooks:write', manage: true };
 const tags = ['Webhook endpoints'];
 
-export function webhookRoutes(app: App): void {
-  const { webhooks } = app.services;
+export interface WebhookRoutesOptions {
+  webhooks: WebhooksService;
+  bus: Bus;
+}
+
+export const webhookRoutes = routesPlugin<WebhookRoutesOptions>('webhook-routes', [ORG_ACCESS], (app, { webhooks, bus }) => {
   app.addSchema(EndpointSchema);
   app.addSchema(DeliverySchema);
 
@@ -118,8 +124,8 @@ export function webhookRoutes(app: App): void {
     },
   }, async (request, reply) => {
     const delivery = await webhooks.resend(orgOf(request), request.params.id, request.params.deliveryId);
-    app.services.bus.publish(DELIVERIES_WAKE, null).catch(() => {});
+    bus.publish(DELIVERIES_WAKE, null).catch(() => {});
     reply.code(202);
     return delivery;
   });
-}
+});

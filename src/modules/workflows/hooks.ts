@@ -1,18 +1,22 @@
 import { notFound } from '../../platform/errors.ts';
 import { Type, FreeObject, errors } from '../../platform/http/schemas.ts';
-import type { App } from '../../platform/http/types.ts';
+import { RATE_LIMIT, routesPlugin } from '../../platform/http/plugin.ts';
 import { inboundRoute } from '../../platform/inbound.ts';
 import type { WebhookSender } from './service.ts';
+import type { WorkflowsService } from './service.ts';
 
 const Params = Type.Object({ workflowId: Type.String({ maxLength: 64 }), token: Type.String({ minLength: 16, maxLength: 128 }) });
+
+export interface WorkflowHookRoutesOptions {
+  workflows: WorkflowsService;
+}
 
 /**
  * The public trigger.webhook URL: POST /api/v1/hooks/:workflowId/:token with a JSON object body
  * starts a run of that workflow with the body as input. No credentials besides the token (stored
  * hashed, compared in constant time); a wrong token, an unknown or inactive workflow all give 404.
  */
-export function workflowHookRoutes(app: App): void {
-  const { workflows } = app.services;
+export const workflowHookRoutes = routesPlugin<WorkflowHookRoutesOptions>('workflow-hook-routes', [RATE_LIMIT], (app, { workflows }) => {
   inboundRoute<{ workflowId: string; token: string }, Record<string, unknown> | undefined, WebhookSender>(app, {
     path: '/hooks/:workflowId/:token',
     schema: {
@@ -37,4 +41,4 @@ export function workflowHookRoutes(app: App): void {
       return { runId: run.id, status: run.status };
     },
   });
-}
+});

@@ -1,5 +1,6 @@
 import { Type, ListEnvelope, ListQueryProps, Nullable, OrgParams, orgErrors } from '../../platform/http/schemas.ts';
-import type { App } from '../../platform/http/types.ts';
+import { ORG_ACCESS, routesPlugin } from '../../platform/http/plugin.ts';
+import type { Db } from '../../platform/db.ts';
 import { orgOf } from '../../platform/context.ts';
 import { allNodes, getNode } from './nodes/index.ts';
 import {
@@ -8,7 +9,9 @@ import {
 } from './schemas.ts';
 import { secretRoutes } from './secrets-routes.ts';
 import { evaluateForEditor, type EvaluateInput } from './evaluate.ts';
-import { runStreamRoute } from './stream.ts';
+import { runStreamRoute, type RunStreamOptions } from './stream.ts';
+import type { ApprovalsService } from './approvals.ts';
+import type { WorkflowsService } from './service.ts';
 import { findTemplate, TEMPLATES, type Template } from './templates/index.ts';
 import { notFound } from '../../platform/errors.ts';
 
@@ -17,8 +20,14 @@ const write = { scope: 'workflows:write' };
 const IdParams = Type.Object({ orgId: Type.String({ maxLength: 64 }), id: Type.String({ maxLength: 64 }) });
 const RunParams = Type.Object({ orgId: Type.String({ maxLength: 64 }), runId: Type.String({ maxLength: 64 }) });
 
-export function workflowRoutes(app: App): void {
-  const { workflows, workflowRuns, approvals } = app.services;
+export interface WorkflowRoutesOptions extends RunStreamOptions {
+  workflows: WorkflowsService;
+  approvals: ApprovalsService;
+  /** The editor's expression evaluation reads the run it previews. */
+  db: Db;
+}
+
+export const workflowRoutes = routesPlugin<WorkflowRoutesOptions>('workflow-routes', [ORG_ACCESS], (app, { workflows, workflowRuns, approvals, db, bus, config, streams }) => {
   for (const schema of [WorkflowSchema, RunSchema, RunSummarySchema, ApprovalSchema, TemplateDetailSchema]) app.addSchema(schema);
 
   // Node types: generated from the same definitions the engine executes.
@@ -68,7 +77,7 @@ export function workflowRoutes(app: App): void {
   }, async (request) => {
     const scope = orgOf(request);
     await workflows.row(scope, request.params.id);
-    return evaluateForEditor(app.services.db, scope, request.params.id, request.body as EvaluateInput);
+    return evaluateForEditor(db, scope, request.params.id, request.body as EvaluateInput);
   });
 
   app.delete('/workflows/:id', {
@@ -111,8 +120,8 @@ export function workflowRoutes(app: App): void {
     schema: { tags: runTags, summary: 'Cancel a QUEUED, RUNNING or WAITING run (the node in flight is interrupted); a final run gives 409', params: RunParams, response: { 200: Type.Ref('Run'), ...orgErrors(409) } },
   }, async (request) => workflowRuns.cancel(orgOf(request), request.params.runId));
 
-  runStreamRoute(app);
-  secretRoutes(app);
+  runStreamRoute(app, { workflowRuns, bus, config, streams });
+  secretRoutes(app, workflows.secrets);
 
   const approvalTags = ['Approvals'];
   app.get('/approvals', {
@@ -161,7 +170,7 @@ export function workflowRoutes(app: App): void {
     reply.code(201);
     return workflows.useTemplate(orgOf(request), request.params.id, request.body);
   });
-}
+});
 
 function templateSummary(t: Template) {
   const nodeTypes = [...new Set(t.workflow.nodes.map((n) => n.type))];

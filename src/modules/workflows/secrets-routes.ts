@@ -2,7 +2,7 @@ import { ListEnvelope, ListQueryProps, OrgParams, Timestamp, Type, orgErrors } f
 import type { App } from '../../platform/http/types.ts';
 import { orgOf } from '../../platform/context.ts';
 import { assertCanChange } from '../../platform/tenant.ts';
-import { SECRET_NAME } from './org-secrets.ts';
+import { SECRET_NAME, type OrgSecretsService } from './org-secrets.ts';
 
 // CONTRACT §12: workflow secrets need `workflows:write` (viewers are refused), values never readable.
 const access = { scope: 'workflows:write' };
@@ -15,8 +15,7 @@ const NameParams = Type.Object({
   name: Type.String({ pattern: SECRET_NAME, maxLength: 64, description: 'letters, digits and `_`, not starting with a digit (at most 64): usable as `$secrets.NAME`' }),
 });
 
-export function secretRoutes(app: App): void {
-  const { secrets } = app.services.workflows;
+export function secretRoutes(app: App, secrets: OrgSecretsService): void {
   app.addSchema(SecretSchema);
 
   app.get('/secrets', {

@@ -3,6 +3,17 @@ import type { App } from '../../platform/http/types.ts';
 import { principalKey } from '../auth/index.ts';
 import { orgOf } from '../../platform/context.ts';
 import { isFinal, runChannel, type ExecEvent } from './engine/writer.ts';
+import type { RunsService } from './runs.ts';
+import type { Bus } from '../../platform/bus.ts';
+import type { Config } from '../../config.ts';
+import type { SseStreams } from '../../platform/sse.ts';
+
+export interface RunStreamOptions {
+  workflowRuns: RunsService;
+  bus: Bus;
+  config: Config;
+  streams: SseStreams;
+}
 
 /**
  * GET …/runs/:runId/events — SPEC "SSE: run stream" and "Stream behavior": subscribe first, replay
@@ -10,8 +21,7 @@ import { isFinal, runChannel, type ExecEvent } from './engine/writer.ts';
  * no duplicate); `id:` is the sequence; closes after run.finished; `event: reset` and close when a
  * slow client's buffer overflows. Step items are never in these events.
  */
-export function runStreamRoute(app: App): void {
-  const { workflowRuns, bus, config, streams } = app.services;
+export function runStreamRoute(app: App, { workflowRuns, bus, config, streams }: RunStreamOptions): void {
 
   app.get('/runs/:runId/events', {
     config: { access: { scope: 'workflows:read' }, sse: true },
