@@ -4,16 +4,18 @@
  * - imports (dependency-cruiser, rules in .dependency-cruiser.mjs, type imports included): no cycle;
  *   another module only through its index.ts; the composition root only through index.ts files;
  * - tables: a module's SQL names only its own tables (each table belongs to the module whose
- *   tables.ts declares it); another module's rows go through what that module exports.
+ *   tables.ts declares it); another module's rows go through what that module exports;
+ * - classes: a module names no other module's class (its services), not even as a type; it declares
+ *   what it uses of them as interfaces in its ports.ts, and services.ts passes the services in.
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 
 const root = join(import.meta.dirname, '..');
 
-interface Violation { key: string; where: string; why: string }
+interface Violation { where: string; why: string }
 
 /** dependency-cruiser over src/, as its CLI runs it (the config names the rules and the resolver). */
 function importViolations(): Violation[] {
@@ -36,9 +38,9 @@ function importViolations(): Violation[] {
       const id = [...new Set(members)].sort().join(' ');
       if (seenCycles.has(id)) continue;
       seenCycles.add(id);
-      found.push({ key: `no-cycles ${id}`, where: v.from, why: `import cycle: ${members.join(' → ')}` });
+      found.push({ where: v.from, why: `import cycle: ${members.join(' → ')}` });
     } else {
-      found.push({ key: `${v.rule.name} ${v.from} → ${v.to}`, where: v.from, why: `${v.rule.name}: imports ${v.to}` });
+      found.push({ where: v.from, why: `${v.rule.name}: imports ${v.to}` });
     }
   }
   return found;
@@ -117,14 +119,56 @@ function tableViolations(): Violation[] {
         const tableOwner = owners.get(table)!;
         if (tableOwner === owner) continue;
         const rel = relative(root, file);
-        found.push({ key: `table ${rel} → ${table}`, where: `${rel}:${line}`, why: `names the table ${table}, which belongs to the ${tableOwner} module: use what that module exports` });
+        found.push({ where: `${rel}:${line}`, why: `names the table ${table}, which belongs to the ${tableOwner} module: use what that module exports` });
       }
     }
   }
   return found;
 }
 
-const all = [...importViolations(), ...tableViolations()];
+/**
+ * The classes each module's index.ts exports (its services, for the composition root to build).
+ * Another module never names them, not even as a type: it declares what it uses of them as an
+ * interface in its own ports.ts, which services.ts fills with the real service.
+ */
+function classViolations(): Violation[] {
+  const modulesDir = join(root, 'src/modules');
+  const classes = new Map<string, Set<string>>();
+  for (const mod of readdirSync(modulesDir)) {
+    const face = join(modulesDir, mod, 'index.ts');
+    const names = new Set<string>();
+    for (const m of readFileSync(face, 'utf8').matchAll(/export \{([^}]*)\} from '\.\/([^']+)'/g)) {
+      const declared = readFileSync(join(modulesDir, mod, m[2]!), 'utf8');
+      for (const part of m[1]!.split(',').map((p) => p.trim().replace(/^type\s+/, ''))) {
+        if (new RegExp(`export (?:abstract )?class ${part}\\b`).test(declared)) names.add(part);
+      }
+    }
+    classes.set(mod, names);
+  }
+  const found: Violation[] = [];
+  for (const file of tsFiles(modulesDir)) {
+    const owner = ownerOf(file);
+    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+    for (const stmt of source.statements) {
+      if (!ts.isImportDeclaration(stmt) || !ts.isStringLiteral(stmt.moduleSpecifier)) continue;
+      const target = resolve(dirname(file), stmt.moduleSpecifier.text);
+      const other = ownerOf(target);
+      if (other === owner || relative(join(modulesDir, other), target) !== 'index.ts') continue;
+      const bindings = stmt.importClause?.namedBindings;
+      if (!bindings || !ts.isNamedImports(bindings)) continue;
+      for (const el of bindings.elements) {
+        const name = (el.propertyName ?? el.name).text;
+        if (!classes.get(other)?.has(name)) continue;
+        const rel = relative(root, file);
+        const line = source.getLineAndCharacterOfPosition(el.getStart()).line + 1;
+        found.push({ where: `${rel}:${line}`, why: `names ${name}, a class of the ${other} module: declare what you use of it as an interface in your module's ports.ts (services.ts passes the service in)` });
+      }
+    }
+  }
+  return found;
+}
+
+const all = [...importViolations(), ...tableViolations(), ...classViolations()];
 for (const v of all) console.error(`${v.where}  ${v.why}`);
 console.log(`module boundaries: ${all.length} violation(s)`);
 if (all.length) process.exit(1);
