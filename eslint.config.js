@@ -11,7 +11,9 @@ import reactHooks from 'eslint-plugin-react-hooks';
 // `../x` and `../../modules/x` are the same file. Zones are built from the module folders, so a new
 // module is covered without editing this file.
 const root = import.meta.dirname;
-const modules = readdirSync(`${root}/src/modules`, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+const modules = readdirSync(`${root}/src/modules`, { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name);
 const platformZone = {
   target: ['src/platform', 'src/shared'],
   from: 'src/modules',
@@ -20,7 +22,8 @@ const platformZone = {
 const rootZone = {
   target: ['src/modules', 'src/platform', 'src/shared'],
   from: ['src/services.ts', 'src/app.ts', 'src/workers.ts', 'src/main.ts', 'src/cli'],
-  message: 'Only the composition root (src/services.ts, src/app.ts, src/workers.ts) knows every module: declare the narrow interface you need and let services.ts pass it in.',
+  message:
+    'Only the composition root (src/services.ts, src/app.ts, src/workers.ts) knows every module: declare the narrow interface you need and let services.ts pass it in.',
 };
 // A module reads another module's rows through that module's service or its queries.ts (plain read
 // functions), never its tables. A tables.ts may still import another tables.ts: a foreign key has to
@@ -33,7 +36,9 @@ const tablesZones = modules.map((name) => ({
 const boundaries = (zones) => ({ 'import-x/no-restricted-paths': ['error', { basePath: root, zones }] });
 
 export default defineConfig(
-  { ignores: ['node_modules/', 'data/', 'migrations/', 'coverage/', 'panel/dist/', 'panel/.dist-*/', 'panel/src/routeTree.gen.ts', 'panel/src/api/schema.d.ts'] },
+  {
+    ignores: ['node_modules/', 'data/', 'migrations/', 'coverage/', 'panel/dist/', 'panel/.dist-*/', 'panel/src/routeTree.gen.ts', 'panel/src/api/schema.d.ts'],
+  },
   tseslint.configs.recommended,
   {
     languageOptions: { ecmaVersion: 2024, sourceType: 'module' },
@@ -60,10 +65,14 @@ export default defineConfig(
     files: ['src/**/*.ts'],
     ignores: ['src/modules/events/**'],
     rules: {
-      'no-restricted-syntax': ['error', ...['TemplateElement[value.raw', 'Literal[value'].map((node) => ({
-        selector: `${node}=/insert\\s+into\\s+(events|event_outbox)\\b/i]`,
-        message: 'Write platform events through the events module: EventsService.record, or compose outboxCtes/outboxSql (events/outbox.ts) into your statement.',
-      }))],
+      'no-restricted-syntax': [
+        'error',
+        ...['TemplateElement[value.raw', 'Literal[value'].map((node) => ({
+          selector: `${node}=/insert\\s+into\\s+(events|event_outbox)\\b/i]`,
+          message:
+            'Write platform events through the events module: EventsService.record, or compose outboxCtes/outboxSql (events/outbox.ts) into your statement.',
+        })),
+      ],
     },
   },
   {
@@ -74,10 +83,20 @@ export default defineConfig(
     settings: { 'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.tsx', '.js'] })] },
     rules: {
       ...reactHooks.configs.recommended.rules,
-      'import-x/no-restricted-paths': ['error', { basePath: root, zones: [{
-        target: 'panel', from: 'src', except: ['./shared'],
-        message: 'The panel runs in the browser: it may import only src/shared (pure, dependency-free modules) and the generated API types.',
-      }] }],
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          basePath: root,
+          zones: [
+            {
+              target: 'panel',
+              from: 'src',
+              except: ['./shared'],
+              message: 'The panel runs in the browser: it may import only src/shared (pure, dependency-free modules) and the generated API types.',
+            },
+          ],
+        },
+      ],
     },
   },
   {

@@ -7,8 +7,12 @@ import react from '@vitejs/plugin-react';
  * leaves them out: they would run exactly as in the embedded pass, a sixth of its time.
  */
 const STORE_FREE = [
-  'test/startup.test.ts', 'test/shutdown.test.ts', 'test/conversations-crash.test.ts',
-  'test/container.test.ts', 'test/node-version.test.ts', 'test/readme.test.ts',
+  'test/startup.test.ts',
+  'test/shutdown.test.ts',
+  'test/conversations-crash.test.ts',
+  'test/container.test.ts',
+  'test/node-version.test.ts',
+  'test/readme.test.ts',
 ];
 
 // Three projects: the server's tests (on PGlite, or on PostgreSQL when TEST_DATABASE_URL is set),

@@ -26,7 +26,10 @@ await new Promise<void>((resolve, reject) => {
         const frame = buffer.slice(0, cut);
         buffer = buffer.slice(cut + 2);
         if (!frame.includes('event: conversation.message')) continue;
-        const data = JSON.parse(frame.slice(frame.indexOf('data: ') + 6)) as { data?: { message?: { externalId?: string } }; message?: { externalId?: string } };
+        const data = JSON.parse(frame.slice(frame.indexOf('data: ') + 6)) as {
+          data?: { message?: { externalId?: string } };
+          message?: { externalId?: string };
+        };
         const id = (data.data?.message ?? data.message)?.externalId;
         const at = id ? sentAt.get(id) : undefined;
         if (at !== undefined) {
@@ -46,7 +49,8 @@ for (let i = 0; i < count; i++) {
   const externalId = `lat-${run}-${i}`;
   sentAt.set(externalId, performance.now());
   const res = await fetch(inboundUrl!, {
-    method: 'POST', headers: { 'x-api-key': apiKey!, 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { 'x-api-key': apiKey!, 'content-type': 'application/json' },
     body: JSON.stringify({ contact: { address: `lat-${run}-${i % 20}@bench.example` }, text: `latency ${i}`, externalId }),
   });
   await res.arrayBuffer();

@@ -19,7 +19,16 @@ const server = createServer((req, res) => {
       send([{ index: 0, delta: { role: 'assistant', content: 'The pipeline is healthy.' } }]);
       send([{ index: 0, delta: {}, finish_reason: 'stop' }]);
     } else {
-      send([{ index: 0, delta: { role: 'assistant', content: 'Checking the numbers.', tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'lead_stats', arguments: '{}' } }] } }]);
+      send([
+        {
+          index: 0,
+          delta: {
+            role: 'assistant',
+            content: 'Checking the numbers.',
+            tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'lead_stats', arguments: '{}' } }],
+          },
+        },
+      ]);
       send([{ index: 0, delta: {}, finish_reason: 'tool_calls' }]);
     }
     send([], { usage });

@@ -30,18 +30,40 @@ export async function withPanelSession(name: string, work: (session: PanelSessio
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const children = new Set<ChildProcess>();
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
   try {
-    await startServer(port, { DATA_DIR: dataDir, APP_SECRET: `bench-${name}-secret-long-enough-0000`, PUBLIC_URL: base, RATE_LIMIT_MAX: '1000000' }, children, 60_000);
+    await startServer(
+      port,
+      { DATA_DIR: dataDir, APP_SECRET: `bench-${name}-secret-long-enough-0000`, PUBLIC_URL: base, RATE_LIMIT_MAX: '1000000' },
+      children,
+      60_000,
+    );
     const email = `bench@${name}.example`;
     const password = `bench ${name} passphrase`;
-    const registered = await (await fetch(`${base}/api/v1/auth/register`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password, organizationName: 'Bench' }),
-    })).json() as { organization: { id: string }; tokens: { accessToken: string } };
+    const registered = (await (
+      await fetch(`${base}/api/v1/auth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email, password, organizationName: 'Bench' }),
+      })
+    ).json()) as { organization: { id: string }; tokens: { accessToken: string } };
     const token = registered.tokens.accessToken;
     const api = async <T>(method: string, path: string, body?: unknown, type = 'application/json'): Promise<T> => {
       const res = await fetch(`${base}/api/v1${path}`, {
-        method, headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': type }) },
+        method,
+        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': type }) },
         body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
       });
       if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);

@@ -8,10 +8,15 @@ import { SMTPServer } from 'smtp-server';
 let received = 0;
 const ids = new Set<string>();
 const server = new SMTPServer({
-  logger: false, disabledCommands: ['STARTTLS', 'AUTH'], authOptional: true, size: 1024 * 1024,
+  logger: false,
+  disabledCommands: ['STARTTLS', 'AUTH'],
+  authOptional: true,
+  size: 1024 * 1024,
   onData(stream, _session, callback) {
     let head = '';
-    stream.on('data', (chunk: Buffer) => { if (head.length < 4096) head += chunk.toString('latin1'); });
+    stream.on('data', (chunk: Buffer) => {
+      if (head.length < 4096) head += chunk.toString('latin1');
+    });
     stream.on('end', () => {
       received++;
       const id = /^Message-ID:\s*(<[^>]+>)/im.exec(head)?.[1];

@@ -39,7 +39,9 @@ export async function openStore(name: BenchStore['name'], label: string, poolSiz
     const database = openDatabase({ databaseUrl: withDatabase(PG_URL, db), dataDir, poolSize });
     await database.migrate();
     return {
-      name, database, dataDir,
+      name,
+      database,
+      dataDir,
       dispose: async () => {
         await database.close();
         await admin(`drop database if exists "${db}" with (force)`);
@@ -50,7 +52,9 @@ export async function openStore(name: BenchStore['name'], label: string, poolSiz
   const database = openDatabase({ dataDir, databaseUrl: undefined });
   await database.migrate();
   return {
-    name, database, dataDir,
+    name,
+    database,
+    dataDir,
     dispose: async () => {
       await database.close();
       rmSync(dataDir, { recursive: true, force: true });
@@ -113,7 +117,10 @@ export const processCpuMs = (pid: number) => procCpu(pid)?.ms ?? 0;
  * them; null when none is visible.
  */
 export function postgresCpuMs(): number | null {
-  const all = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(procCpu).filter((p) => p?.name === 'postgres');
+  const all = readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .map(procCpu)
+    .filter((p) => p?.name === 'postgres');
   return all.length ? all.reduce((sum, p) => sum + p!.ms + p!.childrenMs, 0) : null;
 }
 

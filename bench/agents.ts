@@ -54,7 +54,9 @@ engineProto.callModel = async function (this: unknown, ...args: unknown[]) {
 
 async function run(store: BenchStore, modelPort: number) {
   const config = loadConfig({
-    DATA_DIR: store.dataDir, APP_SECRET: 'bench-secret-long-enough', LOG_LEVEL: 'silent',
+    DATA_DIR: store.dataDir,
+    APP_SECRET: 'bench-secret-long-enough',
+    LOG_LEVEL: 'silent',
     OPENAI_COMPATIBLE_BASE_URL: `http://127.0.0.1:${modelPort}/v1`,
     AGENT_CONCURRENCY: process.env.AGENT_CONCURRENCY ?? '16',
   });
@@ -66,7 +68,9 @@ async function run(store: BenchStore, modelPort: number) {
   for (let i = 0; i < 20; i++) await leads.create(scope, { name: `Lead ${i}`, email: `lead${i}@bench.example`, source: i % 2 ? 'ads' : 'referral' });
 
   const finished = async (ids: string[]) => {
-    const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(agentRuns)
+    const [row] = await db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(agentRuns)
       .where(and(eq(agentRuns.orgId, organization.id), inArray(agentRuns.id, ids), inArray(agentRuns.status, FINAL)));
     return row?.n ?? 0;
   };
@@ -130,7 +134,9 @@ export async function main(): Promise<void> {
   } finally {
     model.kill();
   }
-  console.log(`\nAgent runs: REPORT_WRITER, 2 model calls (loopback OpenAI-compatible server in its own process, streamed) and 4 steps; ${SEQUENTIAL} sequential runs, then ${RUNS} queued at once\n`);
+  console.log(
+    `\nAgent runs: REPORT_WRITER, 2 model calls (loopback OpenAI-compatible server in its own process, streamed) and 4 steps; ${SEQUENTIAL} sequential runs, then ${RUNS} queued at once\n`,
+  );
   printTable(rows);
   console.log('\nGoal: step overhead (store + stream) p50 < 5 ms.');
 }

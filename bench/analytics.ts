@@ -31,16 +31,27 @@ export async function main(): Promise<void> {
   const google = await new GoogleStandIn().start();
   const store = await openStore('postgres', 'analytics');
   const config = loadConfig({
-    NODE_ENV: 'test', APP_SECRET: 'bench-secret-long-enough-123', DATA_DIR: store.dataDir, RATE_LIMIT_MAX: '1000000', LOG_LEVEL: 'warn',
-    PUBLIC_URL: 'http://127.0.0.1:3000', ...oauth.env(), ...google.env(),
+    NODE_ENV: 'test',
+    APP_SECRET: 'bench-secret-long-enough-123',
+    DATA_DIR: store.dataDir,
+    RATE_LIMIT_MAX: '1000000',
+    LOG_LEVEL: 'warn',
+    PUBLIC_URL: 'http://127.0.0.1:3000',
+    ...oauth.env(),
+    ...google.env(),
   });
   const app = await buildApp({ config, database: store.database, logger: false });
   await app.ready();
   try {
-    const { organization } = await app.services.auth.createUserWithOrg({ email: 'bench@example.com', password: 'bench password 123', organizationName: 'Bench' });
+    const { organization } = await app.services.auth.createUserWithOrg({
+      email: 'bench@example.com',
+      password: 'bench password 123',
+      organizationName: 'Bench',
+    });
     const { key } = await app.services.apiKeys.create(organization.id, { name: 'bench', scopes: ['*'] });
     const base = `/api/v1/orgs/${organization.id}`;
-    const call = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) => app.inject({ method, url: `${base}${url}`, headers: { 'x-api-key': key }, ...(payload ? { payload } : {}) });
+    const call = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) =>
+      app.inject({ method, url: `${base}${url}`, headers: { 'x-api-key': key }, ...(payload ? { payload } : {}) });
 
     // A year ending yesterday: every day has numbers, a little different per integration and day.
     const today = Date.parse(new Date().toISOString().slice(0, 10));
@@ -51,7 +62,10 @@ export async function main(): Promise<void> {
       const property = `properties/${1000 + n}`;
       const site = `https://site${n}.example/`;
       google.setGa4(property, Object.fromEntries(days.map((d, i) => [d, { sessions: 100 + ((n * 7 + i) % 50), totalUsers: 80 + (i % 30), keyEvents: i % 5 }])));
-      google.setGsc(site, Object.fromEntries(days.map((d, i) => [d, { clicks: 20 + (i % 10), impressions: 1000 + n, ctr: (20 + (i % 10)) / (1000 + n), position: 5 + (i % 3) }])));
+      google.setGsc(
+        site,
+        Object.fromEntries(days.map((d, i) => [d, { clicks: 20 + (i % 10), impressions: 1000 + n, ctr: (20 + (i % 10)) / (1000 + n), position: 5 + (i % 3) }])),
+      );
       oauth.forgetConsent();
       const started = await call('POST', '/integrations/oauth/google/start', { name: `Site ${n}` });
       if (started.statusCode !== 200) throw new Error(`start: ${started.statusCode} ${started.body}`);
@@ -75,7 +89,13 @@ export async function main(): Promise<void> {
     }
     let rows = 0;
     for (;;) {
-      const states = await Promise.all(ids.map(async (id, i) => ((await call('GET', `/integrations/${id}/sync-runs`)).json() as { items: { id: string; status: string; rows: number }[] }).items.find((r) => r.id === runIds[i])!));
+      const states = await Promise.all(
+        ids.map(async (id, i) =>
+          ((await call('GET', `/integrations/${id}/sync-runs`)).json() as { items: { id: string; status: string; rows: number }[] }).items.find(
+            (r) => r.id === runIds[i],
+          )!,
+        ),
+      );
       if (states.some((s) => s.status === 'failed')) throw new Error('a sync run failed');
       if (states.every((s) => s.status === 'succeeded')) {
         rows = states.reduce((sum, s) => sum + s.rows, 0);
@@ -84,7 +104,9 @@ export async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 200));
     }
     const syncMs = performance.now() - t0;
-    console.log(`${INTEGRATIONS} integrations connected through OAuth in ${(connectMs / 1000).toFixed(1)} s; a year synced for each: ${rows.toLocaleString('en')} daily rows in ${(syncMs / 1000).toFixed(1)} s (${Math.round(rows / (syncMs / 1000)).toLocaleString('en')} rows/s, ${(syncMs / INTEGRATIONS).toFixed(0)} ms per integration)\n`);
+    console.log(
+      `${INTEGRATIONS} integrations connected through OAuth in ${(connectMs / 1000).toFixed(1)} s; a year synced for each: ${rows.toLocaleString('en')} daily rows in ${(syncMs / 1000).toFixed(1)} s (${Math.round(rows / (syncMs / 1000)).toLocaleString('en')} rows/s, ${(syncMs / INTEGRATIONS).toFixed(0)} ms per integration)\n`,
+    );
 
     const from = days[0]!;
     const to = days.at(-1)!;
@@ -93,7 +115,10 @@ export async function main(): Promise<void> {
       { name: 'stats/query: year by day, 7 analytics metrics', run: () => call('POST', '/stats/query', { metrics: all, from, to, granularity: 'day' }) },
       { name: 'stats/query: year by week, 7 analytics metrics', run: () => call('POST', '/stats/query', { metrics: all, from, to, granularity: 'week' }) },
       { name: 'stats/query: year by day, ga4.sessions', run: () => call('POST', '/stats/query', { metrics: ['ga4.sessions'], from, to, granularity: 'day' }) },
-      { name: 'stats/query: 28 days by day, 7 metrics, Europe/Paris', run: () => call('POST', '/stats/query', { metrics: all, from: days.at(-28)!, to, granularity: 'day', timezone: 'Europe/Paris' }) },
+      {
+        name: 'stats/query: 28 days by day, 7 metrics, Europe/Paris',
+        run: () => call('POST', '/stats/query', { metrics: all, from: days.at(-28)!, to, granularity: 'day', timezone: 'Europe/Paris' }),
+      },
       { name: 'analytics/daily: one integration, a year', run: () => call('GET', `/analytics/daily?integrationId=${ids[0]}&from=${from}&to=${to}`) },
     ];
     const out: Record<string, string | number>[] = [];

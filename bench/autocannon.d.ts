@@ -17,7 +17,15 @@ declare module 'autocannon' {
     body?: string;
     requests?: Request[];
   }
-  interface Histogram { average: number; mean: number; p50: number; p90: number; p99: number; max: number; total: number }
+  interface Histogram {
+    average: number;
+    mean: number;
+    p50: number;
+    p90: number;
+    p99: number;
+    max: number;
+    total: number;
+  }
   interface Result {
     requests: Histogram;
     latency: Histogram;

@@ -59,7 +59,11 @@ async function seed(store: BenchStore, orgId: string, count: number): Promise<vo
     if (store.name === 'postgres') {
       const client = new pg.Client({ connectionString: withDatabase(PG_URL, 'svc_bench_campaigns') });
       await client.connect();
-      try { await client.query(insert, [orgId, from, to]); } finally { await client.end(); }
+      try {
+        await client.query(insert, [orgId, from, to]);
+      } finally {
+        await client.end();
+      }
     } else {
       await store.database.prepared('bench_seed', insert, [orgId, from, to]);
     }
@@ -69,19 +73,30 @@ async function seed(store: BenchStore, orgId: string, count: number): Promise<vo
 async function run(store: BenchStore, recipients: number): Promise<Record<string, string | number>[]> {
   const relay = await sink();
   const config = loadConfig({
-    NODE_ENV: 'development', DATA_DIR: store.dataDir, APP_SECRET: 'bench-secret-that-is-long-enough', LOG_LEVEL: 'silent',
-    RATE_LIMIT_MAX: '100000000', SMTP_URL: `smtp://127.0.0.1:${relay.port}`, PUBLIC_URL: 'https://bench.example',
+    NODE_ENV: 'development',
+    DATA_DIR: store.dataDir,
+    APP_SECRET: 'bench-secret-that-is-long-enough',
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_MAX: '100000000',
+    SMTP_URL: `smtp://127.0.0.1:${relay.port}`,
+    PUBLIC_URL: 'https://bench.example',
   });
   const app = await buildApp({ config, database: store.database, logger: false });
   const name = store.name === 'postgres' ? 'PostgreSQL' : 'PGlite (embedded)';
   try {
     const { auth, campaigns, conversations } = app.services;
-    const { organization } = await auth.createUserWithOrg({ email: `campaigns-${Date.now()}@bench.example`, password: 'bench password', organizationName: 'Bench' });
+    const { organization } = await auth.createUserWithOrg({
+      email: `campaigns-${Date.now()}@bench.example`,
+      password: 'bench password',
+      organizationName: 'Bench',
+    });
     const scope = { orgId: organization.id, projectId: null, actor: { type: 'system' as const, id: 'bench' } };
     await seed(store, organization.id, recipients);
     const inbox = await conversations.createInbox(scope, { name: 'bench', channel: 'email', config: { address: 'news@bench.example', fromName: 'Bench' } });
     const created = await campaigns.create(scope, {
-      name: 'bench', inboxId: inbox.id, audience: { tags: ['bench'] },
+      name: 'bench',
+      inboxId: inbox.id,
+      audience: { tags: ['bench'] },
       steps: [{ delaySeconds: 0, subject: 'News for {{ lead.name }}', text: 'Hello {{ lead.name }}, here is our news.' }],
       settings: { perMinute: 100_000, dailyLimit: 10_000_000, maxErrors: 1_000_000 },
     });
@@ -118,13 +133,20 @@ async function run(store: BenchStore, recipients: number): Promise<Record<string
       tenths.push(Math.round((mark.received - prev.received) / ((mark.at - prev.at) / 1000)));
     }
     const at = (fraction: number) => marks.find((x) => x.received >= started.total * fraction)!;
-    return [{
-      store: name, recipients: started.total, 'audience resolved (s)': (resolvedMs / 1000).toFixed(1),
-      'msgs/s overall': Math.round(received / ((marks.at(-1)!.at - resolvedMs) / 1000)), 'msgs/s per tenth (min–max)': `${Math.min(...tenths)}–${Math.max(...tenths)}`,
-      'total s': seconds.toFixed(0), received, 'distinct Message-IDs': distinct,
-      'heap MB before / 10% / 50% / 100%': [before.heapUsed, at(0.1).heap, at(0.5).heap, at(1).heap].map((b) => (b / MB).toFixed(0)).join(' / '),
-      'rss MB 10% / 50% / 100%': [at(0.1).rss, at(0.5).rss, at(1).rss].map((b) => (b / MB).toFixed(0)).join(' / '),
-    }];
+    return [
+      {
+        store: name,
+        recipients: started.total,
+        'audience resolved (s)': (resolvedMs / 1000).toFixed(1),
+        'msgs/s overall': Math.round(received / ((marks.at(-1)!.at - resolvedMs) / 1000)),
+        'msgs/s per tenth (min–max)': `${Math.min(...tenths)}–${Math.max(...tenths)}`,
+        'total s': seconds.toFixed(0),
+        received,
+        'distinct Message-IDs': distinct,
+        'heap MB before / 10% / 50% / 100%': [before.heapUsed, at(0.1).heap, at(0.5).heap, at(1).heap].map((b) => (b / MB).toFixed(0)).join(' / '),
+        'rss MB 10% / 50% / 100%': [at(0.1).rss, at(0.5).rss, at(1).rss].map((b) => (b / MB).toFixed(0)).join(' / '),
+      },
+    ];
   } finally {
     await app.close();
     await relay.stop();
@@ -137,12 +159,20 @@ export async function main(): Promise<void> {
   if (STORES.includes('postgres')) {
     if (await postgresReachable()) {
       const store = await openStore('postgres', 'campaigns');
-      try { rows.push(...(await run(store, RECIPIENTS))); } finally { await store.dispose(); }
+      try {
+        rows.push(...(await run(store, RECIPIENTS)));
+      } finally {
+        await store.dispose();
+      }
     } else console.log('PostgreSQL is not reachable.\n');
   }
   if (STORES.includes('pglite')) {
     const store = await openStore('embedded', 'campaigns');
-    try { rows.push(...(await run(store, EMBEDDED_RECIPIENTS))); } finally { await store.dispose(); }
+    try {
+      rows.push(...(await run(store, EMBEDDED_RECIPIENTS)));
+    } finally {
+      await store.dispose();
+    }
   }
   printTable(rows);
   console.log('\nGoal: at least 500 messages/s sustained on PostgreSQL, memory flat (not growing with the audience).');

@@ -38,12 +38,18 @@ const BOT_TURNS = Number(process.env.BENCH_BOT_TURNS ?? 50);
  * contact at a time, so each time is one message's whole way (store, dispatch, the turn, the
  * outbound queue, the signed delivery).
  */
-async function botLatencies(post: (inboxUrl: string, body: unknown) => Promise<number>, createInbox: (url: string) => Promise<string>, turns: number): Promise<number[]> {
+async function botLatencies(
+  post: (inboxUrl: string, body: unknown) => Promise<number>,
+  createInbox: (url: string) => Promise<string>,
+  turns: number,
+): Promise<number[]> {
   const arrived = new Map<string, number>();
   const waiting = new Map<string, () => void>();
   const receiver = createServer((req, res) => {
     let body = '';
-    req.on('data', (c: Buffer) => { body += c.toString(); });
+    req.on('data', (c: Buffer) => {
+      body += c.toString();
+    });
     req.on('end', () => {
       const address = (JSON.parse(body) as { payload?: { conversation?: { contact?: { address?: string } } } }).payload?.conversation?.contact?.address;
       if (address) {
@@ -91,8 +97,12 @@ async function inbound(job: Omit<InboundJob, 'connections' | 'seconds'>): Promis
 
 async function run(store: BenchStore): Promise<Record<string, string | number>[]> {
   const config = loadConfig({
-    NODE_ENV: 'development', DATA_DIR: store.dataDir, APP_SECRET: 'bench-secret-that-is-long-enough', LOG_LEVEL: 'silent',
-    RATE_LIMIT_MAX: '100000000', AUTH_RATE_LIMIT_MAX: '100000000',
+    NODE_ENV: 'development',
+    DATA_DIR: store.dataDir,
+    APP_SECRET: 'bench-secret-that-is-long-enough',
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_MAX: '100000000',
+    AUTH_RATE_LIMIT_MAX: '100000000',
     // METRICS_PORT=0 measures the cost of the metrics hook (docs/operations.md).
     ...(process.env.METRICS_PORT ? { METRICS_PORT: process.env.METRICS_PORT } : {}),
   });
@@ -106,43 +116,83 @@ async function run(store: BenchStore): Promise<Record<string, string | number>[]
     const { key } = await apiKeys.create(organization.id, { name: 'bench', scopes: ['conversations:read', 'conversations:write'] });
     const scope = { orgId: organization.id, projectId: null, actor: { type: 'system' as const, id: 'bench' } };
     // Outbound goes nowhere in this benchmark: inbound only (the bot is off).
-    const inbox = await conversations.createInbox(scope, { name: 'bench', channel: 'api', config: { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/nowhere` } });
+    const inbox = await conversations.createInbox(scope, {
+      name: 'bench',
+      channel: 'api',
+      config: { url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/nowhere` },
+    });
     const url = `${address}/api/v1/orgs/${organization.id}/inboxes/${inbox.id}/messages`;
     const name = store.name === 'postgres' ? 'PostgreSQL' : 'PGlite (embedded)';
     const rows: Record<string, string | number>[] = [];
     const row = (label: string, r: LoadResult) => ({
-      store: name, case: label, 'msgs/s': Math.round(r.rps), 'p50 ms': r.p50, 'p99 ms': r.p99,
-      '2xx': r.ok, 'non-2xx': r.non2xx, errors: r.errors,
+      store: name,
+      case: label,
+      'msgs/s': Math.round(r.rps),
+      'p50 ms': r.p50,
+      'p99 ms': r.p99,
+      '2xx': r.ok,
+      'non-2xx': r.non2xx,
+      errors: r.errors,
     });
     rows.push(row('api, 200 known contacts', await inbound({ url, apiKey: key, contacts: 200 })));
     rows.push(row('api, a new contact each', await inbound({ url, apiKey: key, contacts: 0 })));
     // The WhatsApp route: Meta's signed webhook (signature check, parse, store, events).
     const wa = { appSecret: 'bench-app-secret', phoneNumberId: '100200300' };
-    const waInbox = await conversations.createInbox(scope, { name: 'bench-wa', channel: 'whatsapp', config: { phoneNumberId: wa.phoneNumberId }, credentials: { accessToken: 'bench-token', appSecret: wa.appSecret } });
+    const waInbox = await conversations.createInbox(scope, {
+      name: 'bench-wa',
+      channel: 'whatsapp',
+      config: { phoneNumberId: wa.phoneNumberId },
+      credentials: { accessToken: 'bench-token', appSecret: wa.appSecret },
+    });
     const waUrl = `${address}/api/v1/hooks/whatsapp/${waInbox.id}`;
     rows.push(row('WhatsApp webhook, 200 known contacts', await inbound({ url: waUrl, whatsapp: wa, contacts: 200 })));
     rows.push(row('WhatsApp webhook, a new contact each', await inbound({ url: waUrl, whatsapp: wa, contacts: 0 })));
 
     const botTimes = await botLatencies(
-      async (inboxUrl, body) => (await fetch(inboxUrl, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) })).status,
+      async (inboxUrl, body) =>
+        (await fetch(inboxUrl, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) })).status,
       async (url) => {
-        const bot = await conversations.createInbox(scope, { name: 'bench-bot', channel: 'api', config: { url, faq: [{ question: 'When do you open tomorrow?', answer: 'From 9 to 17.' }] }, bot: { enabled: true, modelId: 'offline' } });
+        const bot = await conversations.createInbox(scope, {
+          name: 'bench-bot',
+          channel: 'api',
+          config: { url, faq: [{ question: 'When do you open tomorrow?', answer: 'From 9 to 17.' }] },
+          bot: { enabled: true, modelId: 'offline' },
+        });
         return `${address}/api/v1/orgs/${organization.id}/inboxes/${bot.id}/messages`;
       },
       BOT_TURNS,
     );
     botTimes.sort((a, b) => a - b);
     rows.push({
-      store: name, case: `inbound → bot answer delivered (${botTimes.length}/${BOT_TURNS}, offline model)`, 'msgs/s': '', 'p50 ms': botTimes.length ? percentile(botTimes, 50).toFixed(1) : '', 'p99 ms': botTimes.length ? percentile(botTimes, 99).toFixed(1) : '',
-      '2xx': '', 'non-2xx': '', errors: BOT_TURNS - botTimes.length,
+      store: name,
+      case: `inbound → bot answer delivered (${botTimes.length}/${BOT_TURNS}, offline model)`,
+      'msgs/s': '',
+      'p50 ms': botTimes.length ? percentile(botTimes, 50).toFixed(1) : '',
+      'p99 ms': botTimes.length ? percentile(botTimes, 99).toFixed(1) : '',
+      '2xx': '',
+      'non-2xx': '',
+      errors: BOT_TURNS - botTimes.length,
     });
 
     const streamUrl = `${address}/api/v1/orgs/${organization.id}/events`;
-    const { latencies, missing } = await child<{ latencies: number[]; missing: number }>('_inbound-latency.ts', [streamUrl, token, url, key, String(LATENCY_MESSAGES), String(LATENCY_GAP_MS)]);
+    const { latencies, missing } = await child<{ latencies: number[]; missing: number }>('_inbound-latency.ts', [
+      streamUrl,
+      token,
+      url,
+      key,
+      String(LATENCY_MESSAGES),
+      String(LATENCY_GAP_MS),
+    ]);
     latencies.sort((a, b) => a - b);
     rows.push({
-      store: name, case: `inbound → org stream (${latencies.length}/${LATENCY_MESSAGES} seen${missing ? `, ${missing} missing` : ''})`, 'msgs/s': '', 'p50 ms': percentile(latencies, 50).toFixed(1), 'p99 ms': percentile(latencies, 99).toFixed(1),
-      '2xx': '', 'non-2xx': '', errors: missing,
+      store: name,
+      case: `inbound → org stream (${latencies.length}/${LATENCY_MESSAGES} seen${missing ? `, ${missing} missing` : ''})`,
+      'msgs/s': '',
+      'p50 ms': percentile(latencies, 50).toFixed(1),
+      'p99 ms': percentile(latencies, 99).toFixed(1),
+      '2xx': '',
+      'non-2xx': '',
+      errors: missing,
     });
     return rows;
   } finally {

@@ -35,7 +35,14 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const OVERLOAD = Number(process.env.BENCH_OVERLOAD ?? 1.3);
 const LOAD_SCRIPT = fileURLToPath(new URL('./load.ts', import.meta.url));
-const PASSED = ['WORKFLOW_CONCURRENCY', 'DATABASE_POOL_SIZE', 'RUN_QUEUE_MAX_PER_WORKFLOW', 'RUN_QUEUE_MAX_PER_ORG', 'RUN_QUEUE_MAX_AGE_MS', 'RUN_TRIGGERS_IN_FLIGHT'];
+const PASSED = [
+  'WORKFLOW_CONCURRENCY',
+  'DATABASE_POOL_SIZE',
+  'RUN_QUEUE_MAX_PER_WORKFLOW',
+  'RUN_QUEUE_MAX_PER_ORG',
+  'RUN_QUEUE_MAX_AGE_MS',
+  'RUN_TRIGGERS_IN_FLIGHT',
+];
 /** Enough connections for the paced phase to reach its rate while answers queue up. */
 const OVERLOAD_CONNECTIONS = Number(process.env.BENCH_OVERLOAD_CONNECTIONS ?? 100);
 
@@ -59,8 +66,11 @@ async function startService(store: string): Promise<Service> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-executions-'));
   const database = 'svc_bench_executions';
   const env: Record<string, string> = {
-    DATA_DIR: dataDir, APP_SECRET: 'bench-executions-secret-long-enough', WEBHOOK_ALLOW_PRIVATE: 'true',
-    RATE_LIMIT_MAX: '100000000', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+    DATA_DIR: dataDir,
+    APP_SECRET: 'bench-executions-secret-long-enough',
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    RATE_LIMIT_MAX: '100000000',
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
   };
   for (const name of PASSED) if (process.env[name]) env[name] = process.env[name]!;
   const profiles = process.env.BENCH_CPU_PROF;
@@ -78,12 +88,16 @@ async function startService(store: string): Promise<Service> {
   const receiverPort = await new Promise<number>((resolve) => receiver.once('message', (m: { port: number }) => resolve(m.port)));
 
   const api = `http://127.0.0.1:${port}/api/v1`;
-  const registered = await (await fetch(`${api}/auth/register`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: 'bench@executions.example', password: 'bench executions passphrase', organizationName: 'Bench' }),
-  })).json() as { organization: { id: string }; tokens: { accessToken: string } };
+  const registered = (await (
+    await fetch(`${api}/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'bench@executions.example', password: 'bench executions passphrase', organizationName: 'Bench' }),
+    })
+  ).json()) as { organization: { id: string }; tokens: { accessToken: string } };
   const res = await fetch(`${api}/orgs/${registered.organization.id}/workflows`, {
-    method: 'POST', headers: { authorization: `Bearer ${registered.tokens.accessToken}`, 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { authorization: `Bearer ${registered.tokens.accessToken}`, 'content-type': 'application/json' },
     body: JSON.stringify({
       name: 'Bench: webhook → set → POST',
       nodes: [
@@ -91,13 +105,18 @@ async function startService(store: string): Promise<Service> {
         { id: 'set', type: 'data.set', params: { fields: { sentAt: '{{ sentAt }}', greeting: 'Hello {{ n }}' } } },
         { id: 'out', type: 'utility.webhookOut', params: { url: `http://127.0.0.1:${receiverPort}/out` } },
       ],
-      edges: [{ from: 'hook', to: 'set' }, { from: 'set', to: 'out' }],
+      edges: [
+        { from: 'hook', to: 'set' },
+        { from: 'set', to: 'out' },
+      ],
     }),
   });
   if (res.status !== 201) throw new Error(`creating the workflow: ${res.status} ${await res.text()}`);
-  const { webhookUrl } = await res.json() as { webhookUrl: string };
+  const { webhookUrl } = (await res.json()) as { webhookUrl: string };
   return {
-    child, receiver, hookUrl: `http://127.0.0.1:${port}${new URL(webhookUrl).pathname}`,
+    child,
+    receiver,
+    hookUrl: `http://127.0.0.1:${port}${new URL(webhookUrl).pathname}`,
     async stop() {
       receiver.kill();
       if (profiles) {
@@ -138,7 +157,10 @@ async function phase(service: Service, rate?: number, connections = CONNECTIONS)
   const lastArrival = Math.max(...samples.map(([, at]) => at));
   const cpu = processCpuMs(service.child.pid!) - cpu0;
   const pg = postgresCpuMs();
-  const latencies = samples.filter(([sent]) => sent > 0).map(([sent, at]) => at - sent).sort((a, b) => a - b);
+  const latencies = samples
+    .filter(([sent]) => sent > 0)
+    .map(([sent, at]) => at - sent)
+    .sort((a, b) => a - b);
   return {
     accepted,
     refused: result.statusCodes['429'] ?? 0,
@@ -172,21 +194,43 @@ export async function main(): Promise<void> {
         const over = await phase(service, Math.round(full.perSecond * OVERLOAD), OVERLOAD_CONNECTIONS);
         const name = store === 'postgres' ? 'PostgreSQL' : 'embedded';
         rows.push({
-          round, store: name, load: `${CONNECTIONS} conn., unpaced`, 'exec/s': full.perSecond.toFixed(0), accepted: full.accepted, refused: full.refused, errors: full.other,
-          'p50/p99 ms': `${full.p50} / ${full.p99}`, 'answer p99 ms': full.answerP99, 'drain s': full.drainS.toFixed(1),
-          'CPU ms/exec ours': full.cpuMs.toFixed(2), 'CPU ms/exec PostgreSQL': store === 'postgres' && full.pgMs !== null ? full.pgMs.toFixed(2) : '-',
+          round,
+          store: name,
+          load: `${CONNECTIONS} conn., unpaced`,
+          'exec/s': full.perSecond.toFixed(0),
+          accepted: full.accepted,
+          refused: full.refused,
+          errors: full.other,
+          'p50/p99 ms': `${full.p50} / ${full.p99}`,
+          'answer p99 ms': full.answerP99,
+          'drain s': full.drainS.toFixed(1),
+          'CPU ms/exec ours': full.cpuMs.toFixed(2),
+          'CPU ms/exec PostgreSQL': store === 'postgres' && full.pgMs !== null ? full.pgMs.toFixed(2) : '-',
         });
         rows.push({
-          round, store: name, load: `paced ${Math.round(full.perSecond * OVERLOAD)}/s (${OVERLOAD}×, ${OVERLOAD_CONNECTIONS} conn.)`, 'exec/s': over.perSecond.toFixed(0), accepted: over.accepted, refused: over.refused, errors: over.other,
-          'p50/p99 ms': `${over.p50} / ${over.p99}`, 'answer p99 ms': over.answerP99, 'drain s': over.drainS.toFixed(1),
-          'CPU ms/exec ours': over.cpuMs.toFixed(2), 'CPU ms/exec PostgreSQL': store === 'postgres' && over.pgMs !== null ? over.pgMs.toFixed(2) : '-',
+          round,
+          store: name,
+          load: `paced ${Math.round(full.perSecond * OVERLOAD)}/s (${OVERLOAD}×, ${OVERLOAD_CONNECTIONS} conn.)`,
+          'exec/s': over.perSecond.toFixed(0),
+          accepted: over.accepted,
+          refused: over.refused,
+          errors: over.other,
+          'p50/p99 ms': `${over.p50} / ${over.p99}`,
+          'answer p99 ms': over.answerP99,
+          'drain s': over.drainS.toFixed(1),
+          'CPU ms/exec ours': over.cpuMs.toFixed(2),
+          'CPU ms/exec PostgreSQL': store === 'postgres' && over.pgMs !== null ? over.pgMs.toFixed(2) : '-',
         });
       } finally {
         await service.stop();
       }
     }
   }
-  console.log(`\nExecutions: POST webhook trigger → data.set → utility.webhookOut (receiver and load generator in their own processes), ${SECONDS} s per phase\n`);
+  console.log(
+    `\nExecutions: POST webhook trigger → data.set → utility.webhookOut (receiver and load generator in their own processes), ${SECONDS} s per phase\n`,
+  );
   printTable(rows);
-  console.log('\nGoals (issue 19): ≥ 300 executions/s on PostgreSQL and ≥ 100 embedded; at 1.3× capacity the accepted work completes with p99 under 1 s and the excess is refused with Retry-After.');
+  console.log(
+    '\nGoals (issue 19): ≥ 300 executions/s on PostgreSQL and ≥ 100 embedded; at 1.3× capacity the accepted work completes with p99 under 1 s and the excess is refused with Retry-After.',
+  );
 }

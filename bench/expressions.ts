@@ -27,7 +27,11 @@ const ATTACKERS = Number(process.env.BENCH_ATTACKERS ?? 64);
 const PASSED = ['EXPRESSION_THREADS', 'EXPRESSION_THREADS_PER_ORG', 'EXPRESSION_TIMEOUT_MS'];
 const RECURSION = '($f := function($n){ $f($n + 1) }; $f(0))';
 
-interface Org { id: string; token: string; workflowId: string }
+interface Org {
+  id: string;
+  token: string;
+  workflowId: string;
+}
 
 async function call(base: string, path: string, token: string | null, body?: unknown, signal?: AbortSignal): Promise<Response> {
   return fetch(`${base}${path}`, {
@@ -39,12 +43,20 @@ async function call(base: string, path: string, token: string | null, body?: unk
 }
 
 async function organization(base: string, label: string): Promise<Org> {
-  const res = await call(base, '/api/v1/auth/register', null, { email: `bench-${label}@expressions.example`, password: 'bench expressions passphrase', organizationName: label });
+  const res = await call(base, '/api/v1/auth/register', null, {
+    email: `bench-${label}@expressions.example`,
+    password: 'bench expressions passphrase',
+    organizationName: label,
+  });
   if (res.status !== 201) throw new Error(`register ${label}: ${res.status} ${await res.text()}`);
-  const { organization: org, tokens } = await res.json() as { organization: { id: string }; tokens: { accessToken: string } };
-  const wf = await call(base, `/api/v1/orgs/${org.id}/workflows`, tokens.accessToken, { name: 'preview', nodes: [{ id: 'start', type: 'trigger.manual' }], edges: [] });
+  const { organization: org, tokens } = (await res.json()) as { organization: { id: string }; tokens: { accessToken: string } };
+  const wf = await call(base, `/api/v1/orgs/${org.id}/workflows`, tokens.accessToken, {
+    name: 'preview',
+    nodes: [{ id: 'start', type: 'trigger.manual' }],
+    edges: [],
+  });
   if (wf.status !== 201) throw new Error(`workflow ${label}: ${wf.status} ${await wf.text()}`);
-  return { id: org.id, token: tokens.accessToken, workflowId: (await wf.json() as { id: string }).id };
+  return { id: org.id, token: tokens.accessToken, workflowId: ((await wf.json()) as { id: string }).id };
 }
 
 const preview = (base: string, org: Org, expression: string, signal?: AbortSignal) =>
@@ -60,9 +72,12 @@ async function measureB(base: string, b: Org, seconds = SECONDS): Promise<Record
   for (let i = 0; Date.now() < ends; i++) {
     const kind = KINDS[i % KINDS.length]!;
     const started = performance.now();
-    const res = kind === '/healthz' ? await call(base, '/healthz', null)
-      : kind === 'lead list' ? await call(base, `/api/v1/orgs/${b.id}/leads?pageSize=20`, b.token)
-        : await preview(base, b, '$sum([1..10])');
+    const res =
+      kind === '/healthz'
+        ? await call(base, '/healthz', null)
+        : kind === 'lead list'
+          ? await call(base, `/api/v1/orgs/${b.id}/leads?pageSize=20`, b.token)
+          : await preview(base, b, '$sum([1..10])');
     await res.arrayBuffer();
     if (res.status !== 200) throw new Error(`${kind}: ${res.status}`);
     out[kind].push(performance.now() - started);
@@ -80,7 +95,7 @@ function attack(base: string, a: Org): { stop(): { answered: number; limit: numb
     while (!controller.signal.aborted) {
       try {
         const res = await preview(base, a, RECURSION, controller.signal);
-        const body = await res.json() as { code?: string };
+        const body = (await res.json()) as { code?: string };
         answered++;
         if (body.code === 'EXPRESSION_LIMIT') limit++;
       } catch {
@@ -110,7 +125,8 @@ async function startService(store: string): Promise<{ base: string; child: Child
   const port = await freePort();
   const child = await startServer(port, env, new Set(), 120_000);
   return {
-    base: `http://127.0.0.1:${port}`, child,
+    base: `http://127.0.0.1:${port}`,
+    child,
     async stop() {
       // A's evaluations still queued would take a minute to drain: the process is killed instead.
       child.kill('SIGKILL');
@@ -149,9 +165,15 @@ export async function main(): Promise<void> {
           const d50 = percentile(during[kind], 50);
           const d99 = percentile(during[kind], 99);
           rows.push({
-            round, store: name, 'B request': kind, 'quiet n': quiet[kind].length, 'quiet p50/p99 ms': `${q50.toFixed(1)} / ${q99.toFixed(1)}`,
-            'attack n': during[kind].length, 'attack p50/p99 ms': `${d50.toFixed(1)} / ${d99.toFixed(1)}`,
-            'p50 ratio': (d50 / q50).toFixed(2), 'p99 ratio': (d99 / q99).toFixed(2),
+            round,
+            store: name,
+            'B request': kind,
+            'quiet n': quiet[kind].length,
+            'quiet p50/p99 ms': `${q50.toFixed(1)} / ${q99.toFixed(1)}`,
+            'attack n': during[kind].length,
+            'attack p50/p99 ms': `${d50.toFixed(1)} / ${d99.toFixed(1)}`,
+            'p50 ratio': (d50 / q50).toFixed(2),
+            'p99 ratio': (d99 / q99).toFixed(2),
             "A's calls answered (EXPRESSION_LIMIT)": kind === '/healthz' ? `${answered} (${limit})` : '',
           });
         }
@@ -160,10 +182,12 @@ export async function main(): Promise<void> {
       }
     }
   }
-  console.log(`\nExpressions: organization B's requests, quiet and while organization A keeps ${ATTACKERS} preview calls of an endless recursion in flight (${SECONDS} s per phase)\n`);
+  console.log(
+    `\nExpressions: organization B's requests, quiet and while organization A keeps ${ATTACKERS} preview calls of an endless recursion in flight (${SECONDS} s per phase)\n`,
+  );
   printTable(rows);
   // Before the expression workers (the same bench on the commit before them): one /healthz of B
   // answered in the 10 s of the attack on PostgreSQL, after 11.2 s; on the embedded store one lead
   // list, after 83 s.
-  console.log('\nGoal (issue 29): B\'s latency does not depend on A\'s expressions (ratios near 1).');
+  console.log("\nGoal (issue 29): B's latency does not depend on A's expressions (ratios near 1).");
 }

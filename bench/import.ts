@@ -34,8 +34,12 @@ interface Org {
 
 async function start(store: BenchStore) {
   const config = loadConfig({
-    NODE_ENV: 'development', APP_SECRET: 'bench-secret-that-is-long-enough', DATA_DIR: store.dataDir, LOG_LEVEL: 'silent',
-    RATE_LIMIT_MAX: '100000000', AUTH_RATE_LIMIT_MAX: '100000000',
+    NODE_ENV: 'development',
+    APP_SECRET: 'bench-secret-that-is-long-enough',
+    DATA_DIR: store.dataDir,
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_MAX: '100000000',
+    AUTH_RATE_LIMIT_MAX: '100000000',
   });
   const app = await buildApp({ config, database: store.database });
   const org = async (name: string): Promise<Org> => {
@@ -47,9 +51,14 @@ async function start(store: BenchStore) {
   return { app, address, a: await org('importer'), b: await org('reader') };
 }
 
-const rowsOf = (tag: string, count: number) => Array.from({ length: count }, (_, i) => ({
-  name: `Person ${tag} ${i}`, email: `p${i}@${tag}.example`, company: i % 5 === 0 ? 'Acme Corp' : 'Globex Ltd', source: 'import', tags: ['bench'],
-}));
+const rowsOf = (tag: string, count: number) =>
+  Array.from({ length: count }, (_, i) => ({
+    name: `Person ${tag} ${i}`,
+    email: `p${i}@${tag}.example`,
+    company: i % 5 === 0 ? 'Acme Corp' : 'Globex Ltd',
+    source: 'import',
+    tags: ['bench'],
+  }));
 
 async function count(address: string, org: Org): Promise<number> {
   const res = await fetch(`${address}${org.url}?pageSize=1`, { headers: org.headers });
@@ -80,7 +89,10 @@ async function benchStore(name: BenchStore['name']) {
     const p = (xs: number[], q: number) => percentile(xs, q).toFixed(1);
     const results: Record<string, string | number>[] = [];
     // New people, then the same people again with a changed field: every row merges (the locked way).
-    for (const [label, rows] of [['new people', rowsOf('run', ROWS)], ['re-import: all merge', rowsOf('run', ROWS).map((r) => ({ ...r, company: 'Initech' }))]] as const) {
+    for (const [label, rows] of [
+      ['new people', rowsOf('run', ROWS)],
+      ['re-import: all merge', rowsOf('run', ROWS).map((r) => ({ ...r, company: 'Initech' }))],
+    ] as const) {
       let done = false;
       const t0 = performance.now();
       const imported = fetch(`${address}${a.url}/import`, { method: 'POST', headers: a.headers, body: JSON.stringify({ rows }) })
@@ -89,17 +101,24 @@ async function benchStore(name: BenchStore['name']) {
           if (body.created + body.merged !== ROWS) throw new Error(`import took ${body.created} + ${body.merged} of ${ROWS}`);
           return performance.now() - t0;
         })
-        .finally(() => { done = true; });
+        .finally(() => {
+          done = true;
+        });
       // The import's request first, so B's lists meet it under way.
       await new Promise((resolve) => setTimeout(resolve, 50));
       const during = await lists(address, b, () => done);
       const importMs = await imported;
       results.push({
-        store: name, case: label, rows: ROWS,
+        store: name,
+        case: label,
+        rows: ROWS,
         'import s': (importMs / 1000).toFixed(1),
         'rows/s': Math.round(ROWS / (importMs / 1000)),
-        'B p50 alone': p(alone, 50), 'B p99 alone': p(alone, 99),
-        'B p50 during': p(during, 50), 'B p99 during': p(during, 99), 'B max during': p(during, 100),
+        'B p50 alone': p(alone, 50),
+        'B p99 alone': p(alone, 99),
+        'B p50 during': p(during, 50),
+        'B p99 during': p(during, 99),
+        'B max during': p(during, 100),
         'p50 ×': (percentile(during, 50) / percentile(alone, 50)).toFixed(1),
         'p99 ×': (percentile(during, 99) / percentile(alone, 99)).toFixed(1),
         'B lists during': during.length,
@@ -109,7 +128,12 @@ async function benchStore(name: BenchStore['name']) {
     // A client that leaves: how many rows are written after it has gone.
     const before = await count(address, a);
     const abort = new AbortController();
-    const leaving = fetch(`${address}${a.url}/import`, { method: 'POST', headers: a.headers, body: JSON.stringify({ rows: rowsOf('gone', ABORT_ROWS) }), signal: abort.signal }).catch(() => null);
+    const leaving = fetch(`${address}${a.url}/import`, {
+      method: 'POST',
+      headers: a.headers,
+      body: JSON.stringify({ rows: rowsOf('gone', ABORT_ROWS) }),
+      signal: abort.signal,
+    }).catch(() => null);
     await new Promise((resolve) => setTimeout(resolve, ABORT_MS));
     abort.abort();
     await leaving;
@@ -126,7 +150,17 @@ async function benchStore(name: BenchStore['name']) {
       }
       after = now;
     }
-    return { results, abort: { store: name, rows: ABORT_ROWS, 'abort after ms': ABORT_MS, 'rows at abort': atAbort, 'rows after abort': after - atAbort, 'settled s': ((performance.now() - left) / 1000).toFixed(1) } };
+    return {
+      results,
+      abort: {
+        store: name,
+        rows: ABORT_ROWS,
+        'abort after ms': ABORT_MS,
+        'rows at abort': atAbort,
+        'rows after abort': after - atAbort,
+        'settled s': ((performance.now() - left) / 1000).toFixed(1),
+      },
+    };
   } finally {
     await app.close();
     await store.dispose();

@@ -125,12 +125,19 @@ async function startService(database: Database, dataDir: string): Promise<Servic
     orgId: organization.id,
     headers,
     total: async () => {
-      const page = (await app.inject({ url: `/api/v1/orgs/${organization.id}/leads?pageSize=1`, headers })).json<{ total: number; totalIsEstimate?: boolean }>();
+      const page = (await app.inject({ url: `/api/v1/orgs/${organization.id}/leads?pageSize=1`, headers })).json<{
+        total: number;
+        totalIsEstimate?: boolean;
+      }>();
       return `${page.totalIsEstimate ? '~' : ''}${page.total}`;
     },
     matches: async (query: string) => {
-      const page = async (n: number, size: number) => (await app.inject({ url: `/api/v1/orgs/${organization.id}/leads?${query}&page=${n}&pageSize=${size}`, headers }))
-        .json<{ total: number; totalIsEstimate?: boolean; items: unknown[] }>();
+      const page = async (n: number, size: number) =>
+        (await app.inject({ url: `/api/v1/orgs/${organization.id}/leads?${query}&page=${n}&pageSize=${size}`, headers })).json<{
+          total: number;
+          totalIsEstimate?: boolean;
+          items: unknown[];
+        }>();
       const first = await page(1, 1);
       // Above 10,000 the total is the planner's estimate; near 1 % of a million that decides the
       // case's goal, so the matches are counted page by page there.
@@ -147,21 +154,264 @@ async function startService(database: Database, dataDir: string): Promise<Servic
 }
 
 /** Words the seeded people and companies are made of, so that search meets text shaped like a real CRM's. */
-const FIRST = ['Anna', 'James', 'Maria', 'Wei', 'Olga', 'Carlos', 'Fatima', 'Liam', 'Sofia', 'Noah', 'Aisha', 'Lukas', 'Mei', 'Ivan', 'Chloe', 'Mateo', 'Priya', 'Jonas', 'Yuki', 'Omar',
-  'Emma', 'Hugo', 'Zara', 'Elias', 'Nina', 'Diego', 'Sara', 'Felix', 'Leila', 'Oscar', 'Hannah', 'Pavel', 'Ines', 'Kenji', 'Lucia', 'Adam', 'Freya', 'Tomas', 'Amara', 'Viktor',
-  'Grace', 'Rafael', 'Ingrid', 'Samir', 'Clara', 'Bruno', 'Elena', 'Arjun', 'Marta', 'Henrik'];
-const LAST = ['Smith', 'Garcia', 'Nguyen', 'Mueller', 'Kowalski', 'Rossi', 'Okafor', 'Tanaka', 'Silva', 'Johansson', 'Dubois', 'Petrov', 'Haddad', 'Kim', 'Novak', 'Fischer', 'Lopez', 'Chen',
-  'Schmidt', 'Ivanova', 'Moreau', 'Jensen', 'Costa', 'Yilmaz', 'Kaur', 'Murphy', 'Andersen', 'Bianchi', 'Sato', 'Wagner', 'Horvat', 'Mendes', 'Brennan', 'Lindqvist', 'Adeyemi', 'Duarte',
-  'Weber', 'Popescu', 'Hansen', 'Romano', 'Ortiz', 'Nakamura', 'Becker', 'Kovacs', 'Fernandes', 'Walsh', 'Eriksson', 'Mazur', 'Reyes', 'Thompson'];
-const BRAND = ['Acme', 'Northwind', 'Globex', 'Initech', 'Umbrella', 'Hooli', 'Vandelay', 'Stark', 'Wayne', 'Tyrell', 'Cyberdyne', 'Soylent', 'Wonka', 'Oscorp', 'Gringotts', 'Aperture',
-  'Massive', 'Pied', 'Dunder', 'Sterling', 'Bluth', 'Prestige', 'Gekko', 'Monarch', 'Nakatomi', 'Oceanic', 'Paper', 'Quantum', 'Rekall', 'Sirius', 'Tessier', 'Virtucon', 'Zorg', 'Blue',
-  'Red', 'Silver', 'Golden', 'Bright', 'Clear', 'Swift', 'Nova', 'Polar', 'Summit', 'Harbor', 'Cedar', 'Maple', 'Atlas', 'Orbit', 'Pioneer', 'Vertex'];
-const TRADE = ['Robotics', 'Analytics', 'Logistics', 'Foods', 'Health', 'Energy', 'Media', 'Capital', 'Software', 'Motors', 'Pharma', 'Textiles', 'Games', 'Studios', 'Consulting', 'Labs',
-  'Systems', 'Networks', 'Dynamics', 'Ventures', 'Airlines', 'Apparel', 'Brewing', 'Cosmetics', 'Dental', 'Engineering', 'Farms', 'Garden', 'Hotels', 'Insurance', 'Jewelry', 'Kitchens',
-  'Legal', 'Marine', 'Nutrition', 'Optics', 'Printing', 'Realty', 'Security', 'Travel', 'Utilities', 'Vision', 'Water', 'Solar', 'Bakery', 'Cycles', 'Design', 'Education', 'Fitness',
-  'Goods', 'Homes', 'Imaging', 'Lighting', 'Medical', 'Outdoors', 'Pets', 'Records', 'Sports', 'Tools', 'Wireless', 'Audio', 'Biotech', 'Chemicals', 'Drones', 'Events', 'Finance',
-  'Glass', 'Hardware', 'Industries', 'Kinetics', 'Lumber', 'Mining', 'Nautics', 'Organics', 'Plastics', 'Quarries', 'Rail', 'Steel', 'Telecom', 'Uniforms', 'Vending', 'Wellness',
-  'Yachts', 'Zinc', 'Agency', 'Bank', 'Cloud', 'Data', 'Electric', 'Fashion', 'Group', 'Holdings', 'Interactive', 'Juice', 'Knitwear', 'Learning', 'Machines', 'Nursery', 'Office', 'Partners'];
+const FIRST = [
+  'Anna',
+  'James',
+  'Maria',
+  'Wei',
+  'Olga',
+  'Carlos',
+  'Fatima',
+  'Liam',
+  'Sofia',
+  'Noah',
+  'Aisha',
+  'Lukas',
+  'Mei',
+  'Ivan',
+  'Chloe',
+  'Mateo',
+  'Priya',
+  'Jonas',
+  'Yuki',
+  'Omar',
+  'Emma',
+  'Hugo',
+  'Zara',
+  'Elias',
+  'Nina',
+  'Diego',
+  'Sara',
+  'Felix',
+  'Leila',
+  'Oscar',
+  'Hannah',
+  'Pavel',
+  'Ines',
+  'Kenji',
+  'Lucia',
+  'Adam',
+  'Freya',
+  'Tomas',
+  'Amara',
+  'Viktor',
+  'Grace',
+  'Rafael',
+  'Ingrid',
+  'Samir',
+  'Clara',
+  'Bruno',
+  'Elena',
+  'Arjun',
+  'Marta',
+  'Henrik',
+];
+const LAST = [
+  'Smith',
+  'Garcia',
+  'Nguyen',
+  'Mueller',
+  'Kowalski',
+  'Rossi',
+  'Okafor',
+  'Tanaka',
+  'Silva',
+  'Johansson',
+  'Dubois',
+  'Petrov',
+  'Haddad',
+  'Kim',
+  'Novak',
+  'Fischer',
+  'Lopez',
+  'Chen',
+  'Schmidt',
+  'Ivanova',
+  'Moreau',
+  'Jensen',
+  'Costa',
+  'Yilmaz',
+  'Kaur',
+  'Murphy',
+  'Andersen',
+  'Bianchi',
+  'Sato',
+  'Wagner',
+  'Horvat',
+  'Mendes',
+  'Brennan',
+  'Lindqvist',
+  'Adeyemi',
+  'Duarte',
+  'Weber',
+  'Popescu',
+  'Hansen',
+  'Romano',
+  'Ortiz',
+  'Nakamura',
+  'Becker',
+  'Kovacs',
+  'Fernandes',
+  'Walsh',
+  'Eriksson',
+  'Mazur',
+  'Reyes',
+  'Thompson',
+];
+const BRAND = [
+  'Acme',
+  'Northwind',
+  'Globex',
+  'Initech',
+  'Umbrella',
+  'Hooli',
+  'Vandelay',
+  'Stark',
+  'Wayne',
+  'Tyrell',
+  'Cyberdyne',
+  'Soylent',
+  'Wonka',
+  'Oscorp',
+  'Gringotts',
+  'Aperture',
+  'Massive',
+  'Pied',
+  'Dunder',
+  'Sterling',
+  'Bluth',
+  'Prestige',
+  'Gekko',
+  'Monarch',
+  'Nakatomi',
+  'Oceanic',
+  'Paper',
+  'Quantum',
+  'Rekall',
+  'Sirius',
+  'Tessier',
+  'Virtucon',
+  'Zorg',
+  'Blue',
+  'Red',
+  'Silver',
+  'Golden',
+  'Bright',
+  'Clear',
+  'Swift',
+  'Nova',
+  'Polar',
+  'Summit',
+  'Harbor',
+  'Cedar',
+  'Maple',
+  'Atlas',
+  'Orbit',
+  'Pioneer',
+  'Vertex',
+];
+const TRADE = [
+  'Robotics',
+  'Analytics',
+  'Logistics',
+  'Foods',
+  'Health',
+  'Energy',
+  'Media',
+  'Capital',
+  'Software',
+  'Motors',
+  'Pharma',
+  'Textiles',
+  'Games',
+  'Studios',
+  'Consulting',
+  'Labs',
+  'Systems',
+  'Networks',
+  'Dynamics',
+  'Ventures',
+  'Airlines',
+  'Apparel',
+  'Brewing',
+  'Cosmetics',
+  'Dental',
+  'Engineering',
+  'Farms',
+  'Garden',
+  'Hotels',
+  'Insurance',
+  'Jewelry',
+  'Kitchens',
+  'Legal',
+  'Marine',
+  'Nutrition',
+  'Optics',
+  'Printing',
+  'Realty',
+  'Security',
+  'Travel',
+  'Utilities',
+  'Vision',
+  'Water',
+  'Solar',
+  'Bakery',
+  'Cycles',
+  'Design',
+  'Education',
+  'Fitness',
+  'Goods',
+  'Homes',
+  'Imaging',
+  'Lighting',
+  'Medical',
+  'Outdoors',
+  'Pets',
+  'Records',
+  'Sports',
+  'Tools',
+  'Wireless',
+  'Audio',
+  'Biotech',
+  'Chemicals',
+  'Drones',
+  'Events',
+  'Finance',
+  'Glass',
+  'Hardware',
+  'Industries',
+  'Kinetics',
+  'Lumber',
+  'Mining',
+  'Nautics',
+  'Organics',
+  'Plastics',
+  'Quarries',
+  'Rail',
+  'Steel',
+  'Telecom',
+  'Uniforms',
+  'Vending',
+  'Wellness',
+  'Yachts',
+  'Zinc',
+  'Agency',
+  'Bank',
+  'Cloud',
+  'Data',
+  'Electric',
+  'Fashion',
+  'Group',
+  'Holdings',
+  'Interactive',
+  'Juice',
+  'Knitwear',
+  'Learning',
+  'Machines',
+  'Nursery',
+  'Office',
+  'Partners',
+];
 const FREE_MAIL = ['gmail.com', 'outlook.com', 'yahoo.com', 'icloud.com', 'proton.me', 'gmx.de', 'web.de', 'hotmail.com'];
 
 const pgArray = (words: string[]) => `(array[${words.map((w) => `'${w}'`).join(',')}])`;
@@ -180,7 +430,8 @@ export async function seedLeads(url: string, orgId: string, count: number): Prom
     const { rows } = await client.query<{ id: string }>('select id from projects where org_id = $1 order by created_at limit 1', [orgId]);
     const batch = 100_000;
     for (let from = 1; from <= count; from += batch) {
-      await client.query(`
+      await client.query(
+        `
         insert into leads (id, org_id, project_id, name, email, email_key, phone, phone_key, company, website, website_key, source, status, score, tags, custom, created_at, updated_at)
         select 'lead_seed' || lpad(i::text, 8, '0'), $1, $2, first || ' ' || last, email, lower(email), phone, phone, brand || ' ' || trade,
           case when i % 2 = 0 then 'https://www.' || domain end, case when i % 2 = 0 then domain end,
@@ -194,7 +445,8 @@ export async function seedLeads(url: string, orgId: string, count: number): Prom
           lateral (select lower(brand || trade) || '.com' as domain) as d,
           lateral (select lower(first) || '.' || lower(last) || (i / 2500) || '@' || case when (i / 5000) % 10 < 3 then ${pgArray(FREE_MAIL)}[1 + i % ${FREE_MAIL.length}] else domain end as email,
             case when i % 3 = 0 then '+1' || (200 + (i * 37) % 800) || lpad(((i::bigint * 7919) % 10000000)::text, 7, '0') end as phone) as c`,
-      [orgId, rows[0]!.id, from, Math.min(count, from + batch - 1)]);
+        [orgId, rows[0]!.id, from, Math.min(count, from + batch - 1)],
+      );
     }
     // As autovacuum would soon after: statistics, and the visibility map that lets an index count alone.
     await client.query('vacuum analyze leads');
@@ -214,15 +466,15 @@ export async function seedLeads(url: string, orgId: string, count: number): Prom
 function scaleCases(): { name: string; query: string }[] {
   return [
     ['q: a company', 'q=Acme%20Robotics'],
-    ['q: a company\'s domain', 'q=acmerobotics.com'],
-    ['q: a person\'s name', 'q=Anna%20Smith'],
+    ["q: a company's domain", 'q=acmerobotics.com'],
+    ["q: a person's name", 'q=Anna%20Smith'],
     ['q: part of a phone number', 'q=3110023'],
     ['q: a word', 'q=robotics'],
     ['filter: source', 'source=trade-fair'],
     ['filter: minScore=100', 'minScore=100'],
     ['filter: status + tag', 'status=QUALIFIED&tags=t7'],
     ['q + filter', 'q=Acme&status=QUALIFIED'],
-    ['q + filter, with the create rounds\' Acme leads (all NEW)', 'q=Acme&status=NEW'],
+    ["q + filter, with the create rounds' Acme leads (all NEW)", 'q=Acme&status=NEW'],
     ['broad q: ".com"', 'q=.com'],
     ['broad q: "gmail"', 'q=gmail'],
     ['broad filter: status=NEW', 'status=NEW'],
@@ -317,10 +569,16 @@ async function benchPostgres(store: string, database: Database, dataDir: string,
       { case: `lead create (new people), median of ${ROUNDS}`, store, ...median(creates) },
       { case: 'lead create (duplicates)', store, ...(await measure({ ...service.job, kind: 'create-duplicate' })) },
     ];
-    rows.push({ case: `filtered list (${await service.total()} leads)`, store, ...(await measure({ url: service.list, kind: 'list', headers: service.headers })) });
+    rows.push({
+      case: `filtered list (${await service.total()} leads)`,
+      store,
+      ...(await measure({ url: service.list, kind: 'list', headers: service.headers })),
+    });
     rows.push({ case: `bare Fastify + pg INSERT (floor), median of ${ROUNDS}`, store: 'PostgreSQL', ...median(floors) });
     console.log(`rounds, create / floor req/s: ${creates.map((c, i) => `${c.rps.toFixed(0)} / ${floors[i]!.rps.toFixed(0)}`).join(', ')}`);
-    console.log(`rounds, CPU ms per request (server + PostgreSQL), create / floor: ${creates.map((c, i) => `${cpuOf(c)} / ${cpuOf(floors[i]!)}`).join(', ')}\n`);
+    console.log(
+      `rounds, CPU ms per request (server + PostgreSQL), create / floor: ${creates.map((c, i) => `${cpuOf(c)} / ${cpuOf(floors[i]!)}`).join(', ')}\n`,
+    );
     if (SCALE > 0) rows.push(...(await benchScale(store, service, url)));
     return rows;
   } finally {
@@ -336,7 +594,11 @@ async function benchEmbedded(store: string, database: Database, dataDir: string)
       { case: 'lead create (new people)', store, ...(await measure(service.job)) },
       { case: 'lead create (duplicates)', store, ...(await measure({ ...service.job, kind: 'create-duplicate' })) },
     ];
-    rows.push({ case: `filtered list (${await service.total()} leads)`, store, ...(await measure({ url: service.list, kind: 'list', headers: service.headers })) });
+    rows.push({
+      case: `filtered list (${await service.total()} leads)`,
+      store,
+      ...(await measure({ url: service.list, kind: 'list', headers: service.headers })),
+    });
     // The embedded database runs in this process: its CPU is in ours, and PostgreSQL's is none of it.
     return rows.map((row) => ({ ...row, postgresMs: null }));
   } finally {
@@ -346,7 +608,17 @@ async function benchEmbedded(store: string, database: Database, dataDir: string)
 
 function table(rows: Row[]): string {
   const head = ['case', 'store', 'req/s', 'p50 ms', 'p99 ms', '2xx', 'non-2xx', 'errors', 'CPU ms/req ours + PG'];
-  const body = rows.map((r) => [r.case, r.store, r.rps.toFixed(0), r.p50.toFixed(1), r.p99.toFixed(1), String(r.ok), String(r.non2xx), String(r.errors), cpuOf(r)]);
+  const body = rows.map((r) => [
+    r.case,
+    r.store,
+    r.rps.toFixed(0),
+    r.p50.toFixed(1),
+    r.p99.toFixed(1),
+    String(r.ok),
+    String(r.non2xx),
+    String(r.errors),
+    cpuOf(r),
+  ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
@@ -398,7 +670,9 @@ export async function main(): Promise<void> {
   const bare = rows.find((r) => r.case.startsWith('bare'));
   if (create && bare) {
     const ratio = create.rps / bare.rps;
-    console.log(`\nlead create / bare INSERT on PostgreSQL: ${ratio.toFixed(2)} of the floor's throughput (goal >= 0.50); create p99 ${create.p99.toFixed(1)} ms (goal < 50 ms)`);
+    console.log(
+      `\nlead create / bare INSERT on PostgreSQL: ${ratio.toFixed(2)} of the floor's throughput (goal >= 0.50); create p99 ${create.p99.toFixed(1)} ms (goal < 50 ms)`,
+    );
   }
   const worst = (list: Row[]) => list.reduce<Row | null>((a, r) => (a && a.p99 >= r.p99 ? a : r), null);
   const selective = worst(rows.filter((r) => r.share !== undefined && r.share < 0.01));

@@ -51,14 +51,26 @@ function knownPerson(): string {
 
 async function load(job: LoadJob): Promise<LoadResult> {
   const headers = { ...job.headers, 'content-type': 'application/json' };
-  const requests = job.kind === 'list'
-    ? [{ method: 'GET', headers: job.headers }]
-    : [{
-        method: 'POST',
-        headers,
-        setupRequest: (request: object) => ({ ...request, body: job.kind === 'hook' ? JSON.stringify({ sentAt: Date.now(), n: n++ }) : job.kind === 'create-new' ? newPerson() : knownPerson() }),
-      }];
-  const result = await autocannon({ url: job.url, connections: job.connections, duration: job.seconds, requests, ...(job.rate ? { overallRate: job.rate } : {}) });
+  const requests =
+    job.kind === 'list'
+      ? [{ method: 'GET', headers: job.headers }]
+      : [
+          {
+            method: 'POST',
+            headers,
+            setupRequest: (request: object) => ({
+              ...request,
+              body: job.kind === 'hook' ? JSON.stringify({ sentAt: Date.now(), n: n++ }) : job.kind === 'create-new' ? newPerson() : knownPerson(),
+            }),
+          },
+        ];
+  const result = await autocannon({
+    url: job.url,
+    connections: job.connections,
+    duration: job.seconds,
+    requests,
+    ...(job.rate ? { overallRate: job.rate } : {}),
+  });
   const statusCodes: Record<string, number> = {};
   for (const [code, stat] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = stat.count;
   return {

@@ -43,7 +43,9 @@ async function run(store: BenchStore) {
   await settle();
   const before = process.memoryUsage();
   const clients = fork(fileURLToPath(new URL('./_stream-clients.ts', import.meta.url)), [url, token, String(CONNECTIONS)]);
-  await new Promise<void>((resolve, reject) => clients.on('message', (m: { connected?: number; error?: string }) => (m.error ? reject(new Error(m.error)) : m.connected && resolve())));
+  await new Promise<void>((resolve, reject) =>
+    clients.on('message', (m: { connected?: number; error?: string }) => (m.error ? reject(new Error(m.error)) : m.connected && resolve())),
+  );
   await settle();
   const after = process.memoryUsage();
 

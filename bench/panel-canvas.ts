@@ -33,9 +33,11 @@ export function bigWorkflow(count: number): { nodes: Record<string, unknown>[]; 
     const tail = tails[chain]!;
     const id = `n${i}`;
     const branch = i % 4 === 0 && nodes.length + 2 <= count;
-    nodes.push(branch
-      ? { id, type: 'flow.if', name: `Check ${i}`, params: { condition: `score >= ${i % 100}` } }
-      : { id, type: 'data.set', name: `Step ${i}`, params: { fields: { [`f${i}`]: `{{ $.score + ${i} }}` } } });
+    nodes.push(
+      branch
+        ? { id, type: 'flow.if', name: `Check ${i}`, params: { condition: `score >= ${i % 100}` } }
+        : { id, type: 'data.set', name: `Step ${i}`, params: { fields: { [`f${i}`]: `{{ $.score + ${i} }}` } } },
+    );
     edges.push({ from: tail.id, to: id, ...(tail.output ? { output: tail.output } : {}) });
     if (branch) {
       nodes.push({ id: `${id}_no`, type: 'data.set', name: `Not ${i}`, params: { fields: { skipped: true } } });
@@ -48,12 +50,18 @@ export function bigWorkflow(count: number): { nodes: Record<string, unknown>[]; 
   return { nodes, edges };
 }
 
-interface Frames { deltas: number[]; longTasks: number; blocking: number }
+interface Frames {
+  deltas: number[];
+  longTasks: number;
+  blocking: number;
+}
 
 /** Records requestAnimationFrame gaps and long tasks while `gesture` runs. */
 async function measure(page: Page, gesture: () => Promise<void>): Promise<Frames> {
   await page.evaluate(() => {
-    const w = window as unknown as { rec: { deltas: number[]; last: number; on: boolean; longTasks: number; blocking: number; observer?: PerformanceObserver } };
+    const w = window as unknown as {
+      rec: { deltas: number[]; last: number; on: boolean; longTasks: number; blocking: number; observer?: PerformanceObserver };
+    };
     // This recording's own record: the loop of an earlier one stops with it.
     const rec: typeof w.rec = { deltas: [], last: 0, on: true, longTasks: 0, blocking: 0 };
     w.rec = rec;
@@ -90,7 +98,9 @@ function report(name: string, runs: Frames[]): void {
   const slow = deltas.filter((d) => d > 50).length;
   const longTasks = runs.reduce((s, r) => s + r.longTasks, 0);
   const blocking = runs.reduce((s, r) => s + r.blocking, 0);
-  console.log(`${name.padEnd(18)} ${String(deltas.length).padStart(5)} frames: p50 ${pct(deltas, 0.5).toFixed(1)} ms, p99 ${pct(deltas, 0.99).toFixed(1)} ms, worst ${deltas.at(-1)!.toFixed(1)} ms, ${slow} over 50 ms; ${longTasks} long tasks, ${blocking.toFixed(0)} ms blocking`);
+  console.log(
+    `${name.padEnd(18)} ${String(deltas.length).padStart(5)} frames: p50 ${pct(deltas, 0.5).toFixed(1)} ms, p99 ${pct(deltas, 0.99).toFixed(1)} ms, worst ${deltas.at(-1)!.toFixed(1)} ms, ${slow} over 50 ms; ${longTasks} long tasks, ${blocking.toFixed(0)} ms blocking`,
+  );
 }
 
 /** Moves the mouse from `from` by `by` in `steps` moves about 8 ms apart (a hand's pace), the button held. */
@@ -114,11 +124,19 @@ export async function main(): Promise<void> {
     const opens: number[] = [];
     for (let i = 0; i < ROUNDS; i++) {
       await page.goto(`${base}/orgs/${orgId}/workflows/${workflow.id}/edit`, { waitUntil: 'commit' });
-      await page.waitForFunction((n) => document.querySelectorAll('.react-flow__node').length === n && [...document.querySelectorAll<HTMLElement>('.react-flow__node')].every((el) => el.style.visibility !== 'hidden'), definition.nodes.length, { timeout: 60_000 });
+      await page.waitForFunction(
+        (n) =>
+          document.querySelectorAll('.react-flow__node').length === n &&
+          [...document.querySelectorAll<HTMLElement>('.react-flow__node')].every((el) => el.style.visibility !== 'hidden'),
+        definition.nodes.length,
+        { timeout: 60_000 },
+      );
       opens.push(await page.evaluate(() => performance.now()));
     }
     opens.sort((a, b) => a - b);
-    console.log(`open in the editor, navigation → ${definition.nodes.length} steps drawn: median ${opens[Math.floor(opens.length / 2)]!.toFixed(0)} ms, worst ${opens.at(-1)!.toFixed(0)} ms over ${ROUNDS} loads`);
+    console.log(
+      `open in the editor, navigation → ${definition.nodes.length} steps drawn: median ${opens[Math.floor(opens.length / 2)]!.toFixed(0)} ms, worst ${opens.at(-1)!.toFixed(0)} ms over ${ROUNDS} loads`,
+    );
     await page.waitForTimeout(500);
 
     const pane = (await page.locator('.react-flow__pane').boundingBox())!;
@@ -128,24 +146,28 @@ export async function main(): Promise<void> {
 
     const pans: Frames[] = [];
     for (let i = 0; i < ROUNDS; i++) {
-      pans.push(await measure(page, async () => {
-        // From an empty corner of the pane (the fitted view leaves a margin), right and down, then back.
-        const spot = { x: pane.x + 8, y: pane.y + 8 };
-        await drag(page, spot, { x: 240, y: 160 });
-        await drag(page, { x: spot.x + 240, y: spot.y + 160 }, { x: -240, y: -160 });
-      }));
+      pans.push(
+        await measure(page, async () => {
+          // From an empty corner of the pane (the fitted view leaves a margin), right and down, then back.
+          const spot = { x: pane.x + 8, y: pane.y + 8 };
+          await drag(page, spot, { x: 240, y: 160 });
+          await drag(page, { x: spot.x + 240, y: spot.y + 160 }, { x: -240, y: -160 });
+        }),
+      );
     }
     report('pan', pans);
 
     const zooms: Frames[] = [];
     for (let i = 0; i < ROUNDS; i++) {
-      zooms.push(await measure(page, async () => {
-        await page.mouse.move(center.x, center.y);
-        for (let k = 0; k < 30; k++) {
-          await page.mouse.wheel(0, k < 15 ? -120 : 120);
-          await page.waitForTimeout(16);
-        }
-      }));
+      zooms.push(
+        await measure(page, async () => {
+          await page.mouse.move(center.x, center.y);
+          for (let k = 0; k < 30; k++) {
+            await page.mouse.wheel(0, k < 15 ? -120 : 120);
+            await page.waitForTimeout(16);
+          }
+        }),
+      );
     }
     report('zoom', zooms);
 
@@ -154,10 +176,12 @@ export async function main(): Promise<void> {
     const drags: Frames[] = [];
     for (let i = 0; i < ROUNDS; i++) {
       const box = (await node.boundingBox())!;
-      drags.push(await measure(page, async () => {
-        const grip = { x: box.x + box.width / 2, y: box.y + 6 };
-        await drag(page, grip, { x: 200, y: 120 });
-      }));
+      drags.push(
+        await measure(page, async () => {
+          const grip = { x: box.x + box.width / 2, y: box.y + 6 };
+          await drag(page, grip, { x: 200, y: 120 });
+        }),
+      );
     }
     report('drag a step', drags);
     const undoSteps = await page.getByRole('button', { name: 'Undo' }).isEnabled();

@@ -28,10 +28,14 @@ function initialAssets(): { js: number; jsGzip: number; css: number; cssGzip: nu
   const html = readFileSync(join(DIST, 'index.html'), 'utf8');
   const scripts = [...html.matchAll(/<script[^>]+src="([^"]+)"/g), ...html.matchAll(/<link[^>]+rel="modulepreload"[^>]+href="([^"]+)"/g)].map((m) => m[1]!);
   const styles = [...html.matchAll(/<link[^>]+rel="stylesheet"[^>]+href="([^"]+)"/g)].map((m) => m[1]!);
-  const size = (paths: string[]) => paths.reduce((sum, p) => {
-    const body = readFileSync(join(DIST, p));
-    return { raw: sum.raw + body.length, gzip: sum.gzip + gzipSync(body, { level: 9 }).length };
-  }, { raw: 0, gzip: 0 });
+  const size = (paths: string[]) =>
+    paths.reduce(
+      (sum, p) => {
+        const body = readFileSync(join(DIST, p));
+        return { raw: sum.raw + body.length, gzip: sum.gzip + gzipSync(body, { level: 9 }).length };
+      },
+      { raw: 0, gzip: 0 },
+    );
   const js = size(scripts);
   const css = size(styles);
   return { js: js.raw, jsGzip: js.gzip, css: css.raw, cssGzip: css.gzip, files: [...scripts, ...styles] };
@@ -39,10 +43,15 @@ function initialAssets(): { js: number; jsGzip: number; css: number; cssGzip: nu
 
 export async function main(): Promise<void> {
   const assets = initialAssets();
-  console.log(`initial JavaScript: ${kb(assets.js)} (${kb(assets.jsGzip)} gzipped; budget 300 KB gzipped), CSS ${kb(assets.css)} (${kb(assets.cssGzip)} gzipped)`);
+  console.log(
+    `initial JavaScript: ${kb(assets.js)} (${kb(assets.jsGzip)} gzipped; budget 300 KB gzipped), CSS ${kb(assets.css)} (${kb(assets.cssGzip)} gzipped)`,
+  );
 
   await withPanelSession('panel', async ({ base, orgId, page, api }) => {
-    const csv = ['name,email,company,tags', ...Array.from({ length: 10_000 }, (_, i) => `Person ${i},person${i}@bench${i % 97}.example,Company ${i % 300},t${i % 20}`)].join('\n');
+    const csv = [
+      'name,email,company,tags',
+      ...Array.from({ length: 10_000 }, (_, i) => `Person ${i},person${i}@bench${i % 97}.example,Company ${i % 300},t${i % 20}`),
+    ].join('\n');
     const imported = await api<{ created: number }>('POST', `/orgs/${orgId}/leads/import`, csv, 'text/csv');
     console.log(`seeded ${imported.created} leads`);
 
@@ -54,12 +63,22 @@ export async function main(): Promise<void> {
       times.push(await page.evaluate(() => performance.now()));
     }
     times.sort((a, b) => a - b);
-    console.log(`leads page, 10,000 leads, navigation → rows on screen: median ${times[Math.floor(times.length / 2)]!.toFixed(0)} ms, worst ${times.at(-1)!.toFixed(0)} ms over ${LOADS} loads (budget 1,000 ms)`);
+    console.log(
+      `leads page, 10,000 leads, navigation → rows on screen: median ${times[Math.floor(times.length / 2)]!.toFixed(0)} ms, worst ${times.at(-1)!.toFixed(0)} ms over ${LOADS} loads (budget 1,000 ms)`,
+    );
 
     // 50 runs that each wait 3 s and finish, while the runs page is open.
     const workflow = await api<{ id: string }>('POST', `/orgs/${orgId}/workflows`, {
-      name: 'Bench wait', nodes: [{ id: 'start', type: 'trigger.manual' }, { id: 'wait', type: 'flow.delay', params: { seconds: 3 } }, { id: 'set', type: 'data.set', params: { fields: { done: true } } }],
-      edges: [{ from: 'start', to: 'wait' }, { from: 'wait', to: 'set' }],
+      name: 'Bench wait',
+      nodes: [
+        { id: 'start', type: 'trigger.manual' },
+        { id: 'wait', type: 'flow.delay', params: { seconds: 3 } },
+        { id: 'set', type: 'data.set', params: { fields: { done: true } } },
+      ],
+      edges: [
+        { from: 'start', to: 'wait' },
+        { from: 'wait', to: 'set' },
+      ],
     });
     await page.goto(`${base}/orgs/${orgId}/runs`);
     await page.getByRole('heading', { name: 'Runs' }).waitFor();
@@ -87,6 +106,8 @@ export async function main(): Promise<void> {
     frames.sort((a, b) => a - b);
     const rows = await page.getByRole('table').locator('tbody tr').count();
     const finished = (await api<{ total: number }>('GET', `/orgs/${orgId}/runs?status=SUCCEEDED&pageSize=1`)).total;
-    console.log(`runs page, ${RUNS} live runs for 8 s (${finished} finished meanwhile): ${blocking.count} long tasks, total blocking time ${blocking.total.toFixed(0)} ms; next frame in median ${frames[Math.floor(frames.length / 2)]} ms, worst ${frames.at(-1)} ms; ${rows} rows shown`);
+    console.log(
+      `runs page, ${RUNS} live runs for 8 s (${finished} finished meanwhile): ${blocking.count} long tasks, total blocking time ${blocking.total.toFixed(0)} ms; next frame in median ${frames[Math.floor(frames.length / 2)]} ms, worst ${frames.at(-1)} ms; ${rows} rows shown`,
+    );
   });
 }

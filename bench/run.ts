@@ -3,7 +3,9 @@ import { existsSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const dir = fileURLToPath(new URL('.', import.meta.url));
-const available = readdirSync(dir).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !['run.ts', 'load.ts'].includes(f) && !f.startsWith('_')).map((f) => f.slice(0, -3));
+const available = readdirSync(dir)
+  .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !['run.ts', 'load.ts'].includes(f) && !f.startsWith('_'))
+  .map((f) => f.slice(0, -3));
 const name = process.argv[2];
 
 if (!name || !available.includes(name) || !existsSync(new URL(`./${name}.ts`, import.meta.url))) {

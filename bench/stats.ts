@@ -18,7 +18,16 @@ import { openStore, percentile, postgresReachable, printTable } from './_stores.
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 40);
-const TYPES = ['lead.created', 'lead.qualified', 'lead.updated', 'workflow.run.finished', 'workflow.run.failed', 'agent.run.finished', 'post.published', 'post.created'];
+const TYPES = [
+  'lead.created',
+  'lead.qualified',
+  'lead.updated',
+  'workflow.run.finished',
+  'workflow.run.failed',
+  'agent.run.finished',
+  'post.published',
+  'post.created',
+];
 const METRICS = ['leads.created', 'leads.qualified', 'runs.succeeded', 'runs.failed', 'agent.runs', 'posts.published', 'usage.costUsd'];
 
 export async function main(): Promise<void> {
@@ -27,11 +36,21 @@ export async function main(): Promise<void> {
     process.exit(1);
   }
   const store = await openStore('postgres', 'stats');
-  const config = loadConfig({ NODE_ENV: 'test', APP_SECRET: 'bench-secret-long-enough-123', DATA_DIR: store.dataDir, RATE_LIMIT_MAX: '1000000', LOG_LEVEL: 'warn' });
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    APP_SECRET: 'bench-secret-long-enough-123',
+    DATA_DIR: store.dataDir,
+    RATE_LIMIT_MAX: '1000000',
+    LOG_LEVEL: 'warn',
+  });
   const app = await buildApp({ config, database: store.database, logger: false, workers: false });
   await app.ready();
   try {
-    const { organization } = await app.services.auth.createUserWithOrg({ email: 'bench@example.com', password: 'bench password 123', organizationName: 'Bench' });
+    const { organization } = await app.services.auth.createUserWithOrg({
+      email: 'bench@example.com',
+      password: 'bench password 123',
+      organizationName: 'Bench',
+    });
     const other = await app.services.auth.createUserWithOrg({ email: 'other@example.com', password: 'bench password 123', organizationName: 'Other' });
     const projectId = await app.services.orgs.defaultProjectId(organization.id);
     const { key } = await app.services.apiKeys.create(organization.id, { name: 'bench', scopes: ['usage:read'] });
@@ -69,7 +88,9 @@ export async function main(): Promise<void> {
     await db.execute(sql`vacuum analyze stats_hourly`);
     const rebuildMs = performance.now() - t0;
     console.log(`stats_hourly rebuilt: ${hours.toLocaleString('en')} hourly rows in ${(rebuildMs / 1000).toFixed(1)} s`);
-    console.log(`inserted ${EVENTS.toLocaleString('en')} events (+${Math.round(EVENTS / 10).toLocaleString('en')} of another org, 50,000 usage records) in ${(loadMs / 1000).toFixed(1)} s; vacuum analyze ${(vacuumMs / 1000).toFixed(1)} s`);
+    console.log(
+      `inserted ${EVENTS.toLocaleString('en')} events (+${Math.round(EVENTS / 10).toLocaleString('en')} of another org, 50,000 usage records) in ${(loadMs / 1000).toFixed(1)} s; vacuum analyze ${(vacuumMs / 1000).toFixed(1)} s`,
+    );
 
     const cases: { name: string; body: Record<string, unknown> }[] = [
       { name: 'year by week, 7 metrics', body: { metrics: METRICS, from: '2025-01-01', to: '2025-12-31', granularity: 'week' } },
@@ -78,8 +99,14 @@ export async function main(): Promise<void> {
       { name: 'year by week, usage.costUsd', body: { metrics: ['usage.costUsd'], from: '2025-01-01', to: '2025-12-31', granularity: 'week' } },
       { name: 'year by week, leads.created', body: { metrics: ['leads.created'], from: '2025-01-01', to: '2025-12-31', granularity: 'week' } },
       { name: 'year by day, leads.created', body: { metrics: ['leads.created'], from: '2025-01-01', to: '2025-12-31', granularity: 'day' } },
-      { name: 'year by day, 7 metrics, Europe/Paris', body: { metrics: METRICS, from: '2025-01-01', to: '2025-12-31', granularity: 'day', timezone: 'Europe/Paris' } },
-      { name: 'year by week, 7 metrics, Asia/Kolkata (outbox only)', body: { metrics: METRICS, from: '2025-01-01', to: '2025-12-31', granularity: 'week', timezone: 'Asia/Kolkata' } },
+      {
+        name: 'year by day, 7 metrics, Europe/Paris',
+        body: { metrics: METRICS, from: '2025-01-01', to: '2025-12-31', granularity: 'day', timezone: 'Europe/Paris' },
+      },
+      {
+        name: 'year by week, 7 metrics, Asia/Kolkata (outbox only)',
+        body: { metrics: METRICS, from: '2025-01-01', to: '2025-12-31', granularity: 'week', timezone: 'Asia/Kolkata' },
+      },
       { name: 'month by hour, 7 metrics', body: { metrics: METRICS, from: '2025-06-01', to: '2025-06-30', granularity: 'hour' } },
     ];
     const rows: Record<string, string | number>[] = [];

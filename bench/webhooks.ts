@@ -41,22 +41,51 @@ const LOADS = (process.env.BENCH_LOADS ?? 'paced,burst,backlog').split(',').map(
 /** Deliveries in flight at once, at most: the deliverer's batch in each of its lanes. */
 const IN_FLIGHT = DELIVERY_BATCH * DELIVERY_LANES;
 
-const LEAD = { id: 'lead_01JBENCH', name: 'Bench 1', email: 'bench-1@example.com', phone: null, company: null, status: 'NEW', score: 0, tags: ['bench'], source: null, custom: {}, createdAt: new Date().toISOString(), updatedAt: new Date().toISOString() };
+const LEAD = {
+  id: 'lead_01JBENCH',
+  name: 'Bench 1',
+  email: 'bench-1@example.com',
+  phone: null,
+  company: null,
+  status: 'NEW',
+  score: 0,
+  tags: ['bench'],
+  source: null,
+  custom: {},
+  createdAt: new Date().toISOString(),
+  updatedAt: new Date().toISOString(),
+};
 
 /** A lead event's envelope as the deliverer sends it, for the floor and the warm-up. */
 function envelope(i: number): string {
-  return JSON.stringify({ id: `evt_floor_${i}`, type: 'lead.created', organizationId: 'org_bench', at: new Date().toISOString(), data: { lead: LEAD, actor: { type: 'system', id: 'bench' } } });
+  return JSON.stringify({
+    id: `evt_floor_${i}`,
+    type: 'lead.created',
+    organizationId: 'org_bench',
+    at: new Date().toISOString(),
+    data: { lead: LEAD, actor: { type: 'system', id: 'bench' } },
+  });
 }
 
 /** `total` signed POSTs to `url` + i, `inFlight` at a time, through the deliverer's sender. */
 async function post(url: string, total: number, inFlight: number): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: inFlight }, async () => {
-    while (next < total) {
-      const i = next++;
-      await sendSigned({ url: `${url}${i % ENDPOINTS}`, secret: 'whsec_bench_floor_secret', body: envelope(i), eventType: 'lead.created', deliveryId: `dlv_floor_${i}`, allowPrivate: true, previewBytes: 512 });
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < total) {
+        const i = next++;
+        await sendSigned({
+          url: `${url}${i % ENDPOINTS}`,
+          secret: 'whsec_bench_floor_secret',
+          body: envelope(i),
+          eventType: 'lead.created',
+          deliveryId: `dlv_floor_${i}`,
+          allowPrivate: true,
+          previewBytes: 512,
+        });
+      }
+    }),
+  );
 }
 
 /**
@@ -65,12 +94,13 @@ async function post(url: string, total: number, inFlight: number): Promise<void>
  */
 function startReceiver(expected: number) {
   const receiver = fork(fileURLToPath(new URL('./_receiver.ts', import.meta.url)), [String(expected)]);
-  const port = new Promise<number>((resolve) => receiver.once('message', (m: { port: number }) => resolve(m.port)))
-    .then(async (p) => {
-      await post(`http://127.0.0.1:${p}/warm/`, 2000, IN_FLIGHT);
-      return p;
-    });
-  const done = new Promise<{ samples: [number, number][]; first: number; last: number }>((resolve) => receiver.on('message', (m: { samples?: [number, number][]; first: number; last: number }) => m.samples && resolve(m as never)));
+  const port = new Promise<number>((resolve) => receiver.once('message', (m: { port: number }) => resolve(m.port))).then(async (p) => {
+    await post(`http://127.0.0.1:${p}/warm/`, 2000, IN_FLIGHT);
+    return p;
+  });
+  const done = new Promise<{ samples: [number, number][]; first: number; last: number }>((resolve) =>
+    receiver.on('message', (m: { samples?: [number, number][]; first: number; last: number }) => m.samples && resolve(m as never)),
+  );
   return { receiver, port, done };
 }
 
@@ -113,29 +143,44 @@ async function run(store: BenchStore, load: Load) {
 
   const { receiver, port: receiverPort, done } = startReceiver(EVENTS * ENDPOINTS);
   const port = await receiverPort;
-  for (let i = 0; i < ENDPOINTS; i++) await webhooks.create({ orgId: organization.id, projectId: null, actor: { type: 'system', id: 'bench' } }, { url: `http://127.0.0.1:${port}/hook/${i}`, events: ['*'] });
+  for (let i = 0; i < ENDPOINTS; i++)
+    await webhooks.create(
+      { orgId: organization.id, projectId: null, actor: { type: 'system', id: 'bench' } },
+      { url: `http://127.0.0.1:${port}/hook/${i}`, events: ['*'] },
+    );
 
   const scope = { orgId: organization.id, projectId, actor: { type: 'system' as const, id: 'bench' } };
   // The backlog: the deliverer waits until every delivery is due, then drains them alone.
-  const lanes = Object.entries(app.workers!.loops).filter(([name]) => name.startsWith('webhooks')).map(([, loop]) => loop);
+  const lanes = Object.entries(app.workers!.loops)
+    .filter(([name]) => name.startsWith('webhooks'))
+    .map(([, loop]) => loop);
   if (load === 'backlog') await Promise.all(lanes.map((lane) => lane.stop()));
   let cpu = cpuPerDelivery(receiver.pid!);
   let started = Date.now();
   let next = 0;
-  await Promise.all(Array.from({ length: CREATE_CONCURRENCY }, async () => {
-    while (next < EVENTS) {
-      const i = next++;
-      if (paced) {
-        const due = started + (i * 1000) / RATE;
-        if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
+  await Promise.all(
+    Array.from({ length: CREATE_CONCURRENCY }, async () => {
+      while (next < EVENTS) {
+        const i = next++;
+        if (paced) {
+          const due = started + (i * 1000) / RATE;
+          if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
+        }
+        await leads.create(scope, { name: `Bench ${i}`, email: `bench-${i}@example.com`, tags: ['bench'] });
       }
-      await leads.create(scope, { name: `Bench ${i}`, email: `bench-${i}@example.com`, tags: ['bench'] });
-    }
-  }));
+    }),
+  );
   const createdIn = Date.now() - started;
   if (load === 'backlog') {
-    const pending = async () => Number((await app.services.db.execute(sql`select count(*)::int as n from webhook_deliveries where status = 'pending'`) as unknown as { rows: { n: number }[] }).rows[0]!.n);
-    while (await pending() < EVENTS * ENDPOINTS) await new Promise((r) => setTimeout(r, 50));
+    const pending = async () =>
+      Number(
+        (
+          (await app.services.db.execute(sql`select count(*)::int as n from webhook_deliveries where status = 'pending'`)) as unknown as {
+            rows: { n: number }[];
+          }
+        ).rows[0]!.n,
+      );
+    while ((await pending()) < EVENTS * ENDPOINTS) await new Promise((r) => setTimeout(r, 50));
     cpu = cpuPerDelivery(receiver.pid!);
     started = Date.now();
     for (const lane of lanes) lane.start();
@@ -190,12 +235,17 @@ export async function main(): Promise<void> {
           await store.dispose();
         }
       }
-      if (ratios.length > 0) medians.push(`${name} ${load}: ${[...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)]!.toFixed(2)} (rounds ${ratios.map((r) => r.toFixed(2)).join(', ')})`);
+      if (ratios.length > 0)
+        medians.push(
+          `${name} ${load}: ${[...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)]!.toFixed(2)} (rounds ${ratios.map((r) => r.toFixed(2)).join(', ')})`,
+        );
     }
   }
   console.log(`\nWebhook delivery: ${ENDPOINTS} endpoints, ${EVENTS} lead events (first attempts, receiver answers 204)\n`);
   printTable(rows);
   console.log(`\nFloor: signed POSTs/s from a bare loop (${IN_FLIGHT} in flight, the same sender and receiver), measured before each burst and backlog.`);
   console.log(`Median ratio to the floor over ${ROUNDS} rounds: ${medians.join('; ')}`);
-  console.log('Goals (issue 19): burst deliveries/s at least 0.5 of the floor and paced p99 under 250 ms on PostgreSQL; the embedded store keeps up with 150 events/s × 10 endpoints.');
+  console.log(
+    'Goals (issue 19): burst deliveries/s at least 0.5 of the floor and paced p99 under 250 ms on PostgreSQL; the embedded store keeps up with 150 events/s × 10 endpoints.',
+  );
 }

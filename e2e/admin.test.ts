@@ -101,7 +101,11 @@ describe.runIf(browserAvailable)('administration in the panel', () => {
     await screenshot(page, 'webhook-detail');
 
     // A second endpoint for everything, then the list.
-    await apiCall(e2e, accessToken, 'POST', `/orgs/${orgId}/webhook-endpoints`, { url: receiver.url('/hooks/warehouse'), events: ['*'], description: 'Data warehouse' });
+    await apiCall(e2e, accessToken, 'POST', `/orgs/${orgId}/webhook-endpoints`, {
+      url: receiver.url('/hooks/warehouse'),
+      events: ['*'],
+      description: 'Data warehouse',
+    });
     await nav(page, 'Webhooks');
     const list = page.getByRole('table', { name: 'Webhook endpoints' });
     await list.getByText('All events').waitFor();
@@ -114,13 +118,18 @@ describe.runIf(browserAvailable)('administration in the panel', () => {
     const bell = page.getByRole('button', { name: 'Notifications, 1 unread' });
     await bell.waitFor({ timeout: 15_000 });
     await bell.click();
-    await page.getByRole('dialog', { name: 'Notifications' }).getByRole('button', { name: /Webhook endpoint deactivated/ }).click();
+    await page
+      .getByRole('dialog', { name: 'Notifications' })
+      .getByRole('button', { name: /Webhook endpoint deactivated/ })
+      .click();
     await page.waitForURL(`**/orgs/${orgId}/webhooks/${endpointId}**`);
     await page.getByRole('alert').filter({ hasText: 'Deliveries to this endpoint are stopped' }).waitFor();
     await deliveries.getByText('HTTP 410').waitFor();
     await page.getByRole('button', { name: 'Enable' }).click();
     await page.getByRole('button', { name: 'Disable' }).waitFor();
-    expect((await apiCall<{ active: boolean; consecutiveFailures: number }>(e2e, accessToken, 'GET', `/orgs/${orgId}/webhook-endpoints/${endpointId}`))).toMatchObject({ active: true, consecutiveFailures: 0 });
+    expect(
+      await apiCall<{ active: boolean; consecutiveFailures: number }>(e2e, accessToken, 'GET', `/orgs/${orgId}/webhook-endpoints/${endpointId}`),
+    ).toMatchObject({ active: true, consecutiveFailures: 0 });
   });
 
   it('API keys: creates one with scopes, shows it once, works with fetch within its scopes, and stops at revocation', async () => {
@@ -142,7 +151,11 @@ describe.runIf(browserAvailable)('administration in the panel', () => {
     expect(key.length).toBeGreaterThan(20);
 
     const headers = { 'x-api-key': key, 'content-type': 'application/json' };
-    const created = await fetch(`${e2e.base}/api/v1/orgs/${orgId}/leads`, { method: 'POST', headers, body: JSON.stringify({ name: 'From the CRM', email: 'crm@partner.example' }) });
+    const created = await fetch(`${e2e.base}/api/v1/orgs/${orgId}/leads`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name: 'From the CRM', email: 'crm@partner.example' }),
+    });
     expect(created.status).toBe(201);
     const listed = await fetch(`${e2e.base}/api/v1/orgs/${orgId}/leads`, { headers });
     expect(listed.status).toBe(200);
@@ -158,7 +171,9 @@ describe.runIf(browserAvailable)('administration in the panel', () => {
     await table.getByText('Reporting dashboard').waitFor();
     const row = table.locator('tr', { hasText: 'CRM sync' });
     await row.getByText('leads:write').waitFor();
-    const { prefix } = (await apiCall<{ name: string; prefix: string }[]>(e2e, accessToken, 'GET', `/orgs/${orgId}/api-keys`)).find((k) => k.name === 'CRM sync')!;
+    const { prefix } = (await apiCall<{ name: string; prefix: string }[]>(e2e, accessToken, 'GET', `/orgs/${orgId}/api-keys`)).find(
+      (k) => k.name === 'CRM sync',
+    )!;
     expect(key.startsWith(prefix)).toBe(true);
     await row.getByText(`${prefix}…`).waitFor();
     expect(await row.getByText('Never').count()).toBe(0);

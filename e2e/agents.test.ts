@@ -22,8 +22,17 @@ afterAll(async () => {
 
 async function arrangeLeads(token: string, orgId: string): Promise<string[]> {
   const ids: string[] = [];
-  for (const [name, source] of [['Ada Lovelace', 'fair'], ['Grace Hopper', 'fair'], ['Alan Turing', 'fair'], ['Edsger Dijkstra', 'website']] as const) {
-    const lead = await apiCall<{ id: string }>(e2e, token, 'POST', `/orgs/${orgId}/leads`, { name, email: `${name.split(' ')[0]!.toLowerCase()}@example.com`, source });
+  for (const [name, source] of [
+    ['Ada Lovelace', 'fair'],
+    ['Grace Hopper', 'fair'],
+    ['Alan Turing', 'fair'],
+    ['Edsger Dijkstra', 'website'],
+  ] as const) {
+    const lead = await apiCall<{ id: string }>(e2e, token, 'POST', `/orgs/${orgId}/leads`, {
+      name,
+      email: `${name.split(' ')[0]!.toLowerCase()}@example.com`,
+      source,
+    });
     ids.push(lead.id);
   }
   return ids;
@@ -31,10 +40,15 @@ async function arrangeLeads(token: string, orgId: string): Promise<string[]> {
 
 async function waitForRun(token: string, orgId: string, runId: string): Promise<{ status: string }> {
   let run: { status: string } = { status: 'QUEUED' };
-  await expect.poll(async () => {
-    run = await apiCall<{ status: string }>(e2e, token, 'GET', `/orgs/${orgId}/runs/${runId}`);
-    return ['SUCCEEDED', 'FAILED', 'CANCELED'].includes(run.status);
-  }, { timeout: 30_000 }).toBe(true);
+  await expect
+    .poll(
+      async () => {
+        run = await apiCall<{ status: string }>(e2e, token, 'GET', `/orgs/${orgId}/runs/${runId}`);
+        return ['SUCCEEDED', 'FAILED', 'CANCELED'].includes(run.status);
+      },
+      { timeout: 30_000 },
+    )
+    .toBe(true);
   return run;
 }
 
@@ -106,10 +120,16 @@ describe.runIf(browserAvailable)('agents and reports in the panel', () => {
 
     // A viewer reads the same pages without a single write action.
     const viewer = { email: `viewer${Date.now()}@example.com`, password: 'correct horse battery staple' };
-    const registered = await fetch(`${e2e.base}/api/v1/auth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(viewer) });
+    const registered = await fetch(`${e2e.base}/api/v1/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(viewer),
+    });
     expect(registered.status).toBe(201);
     await apiCall(e2e, accessToken, 'POST', `/orgs/${orgId}/members`, { email: viewer.email, role: 'viewer' });
-    const reportId = new URL(await reports.getByRole('link', { name: /Market research/ }).evaluate((a) => (a as HTMLAnchorElement).href)).pathname.split('/').pop()!;
+    const reportId = new URL(await reports.getByRole('link', { name: /Market research/ }).evaluate((a) => (a as HTMLAnchorElement).href)).pathname
+      .split('/')
+      .pop()!;
     const viewerPage = await e2e.page();
     await signIn(viewerPage, viewer.email, viewer.password);
     await viewerPage.goto(`/orgs/${orgId}/reports/${reportId}`);
@@ -132,9 +152,15 @@ describe.runIf(browserAvailable)('agents and reports in the panel', () => {
     await arrangeLeads(accessToken, orgId);
     // The model thinks for a moment, asks for the pipeline figures, then keeps the next call open.
     const before = model.requests.length;
-    model.script = (_request, index) => (index === before
-      ? { reasoning: 'Reading the pipeline figures first.', toolCalls: [{ name: 'lead_stats', arguments: {} }], delayMs: 1500, usage: { prompt: 1200, completion: 300 } }
-      : { hold: true });
+    model.script = (_request, index) =>
+      index === before
+        ? {
+            reasoning: 'Reading the pipeline figures first.',
+            toolCalls: [{ name: 'lead_stats', arguments: {} }],
+            delayMs: 1500,
+            usage: { prompt: 1200, completion: 300 },
+          }
+        : { hold: true };
 
     await page.goto(`/orgs/${orgId}/agents`);
     await page.getByRole('button', { name: 'Run an agent' }).click();
@@ -229,17 +255,33 @@ describe.runIf(browserAvailable)('agents and reports in the panel', () => {
     const leads = await arrangeLeads(accessToken, orgId);
     await apiCall(e2e, accessToken, 'PATCH', `/orgs/${orgId}/leads/${leads[0]}`, { status: 'QUALIFIED' });
     const ok = await apiCall<{ id: string }>(e2e, accessToken, 'POST', `/orgs/${orgId}/workflows`, {
-      name: 'Mark', nodes: [{ id: 'start', type: 'trigger.manual' }, { id: 'set', type: 'data.set', params: { fields: { done: true } } }], edges: [{ from: 'start', to: 'set' }],
+      name: 'Mark',
+      nodes: [
+        { id: 'start', type: 'trigger.manual' },
+        { id: 'set', type: 'data.set', params: { fields: { done: true } } },
+      ],
+      edges: [{ from: 'start', to: 'set' }],
     });
     const failing = await apiCall<{ id: string }>(e2e, accessToken, 'POST', `/orgs/${orgId}/workflows`, {
-      name: 'Call a closed port', nodes: [{ id: 'start', type: 'trigger.manual' }, { id: 'call', type: 'utility.httpRequest', params: { method: 'GET', url: 'http://127.0.0.1:9/' } }], edges: [{ from: 'start', to: 'call' }],
+      name: 'Call a closed port',
+      nodes: [
+        { id: 'start', type: 'trigger.manual' },
+        { id: 'call', type: 'utility.httpRequest', params: { method: 'GET', url: 'http://127.0.0.1:9/' } },
+      ],
+      edges: [{ from: 'start', to: 'call' }],
     });
     for (const wf of [ok, ok, failing]) {
       const r = await apiCall<{ id: string }>(e2e, accessToken, 'POST', `/orgs/${orgId}/workflows/${wf.id}/run`, { input: {} });
       await waitForRun(accessToken, orgId, r.id);
     }
-    const agentRun = await apiCall<{ id: string }>(e2e, accessToken, 'POST', `/orgs/${orgId}/agents/run`, { type: 'MARKET_ANALYST', task: 'Pipeline check', modelId: 'offline' });
-    await expect.poll(async () => (await apiCall<{ status: string }>(e2e, accessToken, 'GET', `/orgs/${orgId}/agent-runs/${agentRun.id}`)).status, { timeout: 30_000 }).toBe('succeeded');
+    const agentRun = await apiCall<{ id: string }>(e2e, accessToken, 'POST', `/orgs/${orgId}/agents/run`, {
+      type: 'MARKET_ANALYST',
+      task: 'Pipeline check',
+      modelId: 'offline',
+    });
+    await expect
+      .poll(async () => (await apiCall<{ status: string }>(e2e, accessToken, 'GET', `/orgs/${orgId}/agent-runs/${agentRun.id}`)).status, { timeout: 30_000 })
+      .toBe('succeeded');
 
     // The budget, set by the owner on the usage page.
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Usage' }).click();

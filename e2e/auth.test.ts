@@ -58,10 +58,11 @@ describe.runIf(browserAvailable)('signing in and out', () => {
 
   it('sends a deep link through sign-in and back, and refuses wrong credentials with a message', async () => {
     const res = await fetch(`${e2e.base}/api/v1/auth/register`, {
-      method: 'POST', headers: { 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ email: 'deep@link.example', password: 'another long passphrase', organizationName: 'Deep' }),
     });
-    const { organization } = await res.json() as { organization: { id: string } };
+    const { organization } = (await res.json()) as { organization: { id: string } };
     const page = await e2e.page();
     await page.goto(`/orgs/${organization.id}/leads?q=acme`);
     await page.waitForURL(/\/login\?redirect=/);

@@ -16,7 +16,14 @@ afterAll(async () => {
   await smtp?.close();
 });
 
-interface Campaign { id: string; status: string; audience: Record<string, unknown>; steps: { delaySeconds: number; subject?: string; text: string }[]; settings: Record<string, unknown>; stats: Record<string, number> }
+interface Campaign {
+  id: string;
+  status: string;
+  audience: Record<string, unknown>;
+  steps: { delaySeconds: number; subject?: string; text: string }[];
+  settings: Record<string, unknown>;
+  stats: Record<string, number>;
+}
 
 const searchParam = (page: Page, name: string) => new URL(page.url()).searchParams.get(name);
 const mailsTo = (address: string) => smtp.received.filter((m) => m.rcptTo.includes(address));
@@ -97,7 +104,10 @@ describe.runIf(browserAvailable)('campaigns in the panel', () => {
     expect(stored).toMatchObject({
       status: 'DRAFT',
       audience: { tags: ['spring'], status: 'NEW' },
-      steps: [{ delaySeconds: 0, subject: 'Hello {{ lead.name }}', text: 'Hi {{ lead.name }}, spring is here.' }, { delaySeconds: 30 * 3600, text: 'Any questions, {{ lead.name }}?' }],
+      steps: [
+        { delaySeconds: 0, subject: 'Hello {{ lead.name }}', text: 'Hi {{ lead.name }}, spring is here.' },
+        { delaySeconds: 30 * 3600, text: 'Any questions, {{ lead.name }}?' },
+      ],
       settings: { perMinute: 120, stopOnReply: true },
     });
     expect(stored.settings.window).toBeUndefined();
@@ -170,7 +180,15 @@ describe.runIf(browserAvailable)('campaigns in the panel', () => {
     const row = list.getByRole('row', { name: /Spring welcome \(v2\)/ });
     await row.waitFor();
     const { stats } = await call<Campaign>('GET', `/campaigns/${campaignId}`);
-    expect(await row.getByRole('cell').allInnerTexts()).toEqual(['Spring welcome (v2)', 'E-mail', 'Running', '3', '2', String(stats.pending), expect.any(String)]);
+    expect(await row.getByRole('cell').allInnerTexts()).toEqual([
+      'Spring welcome (v2)',
+      'E-mail',
+      'Running',
+      '3',
+      '2',
+      String(stats.pending),
+      expect.any(String),
+    ]);
     await screenshot(page, 'campaigns');
     await page.getByLabel('Status').selectOption('DRAFT');
     await expect.poll(() => searchParam(page, 'status')).toBe('DRAFT');
@@ -187,7 +205,10 @@ describe.runIf(browserAvailable)('campaigns in the panel', () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('navigation', { name: 'Settings' }).getByRole('link', { name: 'Suppressions' }).click();
     const table = page.getByRole('table', { name: 'Suppressions' });
-    await table.getByRole('row', { name: /\+4915112345678/ }).getByText('STOP keyword').waitFor();
+    await table
+      .getByRole('row', { name: /\+4915112345678/ })
+      .getByText('STOP keyword')
+      .waitFor();
 
     await page.getByRole('button', { name: 'Add suppression' }).click();
     const add = page.getByRole('dialog', { name: 'Add suppression' });
@@ -196,8 +217,16 @@ describe.runIf(browserAvailable)('campaigns in the panel', () => {
     await add.getByLabel('Reason').selectOption({ label: 'Complaint' });
     await add.getByRole('button', { name: 'Add suppression' }).click();
     await add.waitFor({ state: 'hidden' });
-    await table.getByRole('row', { name: /gone@example\.org/ }).getByText('Complaint').waitFor();
-    const stored = await apiCall<{ items: { id: string; channel: string; address: string; reason: string }[] }>(e2e, accessToken, 'GET', `/orgs/${orgId}/suppressions?channel=email`);
+    await table
+      .getByRole('row', { name: /gone@example\.org/ })
+      .getByText('Complaint')
+      .waitFor();
+    const stored = await apiCall<{ items: { id: string; channel: string; address: string; reason: string }[] }>(
+      e2e,
+      accessToken,
+      'GET',
+      `/orgs/${orgId}/suppressions?channel=email`,
+    );
     expect(stored.items).toEqual([expect.objectContaining({ channel: 'email', address: 'gone@example.org', reason: 'complaint' })]);
 
     const filters = page.getByRole('search', { name: 'Filter suppressions' });

@@ -41,7 +41,12 @@ function png(width: number, height: number): Buffer {
       rows.set([79 + Math.round((x / width) * 120), 70 + Math.round((y / height) * 90), 229 - Math.round((x / width) * 80)], at);
     }
   }
-  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', header), chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]),
+    chunk('IHDR', header),
+    chunk('IDAT', deflateSync(rows)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 /** A calendar date (YYYY-MM-DD) `days` from now, in the browser's zone, and the region name the calendar gives that day. */
@@ -51,13 +56,27 @@ async function dayInBrowser(page: Page, days: number): Promise<{ date: string; n
     d.setDate(d.getDate() + offset);
     const pad = (n: number) => String(n).padStart(2, '0');
     const date = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
-    const name = new Intl.DateTimeFormat(undefined, { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' }).format(new Date(`${date}T00:00:00Z`));
+    const name = new Intl.DateTimeFormat(undefined, { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' }).format(
+      new Date(`${date}T00:00:00Z`),
+    );
     return { date, name, input: `${date}T10:30` };
   }, days);
 }
 
-interface Post { id: string; status: string; body: string; scheduledAt: string | null; mediaIds: string[]; integrationId: string | null; error: { message: string } | null }
-interface Integration { id: string; name: string; status: string }
+interface Post {
+  id: string;
+  status: string;
+  body: string;
+  scheduledAt: string | null;
+  mediaIds: string[];
+  integrationId: string | null;
+  error: { message: string } | null;
+}
+interface Integration {
+  id: string;
+  name: string;
+  status: string;
+}
 
 describe.runIf(browserAvailable)('content in the panel', () => {
   it('connects an account, writes a draft counted as X counts it, adds an image, approves with an edit and schedules it, and finds it on the calendar', async () => {
@@ -79,7 +98,11 @@ describe.runIf(browserAvailable)('content in the panel', () => {
     expect(stored).toMatchObject({ name: 'Acme on X', provider: 'x', status: 'connected' });
 
     // Something already published today, for the calendar to show beside the new post.
-    const earlier = await apiCall<Post>(e2e, accessToken, 'POST', `/orgs/${orgId}/content`, { platform: 'X', body: 'Our spring catalogue is out today.', integrationId: stored!.id });
+    const earlier = await apiCall<Post>(e2e, accessToken, 'POST', `/orgs/${orgId}/content`, {
+      platform: 'X',
+      body: 'Our spring catalogue is out today.',
+      integrationId: stored!.id,
+    });
     await apiCall(e2e, accessToken, 'POST', `/orgs/${orgId}/content/${earlier.id}/approve`, {});
     await expect.poll(async () => (await apiCall<Post>(e2e, accessToken, 'GET', `/orgs/${orgId}/content/${earlier.id}`)).status).toBe('PUBLISHED');
 
@@ -110,7 +133,14 @@ describe.runIf(browserAvailable)('content in the panel', () => {
     const thumbnail = editor.getByRole('img', { name: 'Image 1' });
     await thumbnail.waitFor();
     await expect.poll(() => thumbnail.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(480);
-    await expect.poll(() => editor.getByRole('article', { name: 'X preview' }).locator('img').evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(480);
+    await expect
+      .poll(() =>
+        editor
+          .getByRole('article', { name: 'X preview' })
+          .locator('img')
+          .evaluate((img: HTMLImageElement) => img.naturalWidth),
+      )
+      .toBe(480);
 
     const tomorrow = await dayInBrowser(page, 1);
     await editor.getByLabel('Account').selectOption({ label: 'Acme on X' });
@@ -140,25 +170,45 @@ describe.runIf(browserAvailable)('content in the panel', () => {
     const entry = page.getByRole('region', { name: tomorrow.name }).getByRole('button', { name: /10:30( AM)? X scheduled: Spring launch week/ });
     await entry.waitFor();
     const today = await dayInBrowser(page, 0);
-    await page.getByRole('region', { name: today.name }).getByRole('button', { name: /X published: Our spring catalogue/ }).waitFor();
+    await page
+      .getByRole('region', { name: today.name })
+      .getByRole('button', { name: /X published: Our spring catalogue/ })
+      .waitFor();
     await screenshot(page, 'content-calendar');
     await page.getByRole('button', { name: 'Month', exact: true }).click();
     await expect.poll(() => new URL(page.url()).searchParams.get('view')).toBe('month');
-    await page.getByRole('region', { name: tomorrow.name }).getByRole('button', { name: /10:30( AM)? X scheduled: Spring launch week/ }).waitFor();
+    await page
+      .getByRole('region', { name: tomorrow.name })
+      .getByRole('button', { name: /10:30( AM)? X scheduled: Spring launch week/ })
+      .waitFor();
     expect(await page.getByRole('button', { name: 'Month', exact: true }).getAttribute('aria-pressed')).toBe('true');
     await screenshot(page, 'content-calendar-month');
     // The view and date survive a reload; an entry opens its post.
     await page.reload();
-    await page.getByRole('region', { name: tomorrow.name }).getByRole('button', { name: /Spring launch week/ }).click();
-    await page.getByRole('dialog', { name: 'X post' }).getByText(/^Scheduled for /).waitFor();
+    await page
+      .getByRole('region', { name: tomorrow.name })
+      .getByRole('button', { name: /Spring launch week/ })
+      .click();
+    await page
+      .getByRole('dialog', { name: 'X post' })
+      .getByText(/^Scheduled for /)
+      .waitFor();
     expect(new URL(page.url()).searchParams.get('post')).toBe(postId);
   });
 
   it('shows a failed publish and the account error, reconnects the account, publishes again and disconnects', async () => {
     const page = await e2e.page();
     const { orgId, accessToken } = await signUp(e2e, page);
-    const broken = await apiCall<Integration>(e2e, accessToken, 'POST', `/orgs/${orgId}/integrations`, { provider: 'linkedin', name: 'Acme page', credentials: { accessToken: 'revoked-token', author: 'urn:li:organization:42' } });
-    const post = await apiCall<Post>(e2e, accessToken, 'POST', `/orgs/${orgId}/content`, { platform: 'LINKEDIN', body: 'We are hiring marketers.', integrationId: broken.id });
+    const broken = await apiCall<Integration>(e2e, accessToken, 'POST', `/orgs/${orgId}/integrations`, {
+      provider: 'linkedin',
+      name: 'Acme page',
+      credentials: { accessToken: 'revoked-token', author: 'urn:li:organization:42' },
+    });
+    const post = await apiCall<Post>(e2e, accessToken, 'POST', `/orgs/${orgId}/content`, {
+      platform: 'LINKEDIN',
+      body: 'We are hiring marketers.',
+      integrationId: broken.id,
+    });
     await apiCall(e2e, accessToken, 'POST', `/orgs/${orgId}/content/${post.id}/approve`, {});
     await expect.poll(async () => (await apiCall<Post>(e2e, accessToken, 'GET', `/orgs/${orgId}/content/${post.id}`)).status).toBe('FAILED');
 
@@ -175,7 +225,10 @@ describe.runIf(browserAvailable)('content in the panel', () => {
     const accounts = page.getByRole('table', { name: 'Integrations' });
     const row = accounts.getByRole('row', { name: /Acme page/ });
     await row.getByText('error', { exact: true }).waitFor();
-    await row.getByText(/REAUTH_REQUIRED|401|token/i).first().waitFor();
+    await row
+      .getByText(/REAUTH_REQUIRED|401|token/i)
+      .first()
+      .waitFor();
     await screenshot(page, 'integrations');
     await row.getByRole('button', { name: 'Reconnect Acme page' }).click();
     const dialog = page.getByRole('dialog', { name: 'Reconnect Acme page' });
@@ -216,7 +269,7 @@ describe.runIf(browserAvailable)('content in the panel', () => {
     await dialog.getByLabel('Drafts per platform').fill('2');
     await dialog.getByRole('button', { name: 'Generate drafts' }).click();
     await dialog.getByText(/^4 drafts written/).waitFor();
-    const drafts = (await apiCall<{ items: Post[]; total: number }>(e2e, accessToken, 'GET', `/orgs/${orgId}/content?status=DRAFT`));
+    const drafts = await apiCall<{ items: Post[]; total: number }>(e2e, accessToken, 'GET', `/orgs/${orgId}/content?status=DRAFT`);
     expect(drafts.total).toBe(4);
     await dialog.getByRole('button', { name: 'Open draft' }).first().click();
     const editor = page.getByRole('dialog', { name: /(LinkedIn|X) post/ });

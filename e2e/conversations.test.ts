@@ -18,8 +18,22 @@ afterAll(async () => {
   await e2e?.close();
 });
 
-interface Conversation { id: string; status: string; handledBy: string; assigneeId?: string; handoffReason?: string; unreadCount: number; leadId?: string }
-interface Message { id: string; text: string; status: string; private: boolean; direction: string }
+interface Conversation {
+  id: string;
+  status: string;
+  handledBy: string;
+  assigneeId?: string;
+  handoffReason?: string;
+  unreadCount: number;
+  leadId?: string;
+}
+interface Message {
+  id: string;
+  text: string;
+  status: string;
+  private: boolean;
+  direction: string;
+}
 
 /** Marks the document, so a later check can tell that the page was not reloaded. */
 async function markDocument(page: Page): Promise<void> {
@@ -71,8 +85,18 @@ describe.runIf(browserAvailable)('conversations in the panel', () => {
     await created.getByRole('button', { name: 'Done' }).click();
     const inboxes = page.getByRole('table', { name: 'Inboxes' });
     await inboxes.getByRole('link', { name: 'Shop API' }).waitFor();
-    const stored = await apiCall<{ items: { config: { url: string; faq: unknown[] }; bot: { enabled: boolean } }[] }>(e2e, accessToken, 'GET', `/orgs/${orgId}/inboxes`);
-    expect(stored.items).toEqual([expect.objectContaining({ config: { url: rx.url('/out'), faq: [{ question: 'Do you ship abroad?', answer: 'Yes, to all of Europe.' }] }, bot: expect.objectContaining({ enabled: true }) })]);
+    const stored = await apiCall<{ items: { config: { url: string; faq: unknown[] }; bot: { enabled: boolean } }[] }>(
+      e2e,
+      accessToken,
+      'GET',
+      `/orgs/${orgId}/inboxes`,
+    );
+    expect(stored.items).toEqual([
+      expect.objectContaining({
+        config: { url: rx.url('/out'), faq: [{ question: 'Do you ship abroad?', answer: 'Yes, to all of Europe.' }] },
+        bot: expect.objectContaining({ enabled: true }),
+      }),
+    ]);
 
     // The customer's system posts inbound messages with an API key.
     const { key } = await apiCall<{ key: string }>(e2e, accessToken, 'POST', `/orgs/${orgId}/api-keys`, { name: 'shop', scopes: ['conversations:write'] });
@@ -117,7 +141,13 @@ describe.runIf(browserAvailable)('conversations in the panel', () => {
     await rx.waitFor(2);
     const delivery = rx.received[1]!;
     expect(signedBy(delivery, signingSecret)).toBe(true);
-    expect(delivery.json).toMatchObject({ type: 'conversation.message', payload: { message: { text: 'Yes, we ship to Norway within 3 days.' }, conversation: { id: conversationId, contact: { address: 'ada@engines.example' } } } });
+    expect(delivery.json).toMatchObject({
+      type: 'conversation.message',
+      payload: {
+        message: { text: 'Yes, we ship to Norway within 3 days.' },
+        conversation: { id: conversationId, contact: { address: 'ada@engines.example' } },
+      },
+    });
     const reply = log.getByRole('article', { name: /^Team: Yes, we ship to Norway/ });
     await reply.getByText('sent', { exact: true }).waitFor();
     await details.getByText('Handled by a person').waitFor();
@@ -146,7 +176,13 @@ describe.runIf(browserAvailable)('conversations in the panel', () => {
       ['out', true, 'Check the Swedish carrier rates before answering.'],
     ]);
     // Oldest first on the page too.
-    expect(await log.getByRole('article').evaluateAll((els) => els.map((el) => el.getAttribute('aria-label')?.split(':')[0]))).toEqual(['Contact', 'Bot', 'Team', 'Contact', 'Private note']);
+    expect(await log.getByRole('article').evaluateAll((els) => els.map((el) => el.getAttribute('aria-label')?.split(':')[0]))).toEqual([
+      'Contact',
+      'Bot',
+      'Team',
+      'Contact',
+      'Private note',
+    ]);
     await screenshot(page, 'conversations');
 
     // Hand off with a reason: kept, and the organization is notified.
@@ -156,7 +192,9 @@ describe.runIf(browserAvailable)('conversations in the panel', () => {
     await handoff.getByRole('button', { name: 'Hand off' }).click();
     await details.getByText('shipping rates question').waitFor();
     await page.getByRole('button', { name: /Notifications, 1 unread/ }).waitFor();
-    expect((await apiCall<Conversation>(e2e, accessToken, 'GET', `/orgs/${orgId}/conversations/${conversationId}`)).handoffReason).toBe('shipping rates question');
+    expect((await apiCall<Conversation>(e2e, accessToken, 'GET', `/orgs/${orgId}/conversations/${conversationId}`)).handoffReason).toBe(
+      'shipping rates question',
+    );
 
     // Close: it leaves the open list, the composer asks to reopen; the closed list has it; reopen.
     await details.getByRole('button', { name: 'Close', exact: true }).click();
@@ -212,7 +250,10 @@ describe.runIf(browserAvailable)('conversations in the panel', () => {
     // The hand-off's notification leads to the conversation.
     await page.goto(`/orgs/${orgId}/leads`);
     await page.getByRole('button', { name: /Notifications, 1 unread/ }).click();
-    await page.getByRole('dialog', { name: 'Notifications' }).getByRole('button', { name: /A conversation needs a person/ }).click();
+    await page
+      .getByRole('dialog', { name: 'Notifications' })
+      .getByRole('button', { name: /A conversation needs a person/ })
+      .click();
     await expect.poll(() => searchParam(page, 'conversation')).toBe(conversationId);
     await log.getByText('Hello, do you ship to Norway?').waitFor();
   });
@@ -234,7 +275,14 @@ describe.runIf(browserAvailable)('conversations in the panel', () => {
     await edit.getByLabel('The bot answers new conversations').check();
     await edit.getByRole('button', { name: 'Save inbox' }).click();
     await table.getByRole('link', { name: 'Helpdesk EU' }).waitFor();
-    const [inbox] = (await apiCall<{ items: { id: string; name: string; config: { url: string }; bot: { enabled: boolean } }[] }>(e2e, accessToken, 'GET', `/orgs/${orgId}/inboxes`)).items;
+    const [inbox] = (
+      await apiCall<{ items: { id: string; name: string; config: { url: string }; bot: { enabled: boolean } }[] }>(
+        e2e,
+        accessToken,
+        'GET',
+        `/orgs/${orgId}/inboxes`,
+      )
+    ).items;
     expect(inbox).toMatchObject({ name: 'Helpdesk EU', config: { url: rx.url('/helpdesk-eu') }, bot: { enabled: true } });
 
     // The channel filter lives in the URL.
@@ -252,6 +300,6 @@ describe.runIf(browserAvailable)('conversations in the panel', () => {
     await table.getByRole('button', { name: 'Delete Helpdesk EU' }).click();
     await confirm.getByRole('button', { name: 'Delete inbox' }).click();
     await page.getByText('No inboxes yet').waitFor();
-    expect((await apiCall<{ total: number }>(e2e, accessToken, 'GET', `/orgs/${orgId}/inboxes/${inbox!.id}`).catch((e: Error) => e.message))).toMatch(/404/);
+    expect(await apiCall<{ total: number }>(e2e, accessToken, 'GET', `/orgs/${orgId}/inboxes/${inbox!.id}`).catch((e: Error) => e.message)).toMatch(/404/);
   });
 });

@@ -33,10 +33,24 @@ export async function startE2E(env: Record<string, string> = {}): Promise<E2E> {
   const dataDir = embeddedDataDir('e2e-');
   const port = await freePort();
   const children = new Set<ChildProcess>();
-  await startServer(port, { DATA_DIR: dataDir, APP_SECRET: 'e2e-secret-that-is-long-enough-000', PUBLIC_URL: `http://127.0.0.1:${port}`, ...env }, children, 60_000);
+  await startServer(
+    port,
+    { DATA_DIR: dataDir, APP_SECRET: 'e2e-secret-that-is-long-enough-000', PUBLIC_URL: `http://127.0.0.1:${port}`, ...env },
+    children,
+    60_000,
+  );
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   const contexts: BrowserContext[] = [];
   // What no test should ever see: a script error thrown in a page, or something the CSP blocked.
@@ -67,15 +81,20 @@ export async function startE2E(env: Record<string, string> = {}): Promise<E2E> {
 let counter = 0;
 
 /** A new account and organization through the API, then signed in through the panel's form. */
-export async function signUp(e2e: E2E, page: Page, input: { organizationName?: string } = {}): Promise<{ email: string; password: string; orgId: string; accessToken: string }> {
+export async function signUp(
+  e2e: E2E,
+  page: Page,
+  input: { organizationName?: string } = {},
+): Promise<{ email: string; password: string; orgId: string; accessToken: string }> {
   const email = `user${Date.now()}-${counter++}@example.com`;
   const password = 'correct horse battery staple';
   const res = await fetch(`${e2e.base}/api/v1/auth/register`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ email, password, name: 'Dana Marketer', organizationName: input.organizationName ?? 'Acme Marketing' }),
   });
   if (res.status !== 201) throw new Error(`register failed: ${res.status} ${await res.text()}`);
-  const body = await res.json() as { organization: { id: string }; tokens: { accessToken: string } };
+  const body = (await res.json()) as { organization: { id: string }; tokens: { accessToken: string } };
   await signIn(page, email, password);
   return { email, password, orgId: body.organization.id, accessToken: body.tokens.accessToken };
 }
@@ -98,7 +117,8 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 /** Calls the API as the signed-in user of `signUp` (for arranging data a test is not about). */
 export async function apiCall<T = unknown>(e2e: E2E, token: string, method: string, path: string, body?: unknown): Promise<T> {
   const res = await fetch(`${e2e.base}/api/v1${path}`, {
-    method, headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);

@@ -36,8 +36,20 @@ beforeAll(async () => {
   oauth = await new OAuthStandIn().start();
   google = await new GoogleStandIn().start();
   google.isValid = (token) => oauth.isValid(token);
-  google.accounts = [{ account: 'accounts/77', displayName: 'Acme', properties: [{ property: 'properties/1001', displayName: 'Acme web' }, { property: 'properties/1002', displayName: 'Acme shop' }] }];
-  google.sites = [{ siteUrl: 'https://www.acme.example/', permissionLevel: 'siteOwner' }, { siteUrl: 'sc-domain:blog.acme.example', permissionLevel: 'siteFullUser' }];
+  google.accounts = [
+    {
+      account: 'accounts/77',
+      displayName: 'Acme',
+      properties: [
+        { property: 'properties/1001', displayName: 'Acme web' },
+        { property: 'properties/1002', displayName: 'Acme shop' },
+      ],
+    },
+  ];
+  google.sites = [
+    { siteUrl: 'https://www.acme.example/', permissionLevel: 'siteOwner' },
+    { siteUrl: 'sc-domain:blog.acme.example', permissionLevel: 'siteFullUser' },
+  ];
   google.setGa4('properties/1001', Object.fromEntries(GA4.map((n, i) => [daysAgo(i + 1), n])));
   google.setGsc('https://www.acme.example/', Object.fromEntries(GSC.map((n, i) => [daysAgo(i + 1), { ...n, ctr: n.clicks / n.impressions }])));
   social = await startSocialStandIn({ oauth });
@@ -50,9 +62,27 @@ afterAll(async () => {
   await social?.close();
 });
 
-interface Integration { id: string; name: string; provider: string; status: string; authType: string; config: Record<string, string> }
-interface SyncRun { id: string; status: string; from: string; to: string; rows: number }
-interface Rule { id: string; name: string; state: string; lastValue: number | null }
+interface Integration {
+  id: string;
+  name: string;
+  provider: string;
+  status: string;
+  authType: string;
+  config: Record<string, string>;
+}
+interface SyncRun {
+  id: string;
+  status: string;
+  from: string;
+  to: string;
+  rows: number;
+}
+interface Rule {
+  id: string;
+  name: string;
+  state: string;
+  lastValue: number | null;
+}
 
 const searchParams = (page: Page) => new URL(page.url()).searchParams;
 
@@ -89,15 +119,24 @@ describe.runIf(browserAvailable)('integrations and analytics in the panel', () =
     // The picker offers what the account can read: GA4 properties and Search Console sites.
     const setup = page.getByRole('region', { name: 'google-user-1@example.com: analytics sources' });
     const property = setup.getByLabel('GA4 property');
-    await expect.poll(() => property.locator('option').allInnerTexts()).toEqual(['None', 'Acme — Acme shop (properties/1002)', 'Acme — Acme web (properties/1001)']);
-    expect(await setup.getByLabel('Search Console site').locator('option').allInnerTexts()).toEqual(['None', 'https://www.acme.example/', 'sc-domain:blog.acme.example']);
+    await expect
+      .poll(() => property.locator('option').allInnerTexts())
+      .toEqual(['None', 'Acme — Acme shop (properties/1002)', 'Acme — Acme web (properties/1001)']);
+    expect(await setup.getByLabel('Search Console site').locator('option').allInnerTexts()).toEqual([
+      'None',
+      'https://www.acme.example/',
+      'sc-domain:blog.acme.example',
+    ]);
     expect(await setup.getByRole('button', { name: /^Sync now/ }).isDisabled()).toBe(true);
     await property.selectOption({ label: 'Acme — Acme web (properties/1001)' });
     await setup.getByLabel('Search Console site').selectOption('https://www.acme.example/');
     await setup.getByRole('button', { name: /^Save sources/ }).click();
     await setup.getByText('Saved. Sync now to fetch the figures.').waitFor();
     await setup.getByText('GA4 Acme — Acme web · Search Console https://www.acme.example/').waitFor();
-    expect((await call<Integration>('GET', `/integrations/${stored!.id}`)).config).toEqual({ propertyId: 'properties/1001', siteUrl: 'https://www.acme.example/' });
+    expect((await call<Integration>('GET', `/integrations/${stored!.id}`)).config).toEqual({
+      propertyId: 'properties/1001',
+      siteUrl: 'https://www.acme.example/',
+    });
 
     // The first sync fetches a history (90 days by default); its run shows as it finishes.
     expect(await setup.getByLabel(/^Days to fetch/).inputValue()).toBe('90');
@@ -227,7 +266,10 @@ describe.runIf(browserAvailable)('integrations and analytics in the panel', () =
     oauth.deny = true;
     try {
       await page.getByRole('button', { name: 'Connect LinkedIn' }).click();
-      await page.getByRole('alert').getByText(/^Access was declined at the provider, so nothing was connected/).waitFor();
+      await page
+        .getByRole('alert')
+        .getByText(/^Access was declined at the provider, so nothing was connected/)
+        .waitFor();
     } finally {
       oauth.deny = false;
     }
@@ -238,7 +280,16 @@ describe.runIf(browserAvailable)('integrations and analytics in the panel', () =
     await page.getByRole('status').getByText('Connected @x_user_1 (X). Posts can now be published through it.').waitFor();
     const row = page.getByRole('table', { name: 'Integrations' }).getByRole('row', { name: /@x_user_1/ });
     // The status is shown as the list is asked again: the row comes a moment later.
-    await expect.poll(() => row.getByRole('cell').allInnerTexts()).toEqual(['@x_user_1', expect.stringMatching(/\bX\s+OAuth, renews itself$/), 'All projects', 'connected', expect.any(String), expect.stringMatching(/Reconnect\s*Disconnect/)]);
+    await expect
+      .poll(() => row.getByRole('cell').allInnerTexts())
+      .toEqual([
+        '@x_user_1',
+        expect.stringMatching(/\bX\s+OAuth, renews itself$/),
+        'All projects',
+        'connected',
+        expect.any(String),
+        expect.stringMatching(/Reconnect\s*Disconnect/),
+      ]);
     const items = (await apiCall<{ items: Integration[] }>(e2e, accessToken, 'GET', `/orgs/${orgId}/integrations`)).items;
     expect(items).toEqual([expect.objectContaining({ provider: 'x', name: '@x_user_1', authType: 'oauth', status: 'connected' })]);
     // The X connection is not an analytics source: no picker for it.

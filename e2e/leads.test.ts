@@ -46,7 +46,10 @@ describe.runIf(browserAvailable)('leads in the panel', () => {
     await page.getByText('2 of 2 leads updated.').waitFor();
     await expect.poll(() => table.getByText('fair-2026').count()).toBe(2);
     const stored = await apiCall<{ items: { tags: string[] }[] }>(e2e, accessToken, 'GET', `/orgs/${orgId}/leads?tags=vip`);
-    expect(stored.items.map((l) => l.tags.sort())).toEqual([['fair-2026', 'vip'], ['fair-2026', 'vip']]);
+    expect(stored.items.map((l) => l.tags.sort())).toEqual([
+      ['fair-2026', 'vip'],
+      ['fair-2026', 'vip'],
+    ]);
 
     // Filters live in the URL: a reload keeps them.
     await page.getByLabel('Search').fill('grace');
@@ -70,7 +73,10 @@ describe.runIf(browserAvailable)('leads in the panel', () => {
     const { orgId, accessToken } = await signUp(e2e, page);
     await apiCall(e2e, accessToken, 'POST', `/orgs/${orgId}/leads`, { name: 'Existing', email: 'known@corp.example' });
     const file = join(mkdtempSync(join(tmpdir(), 'csv-')), 'leads.csv');
-    writeFileSync(file, 'name,email,company,tags,segment\nKnown Again,known@corp.example,Corp,"a;b",smb\nNew One,new1@corp.example,Corp,a,enterprise\n,,Lonely Corp,,\nNew Two,new2@corp.example,Other,,smb\n');
+    writeFileSync(
+      file,
+      'name,email,company,tags,segment\nKnown Again,known@corp.example,Corp,"a;b",smb\nNew One,new1@corp.example,Corp,a,enterprise\n,,Lonely Corp,,\nNew Two,new2@corp.example,Other,,smb\n',
+    );
     await page.goto(`/orgs/${orgId}/leads`);
     await page.getByRole('button', { name: 'Import CSV' }).click();
     const dialog = page.getByRole('dialog', { name: 'Import leads from CSV' });

@@ -34,13 +34,21 @@ afterAll(async () => {
   await e2e?.close();
 });
 
-interface Conversation { id: string; channel: string; contact: { address: string } }
+interface Conversation {
+  id: string;
+  channel: string;
+  contact: { address: string };
+}
 
 describe.runIf(browserAvailable)('the web chat widget', () => {
-  it('a visitor on the customer\'s site chats, the team sees it in the panel and the reply appears live in the widget', async () => {
+  it("a visitor on the customer's site chats, the team sees it in the panel and the reply appears live in the widget", async () => {
     const panel = await e2e.page();
     const { orgId, accessToken } = await signUp(e2e, panel);
-    const inbox = await apiCall<{ id: string; widgetSnippet: string }>(e2e, accessToken, 'POST', `/orgs/${orgId}/inboxes`, { name: 'Website chat', channel: 'web', config: { allowedOrigins: [siteOrigin] } });
+    const inbox = await apiCall<{ id: string; widgetSnippet: string }>(e2e, accessToken, 'POST', `/orgs/${orgId}/inboxes`, {
+      name: 'Website chat',
+      channel: 'web',
+      config: { allowedOrigins: [siteOrigin] },
+    });
     expect(inbox.widgetSnippet).toBe(`<script src="${e2e.base}/api/v1/widget/${inbox.id}/widget.js" async></script>`);
     snippet = inbox.widgetSnippet;
 
@@ -71,7 +79,10 @@ describe.runIf(browserAvailable)('the web chat widget', () => {
     expect(conversation.channel).toBe('web');
 
     // A reply through the API shows in the widget without a reload, and a private note never does.
-    await apiCall(e2e, accessToken, 'POST', `/orgs/${orgId}/conversations/${conversation.id}/messages`, { text: 'Internal: check the Oslo carrier', private: true });
+    await apiCall(e2e, accessToken, 'POST', `/orgs/${orgId}/conversations/${conversation.id}/messages`, {
+      text: 'Internal: check the Oslo carrier',
+      private: true,
+    });
     await apiCall(e2e, accessToken, 'POST', `/orgs/${orgId}/conversations/${conversation.id}/messages`, { text: 'Yes! Norway in 3–5 days, free over €500.' });
     await log.getByText('Yes! Norway in 3–5 days, free over €500.').waitFor();
     expect(await log.getByText('Internal: check the Oslo carrier').count()).toBe(0);

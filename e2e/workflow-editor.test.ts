@@ -24,7 +24,13 @@ afterAll(async () => {
   await e2e?.close();
 });
 
-interface Workflow { id: string; name: string; version: number; nodes: Record<string, unknown>[]; edges: Record<string, unknown>[] }
+interface Workflow {
+  id: string;
+  name: string;
+  version: number;
+  nodes: Record<string, unknown>[];
+  edges: Record<string, unknown>[];
+}
 
 const canvas = (page: Page) => page.getByRole('group', { name: 'Workflow canvas' });
 const step = (page: Page, name: string) => canvas(page).getByRole('group', { name, exact: true });
@@ -35,10 +41,11 @@ const nodeIds = (page: Page) => page.locator('.react-flow__node').evaluateAll((n
 
 /** Draws an edge by dragging from an output handle to an input handle, as a person does. */
 async function connect(page: Page, from: string, output: string, to: string): Promise<void> {
-  const boxes = async () => Promise.all([
-    page.locator(`.react-flow__node[data-id="${from}"] .react-flow__handle.source[data-handleid="${output}"]`).boundingBox(),
-    page.locator(`.react-flow__node[data-id="${to}"] .react-flow__handle.target`).boundingBox(),
-  ]);
+  const boxes = async () =>
+    Promise.all([
+      page.locator(`.react-flow__node[data-id="${from}"] .react-flow__handle.source[data-handleid="${output}"]`).boundingBox(),
+      page.locator(`.react-flow__node[data-id="${to}"] .react-flow__handle.target`).boundingBox(),
+    ]);
   // The canvas may still be panning to a step just added: wait until the handles stay put.
   let [source, target] = await boxes();
   for (let i = 0; i < 20; i++) {
@@ -65,7 +72,7 @@ async function markDocument(page: Page): Promise<void> {
 const stillSameDocument = (page: Page) => page.evaluate(() => (window as unknown as { e2eMark?: number }).e2eMark === 42);
 
 describe.runIf(browserAvailable)('the canvas workflow editor', () => {
-  it('has the node types the server serves in the panel tests\' fixture (UPDATE_FIXTURES=1 rewrites it)', async () => {
+  it("has the node types the server serves in the panel tests' fixture (UPDATE_FIXTURES=1 rewrites it)", async () => {
     const page = await e2e.page();
     const { orgId, accessToken } = await signUp(e2e, page);
     const served = await apiCall<unknown[]>(e2e, accessToken, 'GET', `/orgs/${orgId}/node-types`);
@@ -123,7 +130,9 @@ describe.runIf(browserAvailable)('the canvas workflow editor', () => {
     expect((await nodeIds(page)).sort()).toEqual(['delay', 'if', 'manual', 'webhookOut', 'webhookOut_2']);
 
     // Not saved yet: a reload keeps it as a draft in this browser, restored on request.
-    await expect.poll(() => page.evaluate((key) => localStorage.getItem(key) ?? '', `workflow-draft:${orgId}:new`)).toContain('"from":"if","to":"webhookOut_2","output":"false"');
+    await expect
+      .poll(() => page.evaluate((key) => localStorage.getItem(key) ?? '', `workflow-draft:${orgId}:new`))
+      .toContain('"from":"if","to":"webhookOut_2","output":"false"');
     await page.reload();
     const draft = page.getByRole('status', { name: 'Unsaved draft' });
     await draft.getByRole('button', { name: 'Restore draft' }).click();
@@ -138,7 +147,10 @@ describe.runIf(browserAvailable)('the canvas workflow editor', () => {
     await problems.getByText('Not saved: the workflow is not valid').waitFor();
     await expect.poll(() => page.locator('.react-flow__node[data-id="webhookOut_2"] > div').getAttribute('data-invalid')).toBe('true');
     await step(page, 'Send to nurture').getByText(/url/i).waitFor();
-    await side(page).getByRole('alert').getByText(/Not valid/).waitFor();
+    await side(page)
+      .getByRole('alert')
+      .getByText(/Not valid/)
+      .waitFor();
     expect(await statusOf(page, 'webhookOut')).toBeNull();
     await screenshot(page, 'workflow-editor-invalid');
 
@@ -147,17 +159,30 @@ describe.runIf(browserAvailable)('the canvas workflow editor', () => {
     await expect.poll(() => page.locator('.react-flow__node[data-id="webhookOut_2"] > div').getAttribute('data-invalid')).toBeNull();
     await page.keyboard.press('Control+s');
     await page.waitForURL(/\/workflows\/[^/]+\/edit$/);
-    await page.getByRole('status', { name: 'Save status' }).getByText(/Saved · version/).waitFor();
+    await page
+      .getByRole('status', { name: 'Save status' })
+      .getByText(/Saved · version/)
+      .waitFor();
     const workflowId = new URL(page.url()).pathname.split('/').at(-2)!;
     const saved = await apiCall<Workflow>(e2e, accessToken, 'GET', `/orgs/${orgId}/workflows/${workflowId}`);
     expect(saved.name).toBe('Route hot leads');
     expect(saved.nodes.map((n) => [n.id, n.type, n.name])).toEqual([
-      ['manual', 'trigger.manual', 'Manual trigger'], ['if', 'flow.if', 'Score ≥ 70?'], ['delay', 'flow.delay', 'Wait a moment'],
-      ['webhookOut', 'utility.webhookOut', 'Send to CRM'], ['webhookOut_2', 'utility.webhookOut', 'Send to nurture'],
+      ['manual', 'trigger.manual', 'Manual trigger'],
+      ['if', 'flow.if', 'Score ≥ 70?'],
+      ['delay', 'flow.delay', 'Wait a moment'],
+      ['webhookOut', 'utility.webhookOut', 'Send to CRM'],
+      ['webhookOut_2', 'utility.webhookOut', 'Send to nurture'],
     ]);
     expect(saved.nodes.every((n) => typeof (n.position as { x?: unknown } | undefined)?.x === 'number')).toBe(true);
     expect(saved.nodes.find((n) => n.id === 'delay')!.params).toEqual({ seconds: 2 });
-    expect(saved.edges).toEqual(expect.arrayContaining([{ from: 'manual', to: 'if' }, { from: 'if', to: 'delay', output: 'true' }, { from: 'delay', to: 'webhookOut' }, { from: 'if', to: 'webhookOut_2', output: 'false' }]));
+    expect(saved.edges).toEqual(
+      expect.arrayContaining([
+        { from: 'manual', to: 'if' },
+        { from: 'if', to: 'delay', output: 'true' },
+        { from: 'delay', to: 'webhookOut' },
+        { from: 'if', to: 'webhookOut_2', output: 'false' },
+      ]),
+    );
     expect(await page.evaluate((key) => localStorage.getItem(key), `workflow-draft:${orgId}:new`)).toBeNull();
 
     // A test run from the editor: every step on the path lights up as it runs, without a reload.
@@ -195,7 +220,10 @@ describe.runIf(browserAvailable)('the canvas workflow editor', () => {
     await side(page).getByRole('textbox', { name: 'Condition' }).fill('score >=');
     await result.getByText(/Error:/).waitFor();
     await side(page).getByRole('textbox', { name: 'Condition' }).fill('score >= 70');
-    await page.getByRole('status', { name: 'Save status' }).getByText(/Saved · version/).waitFor();
+    await page
+      .getByRole('status', { name: 'Save status' })
+      .getByText(/Saved · version/)
+      .waitFor();
 
     // And for real: the webhook reaches the receiver, signed, with the item.
     await page.getByRole('button', { name: 'Run', exact: true }).click();
@@ -211,7 +239,12 @@ describe.runIf(browserAvailable)('the canvas workflow editor', () => {
     const page = await e2e.page();
     const { orgId, accessToken } = await signUp(e2e, page);
     const created = await apiCall<Workflow>(e2e, accessToken, 'POST', `/orgs/${orgId}/workflows`, {
-      name: 'Tag leads', nodes: [{ id: 'start', type: 'trigger.manual', name: 'Start' }, { id: 'tag', type: 'data.set', name: 'Tag', params: { fields: { tier: 'gold' } } }], edges: [{ from: 'start', to: 'tag' }],
+      name: 'Tag leads',
+      nodes: [
+        { id: 'start', type: 'trigger.manual', name: 'Start' },
+        { id: 'tag', type: 'data.set', name: 'Tag', params: { fields: { tier: 'gold' } } },
+      ],
+      edges: [{ from: 'start', to: 'tag' }],
     });
     await page.goto(`/orgs/${orgId}/workflows/${created.id}`);
     await page.getByRole('link', { name: 'Open editor' }).click();
@@ -233,7 +266,9 @@ describe.runIf(browserAvailable)('the canvas workflow editor', () => {
     // Load what is saved now (the other change shows), then take the draft back on top of it.
     await conflict.getByRole('button', { name: 'Load the saved version' }).click();
     await step(page, 'Tag').waitFor();
-    await expect.poll(() => page.getByRole('region', { name: 'Workflow settings' }).getByRole('textbox', { name: 'Description' }).inputValue()).toBe('Changed elsewhere');
+    await expect
+      .poll(() => page.getByRole('region', { name: 'Workflow settings' }).getByRole('textbox', { name: 'Description' }).inputValue())
+      .toBe('Changed elsewhere');
     await page.getByRole('status', { name: 'Unsaved draft' }).getByRole('button', { name: 'Restore draft' }).click();
     await step(page, 'Tag as gold').waitFor();
     await page.getByRole('button', { name: 'Save', exact: true }).click();
@@ -248,7 +283,10 @@ describe.runIf(browserAvailable)('the canvas workflow editor', () => {
     const { orgId, accessToken } = await signUp(e2e, page);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Workflows' }).click();
     await page.getByRole('link', { name: 'Templates' }).click();
-    await page.getByRole('list', { name: 'Templates' }).getByRole('button', { name: /Welcome message to new leads/ }).click();
+    await page
+      .getByRole('list', { name: 'Templates' })
+      .getByRole('button', { name: /Welcome message to new leads/ })
+      .click();
     await page.getByRole('region', { name: 'Template preview' }).getByText('Has an email?').waitFor();
     await page.getByRole('link', { name: 'Open in editor' }).click();
     await step(page, 'Has an email?').waitFor();
@@ -273,9 +311,14 @@ describe.runIf(browserAvailable)('the canvas workflow editor', () => {
     // Import it into a blank workflow, and save it.
     await page.goto(`/orgs/${orgId}/workflows/new`);
     await canvas(page).getByText('An empty workflow').waitFor();
-    await page.getByLabel('Import a workflow file').setInputFiles({ name: 'welcome.workflow.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(file)) });
+    await page
+      .getByLabel('Import a workflow file')
+      .setInputFiles({ name: 'welcome.workflow.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(file)) });
     await step(page, 'Send welcome').waitFor();
-    await page.getByRole('status', { name: 'Notice' }).getByText(/Imported 4 steps/).waitFor();
+    await page
+      .getByRole('status', { name: 'Notice' })
+      .getByText(/Imported 4 steps/)
+      .waitFor();
     expect(await page.getByRole('textbox', { name: 'Workflow name' }).inputValue()).toBe('Welcome message to new leads');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.waitForURL(/\/workflows\/[^/]+\/edit$/);

@@ -8,9 +8,24 @@ beforeAll(async () => {
 });
 afterAll(async () => e2e?.close());
 
-interface Workflow { id: string; name: string; active: boolean; nodes: Record<string, unknown>[]; edges: Record<string, unknown>[] }
-interface Run { id: string; status: string; steps: { nodeId: string; status: string; items: Record<string, unknown>[] | null }[] }
-interface Approval { id: string; status: string; comment: string | null; editedPayload: unknown }
+interface Workflow {
+  id: string;
+  name: string;
+  active: boolean;
+  nodes: Record<string, unknown>[];
+  edges: Record<string, unknown>[];
+}
+interface Run {
+  id: string;
+  status: string;
+  steps: { nodeId: string; status: string; items: Record<string, unknown>[] | null }[];
+}
+interface Approval {
+  id: string;
+  status: string;
+  comment: string | null;
+  editedPayload: unknown;
+}
 
 /** Marks the document, so a later check can tell that the page was not reloaded. */
 async function markDocument(page: Page): Promise<void> {
@@ -27,10 +42,14 @@ const runStatus = (page: Page) => page.getByRole('status', { name: 'Run status' 
 const step = (page: Page, name: string) => page.getByRole('list', { name: 'Steps' }).getByRole('listitem', { name, exact: true });
 
 describe.runIf(browserAvailable)('workflows, runs and approvals in the panel', () => {
-  it('creates a workflow from a template, edits it with the API\'s validation messages, runs it and watches it finish live', async () => {
+  it("creates a workflow from a template, edits it with the API's validation messages, runs it and watches it finish live", async () => {
     const page = await e2e.page();
     const { orgId, accessToken } = await signUp(e2e, page);
-    const lead = await apiCall<{ id: string }>(e2e, accessToken, 'POST', `/orgs/${orgId}/leads`, { name: 'Ada Lovelace', email: 'ada@engines.example', company: 'Analytical Engines' });
+    const lead = await apiCall<{ id: string }>(e2e, accessToken, 'POST', `/orgs/${orgId}/leads`, {
+      name: 'Ada Lovelace',
+      email: 'ada@engines.example',
+      company: 'Analytical Engines',
+    });
 
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Workflows' }).click();
     await page.getByText('No workflows yet').waitFor();
@@ -99,7 +118,9 @@ describe.runIf(browserAvailable)('workflows, runs and approvals in the panel', (
     await runDialog.getByLabel('Input (JSON)').fill('{ "payload": ');
     await runDialog.getByRole('button', { name: 'Start run' }).click();
     await runDialog.getByText(/Invalid JSON/).waitFor();
-    await runDialog.getByLabel('Input (JSON)').fill(JSON.stringify({ payload: { lead: { id: lead.id, name: 'Ada Lovelace', email: 'ada@engines.example', company: 'Analytical Engines' } } }));
+    await runDialog
+      .getByLabel('Input (JSON)')
+      .fill(JSON.stringify({ payload: { lead: { id: lead.id, name: 'Ada Lovelace', email: 'ada@engines.example', company: 'Analytical Engines' } } }));
     await runDialog.getByLabel('Test mode').check();
     await runDialog.getByRole('button', { name: 'Start test run' }).click();
     await page.waitForURL(/\/runs\/run_/);
@@ -108,7 +129,9 @@ describe.runIf(browserAvailable)('workflows, runs and approvals in the panel', (
 
     await expect.poll(() => runStatus(page), { timeout: 10_000 }).toBe('WAITING');
     await step(page, 'Pause').getByText('WAITING', { exact: true }).waitFor();
-    await step(page, 'Pause').getByText(/Waiting until/).waitFor();
+    await step(page, 'Pause')
+      .getByText(/Waiting until/)
+      .waitFor();
     await expect.poll(() => runStatus(page), { timeout: 30_000 }).toBe('SUCCEEDED');
     expect(await stillSameDocument(page)).toBe(true);
 
@@ -122,9 +145,15 @@ describe.runIf(browserAvailable)('workflows, runs and approvals in the panel', (
     expect(qualifiedLead.status).toBe(branch === 'Mark qualified' ? 'QUALIFIED' : 'UNQUALIFIED');
 
     // The step's items come from the run record: the agent's score is there.
-    await step(page, 'Qualify').getByText(/^Items \(1\)$/).click();
-    await step(page, 'Qualify').getByText(/"score":/).waitFor();
-    await step(page, 'Score ≥ 70?').getByText(/Items \(true: \d, false: \d\)/).waitFor();
+    await step(page, 'Qualify')
+      .getByText(/^Items \(1\)$/)
+      .click();
+    await step(page, 'Qualify')
+      .getByText(/"score":/)
+      .waitFor();
+    await step(page, 'Score ≥ 70?')
+      .getByText(/Items \(true: \d, false: \d\)/)
+      .waitFor();
 
     // The list shows it.
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Workflows' }).click();
@@ -147,11 +176,20 @@ describe.runIf(browserAvailable)('workflows, runs and approvals in the panel', (
       name: 'Offer with sign-off',
       nodes: [
         { id: 'trigger', type: 'trigger.manual', name: 'Start' },
-        { id: 'approve', type: 'flow.approval', name: 'Sign-off', params: { title: 'Send the spring offer?', description: 'Analytical Engines asked for a discount.' } },
+        {
+          id: 'approve',
+          type: 'flow.approval',
+          name: 'Sign-off',
+          params: { title: 'Send the spring offer?', description: 'Analytical Engines asked for a discount.' },
+        },
         { id: 'send', type: 'data.set', name: 'Offer sent', params: { fields: { sent: true } } },
         { id: 'drop', type: 'data.set', name: 'Offer dropped', params: { fields: { sent: false } } },
       ],
-      edges: [{ from: 'trigger', to: 'approve' }, { from: 'approve', to: 'send', output: 'approved' }, { from: 'approve', to: 'drop', output: 'rejected' }],
+      edges: [
+        { from: 'trigger', to: 'approve' },
+        { from: 'approve', to: 'send', output: 'approved' },
+        { from: 'approve', to: 'drop', output: 'rejected' },
+      ],
     });
 
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Approvals' }).click();
@@ -159,7 +197,9 @@ describe.runIf(browserAvailable)('workflows, runs and approvals in the panel', (
     await markDocument(page);
 
     // A run starts elsewhere: its approval appears here without a reload.
-    const first = await apiCall<{ id: string }>(e2e, accessToken, 'POST', `/orgs/${orgId}/workflows/${workflow.id}/run`, { input: { company: 'Analytical Engines', discount: 10 } });
+    const first = await apiCall<{ id: string }>(e2e, accessToken, 'POST', `/orgs/${orgId}/workflows/${workflow.id}/run`, {
+      input: { company: 'Analytical Engines', discount: 10 },
+    });
     const table = page.getByRole('table', { name: 'Approvals' });
     await table.getByRole('button', { name: 'Send the spring offer?', exact: true }).waitFor({ timeout: 15_000 });
     await page.getByRole('status').filter({ hasText: 'New approval requested' }).waitFor();
@@ -194,13 +234,17 @@ describe.runIf(browserAvailable)('workflows, runs and approvals in the panel', (
     expect(await stillSameDocument(runPage)).toBe(true);
     await step(runPage, 'Offer sent').getByText('SUCCEEDED', { exact: true }).waitFor();
     await step(runPage, 'Offer sent').getByText('Items (1)').click();
-    await step(runPage, 'Offer sent').getByText(/"code": "SPRING-20"/).waitFor();
+    await step(runPage, 'Offer sent')
+      .getByText(/"code": "SPRING-20"/)
+      .waitFor();
     await screenshot(runPage, 'run-detail');
     const approvedRun = await apiCall<Run>(e2e, accessToken, 'GET', `/orgs/${orgId}/runs/${first.id}`);
     expect(approvedRun.steps.find((s) => s.nodeId === 'send')!.items).toEqual([{ company: 'Analytical Engines', discount: 20, code: 'SPRING-20', sent: true }]);
 
     // Another one, opened the way a notification link opens it, rejected with a comment.
-    const second = await apiCall<{ id: string }>(e2e, accessToken, 'POST', `/orgs/${orgId}/workflows/${workflow.id}/run`, { input: { company: 'Difference Engines' } });
+    const second = await apiCall<{ id: string }>(e2e, accessToken, 'POST', `/orgs/${orgId}/workflows/${workflow.id}/run`, {
+      input: { company: 'Difference Engines' },
+    });
     await table.getByRole('button', { name: 'Send the spring offer?', exact: true }).waitFor({ timeout: 15_000 });
     const pending = await apiCall<{ items: Approval[] }>(e2e, accessToken, 'GET', `/orgs/${orgId}/approvals?status=PENDING&runId=${second.id}`);
     await page.goto(`/orgs/${orgId}/approvals?approval=${pending.items[0]!.id}`);
@@ -211,7 +255,9 @@ describe.runIf(browserAvailable)('workflows, runs and approvals in the panel', (
     await expect.poll(() => rejectPanel.getByRole('status', { name: 'Approval status' }).innerText()).toBe('REJECTED');
     const rejected = await apiCall<Approval>(e2e, accessToken, 'GET', `/orgs/${orgId}/approvals/${pending.items[0]!.id}`);
     expect(rejected).toMatchObject({ status: 'REJECTED', comment: 'Not this quarter' });
-    await expect.poll(async () => (await apiCall<Run>(e2e, accessToken, 'GET', `/orgs/${orgId}/runs/${second.id}`)).status, { timeout: 30_000 }).toBe('SUCCEEDED');
+    await expect
+      .poll(async () => (await apiCall<Run>(e2e, accessToken, 'GET', `/orgs/${orgId}/runs/${second.id}`)).status, { timeout: 30_000 })
+      .toBe('SUCCEEDED');
     const rejectedRun = await apiCall<Run>(e2e, accessToken, 'GET', `/orgs/${orgId}/runs/${second.id}`);
     expect(rejectedRun.steps.find((s) => s.nodeId === 'drop')!.items).toEqual([{ company: 'Difference Engines', sent: false }]);
 
@@ -226,7 +272,9 @@ describe.runIf(browserAvailable)('workflows, runs and approvals in the panel', (
     const runs = page.getByRole('table', { name: 'Runs' });
     await expect.poll(() => runs.locator('tbody tr').count()).toBe(2);
     await markDocument(page);
-    const third = await apiCall<{ id: string }>(e2e, accessToken, 'POST', `/orgs/${orgId}/workflows/${workflow.id}/run`, { input: { company: 'Babbage & Co' } });
+    const third = await apiCall<{ id: string }>(e2e, accessToken, 'POST', `/orgs/${orgId}/workflows/${workflow.id}/run`, {
+      input: { company: 'Babbage & Co' },
+    });
     const thirdRow = runs.locator('tbody tr').filter({ has: page.getByRole('link', { name: `Run ${third.id} of Offer with sign-off` }) });
     await expect.poll(() => thirdRow.getByText('WAITING').count(), { timeout: 15_000 }).toBe(1);
     expect(await stillSameDocument(page)).toBe(true);
@@ -248,7 +296,11 @@ describe.runIf(browserAvailable)('workflows, runs and approvals in the panel', (
 
     // A viewer reads all of it and is offered no write action.
     const viewerEmail = `viewer-${Date.now()}@example.com`;
-    const registered = await fetch(`${e2e.base}/api/v1/auth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: viewerEmail, password, name: 'Vic Viewer' }) });
+    const registered = await fetch(`${e2e.base}/api/v1/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: viewerEmail, password, name: 'Vic Viewer' }),
+    });
     expect(registered.status).toBe(201);
     await apiCall(e2e, accessToken, 'POST', `/orgs/${orgId}/members`, { email: viewerEmail, role: 'viewer' });
     await apiCall(e2e, accessToken, 'POST', `/orgs/${orgId}/workflows/${workflow.id}/run`, { input: {} });

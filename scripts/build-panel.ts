@@ -46,7 +46,12 @@ function hashOf(paths: string[]): string {
   return hash.digest('hex');
 }
 
-const generated = (path: string) => path.endsWith('routeTree.gen.ts') || path === typesFile || path.includes(`${join(panel, 'dist')}`) || path.includes('node_modules') || /\.test\.tsx?$/.test(path);
+const generated = (path: string) =>
+  path.endsWith('routeTree.gen.ts') ||
+  path === typesFile ||
+  path.includes(`${join(panel, 'dist')}`) ||
+  path.includes('node_modules') ||
+  /\.test\.tsx?$/.test(path);
 
 function panelHash(): string {
   return hashOf([
@@ -88,7 +93,10 @@ async function generateTypes(): Promise<string> {
 /** The router's route tree (panel/src/routeTree.gen.ts) from the route files, as the Vite plugin writes it. */
 async function generateRoutes(): Promise<void> {
   const { Generator, getConfig } = await import('@tanstack/router-generator');
-  const config = getConfig({ target: 'react', routesDirectory: join(panel, 'src', 'routes'), generatedRouteTree: join(panel, 'src', 'routeTree.gen.ts') }, panel);
+  const config = getConfig(
+    { target: 'react', routesDirectory: join(panel, 'src', 'routes'), generatedRouteTree: join(panel, 'src', 'routeTree.gen.ts') },
+    panel,
+  );
   await new Generator({ config, root: panel }).run();
 }
 
@@ -121,7 +129,11 @@ async function main(): Promise<void> {
     await import.meta.resolve('vite');
   } catch {
     // A production install without the build tools (npm ci --omit=dev) serves the build it was given.
-    console.log(existsSync(stampFile) ? 'panel: build tools not installed; serving the existing build' : 'panel: build tools not installed (dev dependencies) and no build in panel/dist');
+    console.log(
+      existsSync(stampFile)
+        ? 'panel: build tools not installed; serving the existing build'
+        : 'panel: build tools not installed (dev dependencies) and no build in panel/dist',
+    );
     return;
   }
   if (args.has('--types')) {

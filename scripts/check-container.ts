@@ -39,12 +39,17 @@ export function checkCompose(text: string): string[] {
   delete fixed.$schema;
   const ajv = new Ajv2019.default({ allErrors: true, strict: false, validateFormats: false });
   const valid = ajv.validate(fixed, doc);
-  const problems = valid ? [] : (ajv.errors ?? []).map((e) => `compose.yaml${e.instancePath || ''}: ${e.message}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`);
-  const services = ((doc as { services?: Record<string, Record<string, unknown>> })?.services) ?? {};
+  const problems = valid
+    ? []
+    : (ajv.errors ?? []).map(
+        (e) =>
+          `compose.yaml${e.instancePath || ''}: ${e.message}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`,
+      );
+  const services = (doc as { services?: Record<string, Record<string, unknown>> })?.services ?? {};
   if (Object.keys(services).length === 0) problems.push('compose.yaml: no services');
   for (const [name, service] of Object.entries(services)) {
     if (!service?.image && !service?.build) problems.push(`compose.yaml: service ${name} has neither image nor build`);
-    const needs = Array.isArray(service?.depends_on) ? service.depends_on as string[] : Object.keys((service?.depends_on as object | undefined) ?? {});
+    const needs = Array.isArray(service?.depends_on) ? (service.depends_on as string[]) : Object.keys((service?.depends_on as object | undefined) ?? {});
     for (const other of needs) if (!services[other]) problems.push(`compose.yaml: service ${name} depends on ${other}, which is not defined`);
   }
   return problems;
@@ -55,7 +60,11 @@ export function checkDockerfile(text: string): string[] {
   const lines = text.split('\n').map((l) => l.trim());
   const stages = lines.filter((l) => /^FROM\s/i.test(l)).length;
   if (stages < 2) problems.push('Dockerfile: not multi-stage (build in one stage, run from a small one)');
-  const lastFrom = lines.map((l, i) => (/^FROM\s/i.test(l) ? i : -1)).filter((i) => i >= 0).at(-1) ?? 0;
+  const lastFrom =
+    lines
+      .map((l, i) => (/^FROM\s/i.test(l) ? i : -1))
+      .filter((i) => i >= 0)
+      .at(-1) ?? 0;
   const runtime = lines.slice(lastFrom);
   const user = runtime.filter((l) => /^USER\s/i.test(l)).at(-1);
   if (!user || /^USER\s+(root|0)(:|\s|$)/i.test(user)) problems.push('Dockerfile: the runtime stage must run as a non-root USER');
@@ -65,11 +74,8 @@ export function checkDockerfile(text: string): string[] {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const problems = [
-    ...checkCompose(readFileSync(`${ROOT}/compose.yaml`, 'utf8')),
-    ...checkDockerfile(readFileSync(`${ROOT}/Dockerfile`, 'utf8')),
-  ];
+  const problems = [...checkCompose(readFileSync(`${ROOT}/compose.yaml`, 'utf8')), ...checkDockerfile(readFileSync(`${ROOT}/Dockerfile`, 'utf8'))];
   for (const p of problems) console.error(p);
   if (problems.length) process.exit(1);
-  console.log('compose.yaml matches the Compose Specification; the Dockerfile passes its linter and the project\'s rules');
+  console.log("compose.yaml matches the Compose Specification; the Dockerfile passes its linter and the project's rules");
 }

@@ -7,7 +7,7 @@ var fs = require('fs');
 var path = require('path');
 
 var pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8'));
-var range = String(pkg.engines && pkg.engines.node || '');
+var range = String((pkg.engines && pkg.engines.node) || '');
 var wanted = /^>=\s*(\d+)\.(\d+)/.exec(range);
 if (!wanted) {
   process.stderr.write('scripts/check-node.cjs: package.json engines.node must read ">=MAJOR.MINOR", got "' + range + '"\n');
@@ -20,8 +20,15 @@ var needMajor = Number(wanted[1]);
 var needMinor = Number(wanted[2]);
 if (major < needMajor || (major === needMajor && minor < needMinor)) {
   process.stderr.write(
-    'This service needs Node.js >= ' + needMajor + '.' + needMinor + ', but ' + process.execPath + ' is v' + process.versions.node +
-    ': install Node.js 24 (`nvm install` reads .nvmrc, or https://nodejs.org/en/download) and run this again.\n'
+    'This service needs Node.js >= ' +
+      needMajor +
+      '.' +
+      needMinor +
+      ', but ' +
+      process.execPath +
+      ' is v' +
+      process.versions.node +
+      ': install Node.js 24 (`nvm install` reads .nvmrc, or https://nodejs.org/en/download) and run this again.\n',
   );
   process.exit(1);
 }

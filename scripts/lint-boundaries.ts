@@ -15,20 +15,29 @@ import ts from 'typescript';
 
 const root = join(import.meta.dirname, '..');
 
-interface Violation { where: string; why: string }
+interface Violation {
+  where: string;
+  why: string;
+}
 
 /** dependency-cruiser over src/, as its CLI runs it (the config names the rules and the resolver). */
 function importViolations(): Violation[] {
   const bin = join(root, 'node_modules/dependency-cruiser/bin/dependency-cruiser.mjs');
   let output: string;
   try {
-    output = execFileSync(process.execPath, [bin, 'src', '--config', '.dependency-cruiser.mjs', '--output-type', 'json'], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    output = execFileSync(process.execPath, [bin, 'src', '--config', '.dependency-cruiser.mjs', '--output-type', 'json'], {
+      cwd: root,
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    });
   } catch (error) {
     // It exits non-zero when there are violations, with the report on stdout all the same.
     output = (error as { stdout?: string }).stdout ?? '';
     if (!output) throw error;
   }
-  const report = JSON.parse(output) as { summary: { violations: { from: string; to: string; rule: { name: string }; cycle?: ({ name: string } | string)[] }[] } };
+  const report = JSON.parse(output) as {
+    summary: { violations: { from: string; to: string; rule: { name: string }; cycle?: ({ name: string } | string)[] }[] };
+  };
   const seenCycles = new Set<string>();
   const found: Violation[] = [];
   for (const v of report.summary.violations) {
@@ -161,7 +170,10 @@ function classViolations(): Violation[] {
         if (!classes.get(other)?.has(name)) continue;
         const rel = relative(root, file);
         const line = source.getLineAndCharacterOfPosition(el.getStart()).line + 1;
-        found.push({ where: `${rel}:${line}`, why: `names ${name}, a class of the ${other} module: declare what you use of it as an interface in your module's ports.ts (services.ts passes the service in)` });
+        found.push({
+          where: `${rel}:${line}`,
+          why: `names ${name}, a class of the ${other} module: declare what you use of it as an interface in your module's ports.ts (services.ts passes the service in)`,
+        });
       }
     }
   }

@@ -23,7 +23,11 @@ try {
 
   const spectral = join(root, 'node_modules', '.bin', 'spectral');
   const extra = process.argv.slice(2);
-  const result = spawnSync(spectral, ['lint', '--ruleset', join(root, '.spectral.yaml'), '--fail-severity', 'error', '--display-only-failures', ...extra, file], { stdio: 'inherit', cwd: root });
+  const result = spawnSync(
+    spectral,
+    ['lint', '--ruleset', join(root, '.spectral.yaml'), '--fail-severity', 'error', '--display-only-failures', ...extra, file],
+    { stdio: 'inherit', cwd: root },
+  );
   status = result.status ?? 1;
   if (status === 0) console.log('OpenAPI document: no error-level Spectral results (OWASP ruleset; decisions in docs/openapi.md)');
 } finally {

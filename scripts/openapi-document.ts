@@ -14,7 +14,13 @@ import { openDatabase } from '../src/platform/db.ts';
 export async function openapiDocument(): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(join(tmpdir(), 'openapi-'));
   try {
-    const config = loadConfig({ NODE_ENV: 'production', APP_SECRET: 'openapi-document-only-secret-not-used', PUBLIC_URL: 'https://automation.example.com', DATA_DIR: dir, LOG_LEVEL: 'silent' });
+    const config = loadConfig({
+      NODE_ENV: 'production',
+      APP_SECRET: 'openapi-document-only-secret-not-used',
+      PUBLIC_URL: 'https://automation.example.com',
+      DATA_DIR: dir,
+      LOG_LEVEL: 'silent',
+    });
     const database = openDatabase({ databaseUrl: 'memory://', dataDir: dir });
     const app = await buildApp({ config, database, logger: false, workers: false });
     try {

@@ -68,8 +68,14 @@ function validatorFactory(externalSchemas: unknown, options: unknown) {
     opts?.onCreate?.(ajv);
     ajv.addFormat('date-time', dateTimeFormat);
   };
-  const body = strictBodies(externalSchemas as never, { ...opts, onCreate, customOptions: { ...opts?.customOptions, ...ajvOptions, coerceTypes: false } } as never);
-  const other = coercingQueries(externalSchemas as never, { ...opts, onCreate, customOptions: { ...opts?.customOptions, ...ajvOptions, coerceTypes: 'array' } } as never);
+  const body = strictBodies(
+    externalSchemas as never,
+    { ...opts, onCreate, customOptions: { ...opts?.customOptions, ...ajvOptions, coerceTypes: false } } as never,
+  );
+  const other = coercingQueries(
+    externalSchemas as never,
+    { ...opts, onCreate, customOptions: { ...opts?.customOptions, ...ajvOptions, coerceTypes: 'array' } } as never,
+  );
   return (route: { httpPart?: string }) => (route.httpPart === 'body' ? body(route as never) : other(route as never));
 }
 
@@ -182,9 +188,18 @@ export async function buildApp(options: BuildOptions): Promise<App> {
   app.decorate('services', services);
   // Traces and metrics first, so that their hooks see every request.
   registerHttpTracing(app);
-  registerMetrics(app, config.metricsPort === undefined ? null : {
-    port: config.metricsPort, host: config.host, token: config.metricsToken, database, clock,
-  });
+  registerMetrics(
+    app,
+    config.metricsPort === undefined
+      ? null
+      : {
+          port: config.metricsPort,
+          host: config.host,
+          token: config.metricsToken,
+          database,
+          clock,
+        },
+  );
   registerErrorHandling(app);
   registerSecurityHeaders(app);
   registerInputChecks(app);
@@ -220,13 +235,26 @@ export async function buildApp(options: BuildOptions): Promise<App> {
       info: {
         title: 'Automation Service API',
         version: '1.0.0',
-        description: 'Marketing and sales automation: leads, workflows, agents, content, usage, streams and signed webhooks. Every resource belongs to an organization: `/orgs/:orgId/...`.',
+        description:
+          'Marketing and sales automation: leads, workflows, agents, content, usage, streams and signed webhooks. Every resource belongs to an organization: `/orgs/:orgId/...`.',
       },
       // x-internal: this document is for the service's users (OWASP API9 inventory).
-      servers: [{ url: config.publicUrl, description: `${config.production ? 'production' : `local ${config.nodeEnv}`} server (PUBLIC_URL)`, 'x-internal': false } as never],
+      servers: [
+        {
+          url: config.publicUrl,
+          description: `${config.production ? 'production' : `local ${config.nodeEnv}`} server (PUBLIC_URL)`,
+          'x-internal': false,
+        } as never,
+      ],
       components: {
         securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Access token from /auth/login (or /auth/register, /auth/refresh), valid ACCESS_TOKEN_TTL_S (15 minutes); renew it with the refresh token. A JWS following RFC8725: HS256 only, the algorithm pinned when verifying, `exp` and `sub` required.' },
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description:
+              'Access token from /auth/login (or /auth/register, /auth/refresh), valid ACCESS_TOKEN_TTL_S (15 minutes); renew it with the refresh token. A JWS following RFC8725: HS256 only, the algorithm pinned when verifying, `exp` and `sub` required.',
+          },
           apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'Server-to-server key with scopes' },
         },
       },
@@ -257,43 +285,54 @@ export async function buildApp(options: BuildOptions): Promise<App> {
 
   // Each module's routes are a plugin that receives what they use as options: their own services,
   // the platform pieces and, typed by the module, the ports of other modules (src/platform/http/plugin.ts).
-  await app.register(async (api: App) => {
-    await api.register(authRoutes, { auth: services.auth, guard: services.guard, orgs: services.orgs, config });
-    await api.register(invitationAcceptRoutes, { invitations: services.invitations, guard: services.guard, config });
-    await api.register(orgListRoutes, { guard: services.guard, orgs: services.orgs, db: database.db });
-    await api.register(mediaFileRoutes, { media: services.media });
-    await api.register(workflowHookRoutes, { workflows: services.workflows });
-    await api.register(conversationHookRoutes, { conversations: services.conversations, orgStream: services.orgStream, config, db: services.db, clock });
-    await api.register(unsubscribeRoutes, { campaigns: services.campaigns });
-    await api.register(oauthCallbackRoutes, { integrations: services.integrations, config });
-    await api.register(async (org: App) => {
-      await org.register(orgAccess, { guard: services.guard, plans: services.plans });
-      await org.register(orgRoutes, { orgs: services.orgs });
-      await org.register(apiKeyRoutes, { apiKeys: services.apiKeys, orgs: services.orgs });
-      await org.register(leadRoutes, { leads: services.leads });
-      await org.register(notificationRoutes, { notifications: services.notifications, clock });
-      await org.register(webhookRoutes, { webhooks: services.webhooks, bus: services.bus });
-      await org.register(orgStreamRoutes, { orgStream: services.orgStream, config, streams: services.streams });
-      await org.register(integrationRoutes, { integrations: services.integrations, config });
-      await org.register(contentRoutes, { content: services.content, agents: services.agents, orgs: services.orgs });
-      await org.register(mediaRoutes, { media: services.media, orgs: services.orgs });
-      await org.register(statsRoutes, { stats: services.stats });
-      await org.register(workflowRoutes, {
-        workflows: services.workflows, workflowRuns: services.workflowRuns, approvals: services.approvals,
-        db: services.db, bus: services.bus, config, streams: services.streams,
-      });
-      await org.register(agentRoutes, { agents: services.agents, bus: services.bus, config, streams: services.streams });
-      await org.register(reportRoutes, { reports: services.reports });
-      await org.register(usageRoutes, { usage: services.usage, budgets: services.budgets, clock });
-      await org.register(budgetRoutes, { budgets: services.budgets });
-      await org.register(invitationRoutes, { invitations: services.invitations });
-      await org.register(conversationRoutes, { conversations: services.conversations });
-      await org.register(campaignRoutes, { campaigns: services.campaigns });
-      await org.register(analyticsRoutes, { analytics: services.analytics });
-      await org.register(planRoutes, { plans: services.plans });
-    }, { prefix: '/orgs/:orgId' });
-    api.get('/openapi.json', { config: health, schema: { hide: true } }, async () => app.swagger());
-  }, { prefix: '/api/v1' });
+  await app.register(
+    async (api: App) => {
+      await api.register(authRoutes, { auth: services.auth, guard: services.guard, orgs: services.orgs, config });
+      await api.register(invitationAcceptRoutes, { invitations: services.invitations, guard: services.guard, config });
+      await api.register(orgListRoutes, { guard: services.guard, orgs: services.orgs, db: database.db });
+      await api.register(mediaFileRoutes, { media: services.media });
+      await api.register(workflowHookRoutes, { workflows: services.workflows });
+      await api.register(conversationHookRoutes, { conversations: services.conversations, orgStream: services.orgStream, config, db: services.db, clock });
+      await api.register(unsubscribeRoutes, { campaigns: services.campaigns });
+      await api.register(oauthCallbackRoutes, { integrations: services.integrations, config });
+      await api.register(
+        async (org: App) => {
+          await org.register(orgAccess, { guard: services.guard, plans: services.plans });
+          await org.register(orgRoutes, { orgs: services.orgs });
+          await org.register(apiKeyRoutes, { apiKeys: services.apiKeys, orgs: services.orgs });
+          await org.register(leadRoutes, { leads: services.leads });
+          await org.register(notificationRoutes, { notifications: services.notifications, clock });
+          await org.register(webhookRoutes, { webhooks: services.webhooks, bus: services.bus });
+          await org.register(orgStreamRoutes, { orgStream: services.orgStream, config, streams: services.streams });
+          await org.register(integrationRoutes, { integrations: services.integrations, config });
+          await org.register(contentRoutes, { content: services.content, agents: services.agents, orgs: services.orgs });
+          await org.register(mediaRoutes, { media: services.media, orgs: services.orgs });
+          await org.register(statsRoutes, { stats: services.stats });
+          await org.register(workflowRoutes, {
+            workflows: services.workflows,
+            workflowRuns: services.workflowRuns,
+            approvals: services.approvals,
+            db: services.db,
+            bus: services.bus,
+            config,
+            streams: services.streams,
+          });
+          await org.register(agentRoutes, { agents: services.agents, bus: services.bus, config, streams: services.streams });
+          await org.register(reportRoutes, { reports: services.reports });
+          await org.register(usageRoutes, { usage: services.usage, budgets: services.budgets, clock });
+          await org.register(budgetRoutes, { budgets: services.budgets });
+          await org.register(invitationRoutes, { invitations: services.invitations });
+          await org.register(conversationRoutes, { conversations: services.conversations });
+          await org.register(campaignRoutes, { campaigns: services.campaigns });
+          await org.register(analyticsRoutes, { analytics: services.analytics });
+          await org.register(planRoutes, { plans: services.plans });
+        },
+        { prefix: '/orgs/:orgId' },
+      );
+      api.get('/openapi.json', { config: health, schema: { hide: true } }, async () => app.swagger());
+    },
+    { prefix: '/api/v1' },
+  );
 
   // The reference is for our users: no vendor toolbar ("Deploy Fastify"), no "Ask AI" agent or MCP
   // offer, no telemetry, no web fonts; its script is served from here (/docs/js/scalar.js), so the

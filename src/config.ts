@@ -102,7 +102,12 @@ export interface Config {
 type Env = Record<string, string | undefined>;
 
 export type OAuthProvider = 'linkedin' | 'x' | 'google';
-export interface OAuthClientConfig { clientId: string | undefined; clientSecret: string | undefined; authUrl: string; tokenUrl: string }
+export interface OAuthClientConfig {
+  clientId: string | undefined;
+  clientSecret: string | undefined;
+  authUrl: string;
+  tokenUrl: string;
+}
 
 export class ConfigError extends Error {}
 
@@ -161,7 +166,10 @@ const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
 /** TRUST_PROXY: unset, or addresses/CIDRs (and proxy-addr's names) of the proxies in front of the service. */
 function parseTrustProxy(raw: string | undefined): string[] | false {
   if (raw === undefined) return false;
-  const entries = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const entries = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = entries.filter((entry) => {
     if (PROXY_NAMES.includes(entry)) return false;
     const [address, prefix, ...rest] = entry.split('/');
@@ -261,9 +269,10 @@ export function loadConfig(env: Env = process.env): Config {
     nodeEnv,
     production,
     appSecret: resolveSecret(env, dataDir, production),
-    bootstrap: bootstrapEmail && bootstrapPassword
-      ? { email: bootstrapEmail, password: bootstrapPassword, org: str(env, 'BOOTSTRAP_ORG') ?? 'My organization' }
-      : undefined,
+    bootstrap:
+      bootstrapEmail && bootstrapPassword
+        ? { email: bootstrapEmail, password: bootstrapPassword, org: str(env, 'BOOTSTRAP_ORG') ?? 'My organization' }
+        : undefined,
     allowSignup: bool(env, 'ALLOW_SIGNUP', !production),
     accessTokenTtlS: int(env, 'ACCESS_TOKEN_TTL_S', 900, 1),
     refreshTokenTtlS: int(env, 'REFRESH_TOKEN_TTL_S', 30 * 24 * 3600, 60),
@@ -321,9 +330,24 @@ export function loadConfig(env: Env = process.env): Config {
     mediaMaxBytes: int(env, 'MEDIA_MAX_BYTES', 50 * 1024 * 1024, 1),
     smtpUrl: parseSmtpUrl(str(env, 'SMTP_URL')),
     oauth: {
-      linkedin: { clientId: str(env, 'LINKEDIN_CLIENT_ID'), clientSecret: str(env, 'LINKEDIN_CLIENT_SECRET'), authUrl: url(env, 'LINKEDIN_AUTH_URL', 'https://www.linkedin.com/oauth/v2/authorization'), tokenUrl: url(env, 'LINKEDIN_TOKEN_URL', 'https://www.linkedin.com/oauth/v2/accessToken') },
-      x: { clientId: str(env, 'X_CLIENT_ID'), clientSecret: str(env, 'X_CLIENT_SECRET'), authUrl: url(env, 'X_AUTH_URL', 'https://x.com/i/oauth2/authorize'), tokenUrl: url(env, 'X_TOKEN_URL', 'https://api.x.com/2/oauth2/token') },
-      google: { clientId: str(env, 'GOOGLE_CLIENT_ID'), clientSecret: str(env, 'GOOGLE_CLIENT_SECRET'), authUrl: url(env, 'GOOGLE_AUTH_URL', 'https://accounts.google.com/o/oauth2/v2/auth'), tokenUrl: url(env, 'GOOGLE_TOKEN_URL', 'https://oauth2.googleapis.com/token') },
+      linkedin: {
+        clientId: str(env, 'LINKEDIN_CLIENT_ID'),
+        clientSecret: str(env, 'LINKEDIN_CLIENT_SECRET'),
+        authUrl: url(env, 'LINKEDIN_AUTH_URL', 'https://www.linkedin.com/oauth/v2/authorization'),
+        tokenUrl: url(env, 'LINKEDIN_TOKEN_URL', 'https://www.linkedin.com/oauth/v2/accessToken'),
+      },
+      x: {
+        clientId: str(env, 'X_CLIENT_ID'),
+        clientSecret: str(env, 'X_CLIENT_SECRET'),
+        authUrl: url(env, 'X_AUTH_URL', 'https://x.com/i/oauth2/authorize'),
+        tokenUrl: url(env, 'X_TOKEN_URL', 'https://api.x.com/2/oauth2/token'),
+      },
+      google: {
+        clientId: str(env, 'GOOGLE_CLIENT_ID'),
+        clientSecret: str(env, 'GOOGLE_CLIENT_SECRET'),
+        authUrl: url(env, 'GOOGLE_AUTH_URL', 'https://accounts.google.com/o/oauth2/v2/auth'),
+        tokenUrl: url(env, 'GOOGLE_TOKEN_URL', 'https://oauth2.googleapis.com/token'),
+      },
     },
     ga4ApiUrl: url(env, 'GA4_API_URL', 'https://analyticsdata.googleapis.com'),
     ga4AdminApiUrl: url(env, 'GA4_ADMIN_API_URL', 'https://analyticsadmin.googleapis.com'),

@@ -25,7 +25,9 @@ async function main(): Promise<void> {
   const embeddedOnDisk = !config.databaseUrl || config.databaseUrl.startsWith('file://');
   const store = config.databaseUrl?.startsWith('postgres')
     ? 'PostgreSQL'
-    : config.databaseUrl === 'memory://' ? 'embedded PGlite (in memory)' : `embedded PGlite in ${config.dataDir}`;
+    : config.databaseUrl === 'memory://'
+      ? 'embedded PGlite (in memory)'
+      : `embedded PGlite in ${config.dataDir}`;
 
   // Before the database opens and the service modules load: their queries and calls are traced.
   const tracing = config.otlpEndpoint ? await startTracing({ endpoint: config.otlpEndpoint, serviceName: process.env.OTEL_SERVICE_NAME }) : null;
@@ -37,14 +39,20 @@ async function main(): Promise<void> {
   await database.ping();
   early.info({ ms: msSince(t) }, `database opened in ${msSince(t)} ms`);
   const migrations = await database.migrate();
-  early.info({ migrations }, migrations.applied > 0
-    ? `migrations applied: ${migrations.applied} (of ${migrations.total}) in ${migrations.ms} ms`
-    : `migrations: all ${migrations.total} already applied (checked in ${migrations.ms} ms)`);
+  early.info(
+    { migrations },
+    migrations.applied > 0
+      ? `migrations applied: ${migrations.applied} (of ${migrations.total}) in ${migrations.ms} ms`
+      : `migrations: all ${migrations.total} already applied (checked in ${migrations.ms} ms)`,
+  );
 
   t = performance.now();
   // Loaded only now, so that the lines above come out before the second or two this takes.
   const [{ buildApp }, { newAdminToken, adminRoutes, writeChannel, localUrl }, { closeExpressionPool }, { passwordProblem }] = await Promise.all([
-    import('./app.ts'), import('./modules/admin/index.ts'), import('./modules/workflows/index.ts'), import('./modules/auth/index.ts'),
+    import('./app.ts'),
+    import('./modules/admin/index.ts'),
+    import('./modules/workflows/index.ts'),
+    import('./modules/auth/index.ts'),
   ]);
   early.info({ ms: msSince(t) }, `service modules loaded in ${msSince(t)} ms`);
   t = performance.now();
@@ -53,7 +61,8 @@ async function main(): Promise<void> {
   const { services } = app;
   const adminToken = embeddedOnDisk ? newAdminToken() : null;
   // While this process holds the embedded database the CLI cannot open it: it asks us instead.
-  if (adminToken) await app.register(adminRoutes, { token: adminToken, auth: services.auth, orgs: services.orgs, apiKeys: services.apiKeys, plans: services.plans });
+  if (adminToken)
+    await app.register(adminRoutes, { token: adminToken, auth: services.auth, orgs: services.orgs, apiKeys: services.apiKeys, plans: services.plans });
   await app.ready();
   app.log.info({ ms: msSince(t) }, `API built in ${msSince(t)} ms`);
 
@@ -114,8 +123,8 @@ async function main(): Promise<void> {
       : '';
     app.log.warn(
       'No user exists yet. Create the first owner (works while this server runs): ' +
-      'npm run cli -- create-owner --email you@example.com --password "a long password" --org "My organization"' +
-      `${register}; or set BOOTSTRAP_EMAIL / BOOTSTRAP_PASSWORD (and BOOTSTRAP_ORG) at start.`,
+        'npm run cli -- create-owner --email you@example.com --password "a long password" --org "My organization"' +
+        `${register}; or set BOOTSTRAP_EMAIL / BOOTSTRAP_PASSWORD (and BOOTSTRAP_ORG) at start.`,
     );
   }
 }

@@ -93,7 +93,10 @@ export function createServices(deps: Deps) {
   const content = new ContentService(deps, { bus, events, orgs, integrations, media });
   const publisher = new Publisher(deps, { events, notifications, integrations, media });
   const analytics = new AnalyticsService(deps, {
-    bus, events, notifications, orgs,
+    bus,
+    events,
+    notifications,
+    orgs,
     // The service's rows and tokens, and the integrations module's subquery of those the schedule syncs.
     integrations: {
       row: integrations.row.bind(integrations),
@@ -129,26 +132,89 @@ export function createServices(deps: Deps) {
   // Agents write reports (their create_report tool) and a report's run_agent recommendation starts
   // agents: reports is handed the start as a function that reaches the agents when a recommendation is
   // applied, long after both exist.
-  const reports = new ReportsService(deps, { events, notifications, leads, content, workflows, agents: { startRun: (scope, request): Promise<unknown> => agents.startRun(scope, request) } });
+  const reports = new ReportsService(deps, {
+    events,
+    notifications,
+    leads,
+    content,
+    workflows,
+    agents: { startRun: (scope, request): Promise<unknown> => agents.startRun(scope, request) },
+  });
   const agents = new AgentsService(deps, {
-    bus, orgStream, events, orgs, usage, budgets, plans,
+    bus,
+    orgStream,
+    events,
+    orgs,
+    usage,
+    budgets,
+    plans,
     tools: { clock: deps.clock, config: deps.config, leads, usage, budgets, reports, content, approvals, conversations, campaigns, stats },
   });
-  const runDriver = new RunDriver({
-    ...deps, bus, workflowRuns, approvals, workflows,
-    nodes: {
-      clock: deps.clock,
-      outbound: { appSecret: deps.config.appSecret, allowPrivate: deps.config.webhookAllowPrivate, timeoutMs: deps.config.webhookTimeoutMs },
-      leads, content, agents, conversations, campaigns,
+  const runDriver = new RunDriver(
+    {
+      ...deps,
+      bus,
+      workflowRuns,
+      approvals,
+      workflows,
+      nodes: {
+        clock: deps.clock,
+        outbound: { appSecret: deps.config.appSecret, allowPrivate: deps.config.webhookAllowPrivate, timeoutMs: deps.config.webhookTimeoutMs },
+        leads,
+        content,
+        agents,
+        conversations,
+        campaigns,
+      },
     },
-  }, { concurrency: deps.config.workflowConcurrency, leaseMs: deps.config.workflowLeaseMs });
+    { concurrency: deps.config.workflowConcurrency, leaseMs: deps.config.workflowLeaseMs },
+  );
   const conversationBot = new ConversationBot(deps, { bus, turns: agents.turns, conversations });
   dispatcher.subscribe('conversation-bot', (tx, batch) => conversationBot.onEvents(tx, batch));
   const outboundSender = new OutboundSender(deps, { conversations, events, unsubscribe: links });
   const rateLimits = new SharedRateLimitCounters(deps.database, deps.clock);
   // The worker loops' queues on the metrics' queue gauges, each read by the module that owns its rows.
   for (const queue of [workflowRunsQueue, webhookDeliveriesQueue, scheduledPostsQueue, agentRunsQueues, outboundQueues]) registerQueueGauge(queue);
-  return { ...deps, plans, rateLimits, campaigns, bus, orgStream, orgs, mailer, invitations, auth, apiKeys, guard, events, notifications, leads, webhooks, deliverer, dispatcher, streams, integrations, media, content, publisher, stats, approvals, workflowRuns, schedules, scheduler, workflows, runDriver, usage, budgets, reports, agents, conversations, outboundSender, conversationBot, analytics };
+  return {
+    ...deps,
+    plans,
+    rateLimits,
+    campaigns,
+    bus,
+    orgStream,
+    orgs,
+    mailer,
+    invitations,
+    auth,
+    apiKeys,
+    guard,
+    events,
+    notifications,
+    leads,
+    webhooks,
+    deliverer,
+    dispatcher,
+    streams,
+    integrations,
+    media,
+    content,
+    publisher,
+    stats,
+    approvals,
+    workflowRuns,
+    schedules,
+    scheduler,
+    workflows,
+    runDriver,
+    usage,
+    budgets,
+    reports,
+    agents,
+    conversations,
+    outboundSender,
+    conversationBot,
+    analytics,
+  };
 }
 
 export type Services = ReturnType<typeof createServices>;

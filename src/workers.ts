@@ -27,9 +27,12 @@ export function startWorkers(services: Services): Workers {
   // Webhook delivery in overlapping lanes: while one lane's batch is on the wire, another claims
   // and records (each claims its own rows with SKIP LOCKED), so the database round trips of a
   // batch do not leave the connections to the receivers idle.
-  const webhookLanes = Object.fromEntries(Array.from({ length: DELIVERY_LANES }, (_, i) => [
-    i === 0 ? 'webhooks' : `webhooks-${i + 1}`, new Loop({ name: 'webhooks', log, idleMs: 1000, run: () => deliverer.round() }),
-  ]));
+  const webhookLanes = Object.fromEntries(
+    Array.from({ length: DELIVERY_LANES }, (_, i) => [
+      i === 0 ? 'webhooks' : `webhooks-${i + 1}`,
+      new Loop({ name: 'webhooks', log, idleMs: 1000, run: () => deliverer.round() }),
+    ]),
+  );
   const wakeDeliveries = () => {
     for (const lane of Object.values(webhookLanes)) lane.wake();
   };
@@ -50,7 +53,9 @@ export function startWorkers(services: Services): Workers {
     // OAuth access tokens that expire within 10 minutes are refreshed ahead of use.
     oauthRefresh: new Loop({ name: 'oauth-refresh', log, idleMs: 60_000, run: () => services.integrations.refreshDue() }),
     maintenance: new Loop({
-      name: 'maintenance', log, idleMs: 3_600_000,
+      name: 'maintenance',
+      log,
+      idleMs: 3_600_000,
       run: async () => {
         await deliverer.purge();
         await bus.purge(new Date(services.clock.now().getTime() - 3_600_000));

@@ -21,4 +21,3 @@ export async function runAgent(t: TestApp, orgId: string, auth: Auth, payload: R
   if (res.statusCode !== 202) throw new Error(`POST agents/run: ${res.statusCode} ${res.body}`);
   return waitForRun(t, orgId, res.json().id, auth);
 }
-

@@ -46,13 +46,23 @@ describe('campaigns survive kill -9', () => {
     // On PostgreSQL the processes use a fresh database of their own; else PGlite in DATA_DIR.
     if (onPostgres) database = await freshDatabase();
     const port = await freePort();
-    const start = () => startServer(port, {
-      DATA_DIR: dir, BOOTSTRAP_EMAIL: EMAIL, BOOTSTRAP_PASSWORD: PASSWORD,
-      APP_SECRET: 'crash-test-secret-that-is-long-enough', SMTP_URL: smtp!.url, RATE_LIMIT_MAX: '1000000',
-      // The messages the killed process had claimed are sent again when their lease ends: 10 s, not a minute.
-      OUTBOUND_LEASE_MS: '10000',
-      ...(database ? { DATABASE_URL: database.url! } : {}),
-    }, children, 90_000);
+    const start = () =>
+      startServer(
+        port,
+        {
+          DATA_DIR: dir,
+          BOOTSTRAP_EMAIL: EMAIL,
+          BOOTSTRAP_PASSWORD: PASSWORD,
+          APP_SECRET: 'crash-test-secret-that-is-long-enough',
+          SMTP_URL: smtp!.url,
+          RATE_LIMIT_MAX: '1000000',
+          // The messages the killed process had claimed are sent again when their lease ends: 10 s, not a minute.
+          OUTBOUND_LEASE_MS: '10000',
+          ...(database ? { DATABASE_URL: database.url! } : {}),
+        },
+        children,
+        90_000,
+      );
     const began = performance.now();
     const seconds = () => ((performance.now() - began) / 1000).toFixed(1);
 
@@ -62,11 +72,18 @@ describe('campaigns survive kill -9', () => {
 
     const inbox = await call('POST', '/inboxes', { name: 'Outreach', channel: 'email', config: { address: 'sales@shop.example.com', fromName: 'Shop' } });
     const addressOf = (i: number) => `lead-${String(i).padStart(4, '0')}@crash.example.com`;
-    const imported = await call('POST', '/leads/import', { rows: Array.from({ length: LEADS }, (_, i) => ({ name: `Lead ${i}`, email: addressOf(i), tags: ['crash'] })) });
+    const imported = await call('POST', '/leads/import', {
+      rows: Array.from({ length: LEADS }, (_, i) => ({ name: `Lead ${i}`, email: addressOf(i), tags: ['crash'] })),
+    });
     expect(imported).toMatchObject({ created: LEADS, merged: 0, rejected: [] });
     const campaign = await call('POST', '/campaigns', {
-      name: 'Crash', inboxId: inbox.id, audience: { tags: ['crash'] },
-      steps: [{ delaySeconds: 0, subject: 'Hello {{ lead.name }}', text: 'step 1 for {{ lead.name }}' }, { delaySeconds: 2, text: 'step 2 for {{ lead.name }}' }],
+      name: 'Crash',
+      inboxId: inbox.id,
+      audience: { tags: ['crash'] },
+      steps: [
+        { delaySeconds: 0, subject: 'Hello {{ lead.name }}', text: 'step 1 for {{ lead.name }}' },
+        { delaySeconds: 2, text: 'step 2 for {{ lead.name }}' },
+      ],
       settings: { perMinute: 100_000, dailyLimit: 100_000, maxErrors: 100_000 },
     });
     const setUp = seconds();
@@ -86,10 +103,14 @@ describe('campaigns survive kill -9', () => {
     const restarted = seconds();
     await owner.signIn();
     // The messages the killed process had claimed wait for their lease (OUTBOUND_LEASE_MS) before they are sent again.
-    const finished = await eventually(async () => {
-      const c = await call('GET', `/campaigns/${campaign.id}`);
-      return c.status === 'FINISHED' ? c : null;
-    }, 150_000, 250);
+    const finished = await eventually(
+      async () => {
+        const c = await call('GET', `/campaigns/${campaign.id}`);
+        return c.status === 'FINISHED' ? c : null;
+      },
+      150_000,
+      250,
+    );
 
     // Every (recipient, step) arrived, each under one Message-ID.
     const idsOf = new Map<string, Set<string>>();
@@ -100,9 +121,11 @@ describe('campaigns survive kill -9', () => {
       timesOf.set(messageIdOf(mail), (timesOf.get(messageIdOf(mail)) ?? 0) + 1);
     }
     const again = [...timesOf].filter(([, n]) => n > 1);
-    console.log(`campaigns kill -9 (${onPostgres ? 'PostgreSQL' : 'PGlite'}): set up in ${setUp} s; killed at ${atKill.at} s with ${atKill.firstSteps} first steps `
-      + `(${atKill.all} mails) at the relay; restarted at ${restarted} s; FINISHED at ${seconds()} s; ${smtp.received.length} mails, `
-      + `${again.length} Message-IDs received more than once`);
+    console.log(
+      `campaigns kill -9 (${onPostgres ? 'PostgreSQL' : 'PGlite'}): set up in ${setUp} s; killed at ${atKill.at} s with ${atKill.firstSteps} first steps ` +
+        `(${atKill.all} mails) at the relay; restarted at ${restarted} s; FINISHED at ${seconds()} s; ${smtp.received.length} mails, ` +
+        `${again.length} Message-IDs received more than once`,
+    );
     const expected = Array.from({ length: LEADS }, (_, i) => ['1', '2'].map((step) => `${addressOf(i)} ${step}`)).flat();
     const missing = expected.filter((key) => !idsOf.has(key));
     expect(missing, `${missing.length} (recipient, step) never arrived`).toEqual([]);
@@ -110,7 +133,10 @@ describe('campaigns survive kill -9', () => {
     const twoIds = [...idsOf].filter(([, ids]) => ids.size > 1).map(([key]) => key);
     expect(twoIds, 'sent under two Message-IDs').toEqual([]);
     // The same Message-ID twice: the relay had it before the kill, the killed process never recorded it sent.
-    expect(again.filter(([id, n]) => n > 2 || !beforeKill.has(id)), 'received again, not in flight at the kill').toEqual([]);
+    expect(
+      again.filter(([id, n]) => n > 2 || !beforeKill.has(id)),
+      'received again, not in flight at the kill',
+    ).toEqual([]);
     expect(again.length, 'Message-IDs received twice').toBeLessThanOrEqual(CONCURRENT_SENDS);
 
     expect(finished.stats).toMatchObject({ total: LEADS, sent: LEADS, failed: 0, skipped: 0, pending: 0 });

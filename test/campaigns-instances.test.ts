@@ -42,20 +42,34 @@ describe.skipIf(!onPostgres)('a campaign run by two instances', () => {
     const ports = [await freePort(), await freePort()];
     // One after the other: the first creates the owner, the second finds it.
     for (const [i, port] of ports.entries()) {
-      await startServer(port, {
-        DATA_DIR: dirs[i]!, DATABASE_URL: database.url!, BOOTSTRAP_EMAIL: EMAIL, BOOTSTRAP_PASSWORD: PASSWORD,
-        APP_SECRET: 'instances-test-secret-long-enough', SMTP_URL: smtp.url, RATE_LIMIT_MAX: '1000000',
-      }, children, 90_000);
+      await startServer(
+        port,
+        {
+          DATA_DIR: dirs[i]!,
+          DATABASE_URL: database.url!,
+          BOOTSTRAP_EMAIL: EMAIL,
+          BOOTSTRAP_PASSWORD: PASSWORD,
+          APP_SECRET: 'instances-test-secret-long-enough',
+          SMTP_URL: smtp.url,
+          RATE_LIMIT_MAX: '1000000',
+        },
+        children,
+        90_000,
+      );
     }
 
     const { call } = await ownerClient(ports[0]!, EMAIL, PASSWORD);
 
     const inbox = await call('POST', '/inboxes', { name: 'Outreach', channel: 'email', config: { address: 'sales@shop.example.com', fromName: 'Shop' } });
     const addressOf = (i: number) => `lead-${String(i).padStart(3, '0')}@instances.example.com`;
-    const imported = await call('POST', '/leads/import', { rows: Array.from({ length: RECIPIENTS }, (_, i) => ({ name: `Lead ${i}`, email: addressOf(i), tags: ['instances'] })) });
+    const imported = await call('POST', '/leads/import', {
+      rows: Array.from({ length: RECIPIENTS }, (_, i) => ({ name: `Lead ${i}`, email: addressOf(i), tags: ['instances'] })),
+    });
     expect(imported).toMatchObject({ created: RECIPIENTS, rejected: [] });
     const campaign = await call('POST', '/campaigns', {
-      name: 'Two instances', inboxId: inbox.id, audience: { tags: ['instances'] },
+      name: 'Two instances',
+      inboxId: inbox.id,
+      audience: { tags: ['instances'] },
       steps: [{ delaySeconds: 0, subject: 'Hello {{ lead.name }}', text: 'Hi {{ lead.name }}' }],
       settings: { perMinute: PER_MINUTE, dailyLimit: 100_000, maxErrors: 100_000 },
     });
@@ -68,10 +82,14 @@ describe.skipIf(!onPostgres)('a campaign run by two instances', () => {
     await new Promise((r) => setTimeout(r, startedAt + 50_000 - Date.now()));
     expect(smtp.received.length, 'mails in the first 50 s').toBe(PER_MINUTE);
 
-    const finished = await eventually(async () => {
-      const c = await call('GET', `/campaigns/${campaign.id}`, undefined, ports[1]);
-      return c.status === 'FINISHED' ? c : null;
-    }, 60_000, 250);
+    const finished = await eventually(
+      async () => {
+        const c = await call('GET', `/campaigns/${campaign.id}`, undefined, ports[1]);
+        return c.status === 'FINISHED' ? c : null;
+      },
+      60_000,
+      250,
+    );
     expect(finished.stats).toMatchObject({ total: RECIPIENTS, sent: RECIPIENTS, failed: 0, skipped: 0, pending: 0 });
 
     // Exactly one mail per recipient.
@@ -92,7 +110,9 @@ describe.skipIf(!onPostgres)('a campaign run by two instances', () => {
     }
     expect(busiest).toBeLessThanOrEqual(PER_MINUTE);
     const seconds = (t: number) => ((t - startedAt) / 1000).toFixed(1);
-    console.log(`campaigns on two instances: ${new Set(times).size} runner batches from ${seconds(times[0]!)} s to ${seconds(times.at(-1)!)} s after the start; `
-      + `the busiest 60 s held ${busiest} (limit ${PER_MINUTE}); ${smtp.received.length} mails to ${perRecipient.size} recipients`);
+    console.log(
+      `campaigns on two instances: ${new Set(times).size} runner batches from ${seconds(times[0]!)} s to ${seconds(times.at(-1)!)} s after the start; ` +
+        `the busiest 60 s held ${busiest} (limit ${PER_MINUTE}); ${smtp.received.length} mails to ${perRecipient.size} recipients`,
+    );
   }, 180_000);
 });

@@ -15,9 +15,13 @@ describe('container files', () => {
   });
 
   it('a compose file with an unknown key, a wrong type or a missing dependency is refused', () => {
-    expect(checkCompose(compose.replace('restart: unless-stopped', 'restarts: unless-stopped'))).toEqual(expect.arrayContaining([expect.stringContaining('additional properties (restarts)')]));
+    expect(checkCompose(compose.replace('restart: unless-stopped', 'restarts: unless-stopped'))).toEqual(
+      expect.arrayContaining([expect.stringContaining('additional properties (restarts)')]),
+    );
     expect(checkCompose(compose.replace('replicas: 2', 'replicas: two')).join('\n')).toMatch(/replicas/);
-    expect(checkCompose(compose.replace('      postgres:\n        condition', '      database:\n        condition'))).toEqual(expect.arrayContaining([expect.stringContaining('depends on database')]));
+    expect(checkCompose(compose.replace('      postgres:\n        condition', '      database:\n        condition'))).toEqual(
+      expect.arrayContaining([expect.stringContaining('depends on database')]),
+    );
     expect(checkCompose('services: [')[0]).toMatch(/not YAML/);
   });
 

@@ -26,7 +26,9 @@ describe('API conventions', () => {
     t = await buildTestApp();
     leads = `/api/v1/orgs/${t.orgA.orgId}/leads`;
   });
-  afterAll(async () => { await t.close(); });
+  afterAll(async () => {
+    await t.close();
+  });
 
   describe('error body { statusCode, error, message, code }', () => {
     it('400 VALIDATION_ERROR names each offending field', async () => {
@@ -42,7 +44,13 @@ describe('API conventions', () => {
     });
 
     it('400 for a body that is not JSON', async () => {
-      const res = await t.call({ method: 'POST', url: leads, auth: { token: t.orgA.token }, headers: { 'content-type': 'application/json' }, payload: '{"name": "Ada",' });
+      const res = await t.call({
+        method: 'POST',
+        url: leads,
+        auth: { token: t.orgA.token },
+        headers: { 'content-type': 'application/json' },
+        payload: '{"name": "Ada",',
+      });
       expectErrorBody(res, 400, 'VALIDATION_ERROR');
     });
 
@@ -162,15 +170,19 @@ describe('API conventions', () => {
       expect(doc.openapi).toMatch(/^3\.1\.\d+$/);
       expect(doc.components.schemas.ErrorBody).toMatchObject({ required: expect.arrayContaining(['statusCode', 'error', 'message']) });
 
-      const routes = registeredRoutes(t.app.printRoutes({ commonPrefix: false }))
-        .filter((r) => r.path.startsWith('/api/v1/') && r.path !== '/api/v1/openapi.json');
+      const routes = registeredRoutes(t.app.printRoutes({ commonPrefix: false })).filter(
+        (r) => r.path.startsWith('/api/v1/') && r.path !== '/api/v1/openapi.json',
+      );
       expect(routes.length).toBeGreaterThan(15);
       const problems: string[] = [];
       for (const { method, path } of routes) {
         const openapiPath = path.replace(/:(\w+)/g, '{$1}');
         const op = doc.paths?.[openapiPath]?.[method.toLowerCase()];
         const name = `${method} ${path}`;
-        if (!op) { problems.push(`${name}: missing`); continue; }
+        if (!op) {
+          problems.push(`${name}: missing`);
+          continue;
+        }
         const codes = Object.keys(op.responses ?? {});
         // A success is a 2xx, or for a route that only redirects (the OAuth callback) a 3xx.
         if (!codes.some((c) => /^[23]\d\d$/.test(c))) problems.push(`${name}: no 2xx response`);
@@ -185,7 +197,12 @@ describe('API conventions', () => {
         }
         const lastSegment = path.split('/').pop()!;
         const takesBody = method === 'PATCH' || method === 'PUT' || (method === 'POST' && !BODYLESS_ACTIONS.has(lastSegment));
-        if (takesBody && !op.requestBody?.content?.['application/json']?.schema && !op.requestBody?.content?.['multipart/form-data'] && !op.requestBody?.content?.['message/rfc822']?.schema) {
+        if (
+          takesBody &&
+          !op.requestBody?.content?.['application/json']?.schema &&
+          !op.requestBody?.content?.['multipart/form-data'] &&
+          !op.requestBody?.content?.['message/rfc822']?.schema
+        ) {
           problems.push(`${name}: no request body schema`);
         }
       }
@@ -200,7 +217,9 @@ describe('API conventions', () => {
       // The multipart upload and the binary download are described in full, not only in prose.
       const upload = doc.paths['/api/v1/orgs/{orgId}/media/upload'].post;
       expect(upload.requestBody.content['multipart/form-data'].schema).toMatchObject({
-        type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } },
+        type: 'object',
+        required: ['file'],
+        properties: { file: { type: 'string', format: 'binary' } },
       });
       const file = doc.paths['/api/v1/media/{mediaId}/{file}'].get;
       for (const type of ['image/*', 'video/*']) expect(file.responses['200'].content[type].schema).toEqual({ type: 'string', format: 'binary' });
@@ -225,7 +244,10 @@ function registeredRoutes(tree: string): { method: string; path: string }[] {
     while (stack.length && stack[stack.length - 1]!.depth >= depth) stack.pop();
     const path = (stack.length ? stack[stack.length - 1]!.path : '') + m[2];
     stack.push({ depth, path });
-    for (const method of (m[3] ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+    for (const method of (m[3] ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
       if (method !== 'HEAD') out.push({ method, path });
     }
   }
@@ -234,8 +256,12 @@ function registeredRoutes(tree: string): { method: string; path: string }[] {
 
 describe('rate limiting', () => {
   let t: TestApp;
-  beforeAll(async () => { t = await buildTestApp({ env: { RATE_LIMIT_MAX: '3', AUTH_RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_MS: '60000' } }); });
-  afterAll(async () => { await t.close(); });
+  beforeAll(async () => {
+    t = await buildTestApp({ env: { RATE_LIMIT_MAX: '3', AUTH_RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_MS: '60000' } });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
 
   it('answers 429 RATE_LIMIT with Retry-After after RATE_LIMIT_MAX requests of one API key; another key still works', async () => {
     const url = `/api/v1/orgs/${t.orgA.orgId}/leads`;
@@ -267,13 +293,22 @@ describe('rate limiting', () => {
 describe('log redaction', () => {
   it('never writes a bearer token, an API key or a query-string secret to the log', async () => {
     let output = '';
-    const stream = new Writable({ write(chunk, _encoding, done) { output += chunk.toString(); done(); } });
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        output += chunk.toString();
+        done();
+      },
+    });
     const database = await freshDatabase();
     const app = await buildApp({ config: testConfig(), database, logger: { ...(loggerOptions('info') as FastifyLoggerOptions), stream } });
     const secrets = ['secret123', 'wrong-bearer-secret'];
     try {
       await app.ready();
-      const { user, organization } = await app.services.auth.createUserWithOrg({ email: 'logs@example.com', password: TEST_PASSWORD, organizationName: 'Logs' });
+      const { user, organization } = await app.services.auth.createUserWithOrg({
+        email: 'logs@example.com',
+        password: TEST_PASSWORD,
+        organizationName: 'Logs',
+      });
       const { tokens } = await app.services.auth.login(user.email, TEST_PASSWORD);
       const { key } = await app.services.apiKeys.create(organization.id, { name: 'logs', scopes: ['*'] });
       secrets.push(tokens.accessToken, tokens.refreshToken, key);

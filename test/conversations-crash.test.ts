@@ -21,12 +21,21 @@ describe('conversations survive kill -9', () => {
 
   const EMAIL = 'owner@conversations-crash.example';
   const PASSWORD = 'a long enough password';
-  const start = (port: number) => startServer(port, {
-    DATA_DIR: dir, BOOTSTRAP_EMAIL: EMAIL, BOOTSTRAP_PASSWORD: PASSWORD,
-    APP_SECRET: 'crash-test-secret-that-is-long-enough',
-    WEBHOOK_RETRY_DELAYS_S: '3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3', WEBHOOK_TIMEOUT_MS: '5000',
-    RATE_LIMIT_MAX: '1000000',
-  }, children, 90_000);
+  const start = (port: number) =>
+    startServer(
+      port,
+      {
+        DATA_DIR: dir,
+        BOOTSTRAP_EMAIL: EMAIL,
+        BOOTSTRAP_PASSWORD: PASSWORD,
+        APP_SECRET: 'crash-test-secret-that-is-long-enough',
+        WEBHOOK_RETRY_DELAYS_S: '3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3,3',
+        WEBHOOK_TIMEOUT_MS: '5000',
+        RATE_LIMIT_MAX: '1000000',
+      },
+      children,
+      90_000,
+    );
 
   async function kill(child: ChildProcess): Promise<void> {
     const gone = new Promise((r) => child.once('exit', r));
@@ -57,11 +66,15 @@ describe('conversations survive kill -9', () => {
 
     // The outbound message: queued, tried against the receiver that is down, still queued at the kill.
     const started = await call('POST', '/conversations', { inboxId: inbox.id, leadId: lead.id, text: 'queued before the kill' });
-    const outbound = await eventually(async () => {
-      const page = await call('GET', `/conversations/${started.id}/messages`);
-      const out = page.items.find((m: { direction: string }) => m.direction === 'out');
-      return out?.status === 'queued' && out.error ? out : null;
-    }, 30_000, 50);
+    const outbound = await eventually(
+      async () => {
+        const page = await call('GET', `/conversations/${started.id}/messages`);
+        const out = page.items.find((m: { direction: string }) => m.direction === 'out');
+        return out?.status === 'queued' && out.error ? out : null;
+      },
+      30_000,
+      50,
+    );
 
     // Inbound: four relays post messages until the server dies under them.
     const acknowledged = new Set<string>();
@@ -72,7 +85,8 @@ describe('conversations survive kill -9', () => {
         const externalId = `ext-${r}-${n++}`;
         try {
           const res = await fetch(`${org}/inboxes/${inbox.id}/messages`, {
-            method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' },
+            method: 'POST',
+            headers: { 'x-api-key': key, 'content-type': 'application/json' },
             body: JSON.stringify({ contact: { name: `Relay ${r}`, address: `sender${r % 3}@example.com` }, text: `message ${externalId}`, externalId }),
           });
           if (res.status === 201 || res.status === 200) acknowledged.add(externalId);
@@ -98,7 +112,8 @@ describe('conversations survive kill -9', () => {
     for (const conversation of conversations.items as { id: string }[]) {
       for (let page = 1; ; page++) {
         const got = await call('GET', `/conversations/${conversation.id}/messages?page=${page}&pageSize=100`);
-        for (const m of got.items as { direction: string; externalId?: string }[]) if (m.direction === 'in') stored.set(m.externalId!, (stored.get(m.externalId!) ?? 0) + 1);
+        for (const m of got.items as { direction: string; externalId?: string }[])
+          if (m.direction === 'in') stored.set(m.externalId!, (stored.get(m.externalId!) ?? 0) + 1);
         if (got.items.length < 100) break;
       }
     }
@@ -107,17 +122,25 @@ describe('conversations survive kill -9', () => {
     expect([...stored.values()].every((count) => count === 1)).toBe(true);
 
     // The outbound message queued before the kill goes out once, from the restarted process.
-    const sent = await eventually(async () => {
-      const page = await call('GET', `/conversations/${started.id}/messages`);
-      const out = page.items.find((m: { id: string }) => m.id === outbound.id);
-      return out?.status === 'sent' ? out : null;
-    }, 120_000, 100);
+    const sent = await eventually(
+      async () => {
+        const page = await call('GET', `/conversations/${started.id}/messages`);
+        const out = page.items.find((m: { id: string }) => m.id === outbound.id);
+        return out?.status === 'sent' ? out : null;
+      },
+      120_000,
+      100,
+    );
     expect(sent.externalId).toBe(`rcv-${outbound.id}`);
     // Once it is sent, a message queued later goes through the same loop: a second delivery of
     // the first (a claim taken again) would have reached the receiver by the time this one did.
     const later = await call('POST', `/conversations/${started.id}/messages`, { text: 'after the restart' });
     await eventually(() => accepted.get(later.id) === 1, 30_000, 50);
-    await eventually(async () => (await call('GET', `/conversations/${started.id}/messages`)).items.find((m: { id: string }) => m.id === later.id)?.status === 'sent', 30_000, 50);
+    await eventually(
+      async () => (await call('GET', `/conversations/${started.id}/messages`)).items.find((m: { id: string }) => m.id === later.id)?.status === 'sent',
+      30_000,
+      50,
+    );
     expect(accepted.get(outbound.id)).toBe(1);
 
     await kill(child);

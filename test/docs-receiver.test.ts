@@ -32,7 +32,14 @@ afterAll(async () => {
 
 it('the documented receiver accepts signed deliveries once each and refuses forged or stale ones', async () => {
   const base = `/api/v1/orgs/${t.orgA.orgId}`;
-  const ep = (await t.call({ method: 'POST', url: `${base}/webhook-endpoints`, auth: { token: t.orgA.token }, payload: { url: `http://127.0.0.1:${port}/`, events: ['*'], secret: 'whsec_documented' } })).json();
+  const ep = (
+    await t.call({
+      method: 'POST',
+      url: `${base}/webhook-endpoints`,
+      auth: { token: t.orgA.token },
+      payload: { url: `http://127.0.0.1:${port}/`, events: ['*'], secret: 'whsec_documented' },
+    })
+  ).json();
   const lead = (await t.call({ method: 'POST', url: `${base}/leads`, auth: { token: t.orgA.token }, payload: { name: 'Documented' } })).json();
   const first = await eventually(async () => {
     const list = (await t.call({ method: 'GET', url: `${base}/webhook-endpoints/${ep.id}/deliveries`, auth: { token: t.orgA.token } })).json();
@@ -42,10 +49,23 @@ it('the documented receiver accepts signed deliveries once each and refuses forg
   await eventually(() => output.includes(lead.id));
   // A resend carries the same envelope id: accepted, but not handled twice.
   await t.call({ method: 'POST', url: `${base}/webhook-endpoints/${ep.id}/deliveries/${first.id}/resend`, auth: { token: t.orgA.token } });
-  await eventually(async () => (await t.call({ method: 'GET', url: `${base}/webhook-endpoints/${ep.id}/deliveries`, auth: { token: t.orgA.token }, query: { status: 'succeeded' } })).json().total === 2);
+  await eventually(
+    async () =>
+      (
+        await t.call({ method: 'GET', url: `${base}/webhook-endpoints/${ep.id}/deliveries`, auth: { token: t.orgA.token }, query: { status: 'succeeded' } })
+      ).json().total === 2,
+  );
   expect(output.split('lead.created').length - 1).toBe(1);
-  const forged = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '{"id":"evt_x"}', headers: { 'x-service-timestamp': String(Math.floor(Date.now() / 1000)), 'x-service-signature': 'sha256=' + '0'.repeat(64) } });
+  const forged = await fetch(`http://127.0.0.1:${port}/`, {
+    method: 'POST',
+    body: '{"id":"evt_x"}',
+    headers: { 'x-service-timestamp': String(Math.floor(Date.now() / 1000)), 'x-service-signature': 'sha256=' + '0'.repeat(64) },
+  });
   expect(forged.status).toBe(401);
-  const stale = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '{}', headers: { 'x-service-timestamp': String(Math.floor(Date.now() / 1000) - 301), 'x-service-signature': 'sha256=x' } });
+  const stale = await fetch(`http://127.0.0.1:${port}/`, {
+    method: 'POST',
+    body: '{}',
+    headers: { 'x-service-timestamp': String(Math.floor(Date.now() / 1000) - 301), 'x-service-signature': 'sha256=x' },
+  });
   expect(stale.status).toBe(401);
 });

@@ -24,7 +24,8 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
   // The README's user, created the way a new user can in development: sign-up over the API.
   const res = await fetch(`${base}/api/v1/auth/register`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ email: 'you@example.com', password: 'a long password', organizationName: 'Acme' }),
   });
   expect(res.status).toBe(201);
@@ -41,7 +42,10 @@ function bash(script: string): Promise<{ code: number | null; stdout: string; st
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-    child.once('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
   });
 }
 
@@ -81,10 +85,24 @@ describe('docs/workflows.md', () => {
     // The approval answer, then the run summary of the last block.
     expect(run.stdout).toMatch(/"status": "APPROVED",\s*"title": "Accept the deal Navy Labs: 2500 EUR\?",\s*"comment": "Go ahead"/);
     const summary = JSON.parse(run.stdout.slice(run.stdout.lastIndexOf('\n{\n') + 1)) as {
-      status: string; testMode: boolean; steps: { nodeId: string; status: string }[]; notification: { url: string; event: string; dryRun: boolean };
+      status: string;
+      testMode: boolean;
+      steps: { nodeId: string; status: string }[];
+      notification: { url: string; event: string; dryRun: boolean };
     };
-    expect(summary).toMatchObject({ status: 'SUCCEEDED', testMode: true, notification: { url: 'https://hooks.example.com/deals', event: 'deal.accepted', dryRun: true } });
-    expect(summary.steps.map((s) => `${s.nodeId}:${s.status}`)).toEqual(['start:SUCCEEDED', 'prepare:SUCCEEDED', 'isBig:SUCCEEDED', 'approve:SUCCEEDED', 'save:SUCCEEDED', 'notify:SUCCEEDED']);
+    expect(summary).toMatchObject({
+      status: 'SUCCEEDED',
+      testMode: true,
+      notification: { url: 'https://hooks.example.com/deals', event: 'deal.accepted', dryRun: true },
+    });
+    expect(summary.steps.map((s) => `${s.nodeId}:${s.status}`)).toEqual([
+      'start:SUCCEEDED',
+      'prepare:SUCCEEDED',
+      'isBig:SUCCEEDED',
+      'approve:SUCCEEDED',
+      'save:SUCCEEDED',
+      'notify:SUCCEEDED',
+    ]);
 
     // The lead the workflow saved is there, through the API.
     const leads = await t.call({ method: 'GET', url: `/api/v1/orgs/${orgId}/leads?q=grace`, auth: { apiKey } });

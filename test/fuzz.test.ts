@@ -36,7 +36,12 @@ type Schema = Record<string, unknown> & {
   format?: string;
 };
 
-interface Parameter { in: string; name: string; required?: boolean; schema: Schema }
+interface Parameter {
+  in: string;
+  name: string;
+  required?: boolean;
+  schema: Schema;
+}
 interface Operation {
   method: string;
   path: string;
@@ -61,7 +66,10 @@ class PoolRef {
 function collectionOf(path: string, beforeParam?: string): string | undefined {
   const segments = path.split('/');
   const end = beforeParam ? segments.indexOf(`{${beforeParam}}`) : segments.length;
-  return segments.slice(0, end).filter((x) => x && !x.startsWith('{')).at(-1);
+  return segments
+    .slice(0, end)
+    .filter((x) => x && !x.startsWith('{'))
+    .at(-1);
 }
 /** JSON nested `depth` levels deep, written as text (the generator's own serialiser stays shallow). */
 class Deep {
@@ -74,10 +82,39 @@ class Deep {
 }
 
 const NASTY_STRINGS = [
-  '\u0000', 'a\u0000b', '\ud800', 'x\udfffy', '\udc00\ud800', '__proto__', 'constructor', 'toString', 'hasOwnProperty', 'prototype',
-  '0000-01-01T00:00:00Z', '0000-01-01', '0001-01-01T00:00:00+14:00', '-000001-01-01T00:00:00Z', '+275760-09-13T00:00:00Z', '9999-12-31T23:59:59.999-14:00',
-  '2026-02-30', '2026-13-01T00:00:00Z', '99999999999999999999999', '-1', '1e309', 'NaN', '%00', '{{ $ }}', '{{ $$$ }}', "' or 1=1 --",
-  '😀', ' ', '', 'x'.repeat(5000), 'https://[::127.0.0.1]/x', 'http://localhost./', '*',
+  '\u0000',
+  'a\u0000b',
+  '\ud800',
+  'x\udfffy',
+  '\udc00\ud800',
+  '__proto__',
+  'constructor',
+  'toString',
+  'hasOwnProperty',
+  'prototype',
+  '0000-01-01T00:00:00Z',
+  '0000-01-01',
+  '0001-01-01T00:00:00+14:00',
+  '-000001-01-01T00:00:00Z',
+  '+275760-09-13T00:00:00Z',
+  '9999-12-31T23:59:59.999-14:00',
+  '2026-02-30',
+  '2026-13-01T00:00:00Z',
+  '99999999999999999999999',
+  '-1',
+  '1e309',
+  'NaN',
+  '%00',
+  '{{ $ }}',
+  '{{ $$$ }}',
+  "' or 1=1 --",
+  '😀',
+  ' ',
+  '',
+  'x'.repeat(5000),
+  'https://[::127.0.0.1]/x',
+  'http://localhost./',
+  '*',
 ];
 const NASTY_NUMBERS = [0, -1, 1e308, -1e308, 2 ** 53 + 1, 5e-324, 99999999999999999999, 0.1, -0];
 const SORTS = ['createdAt', '-createdAt', 'name', '-updatedAt', '__proto__', '-__proto__', 'constructor', 'toString', 'valueOf', ''];
@@ -92,7 +129,11 @@ const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom(null, true, [], {}, new Deep(70, false), new Deep(200, true)) },
 );
 
-interface Hints { orgId: string; email: string; receiverUrl: string }
+interface Hints {
+  orgId: string;
+  email: string;
+  receiverUrl: string;
+}
 type Doc = { components?: { schemas?: Record<string, Schema> } };
 
 function resolveRef(doc: Doc, schema: Schema): Schema {
@@ -125,14 +166,22 @@ function arbitraryFor(doc: Doc, raw: Schema, hints: Hints, clean: boolean, name 
     case 'number': {
       const min = schema.minimum ?? (clean ? 0 : -1000);
       const max = schema.maximum ?? Math.max(min + 1000, 1000);
-      const base = type === 'integer' ? fc.integer({ min: Math.max(min, -(2 ** 31)), max: Math.min(max, 2 ** 31 - 1) }) : fc.double({ min, max, noNaN: true, noDefaultInfinity: true });
+      const base =
+        type === 'integer'
+          ? fc.integer({ min: Math.max(min, -(2 ** 31)), max: Math.min(max, 2 ** 31 - 1) })
+          : fc.double({ min, max, noNaN: true, noDefaultInfinity: true });
       return mix(base);
     }
     case 'string':
       return mix(stringFor(schema, hints, name, clean));
     case 'array': {
       const item = depth > 4 ? fc.constant('x') : arbitraryFor(doc, schema.items ?? {}, hints, clean, name, depth + 1);
-      return mix(fc.array(item, { minLength: Math.min(schema.minItems ?? 0, 3), maxLength: Math.max(Math.min(schema.maxItems ?? 3, 3), Math.min(schema.minItems ?? 0, 3)) }));
+      return mix(
+        fc.array(item, {
+          minLength: Math.min(schema.minItems ?? 0, 3),
+          maxLength: Math.max(Math.min(schema.maxItems ?? 3, 3), Math.min(schema.minItems ?? 0, 3)),
+        }),
+      );
     }
     case 'object': {
       const props = schema.properties ?? {};
@@ -142,9 +191,14 @@ function arbitraryFor(doc: Doc, raw: Schema, hints: Hints, clean: boolean, name 
       const requiredKeys = Object.keys(props).filter((k) => required.has(k));
       const record = Object.keys(shape).length > 0 ? fc.record(shape, { requiredKeys }) : fc.constant({});
       // Free-form objects (`custom`, `input`, params): any JSON.
-      const extra = schema.additionalProperties === false || depth > 4
-        ? fc.constant({})
-        : fc.dictionary(clean ? fc.string({ minLength: 1, maxLength: 10 }) : fc.oneof(fc.string({ maxLength: 10 }), nastyString), clean ? fc.jsonValue({ maxDepth: 2 }) : fc.oneof(fc.jsonValue({ maxDepth: 2 }), hostileValue), { maxKeys: 3 });
+      const extra =
+        schema.additionalProperties === false || depth > 4
+          ? fc.constant({})
+          : fc.dictionary(
+              clean ? fc.string({ minLength: 1, maxLength: 10 }) : fc.oneof(fc.string({ maxLength: 10 }), nastyString),
+              clean ? fc.jsonValue({ maxDepth: 2 }) : fc.oneof(fc.jsonValue({ maxDepth: 2 }), hostileValue),
+              { maxKeys: 3 },
+            );
       return mix(fc.tuple(record, extra).map(([r, e]) => ({ ...(e as object), ...(r as object) })));
     }
     default:
@@ -177,7 +231,8 @@ function stringFor(schema: Schema, hints: Hints, name: string, clean: boolean): 
   if (lower === 'cron') hinted.push(fc.constantFrom('* * * * *', '0 9 * * 1'));
   if (lower === 'timezone') hinted.push(fc.constantFrom('UTC', 'Europe/Paris'));
   if (lower === 'events') hinted.push(fc.constantFrom('*', 'lead.created'));
-  if (hinted.length > 0) return fc.oneof({ weight: 3, arbitrary: fc.oneof(...hinted) }, { weight: 1, arbitrary: clean ? bounded : fc.oneof(bounded, anyString) });
+  if (hinted.length > 0)
+    return fc.oneof({ weight: 3, arbitrary: fc.oneof(...hinted) }, { weight: 1, arbitrary: clean ? bounded : fc.oneof(bounded, anyString) });
   return clean ? bounded : fc.oneof(bounded, anyString);
 }
 
@@ -258,19 +313,38 @@ function operationArbitrary(doc: Doc, op: Operation, hints: Hints): fc.Arbitrary
   });
   const hostileKey = fc.constantFrom('__proto__', 'constructor', 'k\u0000', '\ud800', 'prototype', 'toString');
   const deepBody = fc.constantFrom(new Deep(65, false), new Deep(10_000, true), new Deep(10_000, false));
-  const brokenBody = fc.constantFrom('{', '{"a":', '"\\u0000"', '[1,2', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{"x":1}}}', '\u0000', '1e999999', '{"a":"\\ud800"}');
-  const mutations: { weight: number; arbitrary: fc.Arbitrary<(s: Sample) => Sample> }[] = [
-    { weight: 2, arbitrary: fc.constant((s: Sample) => s) },
-  ];
+  const brokenBody = fc.constantFrom(
+    '{',
+    '{"a":',
+    '"\\u0000"',
+    '[1,2',
+    '{"__proto__":{"x":1}}',
+    '{"constructor":{"prototype":{"x":1}}}',
+    '\u0000',
+    '1e999999',
+    '{"a":"\\ud800"}',
+  );
+  const mutations: { weight: number; arbitrary: fc.Arbitrary<(s: Sample) => Sample> }[] = [{ weight: 2, arbitrary: fc.constant((s: Sample) => s) }];
   if (queryNames.length > 0) {
-    mutations.push({ weight: 3, arbitrary: fc.tuple(fc.constantFrom(...queryNames), fc.oneof(hostileValue, fc.constantFrom(...SORTS))).map(([name, v]) => (s: Sample) => ({ ...s, query: { ...s.query, [name]: v } })) });
+    mutations.push({
+      weight: 3,
+      arbitrary: fc
+        .tuple(fc.constantFrom(...queryNames), fc.oneof(hostileValue, fc.constantFrom(...SORTS)))
+        .map(([name, v]) => (s: Sample) => ({ ...s, query: { ...s.query, [name]: v } })),
+    });
   }
   if (pathNames.length > 0) {
-    mutations.push({ weight: 2, arbitrary: fc.tuple(fc.constantFrom(...pathNames), nastyString).map(([name, v]) => (s: Sample) => ({ ...s, params: { ...s.params, [name]: v } })) });
+    mutations.push({
+      weight: 2,
+      arbitrary: fc.tuple(fc.constantFrom(...pathNames), nastyString).map(([name, v]) => (s: Sample) => ({ ...s, params: { ...s.params, [name]: v } })),
+    });
   }
   if (op.body) {
     mutations.push(
-      { weight: 6, arbitrary: fc.tuple(fc.nat(), hostileValue, hostileKey).map(([choice, v, key]) => (s: Sample) => ({ ...s, body: mutate(s.body, choice, v, key) })) },
+      {
+        weight: 6,
+        arbitrary: fc.tuple(fc.nat(), hostileValue, hostileKey).map(([choice, v, key]) => (s: Sample) => ({ ...s, body: mutate(s.body, choice, v, key) })),
+      },
       { weight: 1, arbitrary: deepBody.map((deep) => (s: Sample) => ({ ...s, body: deep })) },
       { weight: 1, arbitrary: brokenBody.map((rawBody) => (s: Sample) => ({ ...s, rawBody })) },
       { weight: 1, arbitrary: arbitraryFor(doc, op.body, hints, false).map((body) => (s: Sample) => ({ ...s, body })) },
@@ -286,9 +360,11 @@ function toJson(value: unknown, pick: (ref: PoolRef) => string): string {
     const [open, close] = value.array ? ['[', ']'] : ['{"a":', '}'];
     return open.repeat(value.depth) + '1' + close.repeat(value.depth);
   }
-  if (value === null || typeof value !== 'object') return value === undefined ? 'null' : JSON.stringify(value) ?? 'null';
+  if (value === null || typeof value !== 'object') return value === undefined ? 'null' : (JSON.stringify(value) ?? 'null');
   if (Array.isArray(value)) return `[${value.map((v) => toJson(v, pick)).join(',')}]`;
-  return `{${Object.keys(value).map((k) => `${JSON.stringify(k)}:${toJson((value as Record<string, unknown>)[k], pick)}`).join(',')}}`;
+  return `{${Object.keys(value)
+    .map((k) => `${JSON.stringify(k)}:${toJson((value as Record<string, unknown>)[k], pick)}`)
+    .join(',')}}`;
 }
 
 /**
@@ -330,7 +406,17 @@ describe('fuzzing every operation of the OpenAPI document', () => {
 
   it(`answers ${BUDGET} generated requests without one 5xx`, { timeout: 240_000 }, async () => {
     const doc = (await t.call({ method: 'GET', url: '/api/v1/openapi.json' })).json() as {
-      paths: Record<string, Record<string, { parameters?: Parameter[]; requestBody?: { content: Record<string, { schema: Schema }> }; responses?: Record<string, { content?: Record<string, unknown> }> }>>;
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            parameters?: Parameter[];
+            requestBody?: { content: Record<string, { schema: Schema }> };
+            responses?: Record<string, { content?: Record<string, unknown> }>;
+          }
+        >
+      >;
       components?: { schemas?: Record<string, Schema> };
     };
     const ops: Operation[] = [];
@@ -351,7 +437,7 @@ describe('fuzzing every operation of the OpenAPI document', () => {
     const byCollection = new Map<string, string[]>();
     const remember = (value: unknown, path?: string) => {
       const collection = path ? collectionOf(path) : undefined;
-      const own = collection ? byCollection.get(collection) ?? byCollection.set(collection, []).get(collection)! : null;
+      const own = collection ? (byCollection.get(collection) ?? byCollection.set(collection, []).get(collection)!) : null;
       const top = value && typeof value === 'object' ? ((value as { items?: unknown }).items ?? value) : null;
       for (const row of Array.isArray(top) ? top : [top]) {
         const id = (row as { id?: unknown } | null)?.id;
@@ -378,10 +464,21 @@ describe('fuzzing every operation of the OpenAPI document', () => {
     };
     const auth = { token: t.orgA.token };
     // A few real rows, so generated ids reach existing objects.
-    for (const url of ['node-types', 'agent-types', 'templates']) remember((await t.call({ method: 'GET', url: `/api/v1/orgs/${t.orgA.orgId}/${url}`, auth })).json(), `/${url}`);
+    for (const url of ['node-types', 'agent-types', 'templates'])
+      remember((await t.call({ method: 'GET', url: `/api/v1/orgs/${t.orgA.orgId}/${url}`, auth })).json(), `/${url}`);
     for (const [url, payload] of [
       ['leads', { name: 'Fuzz lead', email: 'fuzz@example.com', custom: { a: 1 } }],
-      ['workflows', { name: 'Fuzz flow', nodes: [{ id: 't', type: 'trigger.manual' }, { id: 's', type: 'data.set', params: { fields: { x: 1 } } }], edges: [{ from: 't', to: 's' }] }],
+      [
+        'workflows',
+        {
+          name: 'Fuzz flow',
+          nodes: [
+            { id: 't', type: 'trigger.manual' },
+            { id: 's', type: 'data.set', params: { fields: { x: 1 } } },
+          ],
+          edges: [{ from: 't', to: 's' }],
+        },
+      ],
       ['webhook-endpoints', { url: receiver.url(), events: ['*'] }],
       ['content', { platform: 'LINKEDIN', body: 'Fuzz post' }],
       ['agents', { name: 'Fuzz agent', type: 'MARKET_ANALYST' }],
@@ -404,7 +501,9 @@ describe('fuzzing every operation of the OpenAPI document', () => {
         const op = ops[i]!;
         const sample = samples[i]![round]!;
         let url = op.path.replace(/\{(\w+)\}/g, (_m, name: string) => encode(queryText(sample.params[name], pick)));
-        const qs = Object.entries(sample.query).filter(([, v]) => v !== undefined).map(([k, v]) => `${encode(k)}=${encode(queryText(v, pick))}`);
+        const qs = Object.entries(sample.query)
+          .filter(([, v]) => v !== undefined)
+          .map(([k, v]) => `${encode(k)}=${encode(queryText(v, pick))}`);
         if (qs.length > 0) url += `?${qs.join('&')}`;
         const payload = sample.rawBody ?? (sample.body !== undefined ? toJson(sample.body, pick) : undefined);
         const headers: Record<string, string> = payload !== undefined ? { 'content-type': 'application/json' } : {};
@@ -432,7 +531,10 @@ describe('fuzzing every operation of the OpenAPI document', () => {
         }
       }
     }
-    const summary = [...statuses.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}: ${n}`).join(', ');
+    const summary = [...statuses.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([s, n]) => `${s}: ${n}`)
+      .join(', ');
     console.log(`fuzz: ${sent} requests over ${ops.length} operations in ${Math.round(performance.now() - started)} ms (seed ${SEED}); statuses ${summary}`);
     expect(failures, failures.join('\n\n')).toEqual([]);
     expect(sent).toBe(BUDGET);

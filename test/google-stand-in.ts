@@ -20,8 +20,17 @@ import { LoopbackServer } from './loopback-server.ts';
  * (429 RESOURCE_EXHAUSTED, 500 …).
  */
 
-export interface Ga4Numbers { sessions: number; totalUsers: number; keyEvents: number }
-export interface GscNumbers { clicks: number; impressions: number; ctr: number; position: number }
+export interface Ga4Numbers {
+  sessions: number;
+  totalUsers: number;
+  keyEvents: number;
+}
+export interface GscNumbers {
+  clicks: number;
+  impressions: number;
+  ctr: number;
+  position: number;
+}
 
 export type Api = 'data' | 'admin' | 'sites' | 'query';
 
@@ -34,7 +43,12 @@ export interface Call {
   body: Record<string, unknown> | undefined;
 }
 
-interface Planned { api: Api; status: number; body: unknown; headers: Record<string, string> }
+interface Planned {
+  api: Api;
+  status: number;
+  body: unknown;
+  headers: Record<string, string>;
+}
 
 export class GoogleStandIn extends LoopbackServer {
   /** Whether a bearer token is good (default: any non-empty one). */
@@ -131,9 +145,13 @@ export class GoogleStandIn extends LoopbackServer {
     if (!days) return send(403, errorBody('query', 403, siteUrl));
     const { startDate, endDate, dimensions } = (body ?? {}) as { startDate?: string; endDate?: string; dimensions?: string[] };
     if (!startDate || !endDate || !Array.isArray(dimensions) || dimensions[0] !== 'date') {
-      return send(400, { error: { code: 400, message: 'startDate, endDate and the date dimension are required', errors: [{ domain: 'global', reason: 'badRequest' }] } });
+      return send(400, {
+        error: { code: 400, message: 'startDate, endDate and the date dimension are required', errors: [{ domain: 'global', reason: 'badRequest' }] },
+      });
     }
-    const rows = [...days].filter(([day]) => day >= startDate && day <= endDate).sort(([a], [b]) => a.localeCompare(b))
+    const rows = [...days]
+      .filter(([day]) => day >= startDate && day <= endDate)
+      .sort(([a], [b]) => a.localeCompare(b))
       .map(([day, n]) => ({ keys: [day], ...n }));
     send(200, rows.length ? { rows, responseAggregationType: 'byProperty' } : { responseAggregationType: 'byProperty' });
   }
@@ -142,8 +160,15 @@ export class GoogleStandIn extends LoopbackServer {
     const size = Math.min(Number(query.get('pageSize') ?? 50) || 50, this.summaryPageSize);
     const start = Number(query.get('pageToken') ?? 0) || 0;
     const page = this.accounts.slice(start, start + size).map((a) => ({
-      name: `accountSummaries/${a.account.split('/')[1]}`, account: a.account, displayName: a.displayName,
-      propertySummaries: a.properties.map((p) => ({ property: p.property, displayName: p.displayName, propertyType: 'PROPERTY_TYPE_ORDINARY', parent: a.account })),
+      name: `accountSummaries/${a.account.split('/')[1]}`,
+      account: a.account,
+      displayName: a.displayName,
+      propertySummaries: a.properties.map((p) => ({
+        property: p.property,
+        displayName: p.displayName,
+        propertyType: 'PROPERTY_TYPE_ORDINARY',
+        parent: a.account,
+      })),
     }));
     const out: Record<string, unknown> = { accountSummaries: page };
     if (start + size < this.accounts.length) out.nextPageToken = String(start + size);
@@ -162,7 +187,9 @@ export class GoogleStandIn extends LoopbackServer {
     const unknown = metrics.find((m) => !known.has(m.name ?? ''));
     if (unknown) return send(400, { error: { code: 400, message: `Field ${unknown.name} is not a valid metric.`, status: 'INVALID_ARGUMENT' } });
     // Rows only for days with data, newest first (GA4 promises no order without orderBys).
-    const rows = [...days].filter(([day]) => day >= range.startDate! && day <= range.endDate!).sort(([a], [b]) => b.localeCompare(a))
+    const rows = [...days]
+      .filter(([day]) => day >= range.startDate! && day <= range.endDate!)
+      .sort(([a], [b]) => b.localeCompare(a))
       .map(([day, n]) => ({
         dimensionValues: [{ value: day.replaceAll('-', '') }],
         metricValues: metrics.map((m) => ({ value: String(n[m.name as keyof Ga4Numbers]) })),
@@ -189,12 +216,23 @@ function apiOf(method: string, path: string): Api | null {
 /** Google's error bodies: `{ error: { code, message, status } }`; Search Console (v3) adds `errors: [{ reason }]`. */
 function errorBody(api: Api, status: number, siteUrl?: string): unknown {
   const v3 = api === 'sites' || api === 'query';
-  const [message, googleStatus, reason] = status === 401
-    ? ['Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.', 'UNAUTHENTICATED', 'unauthorized']
-    : status === 403
-      ? [v3 ? `User does not have sufficient permission for site '${siteUrl ?? ''}'. See also: https://support.google.com/webmasters/answer/2451999.` : 'User does not have sufficient permissions for this property.', 'PERMISSION_DENIED', 'forbidden']
-      : status === 429
-        ? ['Exhausted property tokens per hour for this project.', 'RESOURCE_EXHAUSTED', 'rateLimitExceeded']
-        : ['Internal error encountered.', status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT', 'backendError'];
+  const [message, googleStatus, reason] =
+    status === 401
+      ? [
+          'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
+          'UNAUTHENTICATED',
+          'unauthorized',
+        ]
+      : status === 403
+        ? [
+            v3
+              ? `User does not have sufficient permission for site '${siteUrl ?? ''}'. See also: https://support.google.com/webmasters/answer/2451999.`
+              : 'User does not have sufficient permissions for this property.',
+            'PERMISSION_DENIED',
+            'forbidden',
+          ]
+        : status === 429
+          ? ['Exhausted property tokens per hour for this project.', 'RESOURCE_EXHAUSTED', 'rateLimitExceeded']
+          : ['Internal error encountered.', status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT', 'backendError'];
   return { error: v3 ? { code: status, message, errors: [{ message, domain: 'global', reason }] } : { code: status, message, status: googleStatus } };
 }

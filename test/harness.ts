@@ -123,7 +123,13 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     },
     restart: async (restartOptions = {}) => {
       await app.close();
-      const next = await buildApp({ config: testConfig(restartOptions.env ?? options.env), database, clock: options.clock, logger: false, workers: restartOptions.workers });
+      const next = await buildApp({
+        config: testConfig(restartOptions.env ?? options.env),
+        database,
+        clock: options.clock,
+        logger: false,
+        workers: restartOptions.workers,
+      });
       await next.ready();
       return next;
     },

@@ -18,7 +18,12 @@ afterAll(async () => {
 
 describe('headers', () => {
   it('every answer says nosniff: JSON, errors, health', async () => {
-    for (const [url, status] of [[`${base()}/leads`, 200], [`${base()}/leads/lead_missing`, 404], ['/healthz', 200], ['/api/v1/nowhere', 404]] as const) {
+    for (const [url, status] of [
+      [`${base()}/leads`, 200],
+      [`${base()}/leads/lead_missing`, 404],
+      ['/healthz', 200],
+      ['/api/v1/nowhere', 404],
+    ] as const) {
       const res = await t.call({ method: 'GET', url, auth: { token: t.orgA.token } });
       expect(res.statusCode, url).toBe(status);
       expect(res.headers['x-content-type-options'], url).toBe('nosniff');
@@ -43,7 +48,9 @@ describe('headers', () => {
     for (const url of [`/api/v1/unsubscribe/${token}`, '/api/v1/unsubscribe/forged']) {
       const res = await t.call({ method: 'GET', url, headers: { accept: 'text/html' } });
       expect(res.headers['content-type'], url).toMatch(/^text\/html/);
-      expect(res.headers['content-security-policy'], url).toBe("default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+      expect(res.headers['content-security-policy'], url).toBe(
+        "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+      );
       expect(res.headers['x-content-type-options'], url).toBe('nosniff');
     }
   });
@@ -51,7 +58,9 @@ describe('headers', () => {
 
 describe('scopes', () => {
   it('consents take the campaigns scopes (CONTRACT §9): a leads:write key cannot record a WhatsApp opt-in', async () => {
-    const lead = (await t.call({ method: 'POST', url: `${base()}/leads`, auth: { token: t.orgA.token }, payload: { name: 'Opt', phone: '+14155550111' } })).json();
+    const lead = (
+      await t.call({ method: 'POST', url: `${base()}/leads`, auth: { token: t.orgA.token }, payload: { name: 'Opt', phone: '+14155550111' } })
+    ).json();
     const consent = { channel: 'whatsapp', status: 'opted_in', source: 'checkout' };
     const leadsKey = await t.key(t.orgA.orgId, ['leads:read', 'leads:write']);
     const refused = await t.call({ method: 'POST', url: `${base()}/leads/${lead.id}/consents`, auth: { apiKey: leadsKey }, payload: consent });
@@ -59,15 +68,29 @@ describe('scopes', () => {
     expect(refused.json()).toMatchObject({ code: 'INSUFFICIENT_SCOPE' });
     expect((await t.call({ method: 'GET', url: `${base()}/leads/${lead.id}/consents`, auth: { apiKey: leadsKey } })).statusCode).toBe(403);
     const campaignsKey = await t.key(t.orgA.orgId, ['campaigns:read', 'campaigns:write']);
-    expect((await t.call({ method: 'POST', url: `${base()}/leads/${lead.id}/consents`, auth: { apiKey: campaignsKey }, payload: consent })).statusCode).toBe(201);
+    expect((await t.call({ method: 'POST', url: `${base()}/leads/${lead.id}/consents`, auth: { apiKey: campaignsKey }, payload: consent })).statusCode).toBe(
+      201,
+    );
     const listed = await t.call({ method: 'GET', url: `${base()}/leads/${lead.id}/consents`, auth: { apiKey: campaignsKey } });
     expect(listed.json().items).toMatchObject([{ channel: 'whatsapp', status: 'opted_in' }]);
   });
 
   it('marking a conversation read is a write (conversations:write)', async () => {
-    const inbox = (await t.call({ method: 'POST', url: `${base()}/inboxes`, auth: { token: t.orgA.token }, payload: { name: 'api', channel: 'api', config: { url: 'http://127.0.0.1:9/hook' } } })).json();
+    const inbox = (
+      await t.call({
+        method: 'POST',
+        url: `${base()}/inboxes`,
+        auth: { token: t.orgA.token },
+        payload: { name: 'api', channel: 'api', config: { url: 'http://127.0.0.1:9/hook' } },
+      })
+    ).json();
     const writer = await t.key(t.orgA.orgId, ['conversations:read', 'conversations:write']);
-    const message = await t.call({ method: 'POST', url: `${base()}/inboxes/${inbox.id}/messages`, auth: { apiKey: writer }, payload: { contact: { address: 'reader@example.com' }, text: 'hello' } });
+    const message = await t.call({
+      method: 'POST',
+      url: `${base()}/inboxes/${inbox.id}/messages`,
+      auth: { apiKey: writer },
+      payload: { contact: { address: 'reader@example.com' }, text: 'hello' },
+    });
     expect(message.statusCode, message.body).toBe(201);
     const conversationId = message.json().conversationId;
     const reader = await t.key(t.orgA.orgId, ['conversations:read']);

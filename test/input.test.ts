@@ -21,7 +21,8 @@ describe('bad input never gives 500', () => {
   });
 
   const post = (url: string, payload: unknown) => t.call({ method: 'POST', url: `${base}${url}`, auth: auth(), payload: payload as Record<string, unknown> });
-  const raw = (method: 'POST' | 'PUT', url: string, text: string) => t.call({ method, url: `${base}${url}`, auth: auth(), headers: { 'content-type': 'application/json' }, payload: text });
+  const raw = (method: 'POST' | 'PUT', url: string, text: string) =>
+    t.call({ method, url: `${base}${url}`, auth: auth(), headers: { 'content-type': 'application/json' }, payload: text });
   const expect400 = (res: { statusCode: number; json: () => unknown }, field: string) => {
     expect(res.statusCode, JSON.stringify(res.json())).toBe(400);
     expect(res.json()).toMatchObject({ statusCode: 400, code: 'VALIDATION_ERROR', details: [{ field }] });
@@ -31,7 +32,10 @@ describe('bad input never gives 500', () => {
     expect400(await post('/leads', { name: 'Ann\u0000' }), 'body.name');
     expect400(await post('/leads', { name: 'Ann', custom: { note: 'a\u0000b' } }), 'body.custom.note');
     expect400(await post('/leads', { name: 'Ann', custom: { 'k\u0000': 1 } }), 'body.custom.k\\u0000');
-    expect400(await t.call({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'a\u0000@example.com', password: 'whatever at all' } }), 'body.email');
+    expect400(
+      await t.call({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'a\u0000@example.com', password: 'whatever at all' } }),
+      'body.email',
+    );
     expect400(await t.call({ method: 'GET', url: `${base}/leads?q=%00`, auth: auth() }), 'querystring.q');
     expect400(await t.call({ method: 'GET', url: `${base}/leads/lead%00x`, auth: auth() }), 'params.id');
     expect400(await t.call({ method: 'GET', url: `/api/v1/orgs/org%00/leads`, auth: auth() }), 'params.orgId');
@@ -75,7 +79,9 @@ describe('bad input never gives 500', () => {
     expect((await t.call({ method: 'GET', url: `${base}/usage?from=0000-01-01T00:00:00Z&to=2026-01-01`, auth: auth() })).statusCode).toBe(400);
     expect((await t.call({ method: 'GET', url: `${base}/content/calendar?from=0000-01-01&to=2026-01-01`, auth: auth() })).statusCode).toBe(400);
     expect((await post('/stats/query', { metrics: ['leads.created'], granularity: 'day', from: '0000-01-01', to: '2026-01-01' })).statusCode).toBe(400);
-    expect((await post('/stats/query', { metrics: ['leads.created'], granularity: 'day', from: '0000-01-01T00:00:00Z', to: '2026-01-01' })).statusCode).toBe(400);
+    expect((await post('/stats/query', { metrics: ['leads.created'], granularity: 'day', from: '0000-01-01T00:00:00Z', to: '2026-01-01' })).statusCode).toBe(
+      400,
+    );
     // Year 1 to 9999 stay fine.
     expect((await t.call({ method: 'GET', url: `${base}/usage?from=0001-01-01&to=2026-01-01`, auth: auth() })).statusCode).toBe(200);
   });

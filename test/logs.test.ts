@@ -19,7 +19,12 @@ let orgId: string;
 let apiKey: string;
 
 beforeAll(async () => {
-  const stream = new Writable({ write(chunk, _encoding, done) { output += chunk.toString(); done(); } });
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      output += chunk.toString();
+      done();
+    },
+  });
   database = await freshDatabase();
   app = await buildApp({ config: testConfig(), database, workers: false, logger: { ...(loggerOptions('info') as FastifyLoggerOptions), stream } });
   await app.ready();
@@ -51,7 +56,9 @@ describe('logs', () => {
     const email = 'jane.secret-person@pii.example';
     const phone = '+14155550123';
     const res = await app.inject({
-      method: 'POST', url: `/api/v1/orgs/${orgId}/leads`, headers: { 'x-api-key': apiKey },
+      method: 'POST',
+      url: `/api/v1/orgs/${orgId}/leads`,
+      headers: { 'x-api-key': apiKey },
       payload: { name: 'Jane Secretperson', email, phone, company: 'Hidden Company Name' },
     });
     expect(res.statusCode).toBe(500);
@@ -86,13 +93,18 @@ describe('statementName', () => {
 describe('serializeError', () => {
   it("keeps a drizzle query error's statement and cause, drops its parameters and the row in detail", () => {
     const cause = Object.assign(new Error('duplicate key value violates unique constraint "users_email_key"'), {
-      severity: 'ERROR', code: '23505', constraint: 'users_email_key', detail: 'Key (email)=(someone@private.example) already exists.',
+      severity: 'ERROR',
+      code: '23505',
+      constraint: 'users_email_key',
+      detail: 'Key (email)=(someone@private.example) already exists.',
     });
     const error = new DrizzleQueryError('insert into "users" ("id", "email") values ($1, $2)', ['usr_1', 'someone@private.example'], cause);
     const logged = JSON.stringify(serializeError(error));
     expect(logged).not.toContain('private.example');
     expect(serializeError(error)).toMatchObject({
-      type: 'DrizzleQueryError', message: 'Failed query', statement: 'insert "users"',
+      type: 'DrizzleQueryError',
+      message: 'Failed query',
+      statement: 'insert "users"',
       cause: { code: '23505', constraint: 'users_email_key', message: 'duplicate key value violates unique constraint "users_email_key"' },
     });
     // A bad value quoted at the end of a database message is masked too.

@@ -61,7 +61,15 @@ describe('metrics', () => {
     const waiting = await scrape();
     expect(waiting.status).toBe(200);
     expect(waiting.contentType).toContain('text/plain');
-    for (const queue of ['workflow_runs', 'webhook_deliveries', 'scheduled_posts', 'agent_runs', 'campaign_sends', 'conversation_inbound', 'conversation_outbound']) {
+    for (const queue of [
+      'workflow_runs',
+      'webhook_deliveries',
+      'scheduled_posts',
+      'agent_runs',
+      'campaign_sends',
+      'conversation_inbound',
+      'conversation_outbound',
+    ]) {
       expect(sample(waiting.body, 'worker_queue_depth', { queue }), queue).toBeGreaterThanOrEqual(0);
       expect(sample(waiting.body, 'worker_queue_oldest_age_seconds', { queue }), queue).toBeGreaterThanOrEqual(0);
     }
@@ -87,10 +95,12 @@ describe('metrics', () => {
     const sse = await SseClient.open(`${origin}${base}/events`, { authorization: `Bearer ${t.orgA.token}` });
     try {
       expect(sse.status).toBe(200);
-      const body = (await eventually(async () => {
-        const s = await scrape();
-        return (sample(s.body, 'webhook_deliveries_total', { outcome: 'succeeded' }) ?? 0) >= 1 ? s : null;
-      })).body;
+      const body = (
+        await eventually(async () => {
+          const s = await scrape();
+          return (sample(s.body, 'webhook_deliveries_total', { outcome: 'succeeded' }) ?? 0) >= 1 ? s : null;
+        })
+      ).body;
 
       // Requests by route pattern, never the raw URL.
       const leads = { method: 'GET', route: '/api/v1/orgs/:orgId/leads', status: '200' };
@@ -123,8 +133,14 @@ describe('metrics', () => {
       expect(body).toContain('nodejs_eventloop_lag_seconds');
 
       // The Grafana dashboard asks only for series this scrape has.
-      const dashboard = JSON.parse(readFileSync(new URL('../docs/grafana-dashboard.json', import.meta.url), 'utf8')) as { panels: { targets: { expr: string }[] }[] };
-      const names = new Set(dashboard.panels.flatMap((p) => p.targets.flatMap((x) => [...x.expr.matchAll(/([a-z_][a-z0-9_]*)\{/g)].map((m) => m[1]!.replace(/_(bucket|count|sum)$/, '')))));
+      const dashboard = JSON.parse(readFileSync(new URL('../docs/grafana-dashboard.json', import.meta.url), 'utf8')) as {
+        panels: { targets: { expr: string }[] }[];
+      };
+      const names = new Set(
+        dashboard.panels.flatMap((p) =>
+          p.targets.flatMap((x) => [...x.expr.matchAll(/([a-z_][a-z0-9_]*)\{/g)].map((m) => m[1]!.replace(/_(bucket|count|sum)$/, ''))),
+        ),
+      );
       expect(names.size).toBeGreaterThan(10);
       for (const name of names) expect(body, name).toContain(`# TYPE ${name} `);
     } finally {

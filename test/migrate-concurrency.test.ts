@@ -22,7 +22,9 @@ describe.skipIf(!onPostgres)('migrations from several instances at once', () => 
       try {
         const { rows } = await c.query('select count(*)::int as n from drizzle.__drizzle_migrations');
         expect(rows[0].n).toBe(total);
-      } finally { await c.end(); }
+      } finally {
+        await c.end();
+      }
     } finally {
       await Promise.all(instances.map((d) => d.close()));
       await drop();

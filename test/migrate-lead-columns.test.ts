@@ -22,10 +22,14 @@ describe('migration 0029: the leads table written anew in its new column order',
                ('lead_2', 'org_a', 'prj_a', null, 'grace@example.com', null, null, null, null, 'NEW', 0, null, '{}', '{}', 'grace@example.com', null, null, '2026-03-01T00:00:00Z', '2026-03-01T00:00:00Z')`);
       await db.execute(sql`insert into lead_keys (project_id, kind, key, org_id, lead_id) values
         ('prj_a', 'email', 'ada@example.com', 'org_a', 'lead_1'), ('prj_a', 'phone', '+442079460000', 'org_a', 'lead_1'), ('prj_a', 'email', 'grace@example.com', 'org_a', 'lead_2')`);
-      const snapshot = () => rows<Record<string, unknown>>(db, sql`
+      const snapshot = () =>
+        rows<Record<string, unknown>>(
+          db,
+          sql`
         select id, org_id, project_id, name, email, phone, company, website, source, status, score, score_reason, tags, custom::text as custom,
                email_key, phone_key, website_key, created_at::text as created_at, updated_at::text as updated_at, search
-        from leads order by id`);
+        from leads order by id`,
+        );
       const leadsBefore = await snapshot();
 
       const result = await database.migrate();
@@ -37,12 +41,25 @@ describe('migration 0029: the leads table written anew in its new column order',
       const [analyzed] = await rows<{ n: number }>(db, sql`select reltuples::int as n from pg_class where relname = 'leads'`);
       expect(analyzed!.n).toBe(2);
       expect(leadsBefore[0]!.search).toBe('ada lovelace\nada@example.com\nanalytical engines\nhttps://engines.example\n+44 20 7946 0000');
-      const columns = await rows<{ column_name: string }>(db, sql`select column_name from information_schema.columns where table_name = 'leads' order by ordinal_position`);
+      const columns = await rows<{ column_name: string }>(
+        db,
+        sql`select column_name from information_schema.columns where table_name = 'leads' order by ordinal_position`,
+      );
       expect(columns.slice(0, 4).map((c) => c.column_name)).toEqual(['id', 'org_id', 'created_at', 'search']);
       const indexes = await rows<{ indexname: string }>(db, sql`select indexname from pg_indexes where tablename = 'leads' order by indexname`);
       expect(indexes.map((i) => i.indexname)).toEqual([
-        'leads_filter_idx', 'leads_org_company_idx', 'leads_org_created_idx', 'leads_org_name_idx', 'leads_org_score_idx', 'leads_org_source_idx',
-        'leads_org_status_idx', 'leads_org_updated_idx', 'leads_pkey', 'leads_project_email_idx', 'leads_project_phone_idx', 'leads_project_website_idx',
+        'leads_filter_idx',
+        'leads_org_company_idx',
+        'leads_org_created_idx',
+        'leads_org_name_idx',
+        'leads_org_score_idx',
+        'leads_org_source_idx',
+        'leads_org_status_idx',
+        'leads_org_updated_idx',
+        'leads_pkey',
+        'leads_project_email_idx',
+        'leads_project_phone_idx',
+        'leads_project_website_idx',
       ]);
 
       // The search text is still kept by the database on a write.
@@ -53,7 +70,9 @@ describe('migration 0029: the leads table written anew in its new column order',
       await expect(db.execute(sql`insert into leads (id, org_id, project_id) values ('lead_1', 'org_a', 'prj_a')`)).rejects.toThrow();
       await expect(db.execute(sql`insert into leads (id, org_id, project_id) values ('lead_3', 'org_b', 'prj_a')`)).rejects.toThrow();
       // A claim must name a lead, and deleting a lead still takes its claims with it.
-      await expect(db.execute(sql`insert into lead_keys (project_id, kind, key, org_id, lead_id) values ('prj_a', 'email', 'x@example.com', 'org_a', 'lead_9')`)).rejects.toThrow();
+      await expect(
+        db.execute(sql`insert into lead_keys (project_id, kind, key, org_id, lead_id) values ('prj_a', 'email', 'x@example.com', 'org_a', 'lead_9')`),
+      ).rejects.toThrow();
       await db.execute(sql`delete from leads where id = 'lead_1'`);
       const claims = await rows<{ lead_id: string; key: string }>(db, sql`select lead_id, key from lead_keys order by key`);
       expect(claims).toEqual([{ lead_id: 'lead_2', key: 'grace@example.com' }]);
@@ -66,7 +85,7 @@ describe('migration 0029: the leads table written anew in its new column order',
     }
   }, 120_000); // every migration from an empty database: over 30 s on PGlite on a busy machine
 
-  it('leaves a new installation\'s empty table unanalyzed, so that the planner does not take it for empty while leads arrive', async () => {
+  it("leaves a new installation's empty table unanalyzed, so that the planner does not take it for empty while leads arrive", async () => {
     // Analyzed while empty, the planner read it by sequential scans as it grew: lead creates fell
     // to a third of their speed within a minute, until autovacuum analyzed it again.
     const database = await freshDatabase();

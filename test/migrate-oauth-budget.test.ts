@@ -27,8 +27,10 @@ describe('migrations 0032 (OAuth states bound to a browser) and 0033 (budget ale
 
       const [states] = await rows<{ n: number }>(db, sql`select count(*)::int as n from oauth_states`);
       expect(states!.n).toBe(0);
-      await expect(db.execute(sql`insert into oauth_states (state_hash, org_id, actor, provider, verifier_sealed, expires_at)
-        values ('h2', 'org_a', 'user:u1', 'x', 'v1.sealed', now())`)).rejects.toThrow();
+      await expect(
+        db.execute(sql`insert into oauth_states (state_hash, org_id, actor, provider, verifier_sealed, expires_at)
+        values ('h2', 'org_a', 'user:u1', 'x', 'v1.sealed', now())`),
+      ).rejects.toThrow();
       await db.execute(sql`insert into oauth_states (state_hash, org_id, actor, provider, verifier_sealed, browser_hash, expires_at)
         values ('h2', 'org_a', 'user:u1', 'x', 'v1.sealed', 'b', now())`);
 
@@ -38,8 +40,12 @@ describe('migrations 0032 (OAuth states bound to a browser) and 0033 (budget ale
         { org_id: 'org_a', period: '2026-11', kind: 'warning', limit_usd: 12.5 },
       ]);
       // The same alert for the same limit is one row; another limit is another.
-      const insert = (limit: number) => rows<{ org_id: string }>(db, sql`insert into budget_alerts (org_id, scope, period, kind, limit_usd)
-        values ('org_a', 'organization', '2026-11', 'warning', ${limit}) on conflict do nothing returning org_id`);
+      const insert = (limit: number) =>
+        rows<{ org_id: string }>(
+          db,
+          sql`insert into budget_alerts (org_id, scope, period, kind, limit_usd)
+        values ('org_a', 'organization', '2026-11', 'warning', ${limit}) on conflict do nothing returning org_id`,
+        );
       expect(await insert(12.5)).toEqual([]);
       expect(await insert(10)).toHaveLength(1);
     } finally {

@@ -78,19 +78,39 @@ export class ModelServer {
       res.end(JSON.stringify({ error: { message: `model server error ${reply.status}`, type: 'server_error' } }));
       return;
     }
-    const usage = { prompt_tokens: reply.usage?.prompt ?? 100, completion_tokens: reply.usage?.completion ?? 20, total_tokens: (reply.usage?.prompt ?? 100) + (reply.usage?.completion ?? 20) };
+    const usage = {
+      prompt_tokens: reply.usage?.prompt ?? 100,
+      completion_tokens: reply.usage?.completion ?? 20,
+      total_tokens: (reply.usage?.prompt ?? 100) + (reply.usage?.completion ?? 20),
+    };
     const toolCalls = (reply.toolCalls ?? []).map((c, i) => ({
-      id: `call_${index}_${i}`, type: 'function', function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) },
+      id: `call_${index}_${i}`,
+      type: 'function',
+      function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) },
     }));
     const finish = toolCalls.length ? 'tool_calls' : 'stop';
     const base = { id: `chatcmpl-${index}`, created: 1_700_000_000, model: body.model };
     if (!body.stream) {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({
-        ...base, object: 'chat.completion',
-        choices: [{ index: 0, message: { role: 'assistant', content: reply.content ?? null, ...(reply.reasoning ? { reasoning_content: reply.reasoning } : {}), ...(toolCalls.length ? { tool_calls: toolCalls } : {}) }, finish_reason: finish }],
-        usage,
-      }));
+      res.end(
+        JSON.stringify({
+          ...base,
+          object: 'chat.completion',
+          choices: [
+            {
+              index: 0,
+              message: {
+                role: 'assistant',
+                content: reply.content ?? null,
+                ...(reply.reasoning ? { reasoning_content: reply.reasoning } : {}),
+                ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+              },
+              finish_reason: finish,
+            },
+          ],
+          usage,
+        }),
+      );
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -106,7 +126,14 @@ export class ModelServer {
     toolCalls.forEach((call, i) => {
       const args = call.function.arguments;
       const cut = Math.ceil(args.length / 2);
-      send({ choices: [{ index: 0, delta: { tool_calls: [{ index: i, id: call.id, type: 'function', function: { name: call.function.name, arguments: args.slice(0, cut) } }] } }] });
+      send({
+        choices: [
+          {
+            index: 0,
+            delta: { tool_calls: [{ index: i, id: call.id, type: 'function', function: { name: call.function.name, arguments: args.slice(0, cut) } }] },
+          },
+        ],
+      });
       send({ choices: [{ index: 0, delta: { tool_calls: [{ index: i, function: { arguments: args.slice(cut) } }] } }] });
     });
     send({ choices: [{ index: 0, delta: {}, finish_reason: finish }] });

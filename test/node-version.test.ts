@@ -20,7 +20,9 @@ function versionOf(node: string): number[] {
 const [needMajor, needMinor] = required.split('.').map(Number) as [number, number];
 const oldNodeHere = existsSync(OLD_NODE) && ((v) => v[0]! < needMajor || (v[0] === needMajor && v[1]! < needMinor))(versionOf(OLD_NODE));
 
-const expectedLine = new RegExp(`^This service needs Node\\.js >= ${required.replace('.', '\\.')}, but \\S+ is v\\d+\\.\\d+\\.\\d+: install Node\\.js 24 .*\\.nvmrc.*\\n$`);
+const expectedLine = new RegExp(
+  `^This service needs Node\\.js >= ${required.replace('.', '\\.')}, but \\S+ is v\\d+\\.\\d+\\.\\d+: install Node\\.js 24 .*\\.nvmrc.*\\n$`,
+);
 
 describe('Node.js version check', () => {
   it('passes silently on this Node.js', () => {

@@ -238,8 +238,13 @@ export class OAuthStandIn extends LoopbackServer {
     if (this.deny) return back({ error: 'access_denied', error_description: 'The user denied the request' });
     const code = token('code');
     this.codes.set(code, {
-      provider, clientId: client.clientId, redirectUri: redirectUri!, challenge, scope: q.get('scope') ?? '',
-      subject: this.subjects[provider], expiresAt: this.now() + 10 * 60_000,
+      provider,
+      clientId: client.clientId,
+      redirectUri: redirectUri!,
+      challenge,
+      scope: q.get('scope') ?? '',
+      subject: this.subjects[provider],
+      expiresAt: this.now() + 10 * 60_000,
       promptConsent: (q.get('prompt') ?? '').split(' ').includes('consent'),
     });
     back({ code });
@@ -253,7 +258,8 @@ export class OAuthStandIn extends LoopbackServer {
     const answer = (status: number, json: Record<string, unknown>) => {
       entry.status = status;
       if (typeof json.error === 'string') entry.error = json.error;
-      if (typeof json.access_token === 'string') entry.issued = { accessToken: json.access_token, ...(typeof json.refresh_token === 'string' ? { refreshToken: json.refresh_token } : {}) };
+      if (typeof json.access_token === 'string')
+        entry.issued = { accessToken: json.access_token, ...(typeof json.refresh_token === 'string' ? { refreshToken: json.refresh_token } : {}) };
       this.json(res, status, json);
     };
     if (!(req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')) {
@@ -285,8 +291,10 @@ export class OAuthStandIn extends LoopbackServer {
     if (grantType === 'authorization_code') {
       const code = params.code ? this.codes.get(params.code) : undefined;
       if (params.code) this.codes.delete(params.code); // single-use, whatever happens next
-      if (!code || code.provider !== provider || code.expiresAt <= this.now()) return answer(400, { error: 'invalid_grant', error_description: 'authorization code is invalid, expired or already used' });
-      if (params.redirect_uri !== code.redirectUri) return answer(400, { error: 'invalid_grant', error_description: 'redirect_uri does not match the authorization request' });
+      if (!code || code.provider !== provider || code.expiresAt <= this.now())
+        return answer(400, { error: 'invalid_grant', error_description: 'authorization code is invalid, expired or already used' });
+      if (params.redirect_uri !== code.redirectUri)
+        return answer(400, { error: 'invalid_grant', error_description: 'redirect_uri does not match the authorization request' });
       const verifier = params.code_verifier ?? '';
       if (!VERIFIER.test(verifier) || b64url(createHash('sha256').update(verifier).digest()) !== code.challenge) {
         return answer(400, { error: 'invalid_grant', error_description: 'code_verifier does not match the code_challenge' });
@@ -294,7 +302,15 @@ export class OAuthStandIn extends LoopbackServer {
       const user = `${provider}:${code.subject}`;
       const giveRefresh = provider !== 'google' || !this.consented.has(user) || (code.promptConsent && this.googleRefreshOnPromptConsent);
       if (provider === 'google') this.consented.add(user);
-      return answer(200, this.issue(provider, { provider, clientId: client.clientId, subject: code.subject, scope: code.scope }, 'authorization_code', giveRefresh ? undefined : null));
+      return answer(
+        200,
+        this.issue(
+          provider,
+          { provider, clientId: client.clientId, subject: code.subject, scope: code.scope },
+          'authorization_code',
+          giveRefresh ? undefined : null,
+        ),
+      );
     }
 
     if (grantType === 'refresh_token') {
@@ -302,11 +318,16 @@ export class OAuthStandIn extends LoopbackServer {
       if (this.failRefresh === 500) return answer(500, { error: 'server_error', error_description: 'temporarily unavailable' });
       const grant = params.refresh_token ? this.refreshTokens.get(params.refresh_token) : undefined;
       if (this.failRefresh === 'invalid_grant' || !grant || grant.provider !== provider) {
-        return answer(400, { error: 'invalid_grant', error_description: provider === 'google' ? 'Token has been expired or revoked.' : 'The refresh token is invalid or revoked' });
+        return answer(400, {
+          error: 'invalid_grant',
+          error_description: provider === 'google' ? 'Token has been expired or revoked.' : 'The refresh token is invalid or revoked',
+        });
       }
       let keep: string | null | undefined;
-      if (provider === 'x') this.refreshTokens.delete(params.refresh_token!); // X rotates: a new one, the old one dies
-      else if (provider === 'linkedin') keep = params.refresh_token; // LinkedIn: the same one back
+      if (provider === 'x')
+        this.refreshTokens.delete(params.refresh_token!); // X rotates: a new one, the old one dies
+      else if (provider === 'linkedin')
+        keep = params.refresh_token; // LinkedIn: the same one back
       else keep = null; // Google: none
       return answer(200, this.issue(provider, grant, 'refresh_token', keep));
     }
@@ -315,7 +336,12 @@ export class OAuthStandIn extends LoopbackServer {
   }
 
   /** refresh: undefined → a new refresh token, a string → that one again, null → none. */
-  private issue(provider: OAuthProviderName, grant: RefreshGrant, grantType: IssuedToken['grantType'], refresh: string | null | undefined): Record<string, unknown> {
+  private issue(
+    provider: OAuthProviderName,
+    grant: RefreshGrant,
+    grantType: IssuedToken['grantType'],
+    refresh: string | null | undefined,
+  ): Record<string, unknown> {
     const accessToken = token(`ok-${provider}-at`);
     this.accessTokens.set(accessToken, { provider, subject: grant.subject, scope: grant.scope, expiresAt: this.now() + this.expiresIn * 1000, grantType });
     const out: Record<string, unknown> = { access_token: accessToken, token_type: 'Bearer', expires_in: this.expiresIn };

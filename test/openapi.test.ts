@@ -184,7 +184,8 @@ describe('inputs', () => {
       if (types.includes('array') && s.maxItems === undefined) found.push(`${where}: array without maxItems`);
       for (const [name, child] of Object.entries((s.properties ?? {}) as Json)) walk(child, `${where}.${name}`, seen);
       for (const key of ['items', 'additionalProperties', 'not', 'contains']) walk(s[key], `${where}.${key}`, seen);
-      for (const key of ['anyOf', 'oneOf', 'allOf', 'prefixItems']) ((s[key] ?? []) as unknown[]).forEach((child, i) => walk(child, `${where}.${key}[${i}]`, seen));
+      for (const key of ['anyOf', 'oneOf', 'allOf', 'prefixItems'])
+        ((s[key] ?? []) as unknown[]).forEach((child, i) => walk(child, `${where}.${key}[${i}]`, seen));
     };
     for (const { method, path, op } of operations) {
       for (const param of op.parameters ?? []) walk(param.schema, `${method} ${path} ${param.in} ${param.name}`, new Set());
@@ -221,7 +222,12 @@ describe('examples', () => {
   });
 
   it('a lead example has the fields a real lead has', async () => {
-    const res = await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgA.orgId}/leads`, auth: { apiKey: t.orgA.apiKey }, payload: { name: 'Ada', email: 'ada-example@example.com' } });
+    const res = await t.call({
+      method: 'POST',
+      url: `/api/v1/orgs/${t.orgA.orgId}/leads`,
+      auth: { apiKey: t.orgA.apiKey },
+      payload: { name: 'Ada', email: 'ada-example@example.com' },
+    });
     expect(res.statusCode).toBe(201);
     const example = (doc.components.schemas.Lead!.examples as Json[])[0]!;
     expect(Object.keys(example).sort()).toEqual(Object.keys(res.json()).sort());

@@ -50,7 +50,12 @@ describe('outbound calls end at their deadline', () => {
     it(`a webhook test ping to a ${scheme} receiver that never answers fails at WEBHOOK_TIMEOUT_MS`, async () => {
       const base = `/api/v1/orgs/${t.orgA.orgId}`;
       const auth = { token: t.orgA.token };
-      const created = await t.call({ method: 'POST', url: `${base}/webhook-endpoints`, auth, payload: { url: `${scheme}://127.0.0.1:${silent.port}/hook`, events: ['*'] } });
+      const created = await t.call({
+        method: 'POST',
+        url: `${base}/webhook-endpoints`,
+        auth,
+        payload: { url: `${scheme}://127.0.0.1:${silent.port}/hook`, events: ['*'] },
+      });
       expect(created.statusCode).toBe(201);
       const before = silent.connections();
       const started = Date.now();
@@ -66,10 +71,10 @@ describe('outbound calls end at their deadline', () => {
 
   it('a utility.httpRequest step against a TLS handshake that never completes fails at its timeoutMs', async () => {
     const w = api(t);
-    const flow = await w.create([
-      manual,
-      { id: 'call', type: 'utility.httpRequest', params: { method: 'GET', url: `https://127.0.0.1:${silent.port}/x`, timeoutMs: 300 } },
-    ], [{ from: 'start', to: 'call' }]);
+    const flow = await w.create(
+      [manual, { id: 'call', type: 'utility.httpRequest', params: { method: 'GET', url: `https://127.0.0.1:${silent.port}/x`, timeoutMs: 300 } }],
+      [{ from: 'start', to: 'call' }],
+    );
     const started = Date.now();
     const run = await w.until((await w.run(flow.id)).id, ['FAILED', 'SUCCEEDED'], 8_000);
     const elapsed = Date.now() - started;
@@ -120,16 +125,27 @@ describe('the SSRF guard refuses embedded-IPv4 IPv6 forms and trailing-dot host 
       expect(res.json(), url).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'body.url' }] });
     }
     // A public address in an IPv4-mapped form is what it is: public, so accepted.
-    const ok = await t.call({ method: 'POST', url: `${base}/webhook-endpoints`, auth: { token: t.orgA.token }, payload: { url: 'https://[::ffff:8.8.8.8]/hook', events: ['*'] } });
+    const ok = await t.call({
+      method: 'POST',
+      url: `${base}/webhook-endpoints`,
+      auth: { token: t.orgA.token },
+      payload: { url: 'https://[::ffff:8.8.8.8]/hook', events: ['*'] },
+    });
     expect(ok.statusCode).toBe(201);
   });
 
   it('at save: a workflow whose node targets one of them literally is a 422 naming the node and param', async () => {
     const base = `/api/v1/orgs/${t.orgA.orgId}`;
-    for (const [type, url] of [['utility.httpRequest', 'https://[::127.0.0.1]/x'], ['utility.webhookOut', 'https://localhost./hook'], ['utility.httpRequest', 'https://[64:ff9b::7f00:1]/']] as const) {
+    for (const [type, url] of [
+      ['utility.httpRequest', 'https://[::127.0.0.1]/x'],
+      ['utility.webhookOut', 'https://localhost./hook'],
+      ['utility.httpRequest', 'https://[64:ff9b::7f00:1]/'],
+    ] as const) {
       const params = type === 'utility.httpRequest' ? { method: 'GET', url } : { url };
       const res = await t.call({
-        method: 'POST', url: `${base}/workflows`, auth: { token: t.orgA.token },
+        method: 'POST',
+        url: `${base}/workflows`,
+        auth: { token: t.orgA.token },
         payload: { name: 'w', nodes: [manual, { id: 'call', type, params }], edges: [{ from: 'start', to: 'call' }] },
       });
       expect(res.statusCode, url).toBe(422);
@@ -139,10 +155,10 @@ describe('the SSRF guard refuses embedded-IPv4 IPv6 forms and trailing-dot host 
 
   it('at connection: a URL computed by an expression is blocked before any connection is made', async () => {
     const w = api(t);
-    const flow = await w.create([
-      manual,
-      { id: 'call', type: 'utility.httpRequest', params: { method: 'GET', url: '{{ target }}', timeoutMs: 2000 } },
-    ], [{ from: 'start', to: 'call' }]);
+    const flow = await w.create(
+      [manual, { id: 'call', type: 'utility.httpRequest', params: { method: 'GET', url: '{{ target }}', timeoutMs: 2000 } }],
+      [{ from: 'start', to: 'call' }],
+    );
     for (const target of [`https://[::127.0.0.1]:${silent.port}/x`, `https://localhost.:${silent.port}/x`]) {
       const run = await w.until((await w.run(flow.id, { input: { target } })).id, ['FAILED', 'SUCCEEDED'], 8_000);
       expect(run.status, target).toBe('FAILED');

@@ -45,7 +45,9 @@ describe('PLANS and DEFAULT_PLAN are checked at start', () => {
   it('names the bad part', () => {
     expect(refused({ PLANS: '{nope', DEFAULT_PLAN: 'a' })).toMatch(/^PLANS must be JSON/);
     expect(refused({ PLANS: '[]', DEFAULT_PLAN: 'a' })).toMatch(/PLANS must be a JSON object/);
-    expect(refused({ PLANS: '{"a":{"features":["workflows","teleport"]}}', DEFAULT_PLAN: 'a' })).toBe('PLANS["a"].features: unknown feature(s) "teleport"; allowed: workflows, agents, content, conversations, campaigns, analytics, webhooks');
+    expect(refused({ PLANS: '{"a":{"features":["workflows","teleport"]}}', DEFAULT_PLAN: 'a' })).toBe(
+      'PLANS["a"].features: unknown feature(s) "teleport"; allowed: workflows, agents, content, conversations, campaigns, analytics, webhooks',
+    );
     expect(refused({ PLANS: '{"a":{"limits":{"seats":3}}}', DEFAULT_PLAN: 'a' })).toMatch(/^PLANS\["a"\]\.limits: unknown limit "seats"/);
     expect(refused({ PLANS: '{"a":{"limits":{"leads":-1}}}', DEFAULT_PLAN: 'a' })).toMatch(/^PLANS\["a"\]\.limits\.leads must be a whole number/);
     expect(refused({ PLANS: '{"a":{"feature":[]}}', DEFAULT_PLAN: 'a' })).toMatch(/^PLANS\["a"\] has unknown key\(s\) "feature"/);
@@ -55,10 +57,11 @@ describe('PLANS and DEFAULT_PLAN are checked at start', () => {
     expect(testConfig(planEnv).plans!.bare).toEqual({ features: [], limits: {} });
   });
 
-  it('every organization route is in a feature\'s area or in every plan: a new area must be decided', async () => {
+  it("every organization route is in a feature's area or in every plan: a new area must be decided", async () => {
     const t = await buildTestApp({ workers: false });
     try {
-      const undecided = t.app.routeTable.filter((r) => r.url.startsWith('/api/v1/orgs/:orgId'))
+      const undecided = t.app.routeTable
+        .filter((r) => r.url.startsWith('/api/v1/orgs/:orgId'))
         .map((r) => r.url.replace(/^\/api\/v1\/orgs\/:orgId\/?/, '').split('/')[0]!)
         .filter((area) => !(area in FEATURE_AREAS) && !ALWAYS_AREAS.includes(area));
       expect([...new Set(undecided)]).toEqual([]);
@@ -73,17 +76,24 @@ describe('PLANS and DEFAULT_PLAN are checked at start', () => {
 
 describe('without PLANS', () => {
   let t: TestApp;
-  beforeAll(async () => { t = await buildTestApp({ workers: false }); });
-  afterAll(async () => { await t?.close(); });
+  beforeAll(async () => {
+    t = await buildTestApp({ workers: false });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
 
   it('every organization is unlimited, with every feature, and GET …/plan still shows what is used', async () => {
     const base = `/api/v1/orgs/${t.orgA.orgId}`;
-    for (const name of ['One', 'Two']) expect((await t.call({ method: 'POST', url: `${base}/leads`, auth: { token: t.orgA.token }, payload: { name } })).statusCode).toBe(201);
+    for (const name of ['One', 'Two'])
+      expect((await t.call({ method: 'POST', url: `${base}/leads`, auth: { token: t.orgA.token }, payload: { name } })).statusCode).toBe(201);
     const key = await t.key(t.orgA.orgId, ['leads:read']);
     const res = await t.call({ method: 'GET', url: `${base}/plan`, auth: { apiKey: key } });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
-      plan: 'unlimited', features: [...FEATURES], limits: {},
+      plan: 'unlimited',
+      features: [...FEATURES],
+      limits: {},
       used: { leads: 2, members: 1, webhookEndpoints: 0, inboxes: 0, runsPerMonth: 0, agentRunsPerMonth: 0, campaignMessagesPerMonth: 0 },
     });
     // set-plan needs PLANS
@@ -102,13 +112,17 @@ describe('with PLANS', () => {
     t = await buildTestApp({ env: planEnv, clock, workers: false });
     await t.app.services.plans.setPlan(t.orgB.orgId, 'bare');
   });
-  afterAll(async () => { await t?.close(); });
+  afterAll(async () => {
+    await t?.close();
+  });
 
   it('new organizations get DEFAULT_PLAN; GET …/plan shows it, its limits and what is used', async () => {
     const res = await t.call({ method: 'GET', url: `${A()}/plan`, auth: ownerA() });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
-      plan: 'starter', features: ['workflows', 'agents', 'conversations', 'campaigns', 'webhooks'], limits: PLANS.starter.limits,
+      plan: 'starter',
+      features: ['workflows', 'agents', 'conversations', 'campaigns', 'webhooks'],
+      limits: PLANS.starter.limits,
       used: { leads: 0, members: 1, webhookEndpoints: 0, inboxes: 0, runsPerMonth: 0, agentRunsPerMonth: 0, campaignMessagesPerMonth: 0 },
     });
     // any member or key of the organization; not another organization's
@@ -120,12 +134,28 @@ describe('with PLANS', () => {
 
   it('a route of a feature the plan lacks is 403 PLAN_FEATURE; leads, members, keys, usage and the plan are always there', async () => {
     const lacking = [
-      ['GET', '/workflows'], ['GET', '/runs'], ['GET', '/agents'], ['POST', '/agents/run'], ['GET', '/reports'], ['GET', '/content'],
-      ['GET', '/integrations'], ['GET', '/inboxes'], ['GET', '/conversations'], ['GET', '/campaigns'], ['GET', '/suppressions'],
-      ['GET', '/analytics/rules'], ['GET', '/webhook-endpoints'], ['GET', `/leads/${'lead_x'}/consents`],
+      ['GET', '/workflows'],
+      ['GET', '/runs'],
+      ['GET', '/agents'],
+      ['POST', '/agents/run'],
+      ['GET', '/reports'],
+      ['GET', '/content'],
+      ['GET', '/integrations'],
+      ['GET', '/inboxes'],
+      ['GET', '/conversations'],
+      ['GET', '/campaigns'],
+      ['GET', '/suppressions'],
+      ['GET', '/analytics/rules'],
+      ['GET', '/webhook-endpoints'],
+      ['GET', `/leads/${'lead_x'}/consents`],
     ] as const;
     for (const [method, path] of lacking) {
-      const res = await t.call({ method, url: `${B()}${path}`, auth: ownerB(), ...(method === 'POST' ? { payload: { type: 'LEAD_QUALIFIER', task: 'x' } } : {}) });
+      const res = await t.call({
+        method,
+        url: `${B()}${path}`,
+        auth: ownerB(),
+        ...(method === 'POST' ? { payload: { type: 'LEAD_QUALIFIER', task: 'x' } } : {}),
+      });
       expect(res.statusCode, `${method} ${path}`).toBe(403);
       expect(res.json()).toMatchObject({ code: 'PLAN_FEATURE', message: expect.stringContaining('plan "bare" does not include') });
     }
@@ -155,20 +185,35 @@ describe('with PLANS', () => {
     const merged = await create({ email: 'l1@example.com', company: 'Acme' });
     expect(merged.statusCode).toBe(200);
     // an import rejects the rows that would be new leads, merges the others
-    const imported = await t.call({ method: 'POST', url: `${A()}/leads/import`, auth: ownerA(), payload: { rows: [{ email: 'l2@example.com', tags: ['x'] }, { email: 'new@example.com' }] } });
+    const imported = await t.call({
+      method: 'POST',
+      url: `${A()}/leads/import`,
+      auth: ownerA(),
+      payload: { rows: [{ email: 'l2@example.com', tags: ['x'] }, { email: 'new@example.com' }] },
+    });
     expect(imported.statusCode).toBe(200);
     expect(imported.json()).toMatchObject({ created: 0, merged: 1, rejected: [{ row: 2, error: expect.stringContaining('leads limit (3)') }] });
     expect((await t.call({ method: 'GET', url: `${A()}/leads`, auth: ownerA() })).json().total).toBe(3);
   });
 
   it('webhook endpoints and inboxes: two concurrent creates for the last slot, one wins; nothing half-made', async () => {
-    const endpoint = (n: number) => t.call({ method: 'POST', url: `${A()}/webhook-endpoints`, auth: ownerA(), payload: { url: `http://127.0.0.1:9/hook${n}`, events: ['lead.created'] } });
+    const endpoint = (n: number) =>
+      t.call({ method: 'POST', url: `${A()}/webhook-endpoints`, auth: ownerA(), payload: { url: `http://127.0.0.1:9/hook${n}`, events: ['lead.created'] } });
     const endpoints = await Promise.all([endpoint(1), endpoint(2)]);
     expect(endpoints.map((r) => r.statusCode).sort()).toEqual([201, 429]);
-    expect(endpoints.find((r) => r.statusCode === 429)!.json()).toMatchObject({ code: 'PLAN_LIMIT', details: { limit: 'webhookEndpoints', value: 1, used: 1 } });
+    expect(endpoints.find((r) => r.statusCode === 429)!.json()).toMatchObject({
+      code: 'PLAN_LIMIT',
+      details: { limit: 'webhookEndpoints', value: 1, used: 1 },
+    });
     expect((await t.call({ method: 'GET', url: `${A()}/webhook-endpoints`, auth: ownerA() })).json().total).toBe(1);
 
-    const inbox = (n: number) => t.call({ method: 'POST', url: `${A()}/inboxes`, auth: ownerA(), payload: { name: `site ${n}`, channel: 'web', config: { allowedOrigins: ['https://example.com'] } } });
+    const inbox = (n: number) =>
+      t.call({
+        method: 'POST',
+        url: `${A()}/inboxes`,
+        auth: ownerA(),
+        payload: { name: `site ${n}`, channel: 'web', config: { allowedOrigins: ['https://example.com'] } },
+      });
     const inboxes = await Promise.all([inbox(1), inbox(2)]);
     expect(inboxes.map((r) => r.statusCode).sort()).toEqual([201, 429]);
     expect(inboxes.find((r) => r.statusCode === 429)!.json()).toMatchObject({ code: 'PLAN_LIMIT', details: { limit: 'inboxes', value: 1, used: 1 } });
@@ -181,7 +226,9 @@ describe('with PLANS', () => {
     const second = await invite('seat2@example.com');
     expect([first.statusCode, second.statusCode]).toEqual([201, 201]);
     const token = (res: typeof first) => new URL(res.json().url as string).searchParams.get('token')!;
-    const accepts = await Promise.all([first, second].map((res) => t.call({ method: 'POST', url: '/api/v1/auth/invitations/accept', payload: { token: token(res), password: TEST_PASSWORD } })));
+    const accepts = await Promise.all(
+      [first, second].map((res) => t.call({ method: 'POST', url: '/api/v1/auth/invitations/accept', payload: { token: token(res), password: TEST_PASSWORD } })),
+    );
     expect(accepts.map((r) => r.statusCode).sort()).toEqual([200, 429]);
     const refused = accepts.find((r) => r.statusCode === 429)!;
     expect(refused.json()).toMatchObject({ code: 'PLAN_LIMIT', details: { limit: 'members', value: 2, used: 2 } });
@@ -256,7 +303,7 @@ describe('campaign messages per month', () => {
     await smtp?.close();
   });
 
-  it('a campaign sends up to the month\'s messages, then pauses with the reason, and the owners are told', async () => {
+  it("a campaign sends up to the month's messages, then pauses with the reason, and the owners are told", async () => {
     const base = `/api/v1/orgs/${t.orgA.orgId}`;
     const auth = { apiKey: t.orgA.apiKey };
     const ok = async (method: 'GET' | 'POST', url: string, payload?: object, status = 200) => {
@@ -267,10 +314,17 @@ describe('campaign messages per month', () => {
     const inbox = await ok('POST', '/inboxes', { name: 'Outreach', channel: 'email', config: { address: 'sales@shop.example.com' } }, 201);
     const ids: string[] = [];
     for (const n of [1, 2, 3]) ids.push((await ok('POST', '/leads', { name: `R${n}`, email: `r${n}@example.com` }, 201)).id);
-    const campaign = await ok('POST', '/campaigns', { name: 'Quota', inboxId: inbox.id, audience: { leadIds: ids }, steps: [{ delaySeconds: 0, subject: 'Hi', text: 'Hi' }] }, 201);
+    const campaign = await ok(
+      'POST',
+      '/campaigns',
+      { name: 'Quota', inboxId: inbox.id, audience: { leadIds: ids }, steps: [{ delaySeconds: 0, subject: 'Hi', text: 'Hi' }] },
+      201,
+    );
     await ok('POST', `/campaigns/${campaign.id}/start`, {});
     const { campaigns } = t.app.services;
-    while (await campaigns.round()) { /* until nothing is left to do now */ }
+    while (await campaigns.round()) {
+      /* until nothing is left to do now */
+    }
     await campaigns.round();
     const paused = await ok('GET', `/campaigns/${campaign.id}`);
     expect(paused.status).toBe('PAUSED');
@@ -297,8 +351,12 @@ describe('npm run cli -- set-plan beside a running server', { timeout: 120_000 }
     children.add(child);
     let stdout = '';
     let stderr = '';
-    child.stdout!.on('data', (c: Buffer) => { stdout += c.toString(); });
-    child.stderr!.on('data', (c: Buffer) => { stderr += c.toString(); });
+    child.stdout!.on('data', (c: Buffer) => {
+      stdout += c.toString();
+    });
+    child.stderr!.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
     const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
     children.delete(child);
     return { code, stdout, stderr };
@@ -306,7 +364,11 @@ describe('npm run cli -- set-plan beside a running server', { timeout: 120_000 }
 
   it('assigns the plan through the server that holds the embedded database; an unknown plan lists the plans', async () => {
     const port = await freePort();
-    const server = await startServer(port, { ...env, BOOTSTRAP_EMAIL: 'plans@example.com', BOOTSTRAP_PASSWORD: 'plans password 1', BOOTSTRAP_ORG: 'Planned Co' }, children);
+    const server = await startServer(
+      port,
+      { ...env, BOOTSTRAP_EMAIL: 'plans@example.com', BOOTSTRAP_PASSWORD: 'plans password 1', BOOTSTRAP_ORG: 'Planned Co' },
+      children,
+    );
     const owner = await ownerClient(port, 'plans@example.com', 'plans password 1');
     expect((await owner.call('GET', '/plan')).plan).toBe('starter');
 
@@ -315,7 +377,11 @@ describe('npm run cli -- set-plan beside a running server', { timeout: 120_000 }
     expect(set.stderr).toContain(`process ${server.pid}, holds the embedded database: done through it`);
     expect(set.stdout).toMatch(/Organization "Planned Co" \(org_\w+\) is now on plan "bare"\./);
     expect((await owner.call('GET', '/plan')).plan).toBe('bare');
-    const refused = await fetch(`${owner.org}/workflows`, { headers: { authorization: `Bearer ${(await (await fetch(`http://127.0.0.1:${port}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'plans@example.com', password: 'plans password 1' }) })).json()).tokens.accessToken}` } });
+    const refused = await fetch(`${owner.org}/workflows`, {
+      headers: {
+        authorization: `Bearer ${(await (await fetch(`http://127.0.0.1:${port}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'plans@example.com', password: 'plans password 1' }) })).json()).tokens.accessToken}`,
+      },
+    });
     expect(refused.status).toBe(403);
 
     const unknown = await cli(['set-plan', '--org', 'Planned Co', '--plan', 'gold']);

@@ -61,9 +61,16 @@ export async function startServer(port: number, env: Record<string, string>, chi
  */
 export async function ownerClient(port: number, email: string, password: string) {
   const base = (on: number) => `http://127.0.0.1:${on}/api/v1`;
-  const login = async () => ((await (await fetch(`${base(port)}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) })).json()) as { tokens: { accessToken: string } }).tokens.accessToken;
+  const login = async () =>
+    (
+      (await (
+        await fetch(`${base(port)}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) })
+      ).json()) as { tokens: { accessToken: string } }
+    ).tokens.accessToken;
   let token = await login();
-  const me = await (await fetch(`${base(port)}/auth/me`, { headers: { authorization: `Bearer ${token}` } })).json() as { memberships: { organizationId: string }[] };
+  const me = (await (await fetch(`${base(port)}/auth/me`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+    memberships: { organizationId: string }[];
+  };
   const orgPath = `/orgs/${me.memberships[0]!.organizationId}`;
   return {
     /** The organization's API base URL on `port`. */
@@ -73,7 +80,11 @@ export async function ownerClient(port: number, email: string, password: string)
     },
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     async call(method: string, path: string, body?: unknown, on = port): Promise<any> {
-      const res = await fetch(`${base(on)}${orgPath}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+      const res = await fetch(`${base(on)}${orgPath}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
       const json = await res.json();
       if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
       return json;

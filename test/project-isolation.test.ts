@@ -34,22 +34,35 @@ afterAll(async () => {
 });
 
 const call = (method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', path: string, auth: Credentials, payload?: unknown, query?: Record<string, string>) =>
-  t.call({ method, url: `${base}${path}`, auth, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }), ...(query ? { query } : {}) });
+  t.call({
+    method,
+    url: `${base}${path}`,
+    auth,
+    ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
+    ...(query ? { query } : {}),
+  });
 
 describe('webhook endpoints', () => {
-  it('another project\'s endpoint is not found for every verb, and never listed', async () => {
+  it("another project's endpoint is not found for every verb, and never listed", async () => {
     const hook = (path: string) => rx.url(path);
     const other = (await call('POST', '/webhook-endpoints', owner(), { url: hook('/p2'), events: ['lead.created'], projectId: p2 })).json();
     // A delivery of project 2's endpoint, to try resending it.
     await call('POST', '/leads', owner(), { name: 'P2 lead', projectId: p2 });
-    const delivery = await eventually(async () => (await call('GET', `/webhook-endpoints/${other.id}/deliveries`, owner())).json().items[0] as { id: string } | undefined);
+    const delivery = await eventually(
+      async () => (await call('GET', `/webhook-endpoints/${other.id}/deliveries`, owner())).json().items[0] as { id: string } | undefined,
+    );
 
     const list = (await call('GET', '/webhook-endpoints', bound())).json();
     expect(list.items.map((e: { id: string }) => e.id)).not.toContain(other.id);
     const ep = `/webhook-endpoints/${other.id}`;
     for (const [method, path, payload] of [
-      ['GET', ep], ['PATCH', ep, { description: 'taken over' }], ['POST', `${ep}/rotate-secret`], ['POST', `${ep}/test`],
-      ['GET', `${ep}/deliveries`], ['POST', `${ep}/deliveries/${delivery.id}/resend`], ['DELETE', ep],
+      ['GET', ep],
+      ['PATCH', ep, { description: 'taken over' }],
+      ['POST', `${ep}/rotate-secret`],
+      ['POST', `${ep}/test`],
+      ['GET', `${ep}/deliveries`],
+      ['POST', `${ep}/deliveries/${delivery.id}/resend`],
+      ['DELETE', ep],
     ] as const) {
       const res = await call(method, path, bound(), payload);
       expect(res.statusCode, `${method} ${path}`).toBe(404);
@@ -76,11 +89,13 @@ describe('webhook endpoints', () => {
     expect((await call('GET', `/webhook-endpoints/${mine.json().id}`, owner())).json().projectId).toBe(p1);
   });
 
-  it('the endpoint it creates receives its project\'s events, never another project\'s lead payloads', async () => {
+  it("the endpoint it creates receives its project's events, never another project's lead payloads", async () => {
     const mine = (await call('POST', '/webhook-endpoints', bound(), { url: rx.url('/leads-mine'), events: ['lead.created'] })).json();
     await call('POST', '/leads', owner(), { name: 'Secret of project 2', projectId: p2 });
     await call('POST', '/leads', owner(), { name: 'Lead of project 1', projectId: p1 });
-    await eventually(async () => (await call('GET', `/webhook-endpoints/${mine.id}/deliveries`, bound())).json().items.some((d: { status: string }) => d.status === 'succeeded'));
+    await eventually(async () =>
+      (await call('GET', `/webhook-endpoints/${mine.id}/deliveries`, bound())).json().items.some((d: { status: string }) => d.status === 'succeeded'),
+    );
     await eventually(() => rx.received.some((r) => r.url === '/leads-mine'));
     const names = rx.received.filter((r) => r.url === '/leads-mine').map((r) => (r.json as { payload: { lead: { name: string } } }).payload.lead.name);
     expect(names).toEqual(['Lead of project 1']);
@@ -91,13 +106,18 @@ describe('webhook endpoints', () => {
     const wide = (await call('POST', '/webhook-endpoints', owner(), { url: rx.url('/wide-owner'), events: ['lead.created'] })).json();
     expect(wide.projectId).toBeNull();
     await call('POST', '/leads', owner(), { name: 'For the wide endpoint', projectId: p2 });
-    const delivery = await eventually(async () => (await call('GET', `/webhook-endpoints/${wide.id}/deliveries`, owner())).json().items[0] as { id: string } | undefined);
+    const delivery = await eventually(
+      async () => (await call('GET', `/webhook-endpoints/${wide.id}/deliveries`, owner())).json().items[0] as { id: string } | undefined,
+    );
     const ep = `/webhook-endpoints/${wide.id}`;
     expect((await call('GET', ep, bound())).json()).toMatchObject({ id: wide.id, projectId: null });
     expect((await call('GET', '/webhook-endpoints', bound())).json().items.map((e: { id: string }) => e.id)).toContain(wide.id);
     for (const [method, path, payload] of [
-      ['PATCH', ep, { active: false }], ['POST', `${ep}/rotate-secret`], ['POST', `${ep}/test`],
-      ['POST', `${ep}/deliveries/${delivery.id}/resend`], ['DELETE', ep],
+      ['PATCH', ep, { active: false }],
+      ['POST', `${ep}/rotate-secret`],
+      ['POST', `${ep}/test`],
+      ['POST', `${ep}/deliveries/${delivery.id}/resend`],
+      ['DELETE', ep],
     ] as const) {
       const res = await call(method, path, bound(), payload);
       expect(res.statusCode, `${method} ${path}`).toBe(403);
@@ -114,7 +134,7 @@ describe('media', () => {
     return t.call({ method: 'POST', url: `${base}/media/upload`, auth, headers: { 'content-type': form.contentType }, payload: form.body });
   };
 
-  it('another project\'s upload cannot be read or deleted; an organization-wide one is read-only', async () => {
+  it("another project's upload cannot be read or deleted; an organization-wide one is read-only", async () => {
     const other = (await upload(owner(), { projectId: p2 })).json();
     expect(other.projectId).toBe(p2);
     expect((await call('GET', `/media/${other.id}`, bound())).statusCode).toBe(404);
@@ -141,18 +161,27 @@ describe('media', () => {
 describe('notifications', () => {
   const approvalIn = async (projectId: string, title: string) => {
     const wf = await call('POST', '/workflows', owner(), {
-      name: title, projectId,
-      nodes: [{ id: 'start', type: 'trigger.manual' }, { id: 'ask', type: 'flow.approval', params: { title } }],
+      name: title,
+      projectId,
+      nodes: [
+        { id: 'start', type: 'trigger.manual' },
+        { id: 'ask', type: 'flow.approval', params: { title } },
+      ],
       edges: [{ from: 'start', to: 'ask' }],
     });
     expect(wf.statusCode, wf.body).toBe(201);
     expect((await call('POST', `/workflows/${wf.json().id}/run`, owner(), {})).statusCode).toBe(201);
   };
   const list = async (auth: Credentials, query: Record<string, string> = {}) =>
-    (await call('GET', '/notifications', auth, undefined, { pageSize: '100', ...query })).json().items as { id: string; title: string; projectId: string | null; read: boolean }[];
+    (await call('GET', '/notifications', auth, undefined, { pageSize: '100', ...query })).json().items as {
+      id: string;
+      title: string;
+      projectId: string | null;
+      read: boolean;
+    }[];
   const find = async (auth: Credentials, title: string) => eventually(async () => (await list(auth)).find((n) => n.title === `Approval needed: ${title}`));
 
-  it('carry their project; a bound key sees only its project\'s', async () => {
+  it("carry their project; a bound key sees only its project's", async () => {
     await approvalIn(p2, 'Project 2 launch');
     await approvalIn(p1, 'Project 1 launch');
     expect(await find(owner(), 'Project 2 launch')).toMatchObject({ projectId: p2 });
@@ -164,7 +193,7 @@ describe('notifications', () => {
     expect((await call('POST', `/notifications/${other.id}/read`, bound())).statusCode).toBe(404);
   });
 
-  it('the organization stream carries a bound key only its project\'s notifications', async () => {
+  it("the organization stream carries a bound key only its project's notifications", async () => {
     const url = `${baseUrl}${base}/events`;
     const ownerStream = await SseClient.open(url, { authorization: `Bearer ${t.orgA.token}` });
     const keyStream = await SseClient.open(url, { 'x-api-key': key });
@@ -172,7 +201,9 @@ describe('notifications', () => {
     try {
       await approvalIn(p2, 'Streamed in 2');
       await approvalIn(p1, 'Streamed in 1');
-      await ownerStream.until(() => titles(ownerStream).includes('Approval needed: Streamed in 2') && titles(ownerStream).includes('Approval needed: Streamed in 1'));
+      await ownerStream.until(
+        () => titles(ownerStream).includes('Approval needed: Streamed in 2') && titles(ownerStream).includes('Approval needed: Streamed in 1'),
+      );
       await keyStream.until(() => titles(keyStream).includes('Approval needed: Streamed in 1'));
       expect(titles(keyStream)).not.toContain('Approval needed: Streamed in 2');
     } finally {
@@ -208,8 +239,12 @@ describe('integrations', () => {
     expect(removed.statusCode).toBe(403);
     expect(removed.json().code).toBe('FORBIDDEN');
     expect((await call('GET', `/integrations/${wide.id}`, owner())).statusCode).toBe(200);
-    expect((await call('POST', '/integrations', bound(), { provider: 'x', name: 'Wide', projectId: null, credentials: { accessToken: 'ok' } })).statusCode).toBe(403);
-    expect((await call('POST', '/integrations', bound(), { provider: 'x', name: 'P2', projectId: p2, credentials: { accessToken: 'ok' } })).statusCode).toBe(403);
+    expect(
+      (await call('POST', '/integrations', bound(), { provider: 'x', name: 'Wide', projectId: null, credentials: { accessToken: 'ok' } })).statusCode,
+    ).toBe(403);
+    expect((await call('POST', '/integrations', bound(), { provider: 'x', name: 'P2', projectId: p2, credentials: { accessToken: 'ok' } })).statusCode).toBe(
+      403,
+    );
     const mine = await call('POST', '/integrations', bound(), { provider: 'x', name: 'Mine', credentials: { accessToken: 'ok' } });
     expect(mine.json()).toMatchObject({ projectId: p1 });
     expect((await call('DELETE', `/integrations/${mine.json().id}`, bound())).statusCode).toBe(204);
@@ -219,9 +254,12 @@ describe('integrations', () => {
 describe('organization-level resources and naming another project', () => {
   it('the budget, members and API keys are refused (403)', async () => {
     for (const [method, path, payload] of [
-      ['GET', '/budget'], ['PUT', '/budget', { monthlyLimitUsd: 1 }],
-      ['GET', '/members'], ['POST', '/members', { email: t.orgB.ownerEmail, role: 'member' }],
-      ['GET', '/api-keys'], ['POST', '/api-keys', { name: 'escalate', scopes: ['*'] }],
+      ['GET', '/budget'],
+      ['PUT', '/budget', { monthlyLimitUsd: 1 }],
+      ['GET', '/members'],
+      ['POST', '/members', { email: t.orgB.ownerEmail, role: 'member' }],
+      ['GET', '/api-keys'],
+      ['POST', '/api-keys', { name: 'escalate', scopes: ['*'] }],
     ] as const) {
       const res = await call(method, path, bound(), payload);
       expect(res.statusCode, `${method} ${path}`).toBe(403);

@@ -38,7 +38,10 @@ describe('rate limits shared by two instances', () => {
     expect(statuses.filter((s) => s === 200)).toHaveLength(MAX);
     expect(statuses.filter((s) => s === 429)).toHaveLength(60 - MAX);
     // Each request has its own place in the one count: the remaining values are MAX-1 … 0, once each.
-    const remaining = responses.filter((r) => r.statusCode === 200).map((r) => Number(r.headers['ratelimit-remaining'])).sort((a, b) => a - b);
+    const remaining = responses
+      .filter((r) => r.statusCode === 200)
+      .map((r) => Number(r.headers['ratelimit-remaining']))
+      .sort((a, b) => a - b);
     expect(remaining).toEqual(Array.from({ length: MAX }, (_, i) => i));
     const limited = responses.find((r) => r.statusCode === 429)!;
     expect(limited.json()).toMatchObject({ code: 'RATE_LIMIT' });
@@ -47,13 +50,15 @@ describe('rate limits shared by two instances', () => {
     expect(limited.headers['ratelimit-limit']).toBe(String(MAX));
     // Exactly at the limit, sequentially too: another credential, MAX on one side and one more on the other.
     const other = { 'x-api-key': t.orgB.apiKey };
-    for (let i = 0; i < MAX; i++) expect((await (i < MAX / 2 ? t.app : second).inject({ url: `/api/v1/orgs/${t.orgB.orgId}/leads`, headers: other })).statusCode).toBe(200);
+    for (let i = 0; i < MAX; i++)
+      expect((await (i < MAX / 2 ? t.app : second).inject({ url: `/api/v1/orgs/${t.orgB.orgId}/leads`, headers: other })).statusCode).toBe(200);
     expect((await second.inject({ url: `/api/v1/orgs/${t.orgB.orgId}/leads`, headers: other })).statusCode).toBe(429);
     expect((await t.app.inject({ url: `/api/v1/orgs/${t.orgB.orgId}/leads`, headers: other })).statusCode).toBe(429);
   });
 
-  it('the password routes\' per-address limit holds across instances, apart from the general one', async () => {
-    const login = (app: App) => app.inject({ method: 'POST', url: '/api/v1/auth/login', remoteAddress: '192.0.2.33', payload: { email: t.orgA.ownerEmail, password: 'wrong password' } });
+  it("the password routes' per-address limit holds across instances, apart from the general one", async () => {
+    const login = (app: App) =>
+      app.inject({ method: 'POST', url: '/api/v1/auth/login', remoteAddress: '192.0.2.33', payload: { email: t.orgA.ownerEmail, password: 'wrong password' } });
     const statuses = [];
     for (let i = 0; i < 8; i++) statuses.push((await login(i % 2 ? second : t.app)).statusCode);
     expect(statuses).toEqual([401, 401, 401, 401, 401, 401, 429, 429]);
@@ -71,6 +76,8 @@ describe('rate limits shared by two instances', () => {
     expect(res.headers['ratelimit-remaining']).toBe(String(MAX - 1));
     await t.app.services.rateLimits.purge();
     const left = await database.prepared<{ key: string }>('rl_left', 'select key from rate_limit_counters', []);
-    expect(left.map((r) => r.key)).toEqual([`k:${(await t.app.services.guard.authenticate({ headers: { 'x-api-key': t.orgA.apiKey } } as never) as { keyId: string }).keyId}`]);
+    expect(left.map((r) => r.key)).toEqual([
+      `k:${((await t.app.services.guard.authenticate({ headers: { 'x-api-key': t.orgA.apiKey } } as never)) as { keyId: string }).keyId}`,
+    ]);
   });
 });

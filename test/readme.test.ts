@@ -11,7 +11,10 @@ const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as {
 describe('README', () => {
   it('opens with the two commands a new user runs: install and start, install and test', () => {
     const firstBlock = /```sh\n([\s\S]*?)```/.exec(readme)![1]!;
-    const commands = firstBlock.split('\n').map((l) => l.replace(/#.*$/, '').trim()).filter(Boolean);
+    const commands = firstBlock
+      .split('\n')
+      .map((l) => l.replace(/#.*$/, '').trim())
+      .filter(Boolean);
     expect(commands).toEqual(['npm install && npm start', 'npm install && npm test']);
     expect(readme.indexOf('```sh')).toBeLessThan(readme.indexOf('\n## '));
     expect(readme).toContain(`Node.js ≥ ${pkg.engines.node.replace('>=', '')}`);

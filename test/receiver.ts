@@ -64,7 +64,13 @@ export class Receiver {
     if (this.received.length >= count) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`receiver got ${this.received.length} of ${count} requests`)), timeoutMs);
-      this.waiters.push({ count, resolve: () => { clearTimeout(timer); resolve(); } });
+      this.waiters.push({
+        count,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      });
     });
   }
 

@@ -30,13 +30,18 @@ describe('access on every organization route', () => {
   });
   afterAll(() => t.close());
 
-  const urlOf = (route: RouteRecord) => route.url
-    .replace(':orgId', t.orgA.orgId)
-    .replace(/:(\w+)/g, (_, name: string) => `placeholder-${name}`)
-    .replace(/\*$/, 'placeholder');
+  const urlOf = (route: RouteRecord) =>
+    route.url
+      .replace(':orgId', t.orgA.orgId)
+      .replace(/:(\w+)/g, (_, name: string) => `placeholder-${name}`)
+      .replace(/\*$/, 'placeholder');
 
   /** Each route that does not answer `status` (and `code`, when given), as "METHOD url → status code". */
-  async function refusals(pick: (route: RouteRecord, access: Access) => Credentials | null, status: number, code?: (access: Access) => string): Promise<{ checked: number; wrong: string[] }> {
+  async function refusals(
+    pick: (route: RouteRecord, access: Access) => Credentials | null,
+    status: number,
+    code?: (access: Access) => string,
+  ): Promise<{ checked: number; wrong: string[] }> {
     let checked = 0;
     const wrong: string[] = [];
     for (const route of routes) {
@@ -58,30 +63,46 @@ describe('access on every organization route', () => {
   });
 
   it('no credentials get 401 on every route', async () => {
-    const { checked, wrong } = await refusals(() => ({}), 401, () => 'UNAUTHORIZED');
+    const { checked, wrong } = await refusals(
+      () => ({}),
+      401,
+      () => 'UNAUTHORIZED',
+    );
     expect(wrong).toEqual([]);
     expect(checked).toBe(routes.length);
   });
 
   it("another organization's owner gets 404 on every route", async () => {
-    const { checked, wrong } = await refusals(() => ({ token: t.orgB.token }), 404, () => 'NOT_FOUND');
+    const { checked, wrong } = await refusals(
+      () => ({ token: t.orgB.token }),
+      404,
+      () => 'NOT_FOUND',
+    );
     expect(wrong).toEqual([]);
     expect(checked).toBe(routes.length);
   });
 
   it("another organization's API key, with every scope, gets 404 on every route", async () => {
-    const { wrong } = await refusals(() => ({ apiKey: t.orgB.apiKey }), 404, () => 'NOT_FOUND');
+    const { wrong } = await refusals(
+      () => ({ apiKey: t.orgB.apiKey }),
+      404,
+      () => 'NOT_FOUND',
+    );
     expect(wrong).toEqual([]);
   });
 
   it('a key without the scope a route needs gets 403; session-only routes refuse every key', async () => {
-    const { checked, wrong } = await refusals((_route, access) => {
-      if (access.admin || access.sessionOnly) return { apiKey: t.orgA.apiKey };
-      const needs = wanted(access);
-      if (needs.length === 0) return null;
-      const other = [...keyWith.keys()].find((scope) => !needs.includes(scope));
-      return other ? { apiKey: keyWith.get(other)! } : null;
-    }, 403, (access) => (access.admin || access.sessionOnly ? 'FORBIDDEN' : 'INSUFFICIENT_SCOPE'));
+    const { checked, wrong } = await refusals(
+      (_route, access) => {
+        if (access.admin || access.sessionOnly) return { apiKey: t.orgA.apiKey };
+        const needs = wanted(access);
+        if (needs.length === 0) return null;
+        const other = [...keyWith.keys()].find((scope) => !needs.includes(scope));
+        return other ? { apiKey: keyWith.get(other)! } : null;
+      },
+      403,
+      (access) => (access.admin || access.sessionOnly ? 'FORBIDDEN' : 'INSUFFICIENT_SCOPE'),
+    );
     expect(wrong).toEqual([]);
     expect(checked).toBeGreaterThan(routes.length / 2);
   });

@@ -51,29 +51,49 @@ describe('graceful shutdown is bounded', { timeout: 120_000 }, () => {
     child = spawn(process.execPath, ['src/main.ts'], {
       cwd: ROOT,
       env: childEnv({
-        PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir, BOOTSTRAP_EMAIL: EMAIL, BOOTSTRAP_PASSWORD: PASSWORD,
-        SHUTDOWN_GRACE_MS: String(GRACE_MS), WEBHOOK_TIMEOUT_MS: '60000',
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATA_DIR: dir,
+        BOOTSTRAP_EMAIL: EMAIL,
+        BOOTSTRAP_PASSWORD: PASSWORD,
+        SHUTDOWN_GRACE_MS: String(GRACE_MS),
+        WEBHOOK_TIMEOUT_MS: '60000',
       }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
-    child.stdout!.on('data', (c: Buffer) => { output += c.toString(); });
-    child.stderr!.on('data', (c: Buffer) => { output += c.toString(); });
+    child.stdout!.on('data', (c: Buffer) => {
+      output += c.toString();
+    });
+    child.stderr!.on('data', (c: Buffer) => {
+      output += c.toString();
+    });
     const exited = new Promise<number | null>((resolve) => child!.once('close', (code) => resolve(code)));
     await eventually(() => output.includes('listening on'), 60_000, 100);
 
     const base = `http://127.0.0.1:${port}/api/v1`;
-    const login = await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: EMAIL, password: PASSWORD }) });
+    const login = await fetch(`${base}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: EMAIL, password: PASSWORD }),
+    });
     const token = ((await login.json()) as { tokens: { accessToken: string } }).tokens.accessToken;
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const orgs = (await (await fetch(`${base}/orgs`, { headers })).json()) as { id: string }[] | { items: { id: string }[] };
     const orgId = (Array.isArray(orgs) ? orgs : orgs.items)[0]!.id;
-    const created = await fetch(`${base}/orgs/${orgId}/webhook-endpoints`, { method: 'POST', headers, body: JSON.stringify({ url: `https://127.0.0.1:${silentPort}/hook`, events: ['*'] }) });
+    const created = await fetch(`${base}/orgs/${orgId}/webhook-endpoints`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ url: `https://127.0.0.1:${silentPort}/hook`, events: ['*'] }),
+    });
     expect(created.status).toBe(201);
     const endpointId = ((await created.json()) as { id: string }).id;
 
     // The ping is in flight (connected, handshake pending) when SIGTERM arrives.
-    const ping = fetch(`${base}/orgs/${orgId}/webhook-endpoints/${endpointId}/test`, { method: 'POST', headers: { authorization: headers.authorization } }).catch(() => null);
+    const ping = fetch(`${base}/orgs/${orgId}/webhook-endpoints/${endpointId}/test`, {
+      method: 'POST',
+      headers: { authorization: headers.authorization },
+    }).catch(() => null);
     await eventually(() => connections > 0, 10_000);
     const started = Date.now();
     child.kill('SIGTERM');

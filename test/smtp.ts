@@ -61,21 +61,27 @@ export class SmtpStandIn {
         stream.on('data', (chunk: Buffer) => chunks.push(chunk));
         stream.on('end', () => {
           const raw = Buffer.concat(chunks).toString('utf8');
-          void simpleParser(raw).then((parsed) => {
-            this.received.push({
-              mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-              rcptTo: session.envelope.rcptTo.map((r) => r.address),
-              user: session.user as string | undefined,
-              from: parsed.from?.text ?? '',
-              to: [parsed.to ?? []].flat().map((a) => a.text).join(', '),
-              subject: parsed.subject ?? '',
-              text: parsed.text ?? '',
-              html: typeof parsed.html === 'string' ? parsed.html : '',
-              raw,
-            });
-            this.waiters = this.waiters.filter((w) => (this.received.length >= w.count ? (w.resolve(), false) : true));
-            callback();
-          }, (error: Error) => callback(error));
+          void simpleParser(raw).then(
+            (parsed) => {
+              this.received.push({
+                mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+                rcptTo: session.envelope.rcptTo.map((r) => r.address),
+                user: session.user as string | undefined,
+                from: parsed.from?.text ?? '',
+                to: [parsed.to ?? []]
+                  .flat()
+                  .map((a) => a.text)
+                  .join(', '),
+                subject: parsed.subject ?? '',
+                text: parsed.text ?? '',
+                html: typeof parsed.html === 'string' ? parsed.html : '',
+                raw,
+              });
+              this.waiters = this.waiters.filter((w) => (this.received.length >= w.count ? (w.resolve(), false) : true));
+              callback();
+            },
+            (error: Error) => callback(error),
+          );
         });
       },
     });
@@ -99,7 +105,13 @@ export class SmtpStandIn {
     if (this.received.length < count) {
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`expected ${count} messages, got ${this.received.length} in ${timeoutMs} ms`)), timeoutMs);
-        this.waiters.push({ count, resolve: () => { clearTimeout(timer); resolve(); } });
+        this.waiters.push({
+          count,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        });
       });
     }
     return this.received.slice(0, count);

@@ -59,7 +59,15 @@ export async function startSocialStandIn(options: { oauth?: TokenAuthority } = {
     }
     if (req.method === 'GET' && path === '/v2/userinfo') {
       const sub = options.oauth?.subjectOf(token) ?? `member-${token.slice(0, 12).replace(/[^A-Za-z0-9_-]/g, '')}`;
-      return send(200, { sub, email_verified: true, name: 'Stand-in Member', locale: { country: 'US', language: 'en' }, given_name: 'Stand-in', family_name: 'Member', email: `${sub}@example.com` });
+      return send(200, {
+        sub,
+        email_verified: true,
+        name: 'Stand-in Member',
+        locale: { country: 'US', language: 'en' },
+        given_name: 'Stand-in',
+        family_name: 'Member',
+        email: `${sub}@example.com`,
+      });
     }
     if (req.method === 'GET' && path === '/2/users/me') {
       const id = options.oauth?.subjectOf(token) ?? 'x-user';
@@ -101,9 +109,10 @@ export async function startSocialStandIn(options: { oauth?: TokenAuthority } = {
     url: base,
     received,
     postCalls: (token) => received.filter((r) => r.token === token && (r.path.startsWith('/rest/posts') || r.path.startsWith('/2/tweets'))),
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

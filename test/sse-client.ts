@@ -77,8 +77,17 @@ export class SseClient {
   until(test: () => boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
     if (test()) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`SSE: ${what} not met; got ${JSON.stringify(this.messages.map((m) => m.event ?? m.comment))}`)), timeoutMs);
-      this.waiters.push({ test, resolve: () => { clearTimeout(timer); resolve(); } });
+      const timer = setTimeout(
+        () => reject(new Error(`SSE: ${what} not met; got ${JSON.stringify(this.messages.map((m) => m.event ?? m.comment))}`)),
+        timeoutMs,
+      );
+      this.waiters.push({
+        test,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      });
     });
   }
 

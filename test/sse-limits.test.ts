@@ -132,14 +132,18 @@ describe('REQUEST_TIMEOUT_MS', () => {
 
     const socket = connect((t.app.server.address() as AddressInfo).port, '127.0.0.1');
     let answer = '';
-    socket.on('data', (c: Buffer) => { answer += c.toString(); });
+    socket.on('data', (c: Buffer) => {
+      answer += c.toString();
+    });
     socket.on('error', () => {});
     const closed = new Promise<number>((resolve) => socket.once('close', () => resolve(Date.now())));
     await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
     socket.write('POST /api/v1/auth/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 400\r\n\r\n{"email":"');
     const started = Date.now();
     // One byte every 100 ms: the connection is never idle, the body just never ends in time.
-    const drip = setInterval(() => { if (!socket.destroyed) socket.write('a'); }, 100);
+    const drip = setInterval(() => {
+      if (!socket.destroyed) socket.write('a');
+    }, 100);
     try {
       const end = await Promise.race([closed, new Promise<number>((resolve) => setTimeout(() => resolve(-1), 8000))]);
       expect(end, 'slow body still open after 8 s').toBeGreaterThan(0);

@@ -32,7 +32,11 @@ function dataDir(): string {
 
 const env = childEnv;
 
-interface LogLine { level: number; msg: string; [key: string]: unknown }
+interface LogLine {
+  level: number;
+  msg: string;
+  [key: string]: unknown;
+}
 
 interface Server {
   child: ChildProcess;
@@ -53,7 +57,12 @@ async function startServer(dir: string, extra: Record<string, string> = {}): Pro
   const logs: LogLine[] = [];
   let stderr = '';
   // 'close' comes after the last output line, unlike 'exit'.
-  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => { running.delete(child); resolve(code); }));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('close', (code) => {
+      running.delete(child);
+      resolve(code);
+    }),
+  );
   const listening = new Promise<void>((resolve, reject) => {
     let buffer = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -71,7 +80,9 @@ async function startServer(dir: string, extra: Record<string, string> = {}): Pro
         }
       }
     });
-    child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
     void exited.then((code) => reject(new Error(`server exited with ${code} before listening:\n${stderr}\n${logs.map((l) => l.msg).join('\n')}`)));
   });
   await listening;
@@ -89,15 +100,23 @@ async function cli(dir: string, args: string[]): Promise<{ code: number | null; 
   running.add(child);
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (c: Buffer) => { stdout += c.toString(); });
-  child.stderr!.on('data', (c: Buffer) => { stderr += c.toString(); });
+  child.stdout!.on('data', (c: Buffer) => {
+    stdout += c.toString();
+  });
+  child.stderr!.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
   const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
   running.delete(child);
   return { code, stdout, stderr };
 }
 
 async function login(base: string, email: string, password: string): Promise<string> {
-  const res = await fetch(`${base}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+  const res = await fetch(`${base}/api/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
   expect(res.status).toBe(200);
   return ((await res.json()) as { tokens: { accessToken: string } }).tokens.accessToken;
 }
@@ -247,7 +266,10 @@ describe('npm start logs its steps; the first owner while it runs', slow, () => 
       // Stored work resumes only once the server answers.
       at(/^workers started: dispatcher, webhooks, .*runs/),
     ];
-    expect(order.every((i) => i >= 0), steps.join('\n')).toBe(true);
+    expect(
+      order.every((i) => i >= 0),
+      steps.join('\n'),
+    ).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
     const migrated = server.logs.find((l) => l.msg.startsWith('migrations applied'))!;
     expect(migrated.migrations).toMatchObject({ applied: migrationCount, total: migrationCount, ms: expect.any(Number) });
@@ -269,7 +291,9 @@ describe('npm start logs its steps; the first owner while it runs', slow, () => 
     expect(created.code, created.stderr).toBe(0);
     const key = /svc_[\w-]+/.exec(created.stdout)![0];
     const lead = await fetch(`${server.base}/api/v1/orgs/${org.id}/leads`, {
-      method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Live Lead' }),
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Live Lead' }),
     });
     expect(lead.status).toBe(201);
 
@@ -291,7 +315,9 @@ describe('npm start logs its steps; the first owner while it runs', slow, () => 
     const body = JSON.stringify({ email: 'intruder@example.com', password: 'intruder password', organizationName: 'X' });
     for (const authorization of [undefined, 'Bearer wrong', `Bearer ${channel.token}x`]) {
       const res = await fetch(`${server.base}/_admin/owners`, {
-        method: 'POST', headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) }, body,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+        body,
       });
       expect(res.status).toBe(401);
       expect(await res.json()).toMatchObject({ code: 'UNAUTHORIZED' });
@@ -305,7 +331,9 @@ describe('npm start logs its steps; the first owner while it runs', slow, () => 
     const second = spawn(process.execPath, ['src/main.ts'], { cwd: ROOT, env: env({ PORT: String(port), DATA_DIR: dir }), stdio: ['ignore', 'pipe', 'pipe'] });
     running.add(second);
     let stderr = '';
-    second.stderr!.on('data', (c: Buffer) => { stderr += c.toString(); });
+    second.stderr!.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
     const code = await new Promise<number | null>((resolve) => second.once('close', resolve));
     running.delete(second);
     expect(code).toBe(1);
@@ -325,21 +353,33 @@ describe('logs on a terminal', slow, () => {
     const port = await freePort();
     // script(1) runs the server on a pseudo-terminal of its own: process.stdout.isTTY is true there.
     const child = spawn('script', ['-qefc', `${JSON.stringify(process.execPath)} src/main.ts`, '/dev/null'], {
-      cwd: ROOT, detached: true, stdio: ['pipe', 'pipe', 'pipe'],
+      cwd: ROOT,
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
       env: env({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir(), NO_COLOR: '1' }),
     });
     let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
     try {
       await eventually(() => output.includes('listening on'), 90_000);
-      const lines = output.replace(/\x1b\[[0-9;]*m/g, '').split(/\r?\n/).filter((line) => line.trim() !== '');
-      expect(lines.some((line) => /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: .*listening on http:\/\/localhost:\d+\/api\/v1/.test(line)), lines.join('\n')).toBe(true);
+      const lines = output
+        .replace(/\x1b\[[0-9;]*m/g, '')
+        .split(/\r?\n/)
+        .filter((line) => line.trim() !== '');
+      expect(
+        lines.some((line) => /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: .*listening on http:\/\/localhost:\d+\/api\/v1/.test(line)),
+        lines.join('\n'),
+      ).toBe(true);
       expect(lines.some((line) => /INFO: starting: opening the database/.test(line))).toBe(true);
       expect(lines.filter((line) => line.trimStart().startsWith('{"level"'))).toEqual([]);
     } finally {
       try {
         process.kill(-child.pid!, 'SIGKILL');
-      } catch { /* gone */ }
+      } catch {
+        /* gone */
+      }
     }
     // The same server with its output in a pipe (every other test here) logs JSON lines.
   });

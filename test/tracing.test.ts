@@ -44,10 +44,12 @@ const attr = (s: OtlpSpan, key: string) => {
 };
 
 describe('traces', () => {
-  it('exports an HTTP server span named by its route, with the database spans of the request inside it, continuing the caller\'s trace', async () => {
+  it("exports an HTTP server span named by its route, with the database spans of the request inside it, continuing the caller's trace", async () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     const res = await t.call({
-      method: 'GET', url: `/api/v1/orgs/${t.orgA.orgId}/leads`, auth: { apiKey: t.orgA.apiKey },
+      method: 'GET',
+      url: `/api/v1/orgs/${t.orgA.orgId}/leads`,
+      auth: { apiKey: t.orgA.apiKey },
       headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
     });
     expect(res.statusCode).toBe(200);
@@ -75,7 +77,9 @@ describe('traces', () => {
     try {
       const base = `/api/v1/orgs/${t.orgA.orgId}`;
       const auth = { token: t.orgA.token };
-      expect((await t.call({ method: 'POST', url: `${base}/webhook-endpoints`, auth, payload: { url: receiver.url(), events: ['lead.created'] } })).statusCode).toBe(201);
+      expect(
+        (await t.call({ method: 'POST', url: `${base}/webhook-endpoints`, auth, payload: { url: receiver.url(), events: ['lead.created'] } })).statusCode,
+      ).toBe(201);
       expect((await t.call({ method: 'POST', url: `${base}/leads`, auth, payload: { email: 'traced@example.com' } })).statusCode).toBe(201);
       await runAgent(t, t.orgA.orgId, auth, { type: 'LEAD_QUALIFIER', task: 'Qualify the new leads' });
       await receiver.waitFor(1);
@@ -84,7 +88,7 @@ describe('traces', () => {
         const all = spans();
         const m = all.find((s) => s.name === 'chat offline');
         const o = all.find((s) => s.name === 'POST' && attr(s, 'server.address') === `http://127.0.0.1:${receiver.port}`);
-        return m && o ? [m, o] as const : null;
+        return m && o ? ([m, o] as const) : null;
       });
       expect(model.kind).toBe(3);
       expect(attr(model, 'gen_ai.request.model')).toBe('offline');

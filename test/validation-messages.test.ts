@@ -9,7 +9,9 @@ beforeAll(async () => {
   t = await buildTestApp({ workers: false });
   base = `/api/v1/orgs/${t.orgA.orgId}`;
 });
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
 const owner = () => ({ token: t.orgA.token });
 const post = (path: string, payload: unknown) => t.call({ method: 'POST', url: `${base}${path}`, auth: owner(), payload: payload as Record<string, unknown> });
@@ -105,11 +107,19 @@ describe('validation messages', () => {
     const text = await t.call({ method: 'POST', url: `${base}/leads`, auth: owner(), headers: { 'content-type': 'text/plain' }, payload: '{"name":"Ada"}' });
     expect(text.statusCode).toBe(415);
     expect(text.json()).toEqual({
-      statusCode: 415, error: 'Unsupported Media Type', code: 'UNSUPPORTED_MEDIA_TYPE',
+      statusCode: 415,
+      error: 'Unsupported Media Type',
+      code: 'UNSUPPORTED_MEDIA_TYPE',
       message: "Content-Type 'text/plain' is not accepted here: send Content-Type: application/json",
       details: [{ field: 'headers.content-type', message: 'must be application/json', code: 'contentType', allowed: ['application/json'] }],
     });
-    const xml = await t.call({ method: 'POST', url: `${base}/leads/import`, auth: owner(), headers: { 'content-type': 'application/xml' }, payload: '<rows/>' });
+    const xml = await t.call({
+      method: 'POST',
+      url: `${base}/leads/import`,
+      auth: owner(),
+      headers: { 'content-type': 'application/xml' },
+      payload: '<rows/>',
+    });
     expect(xml.statusCode).toBe(415);
     expect(xml.json().message).toBe("Content-Type 'application/xml' is not accepted here: send Content-Type: application/json or text/csv");
     const upload = await t.call({ method: 'POST', url: `${base}/media/upload`, auth: owner(), headers: { 'content-type': 'application/json' }, payload: '{}' });
@@ -127,7 +137,9 @@ describe('validation messages', () => {
       edges: [{ from: 'start', to: 'u' }],
     });
     expect(res.statusCode).toBe(422);
-    expect(res.json().message).toBe(`Node "u" (leads.update) has invalid params: unknown property 'a'; unknown property 'b'; status must be one of ${STATUSES}`);
+    expect(res.json().message).toBe(
+      `Node "u" (leads.update) has invalid params: unknown property 'a'; unknown property 'b'; status must be one of ${STATUSES}`,
+    );
   });
 
   it('import rows are rejected in the same words', async () => {

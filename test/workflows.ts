@@ -10,11 +10,15 @@ export type Edge = { from: string; to: string; output?: string };
  * What a test file running workflows starts in its beforeAll: a test app (with `env`), org A's
  * workflow API and a loopback receiver; `close` stops the receiver and the app.
  */
-export async function startWorkflowApp(env: Record<string, string> = {}): Promise<{ t: TestApp; w: ReturnType<typeof api>; receiver: Receiver; close(): Promise<void> }> {
+export async function startWorkflowApp(
+  env: Record<string, string> = {},
+): Promise<{ t: TestApp; w: ReturnType<typeof api>; receiver: Receiver; close(): Promise<void> }> {
   const t = await buildTestApp({ env });
   const receiver = await new Receiver().start();
   return {
-    t, w: api(t), receiver,
+    t,
+    w: api(t),
+    receiver,
     close: async () => {
       await receiver.stop();
       await t.close();
@@ -55,7 +59,12 @@ export function api(t: TestApp) {
       const { runEvents } = await import('../src/modules/workflows/tables.ts');
       const { asc, eq } = await import('drizzle-orm');
       const rows = await t.database.db.select().from(runEvents).where(eq(runEvents.runId, runId)).orderBy(asc(runEvents.seq));
-      return rows.map((r) => ({ seq: r.seq, ...(r.data as Record<string, unknown>) })) as ({ seq: number; type: string; nodeId?: string; [k: string]: unknown })[];
+      return rows.map((r) => ({ seq: r.seq, ...(r.data as Record<string, unknown>) })) as {
+        seq: number;
+        type: string;
+        nodeId?: string;
+        [k: string]: unknown;
+      }[];
     },
     step(run: Run, nodeId: string, attempt?: number) {
       const steps = run.steps.filter((s) => s.nodeId === nodeId && (attempt === undefined || s.attempt === attempt));

@@ -42,7 +42,11 @@ async function ask<T>(server: AdminChannel, path: string, body: unknown): Promis
       body: JSON.stringify(body),
     });
   } catch (error) {
-    throw new AppError(503, 'UNAVAILABLE', `The server (process ${server.pid}) holds the embedded database but does not answer at ${server.url}: ${(error as Error).message}`);
+    throw new AppError(
+      503,
+      'UNAVAILABLE',
+      `The server (process ${server.pid}) holds the embedded database but does not answer at ${server.url}: ${(error as Error).message}`,
+    );
   }
   const json = (await res.json().catch(() => ({}))) as { message?: string; code?: string };
   if (!res.ok) throw new AppError(res.status, json.code ?? 'ERROR', json.message ?? `the server answered ${res.status}`);
@@ -52,32 +56,42 @@ async function ask<T>(server: AdminChannel, path: string, body: unknown): Promis
 const via = (server: AdminChannel) => console.error(`(the server, process ${server.pid}, holds the embedded database: done through it)`);
 
 function scopesOf(value: string): string[] {
-  const scopes = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const scopes = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
   if (scopes.length === 0 || unknown.length) throw new InvalidArgumentError(`unknown scope(s) ${unknown.join(', ')}; allowed: ${SCOPES.join(', ')}`);
   return scopes;
 }
 
-const program = new Command('cli').description('Administration commands for the automation service (uses the same DATABASE_URL / DATA_DIR as the server; while the server runs on the embedded database, they go through it)');
+const program = new Command('cli').description(
+  'Administration commands for the automation service (uses the same DATABASE_URL / DATA_DIR as the server; while the server runs on the embedded database, they go through it)',
+);
 
-program.command('create-owner')
+program
+  .command('create-owner')
   .description('Create a user, an organization owned by them, and its "Default" project')
-  .requiredOption('--email <email>', 'the owner\'s e-mail address')
+  .requiredOption('--email <email>', "the owner's e-mail address")
   .requiredOption('--password <password>', 'at least 8 characters, not all blank, not a common password')
   .option('--org <name>', 'organization name', 'My organization')
-  .option('--name <name>', 'the owner\'s display name')
+  .option('--name <name>', "the owner's display name")
   .action(async (opts: { email: string; password: string; org: string; name?: string }) => {
     const problem = passwordProblem(opts.password);
     if (problem) throw new InvalidArgumentError(`--password ${problem}`);
     const input = { email: opts.email, password: opts.password, name: opts.name, organizationName: opts.org };
     const { user, organization } = await run(
       (services) => createOwner(services, input),
-      (server) => { via(server); return ask<Awaited<ReturnType<typeof createOwner>>>(server, '/_admin/owners', input); },
+      (server) => {
+        via(server);
+        return ask<Awaited<ReturnType<typeof createOwner>>>(server, '/_admin/owners', input);
+      },
     );
     console.log(`Created owner ${user.email} (${user.id}) of organization "${organization.name}" (${organization.id}).`);
   });
 
-program.command('create-api-key')
+program
+  .command('create-api-key')
   .description('Create an API key for an organization; the key is printed once')
   .requiredOption('--org <idOrName>', 'organization id or exact name')
   .requiredOption('--name <name>', 'a label for the key')
@@ -87,14 +101,18 @@ program.command('create-api-key')
     const input = { org: opts.org, name: opts.name, scopes: opts.scopes, projectId: opts.project };
     const key = await run(
       (services) => createApiKey(services, input),
-      (server) => { via(server); return ask<Awaited<ReturnType<typeof createApiKey>>>(server, '/_admin/api-keys', input); },
+      (server) => {
+        via(server);
+        return ask<Awaited<ReturnType<typeof createApiKey>>>(server, '/_admin/api-keys', input);
+      },
     );
     console.log(`API key ${key.id} for "${key.organization.name}" with scopes ${key.scopes.join(', ')}:`);
     console.log(key.key);
     console.log('Store it now: it is not shown again.');
   });
 
-program.command('set-plan')
+program
+  .command('set-plan')
   .description('Assign one of the plans in PLANS to an organization (CONTRACT §12); it applies at once')
   .requiredOption('--org <idOrName>', 'organization id or exact name')
   .requiredOption('--plan <name>', 'a plan named in PLANS')
@@ -102,7 +120,10 @@ program.command('set-plan')
     const input = { org: opts.org, plan: opts.plan };
     const result = await run(
       (services) => setPlan(services, input),
-      (server) => { via(server); return ask<Awaited<ReturnType<typeof setPlan>>>(server, '/_admin/plans', input); },
+      (server) => {
+        via(server);
+        return ask<Awaited<ReturnType<typeof setPlan>>>(server, '/_admin/plans', input);
+      },
     );
     console.log(`Organization "${result.organization.name}" (${result.organization.id}) is now on plan "${result.plan}".`);
   });

@@ -9,7 +9,12 @@ const PG_CHANNEL = 'svc_bus';
 const MAX_NOTIFY = 7000;
 
 type Handler = (message: unknown) => void;
-interface Wire { o: string; c: string; ms?: unknown[]; r?: string }
+interface Wire {
+  o: string;
+  c: string;
+  ms?: unknown[];
+  r?: string;
+}
 
 /**
  * Live messages between parts of the service and across app instances. In-process delivery always;
@@ -149,7 +154,8 @@ export class Bus {
     }
     flush();
     if (payloads.length === 1) await db.execute(sql`select pg_notify(${PG_CHANNEL}, ${payloads[0]})`);
-    else if (payloads.length > 1) await db.execute(sql`select pg_notify(${PG_CHANNEL}, p) from unnest(${sql.param(payloads)}::text[]) with ordinality as t(p, n) order by n`);
+    else if (payloads.length > 1)
+      await db.execute(sql`select pg_notify(${PG_CHANNEL}, p) from unnest(${sql.param(payloads)}::text[]) with ordinality as t(p, n) order by n`);
   }
 
   private async receive(payload: string): Promise<void> {
@@ -164,7 +170,9 @@ export class Bus {
     if (wire.o === this.origin) return;
     if (this.emitter.listenerCount(wire.c) === 0) return;
     if (wire.r) {
-      const result = (await this.database.db.execute(sql`select message from bus_messages where id = ${wire.r}`)) as unknown as { rows: { message: unknown }[] };
+      const result = (await this.database.db.execute(sql`select message from bus_messages where id = ${wire.r}`)) as unknown as {
+        rows: { message: unknown }[];
+      };
       if (result.rows[0]) this.emitter.emit(wire.c, result.rows[0].message);
       return;
     }

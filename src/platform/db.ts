@@ -63,7 +63,7 @@ export function openDatabase(options: { databaseUrl?: string; dataDir: string; p
       pool,
       url,
       prepared: async <T>(name: string, text: string, values: unknown[], tx?: Db) =>
-        tx ? rows<T>(tx, fixedText(text, values)) : (await pool.query({ name, text, values })).rows as T[],
+        tx ? rows<T>(tx, fixedText(text, values)) : ((await pool.query({ name, text, values })).rows as T[]),
       migrate: async () => {
         // Instances starting together (compose's replicas) migrate one after the other: each holds
         // an advisory lock on one connection and migrates through it; the later ones find nothing
@@ -98,7 +98,13 @@ export function openDatabase(options: { databaseUrl?: string; dataDir: string; p
     client = new PGlite(dir, PGLITE_OPTIONS);
     const database = wrapPglite(client);
     const close = database.close;
-    return { ...database, close: async () => { await close(); unlock(); } };
+    return {
+      ...database,
+      close: async () => {
+        await close();
+        unlock();
+      },
+    };
   }
   return wrapPglite(client);
 }
@@ -128,7 +134,10 @@ function lockDataDir(dir: string): () => void {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const owner = Number(readFileSync(file, 'utf8').trim());
       if (owner && owner !== process.pid && processAlive(owner)) {
-        throw new EmbeddedDatabaseBusy(`The embedded database in ${dir} is in use by process ${owner}. Stop it first (or run the command through the running server's API), or use PostgreSQL (DATABASE_URL) to share one database between processes.`, owner);
+        throw new EmbeddedDatabaseBusy(
+          `The embedded database in ${dir} is in use by process ${owner}. Stop it first (or run the command through the running server's API), or use PostgreSQL (DATABASE_URL) to share one database between processes.`,
+          owner,
+        );
       }
       rmSync(file, { force: true });
     }

@@ -17,8 +17,7 @@ export class AppError extends Error {
 export const badRequest = (message: string, details?: unknown) => new AppError(400, 'VALIDATION_ERROR', message, details);
 export const unauthorized = (message = 'Missing or invalid credentials') => new AppError(401, 'UNAUTHORIZED', message);
 export const forbidden = (message = 'You are not allowed to do this') => new AppError(403, 'FORBIDDEN', message);
-export const insufficientScope = (scope: string) =>
-  new AppError(403, 'INSUFFICIENT_SCOPE', `This API key lacks the scope "${scope}"`);
+export const insufficientScope = (scope: string) => new AppError(403, 'INSUFFICIENT_SCOPE', `This API key lacks the scope "${scope}"`);
 export const notFound = (what = 'Resource') => new AppError(404, 'NOT_FOUND', `${what} not found`);
 export const conflict = (message: string) => new AppError(409, 'CONFLICT', message);
 export const unprocessable = (code: string, message: string, details?: unknown) => new AppError(422, code, message, details);

@@ -27,14 +27,16 @@ export class OutboundError extends Error {
  * 10.0.0.1), so they are refused outright: no legitimate receiver needs them. IPv4-mapped
  * (::ffff:0:0/96) is not here: it is unwrapped and judged as the IPv4 address it is.
  */
-const EMBEDDED_IPV4: [string, [ipaddr.IPv6, number]][] = ([
-  ['IPv4-compatible', '::/96'],
-  ['IPv4-translated', '::ffff:0:0:0/96'],
-  ['NAT64', '64:ff9b::/96'],
-  ['NAT64 (local use)', '64:ff9b:1::/48'],
-  ['6to4', '2002::/16'],
-  ['Teredo', '2001::/32'],
-] as const).map(([name, cidr]) => [name, ipaddr.IPv6.parseCIDR(cidr)]);
+const EMBEDDED_IPV4: [string, [ipaddr.IPv6, number]][] = (
+  [
+    ['IPv4-compatible', '::/96'],
+    ['IPv4-translated', '::ffff:0:0:0/96'],
+    ['NAT64', '64:ff9b::/96'],
+    ['NAT64 (local use)', '64:ff9b:1::/48'],
+    ['6to4', '2002::/16'],
+    ['Teredo', '2001::/32'],
+  ] as const
+).map(([name, cidr]) => [name, ipaddr.IPv6.parseCIDR(cidr)]);
 
 /** Why an address may not be a target (private, reserved, or an IPv6 form embedding IPv4), or null when it is public. */
 export function addressProblem(address: string): string | null {
@@ -68,7 +70,11 @@ export function hostNameProblem(host: string): string | null {
 }
 
 function guardedLookup(allowPrivate: boolean): LookupFunction {
-  return ((hostname: string, options: object, callback: (err: Error | null, address: string | { address: string; family: number }[], family?: number) => void) => {
+  return ((
+    hostname: string,
+    options: object,
+    callback: (err: Error | null, address: string | { address: string; family: number }[], family?: number) => void,
+  ) => {
     if (!allowPrivate) {
       const problem = hostNameProblem(hostname);
       if (problem) return callback(new OutboundError('BLOCKED', problem), '', 0);
@@ -254,7 +260,11 @@ export async function outboundRequest(req: OutboundRequest): Promise<OutboundRes
   const method = req.method ?? 'GET';
   // The span names the target without its path or query, which may carry tokens.
   let origin = '';
-  try { origin = new URL(req.url).origin; } catch { /* refused below as INVALID_URL */ }
+  try {
+    origin = new URL(req.url).origin;
+  } catch {
+    /* refused below as INVALID_URL */
+  }
   return withSpan(method, SpanKind.CLIENT, { 'http.request.method': method, 'server.address': origin }, async (span) => {
     const response = await guardedRequest(req);
     span?.setAttribute('http.response.status_code', response.status);

@@ -108,7 +108,9 @@ const SHAPE = new RegExp(`^[a-z]+_[${ALPHABET}]{26}$`);
  * id of this scheme, e.g. the run's), then 80 bits of SHA-256 over the parts.
  */
 export function derivedId(kind: IdKind, anchor: string, parts: string[]): string {
-  const digest = createHash('sha256').update([anchor, ...parts].join('\u0000')).digest();
+  const digest = createHash('sha256')
+    .update([anchor, ...parts].join('\u0000'))
+    .digest();
   const time = SHAPE.test(anchor) ? anchor.slice(anchor.indexOf('_') + 1, anchor.indexOf('_') + 11) : '0'.repeat(10);
   return `${ID_PREFIXES[kind]}_${time}${encodeBits(digest.subarray(0, 10))}`;
 }

@@ -82,7 +82,11 @@ export function inboundRoute<Params, Body, Sender>(app: App, route: InboundRoute
     const rate = route.limits?.rate;
     if (rate) {
       // @fastify/rate-limit is registered at the root (registerRateLimits); this route counts apart.
-      const limit = scope.createRateLimit({ max: rate.max, timeWindow: rate.windowMs, keyGenerator: (request) => `inbound:${route.path}:${normalizeIP(request.ip)}` });
+      const limit = scope.createRateLimit({
+        max: rate.max,
+        timeWindow: rate.windowMs,
+        keyGenerator: (request) => `inbound:${route.path}:${normalizeIP(request.ip)}`,
+      });
       options.config = { rateLimit: false };
       options.onRequest = async (request, reply) => {
         const state = await limit(request);
@@ -96,7 +100,12 @@ export function inboundRoute<Params, Body, Sender>(app: App, route: InboundRoute
     scope.post(route.path, options, async (request, reply) => {
       const req = request as FastifyRequest & { params: Params; body: Body };
       const handle = async () => {
-        const sender = await route.verify({ params: req.params, query: (req.query ?? {}) as Record<string, unknown>, headers: req.headers, rawBody: req.rawBody ?? Buffer.alloc(0) });
+        const sender = await route.verify({
+          params: req.params,
+          query: (req.query ?? {}) as Record<string, unknown>,
+          headers: req.headers,
+          rawBody: req.rawBody ?? Buffer.alloc(0),
+        });
         if (sender === null) throw route.refusal();
         return route.handle(sender, req, reply);
       };

@@ -42,7 +42,12 @@ export function serializeError(error: unknown, depth = 0): LoggedError {
   const type = ctor.length > 2 ? ctor : typeof e.name === 'string' && e.name ? e.name : 'Error';
   const out: LoggedError = { type, message: '', stack: '' };
   const query = isQueryError(e);
-  const sql = typeof e.query === 'string' ? e.query : typeof e.message === 'string' && e.message.startsWith('Failed query:') ? e.message.slice(14).split('\nparams:')[0]! : undefined;
+  const sql =
+    typeof e.query === 'string'
+      ? e.query
+      : typeof e.message === 'string' && e.message.startsWith('Failed query:')
+        ? e.message.slice(14).split('\nparams:')[0]!
+        : undefined;
   if (sql !== undefined) out.statement = statementName(sql);
   const message = String(e.message ?? '');
   // A database error names the bad value last: `invalid input syntax for type uuid: "…"`.
@@ -74,4 +79,3 @@ export const PRETTY_TRANSPORT = {
   target: 'pino-pretty',
   options: { destination: 1, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: false },
 } as const;
-

@@ -80,17 +80,17 @@ export class Mailer {
     const stepMs = this.timeoutMs;
     this.transport = options.url
       ? nodemailer.createTransport({
-        url: options.url,
-        // Each phase bounded by the total, so an abandoned dialogue does not linger long after it.
-        connectionTimeout: stepMs,
-        greetingTimeout: stepMs,
-        socketTimeout: stepMs,
-        dnsTimeout: stepMs,
-        // Messages are built from text the service wrote: never read a file or a URL into one.
-        disableFileAccess: true,
-        disableUrlAccess: true,
-        ...(options.pool ? { pool: true, maxConnections: options.pool, maxMessages: 1000 } : {}),
-      } as Parameters<typeof nodemailer.createTransport>[0])
+          url: options.url,
+          // Each phase bounded by the total, so an abandoned dialogue does not linger long after it.
+          connectionTimeout: stepMs,
+          greetingTimeout: stepMs,
+          socketTimeout: stepMs,
+          dnsTimeout: stepMs,
+          // Messages are built from text the service wrote: never read a file or a URL into one.
+          disableFileAccess: true,
+          disableUrlAccess: true,
+          ...(options.pool ? { pool: true, maxConnections: options.pool, maxMessages: 1000 } : {}),
+        } as Parameters<typeof nodemailer.createTransport>[0])
       : null;
   }
 
@@ -109,11 +109,17 @@ export class Mailer {
       timer = setTimeout(() => reject(new MailError('TIMEOUT', `The mail relay did not accept the message within ${this.timeoutMs} ms`)), this.timeoutMs);
     });
     const sending = this.transport.sendMail({
-      from: message.from ?? this.from, to: message.to, subject: message.subject, text: message.text, html: message.html,
+      from: message.from ?? this.from,
+      to: message.to,
+      subject: message.subject,
+      text: message.text,
+      html: message.html,
       ...(message.messageId ? { messageId: message.messageId } : {}),
       ...(message.inReplyTo ? { inReplyTo: message.inReplyTo } : {}),
       ...(message.references?.length ? { references: message.references } : {}),
-      ...(message.listUnsubscribe ? { list: { unsubscribe: message.listUnsubscribe }, headers: { 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' } } : {}),
+      ...(message.listUnsubscribe
+        ? { list: { unsubscribe: message.listUnsubscribe }, headers: { 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' } }
+        : {}),
     });
     // The abandoned send settles on its own time-outs; nobody waits for it then.
     sending.catch(() => {});

@@ -16,34 +16,54 @@ import { fixedFragment, type Database } from './db.ts';
 export const registry = new client.Registry();
 
 const httpRequests = new client.Counter({
-  name: 'http_requests_total', help: 'HTTP requests answered, by method, route pattern and status', labelNames: ['method', 'route', 'status'] as const, registers: [registry],
+  name: 'http_requests_total',
+  help: 'HTTP requests answered, by method, route pattern and status',
+  labelNames: ['method', 'route', 'status'] as const,
+  registers: [registry],
 });
 const httpDuration = new client.Histogram({
-  name: 'http_request_duration_seconds', help: 'Time to answer an HTTP request, by method, route pattern and status', labelNames: ['method', 'route', 'status'] as const,
-  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [registry],
+  name: 'http_request_duration_seconds',
+  help: 'Time to answer an HTTP request, by method, route pattern and status',
+  labelNames: ['method', 'route', 'status'] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [registry],
 });
 
 /** Webhook delivery attempts by outcome: `succeeded`, `failed` (the receiver was tried and failed) or `skipped` (endpoint inactive or event gone). */
 export const webhookDeliveryOutcomes = new client.Counter({
-  name: 'webhook_deliveries_total', help: 'Webhook delivery attempts by outcome', labelNames: ['outcome'] as const, registers: [registry],
+  name: 'webhook_deliveries_total',
+  help: 'Webhook delivery attempts by outcome',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
 });
 
 /** Workflow runs that ended, by final status, from start to end. */
 export const workflowRunDuration = new client.Histogram({
-  name: 'workflow_run_duration_seconds', help: 'Duration of finished workflow runs (started to finished) by final status', labelNames: ['status'] as const,
-  buckets: [0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 86400], registers: [registry],
+  name: 'workflow_run_duration_seconds',
+  help: 'Duration of finished workflow runs (started to finished) by final status',
+  labelNames: ['status'] as const,
+  buckets: [0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 86400],
+  registers: [registry],
 });
 
 export const aiTokens = new client.Counter({
-  name: 'ai_tokens_total', help: 'Model tokens used, by model and direction (input, output)', labelNames: ['model', 'direction'] as const, registers: [registry],
+  name: 'ai_tokens_total',
+  help: 'Model tokens used, by model and direction (input, output)',
+  labelNames: ['model', 'direction'] as const,
+  registers: [registry],
 });
 export const aiCost = new client.Counter({
-  name: 'ai_cost_usd_total', help: 'Model cost in USD (at the configured prices), by model', labelNames: ['model'] as const, registers: [registry],
+  name: 'ai_cost_usd_total',
+  help: 'Model cost in USD (at the configured prices), by model',
+  labelNames: ['model'] as const,
+  registers: [registry],
 });
 
 /** Open Server-Sent-Events streams of this instance (organization, run, agent-run and widget streams). */
 export const sseConnections = new client.Gauge({
-  name: 'sse_connections_open', help: 'Open Server-Sent-Events streams', registers: [registry],
+  name: 'sse_connections_open',
+  help: 'Open Server-Sent-Events streams',
+  registers: [registry],
 });
 
 /** One model call's usage, as recorded in usage_records. */
@@ -91,7 +111,13 @@ export function registerQueueGauge(gauge: QueueGauge): void {
 function queuesSql(): { name: string; text: string; params: unknown[] } {
   if (!queuesStatement) {
     const now = sql`${sql.placeholder('now')}::timestamptz`;
-    const { text, params } = fixedFragment(sql.join([...queueGauges.values()].map((g) => sql`(${g.sample(now)})`), sql`\n  union all\n`), 1);
+    const { text, params } = fixedFragment(
+      sql.join(
+        [...queueGauges.values()].map((g) => sql`(${g.sample(now)})`),
+        sql`\n  union all\n`,
+      ),
+      1,
+    );
     // Named by its text: a connection that prepared another set of queues' statement never runs it for this one.
     queuesStatement = { name: `metrics_queues_${createHash('sha256').update(text).digest('hex').slice(0, 12)}`, text, params };
   }
@@ -110,12 +136,15 @@ function readQueues(): Promise<QueueRow[]> {
   if (queueReading && now - queueReading.at < QUEUE_CACHE_MS) return queueReading.rows;
   const current = source;
   const statement = queueGauges.size ? queuesSql() : null;
-  const rows = current && statement
-    ? current.database.prepared<QueueRow>(statement.name, statement.text, fillPlaceholders(statement.params, { now: current.clock.now().toISOString() }))
-    : Promise.resolve([]);
+  const rows =
+    current && statement
+      ? current.database.prepared<QueueRow>(statement.name, statement.text, fillPlaceholders(statement.params, { now: current.clock.now().toISOString() }))
+      : Promise.resolve([]);
   queueReading = { at: now, rows };
   // A failed reading is not kept: the next scrape tries again.
-  rows.catch(() => { if (queueReading?.rows === rows) queueReading = null; });
+  rows.catch(() => {
+    if (queueReading?.rows === rows) queueReading = null;
+  });
   return rows;
 }
 
@@ -125,20 +154,29 @@ async function queueValues(pick: (row: QueueRow | undefined) => number): Promise
 }
 
 new client.Gauge({
-  name: 'worker_queue_depth', help: 'Items due and waiting for a worker loop, per queue', labelNames: ['queue'] as const, registers: [registry],
+  name: 'worker_queue_depth',
+  help: 'Items due and waiting for a worker loop, per queue',
+  labelNames: ['queue'] as const,
+  registers: [registry],
   async collect() {
     for (const { queue, value } of await queueValues((r) => Number(r?.depth ?? 0))) this.set({ queue }, value);
   },
 });
 new client.Gauge({
-  name: 'worker_queue_oldest_age_seconds', help: 'How long the oldest due item of each queue has waited (0 when empty)', labelNames: ['queue'] as const, registers: [registry],
+  name: 'worker_queue_oldest_age_seconds',
+  help: 'How long the oldest due item of each queue has waited (0 when empty)',
+  labelNames: ['queue'] as const,
+  registers: [registry],
   async collect() {
     for (const { queue, value } of await queueValues((r) => Math.max(0, Number(r?.age ?? 0)))) this.set({ queue }, value);
   },
 });
 
 new client.Gauge({
-  name: 'db_pool_connections', help: 'Database connections by state (total, idle); the embedded database is one connection', labelNames: ['state'] as const, registers: [registry],
+  name: 'db_pool_connections',
+  help: 'Database connections by state (total, idle); the embedded database is one connection',
+  labelNames: ['state'] as const,
+  registers: [registry],
   collect() {
     const pool = source?.database.pool;
     this.set({ state: 'total' }, pool ? pool.totalCount : source ? 1 : 0);
@@ -146,7 +184,9 @@ new client.Gauge({
   },
 });
 new client.Gauge({
-  name: 'db_pool_waiting_requests', help: 'Queries waiting for a free pooled connection', registers: [registry],
+  name: 'db_pool_waiting_requests',
+  help: 'Queries waiting for a free pooled connection',
+  registers: [registry],
   collect() {
     this.set(source?.database.pool?.waitingCount ?? 0);
   },
@@ -234,7 +274,9 @@ async function answer(request: IncomingMessage, response: ServerResponse, token:
     return;
   }
   if (!authorized(request, token)) {
-    response.writeHead(401, { 'content-type': 'text/plain; charset=utf-8', 'www-authenticate': 'Bearer realm="metrics"' }).end('Unauthorized: send Authorization: Bearer <METRICS_TOKEN>\n');
+    response
+      .writeHead(401, { 'content-type': 'text/plain; charset=utf-8', 'www-authenticate': 'Bearer realm="metrics"' })
+      .end('Unauthorized: send Authorization: Bearer <METRICS_TOKEN>\n');
     return;
   }
   if (request.method !== 'GET' && request.method !== 'HEAD') {

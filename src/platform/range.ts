@@ -17,7 +17,16 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 function formatter(tz: string): Intl.DateTimeFormat {
   let f = formatters.get(tz);
   if (!f) {
-    f = new Intl.DateTimeFormat('en-US', { timeZone: tz, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: tz,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    });
     formatters.set(tz, f);
   }
   return f;
@@ -64,7 +73,8 @@ export function rangeBound(value: string, which: 'from' | 'to', tz = 'UTC', fiel
   if (d) {
     const [y, m, day] = [Number(d[1]), Number(d[2]), Number(d[3])];
     const check = new Date(Date.UTC(y, m - 1, day));
-    if (check.getUTCMonth() !== m - 1 || check.getUTCDate() !== day || !isStorableTime(check.getTime())) throw badRequest(`${which}: ${value} is not a calendar date`, [{ field, message: 'is not a valid date' }]);
+    if (check.getUTCMonth() !== m - 1 || check.getUTCDate() !== day || !isStorableTime(check.getTime()))
+      throw badRequest(`${which}: ${value} is not a calendar date`, [{ field, message: 'is not a valid date' }]);
     // A date is that whole day: `from` starts it, `to` includes it (the range ends where the next day starts).
     return which === 'from' ? startOfDay(y, m, day, tz) : startOfDay(y, m, day + 1, tz);
   }
@@ -72,7 +82,9 @@ export function rangeBound(value: string, which: 'from' | 'to', tz = 'UTC', fiel
     const ms = Date.parse(value);
     if (isStorableTime(ms)) return new Date(ms);
   }
-  throw badRequest(`${which} must be a date (2026-11-01) or an ISO 8601 timestamp with an offset (2026-11-01T09:00:00+02:00)`, [{ field, message: 'must be a date or an ISO 8601 timestamp with offset' }]);
+  throw badRequest(`${which} must be a date (2026-11-01) or an ISO 8601 timestamp with an offset (2026-11-01T09:00:00+02:00)`, [
+    { field, message: 'must be a date or an ISO 8601 timestamp with offset' },
+  ]);
 }
 
 /**

@@ -45,8 +45,11 @@ export class SharedRateLimitCounters {
   /** The count of `key`'s window without counting (0 when none is open). */
   async read(key: string): Promise<{ current: number; ttl: number }> {
     const now = this.clock.now().getTime();
-    const [row] = await this.database.prepared<{ hits: number; expires_at: number }>('rate_limit_read',
-      'select hits, expires_at from rate_limit_counters where key = $1 and expires_at > $2', [key, now]);
+    const [row] = await this.database.prepared<{ hits: number; expires_at: number }>(
+      'rate_limit_read',
+      'select hits, expires_at from rate_limit_counters where key = $1 and expires_at > $2',
+      [key, now],
+    );
     return row ? { current: Number(row.hits), ttl: Number(row.expires_at) - now } : { current: 0, ttl: 0 };
   }
 
@@ -73,7 +76,10 @@ export class SharedRateLimitCounters {
     const now = this.clock.now().getTime();
     try {
       const rows = await this.database.prepared<{ key: string; hits: number; expires_at: number }>('rate_limit_incr', INCR, [
-        now, keys, entries.map((e) => e.windowMs), entries.map((e) => e.waiters.length),
+        now,
+        keys,
+        entries.map((e) => e.windowMs),
+        entries.map((e) => e.waiters.length),
       ]);
       const byKey = new Map(rows.map((row) => [row.key, row]));
       for (const [key, { waiters }] of batch) {
@@ -114,11 +120,17 @@ returning key, hits, expires_at`;
 export function rateLimitStore(counters: SharedRateLimitCounters) {
   return class SharedStore {
     incr(key: string, cb: (error: Error | null, result?: { current: number; ttl: number }) => void, timeWindow: number): void {
-      counters.incr(key, timeWindow).then((result) => cb(null, result), (error: Error) => cb(error));
+      counters.incr(key, timeWindow).then(
+        (result) => cb(null, result),
+        (error: Error) => cb(error),
+      );
     }
 
     read(key: string, cb: (error: Error | null, result?: { current: number; ttl: number }) => void): void {
-      counters.read(key).then((result) => cb(null, result), (error: Error) => cb(error));
+      counters.read(key).then(
+        (result) => cb(null, result),
+        (error: Error) => cb(error),
+      );
     }
 
     child(): SharedStore {

@@ -22,15 +22,20 @@ describe('tenant filter', () => {
   it('a scope bound to a project sees that project only, or also organization-wide rows where the module has them', () => {
     expect(render(tenant(bound, things))).toEqual({ sql: '("things"."org_id" = $1 and "things"."project_id" = $2)', params: ['org_1', 'prj_1'] });
     expect(render(tenant(bound, things, { orgWide: true }))).toEqual({
-      sql: '("things"."org_id" = $1 and ("things"."project_id" is null or "things"."project_id" = $2))', params: ['org_1', 'prj_1'],
+      sql: '("things"."org_id" = $1 and ("things"."project_id" is null or "things"."project_id" = $2))',
+      params: ['org_1', 'prj_1'],
     });
   });
 
-  it('inScope adds the query\'s own conditions in one flat and, leaving out the undefined ones', () => {
+  it("inScope adds the query's own conditions in one flat and, leaving out the undefined ones", () => {
     expect(render(inScope(bound, things, eq(things.id, 'th_1'), undefined))).toEqual({
-      sql: '("things"."org_id" = $1 and "things"."project_id" = $2 and "things"."id" = $3)', params: ['org_1', 'prj_1', 'th_1'],
+      sql: '("things"."org_id" = $1 and "things"."project_id" = $2 and "things"."id" = $3)',
+      params: ['org_1', 'prj_1', 'th_1'],
     });
-    expect(render(inScopeOrgWide(org, things, eq(things.id, 'th_1')))).toEqual({ sql: '("things"."org_id" = $1 and "things"."id" = $2)', params: ['org_1', 'th_1'] });
+    expect(render(inScopeOrgWide(org, things, eq(things.id, 'th_1')))).toEqual({
+      sql: '("things"."org_id" = $1 and "things"."id" = $2)',
+      params: ['org_1', 'th_1'],
+    });
   });
 
   it('organization-wide rows are read-only for a bound scope, which cannot make one either', () => {

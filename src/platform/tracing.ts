@@ -34,7 +34,13 @@ let started: Tracing | null = null;
 /** Starts the SDK once per process: the tracer provider, the async context, the database drivers' spans. */
 export async function startTracing(options: TracingOptions): Promise<Tracing> {
   if (started) return started;
-  const [{ TracerProvider, BatchSpanProcessor, SimpleSpanProcessor }, { OTLPTraceExporter }, { AsyncLocalStorageContextManager }, { resourceFromAttributes }, { W3CTraceContextPropagator }] = await Promise.all([
+  const [
+    { TracerProvider, BatchSpanProcessor, SimpleSpanProcessor },
+    { OTLPTraceExporter },
+    { AsyncLocalStorageContextManager },
+    { resourceFromAttributes },
+    { W3CTraceContextPropagator },
+  ] = await Promise.all([
     import('@opentelemetry/sdk-trace'),
     import('@opentelemetry/exporter-trace-otlp-http'),
     import('@opentelemetry/context-async-hooks'),
@@ -95,15 +101,19 @@ export function registerHttpTracing(app: FastifyInstance): void {
   app.addHook('onRequest', (request, _reply, done) => {
     const route = request.routeOptions.url;
     const parent = propagation.extract(context.active(), request.headers);
-    const span = tracer.startSpan(route ? `${request.method} ${route}` : request.method, {
-      kind: SpanKind.SERVER,
-      attributes: {
-        'http.request.method': request.method,
-        ...(route ? { 'http.route': route } : {}),
-        'url.scheme': request.protocol,
-        'server.address': request.hostname,
+    const span = tracer.startSpan(
+      route ? `${request.method} ${route}` : request.method,
+      {
+        kind: SpanKind.SERVER,
+        attributes: {
+          'http.request.method': request.method,
+          ...(route ? { 'http.route': route } : {}),
+          'url.scheme': request.protocol,
+          'server.address': request.hostname,
+        },
       },
-    }, parent);
+      parent,
+    );
     spans.set(request, span);
     context.with(trace.setSpan(parent, span), done);
   });
@@ -138,14 +148,17 @@ function dbSpan(system: 'postgresql', text: unknown): Span | null {
 }
 
 function settle<T>(span: Span, result: Promise<T>): Promise<T> {
-  return result.then((value) => {
-    span.end();
-    return value;
-  }, (error: unknown) => {
-    fail(span, error);
-    span.end();
-    throw error;
-  });
+  return result.then(
+    (value) => {
+      span.end();
+      return value;
+    },
+    (error: unknown) => {
+      fail(span, error);
+      span.end();
+      throw error;
+    },
+  );
 }
 
 let patched = false;

@@ -5,7 +5,12 @@ import { STOP_WORDS } from './stop-words.ts';
  * conversations bot's choice of the entries it hands a model.
  */
 
-const FAQ_STOP = new Set([...STOP_WORDS, ...'what when where which who whom whose how why are is was were does did do can could would should will your you yours i me my mine we us our ours it its is a an the of to in on at for with from by about please hi hello hey thanks thank there their them they this that these those have has had any some'.split(' ')]);
+const FAQ_STOP = new Set([
+  ...STOP_WORDS,
+  ...'what when where which who whom whose how why are is was were does did do can could would should will your you yours i me my mine we us our ours it its is a an the of to in on at for with from by about please hi hello hey thanks thank there their them they this that these those have has had any some'.split(
+    ' ',
+  ),
+]);
 
 /** A light stem: "opening", "opens" and "opened" all count as "open". */
 function stem(word: string): string {
@@ -25,7 +30,10 @@ export function contentWords(text: string): Set<string> {
   return out;
 }
 
-export interface FaqEntry { question: string; answer: string }
+export interface FaqEntry {
+  question: string;
+  answer: string;
+}
 
 /**
  * How well a message matches an FAQ question, by word overlap: the share of the question's words

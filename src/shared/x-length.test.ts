@@ -39,8 +39,18 @@ const CONFORMANCE: Array<{ description: string; text: string; weightedLength: nu
     weightedLength: 281,
     valid: false,
   },
-  { description: 'Count a mix of single byte single word, and double word unicode characters', text: 'H\u{1F431}\u263A' + FAMILY, weightedLength: 7, valid: true },
-  { description: 'Count unicode emoji chars inside the basic multilingual plane', text: '\u{1F637}\u{1F47E}\u{1F621}\u{1F525}\u{1F4A9}', weightedLength: 10, valid: true },
+  {
+    description: 'Count a mix of single byte single word, and double word unicode characters',
+    text: 'H\u{1F431}\u263A' + FAMILY,
+    weightedLength: 7,
+    valid: true,
+  },
+  {
+    description: 'Count unicode emoji chars inside the basic multilingual plane',
+    text: '\u{1F637}\u{1F47E}\u{1F621}\u{1F525}\u{1F4A9}',
+    weightedLength: 10,
+    valid: true,
+  },
   {
     description: 'Count unicode emoji chars outside the basic multilingual plane with skin tone modifiers',
     text: '\u{1F64B}\u{1F3FD}\u{1F468}\u200D\u{1F3A4}',
@@ -131,7 +141,15 @@ describe('X weighted length (twitter-text v3 rules)', () => {
   it('stays linear on inputs that make a backtracking URL regex quadratic', () => {
     // twitter-text 3.1 takes over 10 s on each of these; the bodies we accept are far shorter, but
     // the counter runs on every create and update.
-    const texts = ['a.'.repeat(25_000), 'a-'.repeat(25_000) + '.com', 'a_'.repeat(25_000) + 'b.com', 'http://example.com/' + '(a'.repeat(25_000), 'a.com '.repeat(10_000), 'http://a.com/'.repeat(5_000), '日'.repeat(50_000)];
+    const texts = [
+      'a.'.repeat(25_000),
+      'a-'.repeat(25_000) + '.com',
+      'a_'.repeat(25_000) + 'b.com',
+      'http://example.com/' + '(a'.repeat(25_000),
+      'a.com '.repeat(10_000),
+      'http://a.com/'.repeat(5_000),
+      '日'.repeat(50_000),
+    ];
     for (const text of texts) {
       const started = performance.now();
       xLength(text);
@@ -149,7 +167,9 @@ describe('X weighted length (twitter-text v3 rules)', () => {
     const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
     expect(Object.keys({ ...pkg.dependencies, ...pkg.devDependencies })).not.toContain('twitter-text');
     const lock = JSON.parse(readFileSync(new URL('../../package-lock.json', import.meta.url), 'utf8'));
-    const shipped = Object.entries(lock.packages as Record<string, { dev?: boolean }>).filter(([, p]) => !p.dev).map(([path]) => path);
+    const shipped = Object.entries(lock.packages as Record<string, { dev?: boolean }>)
+      .filter(([, p]) => !p.dev)
+      .map(([path]) => path);
     expect(shipped.filter((path) => /node_modules\/(core-js|twitter-text)$/.test(path))).toEqual([]);
   });
 });

@@ -87,7 +87,8 @@ const PUNCT = "!'#%&()*+,\\\\\\-./:;<=>?@\\[\\]^_{|}~$";
 const DOMAIN_CHAR = `[^${PUNCT}${SPACES}${INVALID}${DIRECTIONAL}]`;
 /** A label: domain characters, with inner runs of - and _ (checked per position afterwards). */
 const LABEL = `${DOMAIN_CHAR}+(?:[_-]+${DOMAIN_CHAR}+)*`;
-const LATIN = '\\xC0-\\xD6\\xD8-\\xF6\\xF8-\\xFF\\u0100-\\u024F\\u0253\\u0254\\u0256\\u0257\\u0259\\u025B\\u0263\\u0268\\u026F\\u0272\\u0289\\u028B\\u02BB\\u0300-\\u036F\\u1E00-\\u1EFF';
+const LATIN =
+  '\\xC0-\\xD6\\xD8-\\xF6\\xF8-\\xFF\\u0100-\\u024F\\u0253\\u0254\\u0256\\u0257\\u0259\\u025B\\u0263\\u0268\\u026F\\u0272\\u0289\\u028B\\u02BB\\u0300-\\u036F\\u1E00-\\u1EFF';
 const PATH_END_CHAR = new RegExp(`[+\\-a-z\\u0400-\\u04FF0-9=_#/${LATIN}]`, 'i');
 const PATH_RUN = new RegExp(`[a-z\\u0400-\\u04FF0-9!*';:=+,.$/%#[\\]\\-\\u2013_~@|&${LATIN}]+`, 'iy');
 const PATH_PARENS = new RegExp(`\\((?:${PATH_RUN.source}|${PATH_RUN.source.slice(0, -1)}*\\(${PATH_RUN.source}\\)${PATH_RUN.source.slice(0, -1)}*)\\)`, 'iy');

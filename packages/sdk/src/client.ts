@@ -36,22 +36,28 @@ export type OperationResult<O extends OperationId> = {
 }[keyof Responses<O>];
 
 type Params<O extends OperationId> = Operations[O]['parameters'];
-type PathParams<O extends OperationId> = Params<O> extends { path: infer P } ? (P extends Record<string, unknown> ? P : Record<never, never>) : Record<never, never>;
+type PathParams<O extends OperationId> =
+  Params<O> extends { path: infer P } ? (P extends Record<string, unknown> ? P : Record<never, never>) : Record<never, never>;
 /** `{orgId}` may be left out when the client has an `orgId`. */
 type OwnPath<O extends OperationId> = Omit<PathParams<O>, 'orgId'> & ('orgId' extends keyof PathParams<O> ? { orgId?: string } : Record<never, never>);
 type QueryOf<O extends OperationId> = Params<O> extends { query?: infer Q } ? (Q extends Record<string, unknown> ? Q : never) : never;
 type BodyOf<O extends OperationId> = Operations[O] extends { requestBody?: { content: infer C } }
-  ? C extends { 'application/json': infer B } ? B : C extends { 'multipart/form-data': unknown } ? FormData : never
+  ? C extends { 'application/json': infer B }
+    ? B
+    : C extends { 'multipart/form-data': unknown }
+      ? FormData
+      : never
   : never;
 type PathPart<O extends OperationId> = keyof Omit<PathParams<O>, 'orgId'> extends never ? { path?: OwnPath<O> } : { path: OwnPath<O> };
 type BodyPart<O extends OperationId> = Operations[O] extends { requestBody: unknown } ? { body: BodyOf<O> } : { body?: BodyOf<O> };
 
 /** What a per-operation call takes: its path parameters, query and body, typed from the document. */
-export type OperationInit<O extends OperationId> = PathPart<O> & BodyPart<O> & {
-  query?: QueryOf<O>;
-  headers?: Record<string, string>;
-  signal?: AbortSignal;
-};
+export type OperationInit<O extends OperationId> = PathPart<O> &
+  BodyPart<O> & {
+    query?: QueryOf<O>;
+    headers?: Record<string, string>;
+    signal?: AbortSignal;
+  };
 
 type OptionalIfEmpty<O extends OperationId> = Record<never, never> extends OperationInit<O> ? [init?: OperationInit<O>] : [init: OperationInit<O>];
 
@@ -104,7 +110,11 @@ export function createClient(options: ClientOptions): AutomationClient {
   const renew = (): Promise<string> => {
     renewing ??= (async () => {
       try {
-        const res = await doFetch(`${baseUrl}/api/v1/auth/refresh`, { method: 'POST', headers: { 'content-type': 'application/json', ...options.headers }, body: JSON.stringify({ refreshToken }) });
+        const res = await doFetch(`${baseUrl}/api/v1/auth/refresh`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...options.headers },
+          body: JSON.stringify({ refreshToken }),
+        });
         if (!res.ok) throw await apiErrorOf(res, 'POST');
         const { tokens } = (await res.json()) as { tokens: Tokens };
         accessToken = tokens.accessToken;
@@ -145,7 +155,10 @@ export function createClient(options: ClientOptions): AutomationClient {
     fetch: { value: doFetch },
   });
 
-  const call = async (id: OperationId, init: { path?: Record<string, unknown>; query?: Record<string, unknown>; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<unknown> => {
+  const call = async (
+    id: OperationId,
+    init: { path?: Record<string, unknown>; query?: Record<string, unknown>; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal } = {},
+  ): Promise<unknown> => {
     const { method, path } = operations[id];
     const pathParams: Record<string, unknown> = { ...init.path };
     if (path.includes('{orgId}') && pathParams.orgId === undefined) {
@@ -156,7 +169,11 @@ export function createClient(options: ClientOptions): AutomationClient {
       if (pathParams[name.slice(1, -1)] === undefined) throw new Error(`${id} needs the path parameter ${name.slice(1, -1)}`);
     }
     const isForm = typeof FormData !== 'undefined' && init.body instanceof FormData;
-    const request = fetchClient.request as unknown as (m: string, p: string, i: Record<string, unknown>) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
+    const request = fetchClient.request as unknown as (
+      m: string,
+      p: string,
+      i: Record<string, unknown>,
+    ) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
     const { data, error, response } = await request(method, path, {
       params: { path: pathParams, query: init.query },
       body: init.body,
@@ -164,10 +181,19 @@ export function createClient(options: ClientOptions): AutomationClient {
       signal: init.signal,
       ...(isForm ? { bodySerializer: (b: unknown) => b } : {}),
     });
-    if (!response.ok) throw new ApiError({ status: response.status, body: error, method: method.toUpperCase(), url: response.url, retryAfter: response.headers.get('retry-after') });
+    if (!response.ok)
+      throw new ApiError({
+        status: response.status,
+        body: error,
+        method: method.toUpperCase(),
+        url: response.url,
+        retryAfter: response.headers.get('retry-after'),
+      });
     return response.status === 204 ? undefined : data;
   };
-  const ops = Object.fromEntries((Object.keys(operations) as OperationId[]).map((id) => [id, (init?: Parameters<typeof call>[1]) => call(id, init)])) as unknown as OperationMethods;
+  const ops = Object.fromEntries(
+    (Object.keys(operations) as OperationId[]).map((id) => [id, (init?: Parameters<typeof call>[1]) => call(id, init)]),
+  ) as unknown as OperationMethods;
   Object.defineProperty(client, 'ops', { value: ops, enumerable: true });
   return client;
 }

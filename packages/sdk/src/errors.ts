@@ -14,7 +14,9 @@ export class ApiError extends Error {
   readonly url: string;
 
   constructor(init: { status: number; body: unknown; method: string; url: string; retryAfter?: string | null }) {
-    const body = (init.body && typeof init.body === 'object' ? init.body : { message: typeof init.body === 'string' && init.body ? init.body : undefined }) as Partial<ErrorBody>;
+    const body = (
+      init.body && typeof init.body === 'object' ? init.body : { message: typeof init.body === 'string' && init.body ? init.body : undefined }
+    ) as Partial<ErrorBody>;
     const message = typeof body.message === 'string' ? body.message : body.message !== undefined ? JSON.stringify(body.message) : `HTTP ${init.status}`;
     super(`${init.method} ${pathOf(init.url)}: ${init.status}${body.code ? ` ${body.code}` : ''}: ${message}`);
     this.status = init.status;

@@ -12,14 +12,22 @@ import { ApiError, apiErrorOf } from './errors.ts';
 
 // ---- Event shapes (SPEC "Execution event", "SSE: agent run stream", "SSE: organization stream") ----
 
-interface ExecBase { runId: string; at: string }
+interface ExecBase {
+  runId: string;
+  at: string;
+}
 export type ExecutionEvent =
   | (ExecBase & { type: 'run.started'; workflowId: string })
   | (ExecBase & { type: 'node.started'; nodeId: string; attempt: number })
   | (ExecBase & { type: 'node.finished'; nodeId: string; itemCount: number; durationMs: number })
   | (ExecBase & { type: 'node.failed'; nodeId: string; error: { code?: string; message: string } | string; willRetry: boolean })
   | (ExecBase & { type: 'node.waiting'; nodeId: string; until?: string })
-  | (ExecBase & { type: 'run.finished'; status: 'SUCCEEDED' | 'FAILED' | 'CANCELED'; costUsd: number; error?: { code?: string; message: string; nodeId?: string } })
+  | (ExecBase & {
+      type: 'run.finished';
+      status: 'SUCCEEDED' | 'FAILED' | 'CANCELED';
+      costUsd: number;
+      error?: { code?: string; message: string; nodeId?: string };
+    })
   | (ExecBase & { type: 'log'; nodeId?: string; level: string; message: string });
 
 /** One message of a run stream: `id` is the run's event sequence number. */
@@ -39,8 +47,7 @@ export interface AgentRunSummary {
 }
 /** One message of an agent run stream: `id` is the step index (the `done` message's is one past the last step). */
 export type AgentStreamEvent =
-  | { event: 'step'; id: number; data: { type: 'step'; step: AgentStep } }
-  | { event: 'done'; id: number; data: { type: 'done'; run: AgentRunSummary } };
+  { event: 'step'; id: number; data: { type: 'step'; step: AgentStep } } | { event: 'done'; id: number; data: { type: 'done'; run: AgentRunSummary } };
 
 /** The platform event envelope (SPEC "Platform event envelope"). */
 export interface PlatformEvent<P = Record<string, unknown>> {
@@ -55,7 +62,10 @@ export interface PlatformEvent<P = Record<string, unknown>> {
 export type OrgStreamEvent =
   | { event: 'notification'; data: { id: string; title: string; body: string; link?: string | null; createdAt: string; [k: string]: unknown } }
   | { event: 'approval.requested'; data: { approvalId: string; title: string; runId: string; nodeId: string; expiresAt: string } }
-  | { event: 'conversation.message'; data: { conversationId: string; channel: string; message: { id: string; direction: string; sender: string; text: string; at: string } } }
+  | {
+      event: 'conversation.message';
+      data: { conversationId: string; channel: string; message: { id: string; direction: string; sender: string; text: string; at: string } };
+    }
   | { event: 'run.status'; data: { runId: string; workflowId: string; status: string; costUsd?: number } }
   | { event: 'agent.step'; data: { agentRunId: string; type: string; index: number; name?: string } }
   | { event: string; data: PlatformEvent };
@@ -132,7 +142,8 @@ async function* follow<T>(core: Core<T>): AsyncGenerator<T, void, undefined> {
     if (failures > 0) {
       if (failures > maxRetries) throw Object.assign(new Error(`The stream ${core.path} dropped ${failures} times in a row; giving up`), { cause: reason });
       options.onReconnect?.({ attempt: failures, since: cursor, reason });
-      const wait = reason instanceof ApiError && reason.retryAfter !== undefined ? reason.retryAfter * 1000 : Math.min(maxDelay, minDelay * 2 ** (failures - 1));
+      const wait =
+        reason instanceof ApiError && reason.retryAfter !== undefined ? reason.retryAfter * 1000 : Math.min(maxDelay, minDelay * 2 ** (failures - 1));
       await sleep(wait, options.signal);
       if (options.signal?.aborted) return;
     }
@@ -219,7 +230,10 @@ export function streamRunEvents(client: AutomationClient, runId: string, options
   const orgId = orgOf(client, options);
   const path = `/api/v1/orgs/${encodeURIComponent(orgId)}/runs/${encodeURIComponent(runId)}/events`;
   return follow<RunStreamEvent>({
-    client, path, options, cursor: options.since,
+    client,
+    path,
+    options,
+    cursor: options.since,
     handle(message) {
       if (message.event === 'reset') return { reconnect: true };
       const id = Number(message.id);
@@ -229,7 +243,9 @@ export function streamRunEvents(client: AutomationClient, runId: string, options
     },
     // A `since` at or past run.finished: the server sends nothing and closes.
     async isOver() {
-      const res = await client.fetch(`${client.baseUrl}/api/v1/orgs/${encodeURIComponent(orgId)}/runs/${encodeURIComponent(runId)}`, { headers: await client.authHeaders() });
+      const res = await client.fetch(`${client.baseUrl}/api/v1/orgs/${encodeURIComponent(orgId)}/runs/${encodeURIComponent(runId)}`, {
+        headers: await client.authHeaders(),
+      });
       if (!res.ok) throw await apiErrorOf(res, 'GET');
       return FINAL_RUN.has(((await res.json()) as { status: string }).status);
     },
@@ -240,11 +256,18 @@ export function streamRunEvents(client: AutomationClient, runId: string, options
  * An agent run's steps (GET …/agent-runs/:id/events): one `step` per step index, across reconnects
  * (`since` = the last step index seen), then `done` with the run's summary and usage; then it ends.
  */
-export function streamAgentRunEvents(client: AutomationClient, agentRunId: string, options: ReplayOptions = {}): AsyncGenerator<AgentStreamEvent, void, undefined> {
+export function streamAgentRunEvents(
+  client: AutomationClient,
+  agentRunId: string,
+  options: ReplayOptions = {},
+): AsyncGenerator<AgentStreamEvent, void, undefined> {
   const orgId = orgOf(client, options);
   const path = `/api/v1/orgs/${encodeURIComponent(orgId)}/agent-runs/${encodeURIComponent(agentRunId)}/events`;
   return follow<AgentStreamEvent>({
-    client, path, options, cursor: options.since,
+    client,
+    path,
+    options,
+    cursor: options.since,
     handle(message) {
       const data = json(message) as AgentStreamEvent['data'];
       if (message.event === 'done') return { yield: { event: 'done', id: Number(message.id), data } as AgentStreamEvent, terminal: true };
@@ -265,7 +288,10 @@ export function streamOrgEvents(client: AutomationClient, options: StreamOptions
   const orgId = orgOf(client, options);
   const seen = new Set<string>();
   return follow<OrgStreamEvent>({
-    client, path: `/api/v1/orgs/${encodeURIComponent(orgId)}/events`, options, cursor: undefined,
+    client,
+    path: `/api/v1/orgs/${encodeURIComponent(orgId)}/events`,
+    options,
+    cursor: undefined,
     handle(message) {
       if (!message.event) return {};
       const data = json(message) as { id?: unknown };

@@ -73,14 +73,19 @@ export function verifyWebhook<P = Record<string, unknown>>(options: VerifyOption
   if (!signatureHeader) throw new WebhookVerificationError('MISSING_HEADER', 'The X-Service-Signature header is missing');
   if (!timestampHeader) throw new WebhookVerificationError('MISSING_HEADER', 'The X-Service-Timestamp header is missing');
   const timestamp = Number(timestampHeader.trim());
-  if (!/^\d{1,12}$/.test(timestampHeader.trim()) || !Number.isSafeInteger(timestamp)) throw new WebhookVerificationError('INVALID_TIMESTAMP', 'X-Service-Timestamp is not Unix seconds');
+  if (!/^\d{1,12}$/.test(timestampHeader.trim()) || !Number.isSafeInteger(timestamp))
+    throw new WebhookVerificationError('INVALID_TIMESTAMP', 'X-Service-Timestamp is not Unix seconds');
   const tolerance = options.toleranceSeconds ?? 300;
   const now = (options.now ?? Date.now()) / 1000;
-  if (Math.abs(now - timestamp) > tolerance) throw new WebhookVerificationError('TIMESTAMP_OUT_OF_TOLERANCE', `The timestamp is more than ${tolerance} seconds from now`);
+  if (Math.abs(now - timestamp) > tolerance)
+    throw new WebhookVerificationError('TIMESTAMP_OUT_OF_TOLERANCE', `The timestamp is more than ${tolerance} seconds from now`);
 
   const secrets = typeof options.secret === 'string' ? [options.secret] : [...options.secret];
   if (!secrets.length || secrets.some((s) => !s)) throw new TypeError('verifyWebhook needs the endpoint secret');
-  const candidates = signatureHeader.split(/[\s,]+/).filter((s) => s.startsWith('sha256=')).map((s) => Buffer.from(s));
+  const candidates = signatureHeader
+    .split(/[\s,]+/)
+    .filter((s) => s.startsWith('sha256='))
+    .map((s) => Buffer.from(s));
   let ok = false;
   for (const secret of secrets) {
     const expected = Buffer.from(signWebhook(secret, timestampHeader.trim(), options.body));
@@ -97,6 +102,7 @@ export function verifyWebhook<P = Record<string, unknown>>(options: VerifyOption
   } catch {
     throw new WebhookVerificationError('INVALID_BODY', 'The body is not JSON');
   }
-  if (!event || typeof event !== 'object' || typeof event.id !== 'string' || typeof event.type !== 'string') throw new WebhookVerificationError('INVALID_BODY', 'The body is not an event envelope (id, type, payload)');
+  if (!event || typeof event !== 'object' || typeof event.id !== 'string' || typeof event.type !== 'string')
+    throw new WebhookVerificationError('INVALID_BODY', 'The body is not an event envelope (id, type, payload)');
   return { event, deliveryId: header(options.headers, DELIVERY_HEADER), timestamp };
 }

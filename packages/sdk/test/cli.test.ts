@@ -110,15 +110,26 @@ describe('automation (the CLI)', () => {
   });
 
   it('exports a workflow to a file and imports it back', async () => {
-    const original = await sdk.ops.createWorkflow({ body: {
-      name: 'Round trip', description: 'exported and imported',
-      nodes: [{ id: 'start', type: 'trigger.manual', position: { x: 0, y: 0 } }, { id: 'set', type: 'data.set', name: 'Set it', params: { fields: { greeting: '{{ "hi " & $.name }}' } } }],
-      edges: [{ from: 'start', to: 'set' }],
-    } });
+    const original = await sdk.ops.createWorkflow({
+      body: {
+        name: 'Round trip',
+        description: 'exported and imported',
+        nodes: [
+          { id: 'start', type: 'trigger.manual', position: { x: 0, y: 0 } },
+          { id: 'set', type: 'data.set', name: 'Set it', params: { fields: { greeting: '{{ "hi " & $.name }}' } } },
+        ],
+        edges: [{ from: 'start', to: 'set' }],
+      },
+    });
     const file = join(dir, 'workflow.json');
     const exported = await automation(['workflows', 'export', original.id, '-o', file, '--json']);
     expect(exported.code).toBe(0);
-    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ format: 'automation.workflow/v1', name: 'Round trip', nodes: original.nodes, edges: original.edges });
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({
+      format: 'automation.workflow/v1',
+      name: 'Round trip',
+      nodes: original.nodes,
+      edges: original.edges,
+    });
 
     const imported = await automation(['workflows', 'import', file, '--name', 'Round trip (copy)', '--json']);
     expect(imported.code).toBe(0);
@@ -133,7 +144,20 @@ describe('automation (the CLI)', () => {
   });
 
   it('runs a workflow and follows it to the end: exit 0 when it succeeds, 1 when it fails', async () => {
-    const ok = await sdk.ops.createWorkflow({ body: { name: 'Follow me', nodes: [{ id: 'start', type: 'trigger.manual' }, { id: 'a', type: 'data.set', name: 'First', params: { fields: { a: 1 } } }, { id: 'b', type: 'data.set', params: { fields: { b: '{{ $.name }}' } } }], edges: [{ from: 'start', to: 'a' }, { from: 'a', to: 'b' }] } });
+    const ok = await sdk.ops.createWorkflow({
+      body: {
+        name: 'Follow me',
+        nodes: [
+          { id: 'start', type: 'trigger.manual' },
+          { id: 'a', type: 'data.set', name: 'First', params: { fields: { a: 1 } } },
+          { id: 'b', type: 'data.set', params: { fields: { b: '{{ $.name }}' } } },
+        ],
+        edges: [
+          { from: 'start', to: 'a' },
+          { from: 'a', to: 'b' },
+        ],
+      },
+    });
     const followed = await automation(['workflows', 'run', ok.id, '--input', '{"name":"Ada"}', '--follow']);
     expect(followed.code).toBe(0);
     expect(followed.stderr).toContain('✓ First');
@@ -146,7 +170,16 @@ describe('automation (the CLI)', () => {
     expect(asJson.stderr).toBe('');
 
     receiver.behaviour = () => ({ status: 500, body: 'down' });
-    const failing = await sdk.ops.createWorkflow({ body: { name: 'Fail me', nodes: [{ id: 'start', type: 'trigger.manual' }, { id: 'call', type: 'utility.httpRequest', params: { method: 'GET', url: receiver.url('/down') } }], edges: [{ from: 'start', to: 'call' }] } });
+    const failing = await sdk.ops.createWorkflow({
+      body: {
+        name: 'Fail me',
+        nodes: [
+          { id: 'start', type: 'trigger.manual' },
+          { id: 'call', type: 'utility.httpRequest', params: { method: 'GET', url: receiver.url('/down') } },
+        ],
+        edges: [{ from: 'start', to: 'call' }],
+      },
+    });
     const failed = await automation(['workflows', 'run', failing.id, '--follow', '--json']);
     expect(failed.code).toBe(1);
     expect(failed.json.status).toBe('FAILED');
@@ -185,29 +218,38 @@ describe('automation (the CLI)', () => {
   });
 
   // Store-independent on the client's side (chunks of 1,000) and ~10 s of inserts: once, on the embedded store's pass.
-  it.skipIf(Boolean(process.env.TEST_DATABASE_URL))('imports 10,000 rows in chunks with the right summary', async () => {
-    const tag = `big${Date.now()}`;
-    const rows = ['name,email,tags'];
-    for (let i = 1; i <= 9_999; i++) rows.push(`Lead ${i},lead-${i}-${tag}@example.com,${tag}`);
-    rows.push(`Lead 1 again,LEAD-1-${tag}@example.com,${tag}`);
-    const file = join(dir, 'big.csv');
-    writeFileSync(file, rows.join('\n') + '\n');
-    const result = await automation(['leads', 'import', file, '--json'], { AUTOMATION_URL: url, AUTOMATION_API_KEY: t.orgA.apiKey });
-    expect(result.stderr).toBe('');
-    expect(result.json).toMatchObject({ rows: 10_000, created: 9_999, merged: 1, rejected: [] });
-    expect((await sdk.ops.listLeads({ query: { tags: tag, pageSize: 1 } })).total).toBe(9_999);
-  }, 120_000);
+  it.skipIf(Boolean(process.env.TEST_DATABASE_URL))(
+    'imports 10,000 rows in chunks with the right summary',
+    async () => {
+      const tag = `big${Date.now()}`;
+      const rows = ['name,email,tags'];
+      for (let i = 1; i <= 9_999; i++) rows.push(`Lead ${i},lead-${i}-${tag}@example.com,${tag}`);
+      rows.push(`Lead 1 again,LEAD-1-${tag}@example.com,${tag}`);
+      const file = join(dir, 'big.csv');
+      writeFileSync(file, rows.join('\n') + '\n');
+      const result = await automation(['leads', 'import', file, '--json'], { AUTOMATION_URL: url, AUTOMATION_API_KEY: t.orgA.apiKey });
+      expect(result.stderr).toBe('');
+      expect(result.json).toMatchObject({ rows: 10_000, created: 9_999, merged: 1, rejected: [] });
+      expect((await sdk.ops.listLeads({ query: { tags: tag, pageSize: 1 } })).total).toBe(9_999);
+    },
+    120_000,
+  );
 
   it('lists, tests and replays failed webhook deliveries since a time', async () => {
     receiver.behaviour = (req) => (req.url === '/cli-hook' ? { status: 500, body: 'down' } : { status: 200 });
     const endpoint = await sdk.ops.createWebhookEndpoint({ body: { url: receiver.url('/cli-hook'), events: ['lead.created'] } });
     const lead = await sdk.ops.createLead({ body: { name: 'Hooked', email: `hooked-${Date.now()}@example.com` } });
-    const attempts = () => receiver.received.filter((r) => r.url === '/cli-hook' && (r.json as { payload?: { lead?: { id: string } } })?.payload?.lead?.id === lead.id);
+    const attempts = () =>
+      receiver.received.filter((r) => r.url === '/cli-hook' && (r.json as { payload?: { lead?: { id: string } } })?.payload?.lead?.id === lead.id);
     // Five attempts (no waits between them here), all failed.
-    await eventually(async () => {
-      const failed = await sdk.ops.listWebhookEndpointDeliveries({ path: { id: endpoint.id }, query: { status: 'failed' } });
-      return failed.items.length === 5;
-    }, 20_000, 100);
+    await eventually(
+      async () => {
+        const failed = await sdk.ops.listWebhookEndpointDeliveries({ path: { id: endpoint.id }, query: { status: 'failed' } });
+        return failed.items.length === 5;
+      },
+      20_000,
+      100,
+    );
     expect(attempts()).toHaveLength(5);
 
     const listed = await automation(['webhooks', 'list', '--json']);
@@ -224,7 +266,9 @@ describe('automation (the CLI)', () => {
     await eventually(() => attempts().length === 6);
     expect((attempts()[5]!.json as { id: string }).id).toBe(envelopeId);
     // Delivered now: a second replay has nothing to send.
-    await eventually(async () => (await sdk.ops.listWebhookEndpointDeliveries({ path: { id: endpoint.id }, query: { status: 'succeeded' } })).items.length === 1);
+    await eventually(
+      async () => (await sdk.ops.listWebhookEndpointDeliveries({ path: { id: endpoint.id }, query: { status: 'succeeded' } })).items.length === 1,
+    );
     expect((await automation(['webhooks', 'replay', endpoint.id, '--since', '10m', '--json'])).json.count).toBe(0);
 
     const ping = await automation(['webhooks', 'test', endpoint.id, '--json']);

@@ -3,7 +3,19 @@ import type { TestApp } from '../../../test/harness.ts';
 import { eventually } from '../../../test/helpers.ts';
 import { Receiver } from '../../../test/receiver.ts';
 import { api } from '../../../test/workflows.ts';
-import { ApiError, createClient, signWebhook, streamAgentRunEvents, streamOrgEvents, streamRunEvents, verifyWebhook, WebhookVerificationError, type AgentStreamEvent, type AutomationClient, type RunStreamEvent } from '../src/index.ts';
+import {
+  ApiError,
+  createClient,
+  signWebhook,
+  streamAgentRunEvents,
+  streamOrgEvents,
+  streamRunEvents,
+  verifyWebhook,
+  WebhookVerificationError,
+  type AgentStreamEvent,
+  type AutomationClient,
+  type RunStreamEvent,
+} from '../src/index.ts';
 import { CuttingProxy, listeningApp } from './server.ts';
 
 let t: TestApp;
@@ -75,12 +87,19 @@ describe('the typed client', () => {
 describe('the stream helpers', () => {
   it('follows a run stream across a cut connection: every event once, in order, to run.finished', async () => {
     const w = api(t);
-    const wf = await w.create([
-      { id: 'start', type: 'trigger.manual' },
-      { id: 'a', type: 'data.set', params: { fields: { a: 1 } } },
-      { id: 'wait', type: 'flow.delay', params: { seconds: 1 } },
-      { id: 'b', type: 'data.set', params: { fields: { b: 2 } } },
-    ], [{ from: 'start', to: 'a' }, { from: 'a', to: 'wait' }, { from: 'wait', to: 'b' }]);
+    const wf = await w.create(
+      [
+        { id: 'start', type: 'trigger.manual' },
+        { id: 'a', type: 'data.set', params: { fields: { a: 1 } } },
+        { id: 'wait', type: 'flow.delay', params: { seconds: 1 } },
+        { id: 'b', type: 'data.set', params: { fields: { b: 2 } } },
+      ],
+      [
+        { from: 'start', to: 'a' },
+        { from: 'a', to: 'wait' },
+        { from: 'wait', to: 'b' },
+      ],
+    );
     const proxy = new CuttingProxy(url, 3);
     const proxied = createClient({ baseUrl: await proxy.start(), apiKey: t.orgA.apiKey, orgId: t.orgA.orgId });
     try {
@@ -150,10 +169,14 @@ describe('the stream helpers', () => {
     })();
     try {
       // The stream is live only: keep creating leads until two arrive, the second after the cut.
-      await eventually(async () => {
-        await client.ops.createLead({ body: { name: `Stream ${Date.now()}-${Math.random()}` } });
-        return leads.length >= 2 && proxy.cuts === 1;
-      }, 15_000, 300);
+      await eventually(
+        async () => {
+          await client.ops.createLead({ body: { name: `Stream ${Date.now()}-${Math.random()}` } });
+          return leads.length >= 2 && proxy.cuts === 1;
+        },
+        15_000,
+        300,
+      );
       expect(new Set(leads).size).toBe(leads.length);
     } finally {
       controller.abort();
@@ -172,11 +195,13 @@ describe('the webhook verifier', () => {
     await receiver.stop();
   });
 
-  it("accepts a real delivery and refuses a tampered body, a wrong secret and an old timestamp", async () => {
+  it('accepts a real delivery and refuses a tampered body, a wrong secret and an old timestamp', async () => {
     const endpoint = await client.ops.createWebhookEndpoint({ body: { url: receiver.url('/sdk'), events: ['lead.created'] } });
     const secret = (endpoint as { secret: string }).secret;
     const lead = await client.ops.createLead({ body: { name: 'Webhook lead', email: `hook-${Date.now()}@example.com` } });
-    await eventually(() => receiver.received.find((r) => r.url === '/sdk' && (r.json as { payload?: { lead?: { id: string } } })?.payload?.lead?.id === lead.id));
+    await eventually(() =>
+      receiver.received.find((r) => r.url === '/sdk' && (r.json as { payload?: { lead?: { id: string } } })?.payload?.lead?.id === lead.id),
+    );
     const delivery = receiver.received.find((r) => r.url === '/sdk' && (r.json as { payload?: { lead?: { id: string } } })?.payload?.lead?.id === lead.id)!;
 
     const verified = verifyWebhook<{ lead: { id: string } }>({ body: delivery.raw, headers: delivery.headers, secret });
@@ -184,7 +209,10 @@ describe('the webhook verifier', () => {
     expect(verified.event.payload.lead.id).toBe(lead.id);
     expect(verified.deliveryId).toMatch(/^dlv_/);
     // Bytes work as well as text; a Fetch Headers object as well as Node's headers; a rotated-out secret beside the right one.
-    expect(verifyWebhook({ body: Buffer.from(delivery.raw), headers: new Headers(delivery.headers as Record<string, string>), secret: ['whsec_old', secret] }).event.id).toBe(verified.event.id);
+    expect(
+      verifyWebhook({ body: Buffer.from(delivery.raw), headers: new Headers(delivery.headers as Record<string, string>), secret: ['whsec_old', secret] }).event
+        .id,
+    ).toBe(verified.event.id);
 
     const refuse = (options: Parameters<typeof verifyWebhook>[0]) => {
       try {
@@ -202,7 +230,9 @@ describe('the webhook verifier', () => {
     expect(refuse({ body: delivery.raw, headers: delivery.headers, secret, now: (sentAt + 301) * 1000 })).toBe('TIMESTAMP_OUT_OF_TOLERANCE');
     // An old timestamp with a signature that matches it is still refused.
     const old = sentAt - 400;
-    expect(refuse({ body: delivery.raw, headers: { 'x-service-timestamp': String(old), 'x-service-signature': signWebhook(secret, old, delivery.raw) }, secret })).toBe('TIMESTAMP_OUT_OF_TOLERANCE');
+    expect(
+      refuse({ body: delivery.raw, headers: { 'x-service-timestamp': String(old), 'x-service-signature': signWebhook(secret, old, delivery.raw) }, secret }),
+    ).toBe('TIMESTAMP_OUT_OF_TOLERANCE');
     expect(refuse({ body: delivery.raw, headers: { 'x-service-timestamp': String(sentAt) }, secret })).toBe('MISSING_HEADER');
   });
 });

@@ -53,4 +53,8 @@ export async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; respo
 export type QueryOf<P extends keyof paths> = paths[P] extends { get: { parameters: { query?: infer Q } } } ? NonNullable<Q> : never;
 
 /** The JSON body a POST, PUT or PATCH of `P` takes. */
-export type BodyOf<P extends keyof paths, M extends 'post' | 'put' | 'patch'> = paths[P] extends { [K in M]: { requestBody?: { content: { 'application/json': infer B } } } } ? B : never;
+export type BodyOf<P extends keyof paths, M extends 'post' | 'put' | 'patch'> = paths[P] extends {
+  [K in M]: { requestBody?: { content: { 'application/json': infer B } } };
+}
+  ? B
+  : never;

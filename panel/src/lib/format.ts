@@ -18,7 +18,12 @@ export function formatUsd(value: number | null | undefined): string {
 export function relative(value: string | null | undefined, now = Date.now()): string {
   if (!value) return '—';
   const seconds = Math.round((new Date(value).getTime() - now) / 1000);
-  const units: [Intl.RelativeTimeFormatUnit, number][] = [['day', 86_400], ['hour', 3_600], ['minute', 60], ['second', 1]];
+  const units: [Intl.RelativeTimeFormatUnit, number][] = [
+    ['day', 86_400],
+    ['hour', 3_600],
+    ['minute', 60],
+    ['second', 1],
+  ];
   const format = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
   for (const [unit, size] of units) if (Math.abs(seconds) >= size || unit === 'second') return format.format(Math.round(seconds / size), unit);
   return '—';

@@ -4,8 +4,18 @@ import { panelPath } from './links';
 
 describe('list search params', () => {
   it('reads page, size, sort and q from a URL, dropping what is unusable and what is the default', () => {
-    expect(listSearch({ page: '3', pageSize: '50', sort: '-name', q: 'acme' }, ['name', 'createdAt'])).toEqual({ page: 3, pageSize: 50, sort: '-name', q: 'acme' });
-    expect(listSearch({ page: '0', pageSize: '1000', sort: 'password', q: '  ' }, ['name'])).toEqual({ page: undefined, pageSize: undefined, sort: undefined, q: undefined });
+    expect(listSearch({ page: '3', pageSize: '50', sort: '-name', q: 'acme' }, ['name', 'createdAt'])).toEqual({
+      page: 3,
+      pageSize: 50,
+      sort: '-name',
+      q: 'acme',
+    });
+    expect(listSearch({ page: '0', pageSize: '1000', sort: 'password', q: '  ' }, ['name'])).toEqual({
+      page: undefined,
+      pageSize: undefined,
+      sort: undefined,
+      q: undefined,
+    });
     expect(listSearch({ page: 'x', pageSize: 20 }, [])).toEqual({ page: undefined, pageSize: undefined, sort: undefined, q: undefined });
     expect(listSearch({ page: 2.5 }, [])).toMatchObject({ page: undefined });
   });

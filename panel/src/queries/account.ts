@@ -36,8 +36,10 @@ export const invitationSessionQuery = queryOptions({
 export const login = (body: BodyOf<'/api/v1/auth/login', 'post'>) => unwrap(api.POST('/api/v1/auth/login', { body }));
 export const register = (body: BodyOf<'/api/v1/auth/register', 'post'>) => unwrap(api.POST('/api/v1/auth/register', { body }));
 export const requestPasswordReset = (email: string) => unwrap(api.POST('/api/v1/auth/password-reset', { body: { email } }));
-export const confirmPasswordReset = (token: string, newPassword: string) => unwrap(api.POST('/api/v1/auth/password-reset/confirm', { body: { token, newPassword } }));
-export const changePassword = (currentPassword: string, newPassword: string) => unwrap(api.POST('/api/v1/auth/password', { body: { currentPassword, newPassword } }));
+export const confirmPasswordReset = (token: string, newPassword: string) =>
+  unwrap(api.POST('/api/v1/auth/password-reset/confirm', { body: { token, newPassword } }));
+export const changePassword = (currentPassword: string, newPassword: string) =>
+  unwrap(api.POST('/api/v1/auth/password', { body: { currentPassword, newPassword } }));
 
 /** Signs in again (after a password change), or null when it is refused: no error state of its own. */
 export async function signInAgain(email: string, password: string) {

@@ -23,32 +23,37 @@ export const agentTypeKeys = {
 };
 
 /** The agent types with their descriptions and tools (they change only with the service). */
-export const agentTypesQuery = (orgId: string) => queryOptions({
-  queryKey: agentTypeKeys.all(orgId),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/agent-types', { params: { path: { orgId } } })),
-  staleTime: 5 * 60_000,
-});
+export const agentTypesQuery = (orgId: string) =>
+  queryOptions({
+    queryKey: agentTypeKeys.all(orgId),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/agent-types', { params: { path: { orgId } } })),
+    staleTime: 5 * 60_000,
+  });
 
-export const agentsQuery = (orgId: string, query: AgentListQuery) => queryOptions({
-  queryKey: agentKeys.list(orgId, query),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/agents', { params: { path: { orgId }, query } })),
-});
+export const agentsQuery = (orgId: string, query: AgentListQuery) =>
+  queryOptions({
+    queryKey: agentKeys.list(orgId, query),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/agents', { params: { path: { orgId }, query } })),
+  });
 
 /** Every saved agent, by name (an organization keeps a few: the first 100). */
-export const allAgentsQuery = (orgId: string) => queryOptions({
-  queryKey: agentKeys.every(orgId),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/agents', { params: { path: { orgId }, query: { pageSize: 100, sort: 'name' } } })),
-});
+export const allAgentsQuery = (orgId: string) =>
+  queryOptions({
+    queryKey: agentKeys.every(orgId),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/agents', { params: { path: { orgId }, query: { pageSize: 100, sort: 'name' } } })),
+  });
 
-export const agentRunsQuery = (orgId: string, query: AgentRunListQuery) => queryOptions({
-  queryKey: agentRunKeys.list(orgId, query),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/agent-runs', { params: { path: { orgId }, query } })),
-});
+export const agentRunsQuery = (orgId: string, query: AgentRunListQuery) =>
+  queryOptions({
+    queryKey: agentRunKeys.list(orgId, query),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/agent-runs', { params: { path: { orgId }, query } })),
+  });
 
-export const agentRunQuery = (orgId: string, id: string) => queryOptions({
-  queryKey: agentRunKeys.detail(orgId, id),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/agent-runs/{id}', { params: { path: { orgId, id } } })),
-});
+export const agentRunQuery = (orgId: string, id: string) =>
+  queryOptions({
+    queryKey: agentRunKeys.detail(orgId, id),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/agent-runs/{id}', { params: { path: { orgId, id } } })),
+  });
 
 type AgentBody = BodyOf<'/api/v1/orgs/{orgId}/agents', 'post'>;
 
@@ -56,9 +61,10 @@ type AgentBody = BodyOf<'/api/v1/orgs/{orgId}/agents', 'post'>;
 export function useSaveAgent(orgId: string, id: string | null) {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: (body: AgentBody) => (id
-      ? unwrap(api.PATCH('/api/v1/orgs/{orgId}/agents/{id}', { params: { path: { orgId, id } }, body }))
-      : unwrap(api.POST('/api/v1/orgs/{orgId}/agents', { params: { path: { orgId } }, body }))),
+    mutationFn: (body: AgentBody) =>
+      id
+        ? unwrap(api.PATCH('/api/v1/orgs/{orgId}/agents/{id}', { params: { path: { orgId, id } }, body }))
+        : unwrap(api.POST('/api/v1/orgs/{orgId}/agents', { params: { path: { orgId } }, body })),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: agentKeys.all(orgId) }),
   });
 }
@@ -83,9 +89,10 @@ export type AgentRunRequest =
 export function useRunAgent(orgId: string) {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: (request: AgentRunRequest) => (request.kind === 'saved'
-      ? unwrap(api.POST('/api/v1/orgs/{orgId}/agents/{id}/run', { params: { path: { orgId, id: request.agentId } }, body: request.body }))
-      : unwrap(api.POST('/api/v1/orgs/{orgId}/agents/run', { params: { path: { orgId } }, body: request.body }))),
+    mutationFn: (request: AgentRunRequest) =>
+      request.kind === 'saved'
+        ? unwrap(api.POST('/api/v1/orgs/{orgId}/agents/{id}/run', { params: { path: { orgId, id: request.agentId } }, body: request.body }))
+        : unwrap(api.POST('/api/v1/orgs/{orgId}/agents/run', { params: { path: { orgId } }, body: request.body })),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: agentRunKeys.all(orgId) }),
   });
 }

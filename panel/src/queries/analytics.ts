@@ -3,7 +3,6 @@ import { queryOptions, useMutation, useQueryClient } from '@tanstack/react-query
 import { api, unwrap, type BodyOf } from '../api/client';
 import type { paths } from '../api/schema';
 
-
 export type Rule = paths['/api/v1/orgs/{orgId}/analytics/rules/{id}']['get']['responses'][200]['content']['application/json'];
 export type DailyAnswer = paths['/api/v1/orgs/{orgId}/analytics/daily']['get']['responses'][200]['content']['application/json'];
 
@@ -14,17 +13,19 @@ export const analyticsKeys = {
   rulePage: (orgId: string, page: number) => [...analyticsKeys.rules(orgId), { page }] as const,
 };
 
-export const dailyQuery = (orgId: string, input: { integrationId: string; from: string; to: string }) => queryOptions({
-  queryKey: analyticsKeys.daily(orgId, input),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/analytics/daily', { params: { path: { orgId }, query: input } })),
-});
+export const dailyQuery = (orgId: string, input: { integrationId: string; from: string; to: string }) =>
+  queryOptions({
+    queryKey: analyticsKeys.daily(orgId, input),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/analytics/daily', { params: { path: { orgId }, query: input } })),
+  });
 
 export const RULES_PAGE_SIZE = 20;
 
-export const rulesQuery = (orgId: string, page: number) => queryOptions({
-  queryKey: analyticsKeys.rulePage(orgId, page),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/analytics/rules', { params: { path: { orgId }, query: { page, pageSize: RULES_PAGE_SIZE } } })),
-});
+export const rulesQuery = (orgId: string, page: number) =>
+  queryOptions({
+    queryKey: analyticsKeys.rulePage(orgId, page),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/analytics/rules', { params: { path: { orgId }, query: { page, pageSize: RULES_PAGE_SIZE } } })),
+  });
 
 type RuleBody = BodyOf<'/api/v1/orgs/{orgId}/analytics/rules', 'post'>;
 
@@ -32,9 +33,10 @@ type RuleBody = BodyOf<'/api/v1/orgs/{orgId}/analytics/rules', 'post'>;
 export function useSaveRule(orgId: string, id: string | null) {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: (body: RuleBody) => (id
-      ? unwrap(api.PATCH('/api/v1/orgs/{orgId}/analytics/rules/{id}', { params: { path: { orgId, id } }, body }))
-      : unwrap(api.POST('/api/v1/orgs/{orgId}/analytics/rules', { params: { path: { orgId } }, body }))),
+    mutationFn: (body: RuleBody) =>
+      id
+        ? unwrap(api.PATCH('/api/v1/orgs/{orgId}/analytics/rules/{id}', { params: { path: { orgId, id } }, body }))
+        : unwrap(api.POST('/api/v1/orgs/{orgId}/analytics/rules', { params: { path: { orgId } }, body })),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: analyticsKeys.rules(orgId) }),
   });
 }

@@ -6,16 +6,18 @@ export const apiKeyKeys = {
   all: (orgId: string) => [orgId, 'api-keys'] as const,
 };
 
-export const apiKeysQuery = (orgId: string) => queryOptions({
-  queryKey: apiKeyKeys.all(orgId),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/api-keys', { params: { path: { orgId } } })),
-});
+export const apiKeysQuery = (orgId: string) =>
+  queryOptions({
+    queryKey: apiKeyKeys.all(orgId),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/api-keys', { params: { path: { orgId } } })),
+  });
 
 /** A new key (its answer holds the secret, shown once). */
 export function useCreateApiKey(orgId: string) {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: (body: BodyOf<'/api/v1/orgs/{orgId}/api-keys', 'post'>) => unwrap(api.POST('/api/v1/orgs/{orgId}/api-keys', { params: { path: { orgId } }, body })),
+    mutationFn: (body: BodyOf<'/api/v1/orgs/{orgId}/api-keys', 'post'>) =>
+      unwrap(api.POST('/api/v1/orgs/{orgId}/api-keys', { params: { path: { orgId } }, body })),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: apiKeyKeys.all(orgId) }),
   });
 }

@@ -13,21 +13,24 @@ export const approvalKeys = {
   ofRun: (orgId: string, runId: string) => [...approvalKeys.all(orgId), 'run', runId] as const,
 };
 
-export const approvalsQuery = (orgId: string, query: ApprovalListQuery) => queryOptions({
-  queryKey: approvalKeys.list(orgId, query),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/approvals', { params: { path: { orgId }, query } })),
-});
+export const approvalsQuery = (orgId: string, query: ApprovalListQuery) =>
+  queryOptions({
+    queryKey: approvalKeys.list(orgId, query),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/approvals', { params: { path: { orgId }, query } })),
+  });
 
-export const approvalQuery = (orgId: string, id: string) => queryOptions({
-  queryKey: approvalKeys.detail(orgId, id),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/approvals/{id}', { params: { path: { orgId, id } } })),
-});
+export const approvalQuery = (orgId: string, id: string) =>
+  queryOptions({
+    queryKey: approvalKeys.detail(orgId, id),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/approvals/{id}', { params: { path: { orgId, id } } })),
+  });
 
 /** A run's pending approvals (read while it waits). */
-export const runApprovalsQuery = (orgId: string, runId: string) => queryOptions({
-  queryKey: approvalKeys.ofRun(orgId, runId),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/approvals', { params: { path: { orgId }, query: { runId, status: 'PENDING' } } })),
-});
+export const runApprovalsQuery = (orgId: string, runId: string) =>
+  queryOptions({
+    queryKey: approvalKeys.ofRun(orgId, runId),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/approvals', { params: { path: { orgId }, query: { runId, status: 'PENDING' } } })),
+  });
 
 /**
  * Approve (optionally with an edited payload) or reject: the approval's entry set, the approvals
@@ -42,7 +45,8 @@ export function useDecideApproval(orgId: string, id: string) {
   };
   const refetch = () => void queryClient.invalidateQueries({ queryKey: approvalKeys.detail(orgId, id) });
   const approve = useMutation({
-    mutationFn: (body: { comment?: string; editedPayload?: unknown }) => unwrap(api.POST('/api/v1/orgs/{orgId}/approvals/{id}/approve', { params: { path: { orgId, id } }, body })),
+    mutationFn: (body: { comment?: string; editedPayload?: unknown }) =>
+      unwrap(api.POST('/api/v1/orgs/{orgId}/approvals/{id}/approve', { params: { path: { orgId, id } }, body })),
     onSuccess: done,
     onError: refetch,
   });

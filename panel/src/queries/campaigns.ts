@@ -26,31 +26,36 @@ export const suppressionKeys = {
   list: (orgId: string, query: SuppressionListQuery) => [...suppressionKeys.all(orgId), query] as const,
 };
 
-export const campaignsQuery = (orgId: string, query: CampaignListQuery) => queryOptions({
-  queryKey: campaignKeys.list(orgId, query),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/campaigns', { params: { path: { orgId }, query } })),
-});
+export const campaignsQuery = (orgId: string, query: CampaignListQuery) =>
+  queryOptions({
+    queryKey: campaignKeys.list(orgId, query),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/campaigns', { params: { path: { orgId }, query } })),
+  });
 
-export const campaignQuery = (orgId: string, id: string) => queryOptions({
-  queryKey: campaignKeys.detail(orgId, id),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/campaigns/{id}', { params: { path: { orgId, id } } })),
-});
+export const campaignQuery = (orgId: string, id: string) =>
+  queryOptions({
+    queryKey: campaignKeys.detail(orgId, id),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/campaigns/{id}', { params: { path: { orgId, id } } })),
+  });
 
-export const recipientsQuery = (orgId: string, id: string, query: RecipientListQuery) => queryOptions({
-  queryKey: campaignKeys.recipientList(orgId, id, query),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/campaigns/{id}/recipients', { params: { path: { orgId, id }, query } })),
-});
+export const recipientsQuery = (orgId: string, id: string, query: RecipientListQuery) =>
+  queryOptions({
+    queryKey: campaignKeys.recipientList(orgId, id, query),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/campaigns/{id}/recipients', { params: { path: { orgId, id }, query } })),
+  });
 
-export const suppressionsQuery = (orgId: string, query: SuppressionListQuery) => queryOptions({
-  queryKey: suppressionKeys.list(orgId, query),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/suppressions', { params: { path: { orgId }, query } })),
-});
+export const suppressionsQuery = (orgId: string, query: SuppressionListQuery) =>
+  queryOptions({
+    queryKey: suppressionKeys.list(orgId, query),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/suppressions', { params: { path: { orgId }, query } })),
+  });
 
 /** The inboxes a campaign can send through (email, WhatsApp, Telegram; at most 100 are listed). */
-export const sendingInboxesQuery = (orgId: string) => queryOptions({
-  ...inboxesQuery(orgId),
-  select: (data) => data.items.filter((inbox) => (CAMPAIGN_CHANNELS as readonly string[]).includes(inbox.channel)),
-});
+export const sendingInboxesQuery = (orgId: string) =>
+  queryOptions({
+    ...inboxesQuery(orgId),
+    select: (data) => data.items.filter((inbox) => (CAMPAIGN_CHANNELS as readonly string[]).includes(inbox.channel)),
+  });
 
 /** A campaign as saved or changed: its entry set, the lists stale. */
 function useCampaignSaved(orgId: string) {
@@ -87,7 +92,11 @@ export function useCampaignAction(orgId: string, id: string) {
     mutationFn: (action: CampaignAction) => {
       const params = { path: { orgId, id } };
       // Start takes options (testMode), so its body is an object even when empty.
-      return unwrap(action === 'start' ? api.POST('/api/v1/orgs/{orgId}/campaigns/{id}/start', { params, body: {} }) : api.POST(`/api/v1/orgs/{orgId}/campaigns/{id}/${action}`, { params }));
+      return unwrap(
+        action === 'start'
+          ? api.POST('/api/v1/orgs/{orgId}/campaigns/{id}/start', { params, body: {} })
+          : api.POST(`/api/v1/orgs/{orgId}/campaigns/{id}/${action}`, { params }),
+      );
     },
     onSuccess: async (updated) => {
       queryClient.setQueryData(campaignKeys.detail(orgId, id), updated);
@@ -111,9 +120,10 @@ export function useDeleteCampaign(orgId: string, id: string, onDone: () => void)
 }
 
 /** Sends the first step, rendered, to one address (not counted in the campaign). */
-export const useTestSend = (orgId: string, id: string) => useMutation({
-  mutationFn: (to: string) => unwrap(api.POST('/api/v1/orgs/{orgId}/campaigns/{id}/test', { params: { path: { orgId, id } }, body: { to } })),
-});
+export const useTestSend = (orgId: string, id: string) =>
+  useMutation({
+    mutationFn: (to: string) => unwrap(api.POST('/api/v1/orgs/{orgId}/campaigns/{id}/test', { params: { path: { orgId, id } }, body: { to } })),
+  });
 
 /** Adding or removing a suppression makes the suppression lists stale; `onDone` runs first (the dialog closes). */
 export function useAddSuppression(orgId: string) {

@@ -37,34 +37,48 @@ export const integrationKeys = {
 
 // ——— Posts ———
 
-export const postsQuery = (orgId: string, query: PostListQuery) => queryOptions({
-  queryKey: postKeys.list(orgId, query),
-  queryFn: () => listPosts(orgId, query),
-});
+export const postsQuery = (orgId: string, query: PostListQuery) =>
+  queryOptions({
+    queryKey: postKeys.list(orgId, query),
+    queryFn: () => listPosts(orgId, query),
+  });
 const listPosts = (orgId: string, query: PostListQuery) => unwrap(api.GET('/api/v1/orgs/{orgId}/content', { params: { path: { orgId }, query } }));
 
 /** The calendar endpoint lists what is scheduled or done, by day in the browser's time zone. */
-export const calendarQuery = (orgId: string, range: { from: string; to: string; timeZone: string; platform?: CalendarQuery['platform'] }) => queryOptions({
-  queryKey: postKeys.calendar(orgId, range),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/content/calendar', { params: { path: { orgId }, query: { from: range.from, to: range.to, timezone: range.timeZone, platform: range.platform } } })),
-});
+export const calendarQuery = (orgId: string, range: { from: string; to: string; timeZone: string; platform?: CalendarQuery['platform'] }) =>
+  queryOptions({
+    queryKey: postKeys.calendar(orgId, range),
+    queryFn: () =>
+      unwrap(
+        api.GET('/api/v1/orgs/{orgId}/content/calendar', {
+          params: { path: { orgId }, query: { from: range.from, to: range.to, timezone: range.timeZone, platform: range.platform } },
+        }),
+      ),
+  });
 
 /** Drafts and approved posts (the first 100 by time), which the calendar endpoint leaves out. */
-export const plannedPostsQuery = (orgId: string, platform: PostListQuery['platform']) => queryOptions({
-  queryKey: postKeys.planned(orgId, { platform }),
-  queryFn: () => listPosts(orgId, { status: 'DRAFT,APPROVED', platform, sort: 'scheduledAt', pageSize: 100 }),
-});
+export const plannedPostsQuery = (orgId: string, platform: PostListQuery['platform']) =>
+  queryOptions({
+    queryKey: postKeys.planned(orgId, { platform }),
+    queryFn: () => listPosts(orgId, { status: 'DRAFT,APPROVED', platform, sort: 'scheduledAt', pageSize: 100 }),
+  });
 
-export const postQuery = (orgId: string, postId: string) => queryOptions({
-  queryKey: postKeys.detail(orgId, postId),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/content/{postId}', { params: { path: { orgId, postId } } })),
-});
+export const postQuery = (orgId: string, postId: string) =>
+  queryOptions({
+    queryKey: postKeys.detail(orgId, postId),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/content/{postId}', { params: { path: { orgId, postId } } })),
+  });
 
-export const createPost = (orgId: string, body: BodyOf<'/api/v1/orgs/{orgId}/content', 'post'>) => unwrap(api.POST('/api/v1/orgs/{orgId}/content', { params: { path: { orgId } }, body }));
-export const patchPost = (orgId: string, postId: string, body: Record<string, unknown>) => unwrap(api.PATCH('/api/v1/orgs/{orgId}/content/{postId}', { params: { path: { orgId, postId } }, body: body as never }));
-export const approvePost = (orgId: string, postId: string, body: { body?: string }) => unwrap(api.POST('/api/v1/orgs/{orgId}/content/{postId}/approve', { params: { path: { orgId, postId } }, body }));
-export const publishPost = (orgId: string, postId: string) => unwrap(api.POST('/api/v1/orgs/{orgId}/content/{postId}/publish', { params: { path: { orgId, postId } } }));
-export const deletePost = (orgId: string, postId: string) => unwrap(api.DELETE('/api/v1/orgs/{orgId}/content/{postId}', { params: { path: { orgId, postId } } }));
+export const createPost = (orgId: string, body: BodyOf<'/api/v1/orgs/{orgId}/content', 'post'>) =>
+  unwrap(api.POST('/api/v1/orgs/{orgId}/content', { params: { path: { orgId } }, body }));
+export const patchPost = (orgId: string, postId: string, body: Record<string, unknown>) =>
+  unwrap(api.PATCH('/api/v1/orgs/{orgId}/content/{postId}', { params: { path: { orgId, postId } }, body: body as never }));
+export const approvePost = (orgId: string, postId: string, body: { body?: string }) =>
+  unwrap(api.POST('/api/v1/orgs/{orgId}/content/{postId}/approve', { params: { path: { orgId, postId } }, body }));
+export const publishPost = (orgId: string, postId: string) =>
+  unwrap(api.POST('/api/v1/orgs/{orgId}/content/{postId}/publish', { params: { path: { orgId, postId } } }));
+export const deletePost = (orgId: string, postId: string) =>
+  unwrap(api.DELETE('/api/v1/orgs/{orgId}/content/{postId}', { params: { path: { orgId, postId } } }));
 
 /** What the post editor does to the cache after a change: the post's entry, or its removal; every post query stale. */
 export const postCache = (queryClient: QueryClient, orgId: string) => ({
@@ -73,7 +87,8 @@ export const postCache = (queryClient: QueryClient, orgId: string) => ({
   stale: () => queryClient.invalidateQueries({ queryKey: postKeys.all(orgId) }),
 });
 
-const generate = (orgId: string, body: BodyOf<'/api/v1/orgs/{orgId}/content/generate', 'post'>) => unwrap(api.POST('/api/v1/orgs/{orgId}/content/generate', { params: { path: { orgId } }, body }));
+const generate = (orgId: string, body: BodyOf<'/api/v1/orgs/{orgId}/content/generate', 'post'>) =>
+  unwrap(api.POST('/api/v1/orgs/{orgId}/content/generate', { params: { path: { orgId } }, body }));
 
 /** Drafts written by AI; `onDone` runs with them first, then the posts are stale. */
 export function useGeneratePosts(orgId: string, onDone: (result: Awaited<ReturnType<typeof generate>>) => void) {
@@ -89,63 +104,74 @@ export function useGeneratePosts(orgId: string, onDone: (result: Awaited<ReturnT
 
 // ——— Media ———
 
-export const mediaQuery = (orgId: string, mediaId: string) => queryOptions({
-  queryKey: mediaKeys.detail(orgId, mediaId),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/media/{mediaId}', { params: { path: { orgId, mediaId } } })),
-  staleTime: Infinity,
-});
+export const mediaQuery = (orgId: string, mediaId: string) =>
+  queryOptions({
+    queryKey: mediaKeys.detail(orgId, mediaId),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/media/{mediaId}', { params: { path: { orgId, mediaId } } })),
+    staleTime: Infinity,
+  });
 
 /** Uploads one image or video (multipart: the `projectId` field first, then the `file` part). */
 export function uploadMedia(orgId: string, file: File, projectId?: string) {
   const form = new FormData();
   if (projectId) form.append('projectId', projectId);
   form.append('file', file, file.name);
-  return unwrap(api.POST('/api/v1/orgs/{orgId}/media/upload', {
-    params: { path: { orgId } },
-    body: form as unknown as { file: string },
-    bodySerializer: (body) => body as unknown as FormData,
-  }));
+  return unwrap(
+    api.POST('/api/v1/orgs/{orgId}/media/upload', {
+      params: { path: { orgId } },
+      body: form as unknown as { file: string },
+      bodySerializer: (body) => body as unknown as FormData,
+    }),
+  );
 }
 
 // ——— Connected accounts ———
 
 /** Every connected account (a handful per organization: the first 100 are all of them in practice). */
-export const allIntegrationsQuery = (orgId: string) => queryOptions({
-  queryKey: integrationKeys.every(orgId),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/integrations', { params: { path: { orgId }, query: { pageSize: 100 } } })),
-});
+export const allIntegrationsQuery = (orgId: string) =>
+  queryOptions({
+    queryKey: integrationKeys.every(orgId),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/integrations', { params: { path: { orgId }, query: { pageSize: 100 } } })),
+  });
 
-export const integrationsQuery = (orgId: string, query: IntegrationListQuery) => queryOptions({
-  queryKey: integrationKeys.list(orgId, query),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/integrations', { params: { path: { orgId }, query } })),
-});
+export const integrationsQuery = (orgId: string, query: IntegrationListQuery) =>
+  queryOptions({
+    queryKey: integrationKeys.list(orgId, query),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/integrations', { params: { path: { orgId }, query } })),
+  });
 
 /** The organization's Google connections (the analytics sources), at most 100. */
 export const googleIntegrationsQuery = (orgId: string) => integrationsQuery(orgId, { provider: 'google', pageSize: 100 });
 
-export const integrationQuery = (orgId: string, id: string | undefined) => queryOptions({
-  queryKey: integrationKeys.detail(orgId, id),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/integrations/{id}', { params: { path: { orgId, id: id! } } })),
-});
+export const integrationQuery = (orgId: string, id: string | undefined) =>
+  queryOptions({
+    queryKey: integrationKeys.detail(orgId, id),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/integrations/{id}', { params: { path: { orgId, id: id! } } })),
+  });
 
-export const syncRunsQuery = (orgId: string, id: string, pageSize: number) => queryOptions({
-  queryKey: integrationKeys.syncRuns(orgId, id),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/integrations/{id}/sync-runs', { params: { path: { orgId, id }, query: { pageSize } } })),
-});
+export const syncRunsQuery = (orgId: string, id: string, pageSize: number) =>
+  queryOptions({
+    queryKey: integrationKeys.syncRuns(orgId, id),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/integrations/{id}/sync-runs', { params: { path: { orgId, id }, query: { pageSize } } })),
+  });
 
-export const latestSyncRunQuery = (orgId: string, id: string | undefined) => queryOptions({
-  queryKey: integrationKeys.latestSyncRun(orgId, id),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/integrations/{id}/sync-runs', { params: { path: { orgId, id: id! }, query: { pageSize: 1 } } })),
-});
+export const latestSyncRunQuery = (orgId: string, id: string | undefined) =>
+  queryOptions({
+    queryKey: integrationKeys.latestSyncRun(orgId, id),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/integrations/{id}/sync-runs', { params: { path: { orgId, id: id! }, query: { pageSize: 1 } } })),
+  });
 
-export const googleAccountsQuery = (orgId: string, id: string) => queryOptions({
-  queryKey: integrationKeys.googleAccounts(orgId, id),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/integrations/{id}/accounts', { params: { path: { orgId, id } } })),
-  staleTime: 60_000,
-});
+export const googleAccountsQuery = (orgId: string, id: string) =>
+  queryOptions({
+    queryKey: integrationKeys.googleAccounts(orgId, id),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/integrations/{id}/accounts', { params: { path: { orgId, id } } })),
+    staleTime: 60_000,
+  });
 
-export const connectIntegration = (orgId: string, body: BodyOf<'/api/v1/orgs/{orgId}/integrations', 'post'>) => unwrap(api.POST('/api/v1/orgs/{orgId}/integrations', { params: { path: { orgId } }, body }));
-export const deleteIntegration = (orgId: string, id: string) => unwrap(api.DELETE('/api/v1/orgs/{orgId}/integrations/{id}', { params: { path: { orgId, id } } }));
+export const connectIntegration = (orgId: string, body: BodyOf<'/api/v1/orgs/{orgId}/integrations', 'post'>) =>
+  unwrap(api.POST('/api/v1/orgs/{orgId}/integrations', { params: { path: { orgId } }, body }));
+export const deleteIntegration = (orgId: string, id: string) =>
+  unwrap(api.DELETE('/api/v1/orgs/{orgId}/integrations/{id}', { params: { path: { orgId, id } } }));
 
 /** Connects an account by a token the user already has: the connections are stale. */
 export function useConnectIntegration(orgId: string) {
@@ -160,7 +186,8 @@ export function useConnectIntegration(orgId: string) {
 export function useUpdateIntegration(orgId: string, id: string, onDone: () => void) {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: (config: NonNullable<BodyOf<'/api/v1/orgs/{orgId}/integrations/{id}', 'patch'>['config']>) => unwrap(api.PATCH('/api/v1/orgs/{orgId}/integrations/{id}', { params: { path: { orgId, id } }, body: { config } })),
+    mutationFn: (config: NonNullable<BodyOf<'/api/v1/orgs/{orgId}/integrations/{id}', 'patch'>['config']>) =>
+      unwrap(api.PATCH('/api/v1/orgs/{orgId}/integrations/{id}', { params: { path: { orgId, id } }, body: { config } })),
     onSuccess: async () => {
       onDone();
       await queryClient.invalidateQueries({ queryKey: integrationKeys.all(orgId) });
@@ -180,14 +207,18 @@ export function useDeleteIntegration(orgId: string, id: string) {
 export function useStartSync(orgId: string, id: string) {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: (body: BodyOf<'/api/v1/orgs/{orgId}/integrations/{id}/sync', 'post'>) => unwrap(api.POST('/api/v1/orgs/{orgId}/integrations/{id}/sync', { params: { path: { orgId, id } }, body })),
+    mutationFn: (body: BodyOf<'/api/v1/orgs/{orgId}/integrations/{id}/sync', 'post'>) =>
+      unwrap(api.POST('/api/v1/orgs/{orgId}/integrations/{id}/sync', { params: { path: { orgId, id } }, body })),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: integrationKeys.syncRuns(orgId, id) }),
   });
 }
 
 /** The provider's authorization URL for an OAuth connection (a new one, or `integrationId` reconnected). */
-export const startOAuth = (orgId: string, provider: 'linkedin' | 'x' | 'google', body: BodyOf<'/api/v1/orgs/{orgId}/integrations/oauth/{provider}/start', 'post'>) =>
-  unwrap(api.POST('/api/v1/orgs/{orgId}/integrations/oauth/{provider}/start', { params: { path: { orgId, provider } }, body }));
+export const startOAuth = (
+  orgId: string,
+  provider: 'linkedin' | 'x' | 'google',
+  body: BodyOf<'/api/v1/orgs/{orgId}/integrations/oauth/{provider}/start', 'post'>,
+) => unwrap(api.POST('/api/v1/orgs/{orgId}/integrations/oauth/{provider}/start', { params: { path: { orgId, provider } }, body }));
 
 /** Posts that still publish through an account: the ones not yet published. */
 const WAITING = 'DRAFT,APPROVED,SCHEDULED,FAILED';
@@ -218,7 +249,10 @@ export async function reconnect(orgId: string, old: Integration, credentials: Re
     await deleteIntegration(orgId, old.id);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    throw new Error(`The account is connected again as a new connection, but the old one was kept: ${moved} post${moved === 1 ? '' : 's'} moved before this failed: ${message}`, { cause: error });
+    throw new Error(
+      `The account is connected again as a new connection, but the old one was kept: ${moved} post${moved === 1 ? '' : 's'} moved before this failed: ${message}`,
+      { cause: error },
+    );
   }
   return { integration, moved };
 }

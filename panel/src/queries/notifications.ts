@@ -8,16 +8,18 @@ export const notificationKeys = {
 };
 
 /** The latest 20 (read or not). */
-export const notificationsQuery = (orgId: string) => queryOptions({
-  queryKey: notificationKeys.all(orgId),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/notifications', { params: { path: { orgId }, query: { pageSize: 20 } } })),
-});
+export const notificationsQuery = (orgId: string) =>
+  queryOptions({
+    queryKey: notificationKeys.all(orgId),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/notifications', { params: { path: { orgId }, query: { pageSize: 20 } } })),
+  });
 
 /** How many are unread (the count of a one-item page). */
-export const unreadNotificationsQuery = (orgId: string) => queryOptions({
-  queryKey: notificationKeys.unread(orgId),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/notifications', { params: { path: { orgId }, query: { unread: true, pageSize: 1 } } })),
-});
+export const unreadNotificationsQuery = (orgId: string) =>
+  queryOptions({
+    queryKey: notificationKeys.unread(orgId),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/notifications', { params: { path: { orgId }, query: { unread: true, pageSize: 1 } } })),
+  });
 
 export function useReadNotification(orgId: string) {
   const queryClient = useQueryClient();

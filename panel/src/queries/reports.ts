@@ -15,15 +15,17 @@ export const reportKeys = {
   detail: (orgId: string, id: string) => [...reportKeys.all(orgId), 'one', id] as const,
 };
 
-export const reportsQuery = (orgId: string, query: ReportListQuery) => queryOptions({
-  queryKey: reportKeys.list(orgId, query),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/reports', { params: { path: { orgId }, query } })),
-});
+export const reportsQuery = (orgId: string, query: ReportListQuery) =>
+  queryOptions({
+    queryKey: reportKeys.list(orgId, query),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/reports', { params: { path: { orgId }, query } })),
+  });
 
-export const reportQuery = (orgId: string, id: string) => queryOptions({
-  queryKey: reportKeys.detail(orgId, id),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/reports/{id}', { params: { path: { orgId, id } } })),
-});
+export const reportQuery = (orgId: string, id: string) =>
+  queryOptions({
+    queryKey: reportKeys.detail(orgId, id),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/reports/{id}', { params: { path: { orgId, id } } })),
+  });
 
 const applyRecommendation = (orgId: string, id: string, index: number) =>
   unwrap(api.POST('/api/v1/orgs/{orgId}/reports/{id}/apply-recommendation', { params: { path: { orgId, id } }, body: { index } }));
@@ -40,7 +42,14 @@ export function useApplyRecommendation(orgId: string, id: string, onDone: (data:
     onSuccess: (data) => {
       onDone(data);
       queryClient.setQueryData(reportKeys.detail(orgId, id), data.report);
-      for (const key of [leadKeys.all(orgId), postKeys.all(orgId), runKeys.all(orgId), agentRunKeys.all(orgId), reportKeys.all(orgId), workflowKeys.lists(orgId)]) {
+      for (const key of [
+        leadKeys.all(orgId),
+        postKeys.all(orgId),
+        runKeys.all(orgId),
+        agentRunKeys.all(orgId),
+        reportKeys.all(orgId),
+        workflowKeys.lists(orgId),
+      ]) {
         void queryClient.invalidateQueries({ queryKey: key });
       }
     },

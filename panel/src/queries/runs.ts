@@ -18,15 +18,17 @@ export const runKeys = {
   detail: (orgId: string, runId: string) => [...runKeys.all(orgId), 'one', runId] as const,
 };
 
-export const runsQuery = (orgId: string, query: RunListQuery) => queryOptions({
-  queryKey: runKeys.list(orgId, query),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/runs', { params: { path: { orgId }, query } })),
-});
+export const runsQuery = (orgId: string, query: RunListQuery) =>
+  queryOptions({
+    queryKey: runKeys.list(orgId, query),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/runs', { params: { path: { orgId }, query } })),
+  });
 
-export const runQuery = (orgId: string, runId: string) => queryOptions({
-  queryKey: runKeys.detail(orgId, runId),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/runs/{runId}', { params: { path: { orgId, runId } } })),
-});
+export const runQuery = (orgId: string, runId: string) =>
+  queryOptions({
+    queryKey: runKeys.detail(orgId, runId),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/runs/{runId}', { params: { path: { orgId, runId } } })),
+  });
 
 /** POST …/runs/:id/cancel: the run's entry set, the lists and the approvals (closed with it) stale. */
 export function useCancelRun(orgId: string, runId: string) {
@@ -35,7 +37,10 @@ export function useCancelRun(orgId: string, runId: string) {
     mutationFn: () => unwrap(api.POST('/api/v1/orgs/{orgId}/runs/{runId}/cancel', { params: { path: { orgId, runId } } })),
     onSuccess: async (updated) => {
       queryClient.setQueryData(runKeys.detail(orgId, runId), updated);
-      await Promise.all([queryClient.invalidateQueries({ queryKey: runKeys.lists(orgId) }), queryClient.invalidateQueries({ queryKey: approvalKeys.all(orgId) })]);
+      await Promise.all([
+        queryClient.invalidateQueries({ queryKey: runKeys.lists(orgId) }),
+        queryClient.invalidateQueries({ queryKey: approvalKeys.all(orgId) }),
+      ]);
     },
   });
 }

@@ -9,21 +9,24 @@ export const settingsKeys = {
 };
 
 /** The organization's projects (a short array, not paged). */
-export const projectsQuery = (orgId: string) => queryOptions({
-  queryKey: settingsKeys.projects(orgId),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/projects', { params: { path: { orgId } } })),
-  staleTime: 60_000,
-});
+export const projectsQuery = (orgId: string) =>
+  queryOptions({
+    queryKey: settingsKeys.projects(orgId),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/projects', { params: { path: { orgId } } })),
+    staleTime: 60_000,
+  });
 
-export const organizationQuery = (orgId: string) => queryOptions({
-  queryKey: settingsKeys.organization(orgId),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}', { params: { path: { orgId } } })),
-});
+export const organizationQuery = (orgId: string) =>
+  queryOptions({
+    queryKey: settingsKeys.organization(orgId),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}', { params: { path: { orgId } } })),
+  });
 
-export const planQuery = (orgId: string) => queryOptions({
-  queryKey: settingsKeys.plan(orgId),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/plan', { params: { path: { orgId } } })),
-});
+export const planQuery = (orgId: string) =>
+  queryOptions({
+    queryKey: settingsKeys.plan(orgId),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/plan', { params: { path: { orgId } } })),
+  });
 
 /** A new project; `onDone` runs first (the name field empties), then the projects are stale. */
 export function useCreateProject(orgId: string, onDone: () => void) {

@@ -20,27 +20,39 @@ export const statsKeys = {
   dashboard: (orgId: string, range: unknown, timeZone: string) => [...statsKeys.all(orgId), 'dashboard', range, timeZone] as const,
 };
 
-export const usageQuery = (orgId: string, query: UsageQuery) => queryOptions({
-  queryKey: usageKeys.report(orgId, query),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/usage', { params: { path: { orgId }, query } })),
-});
+export const usageQuery = (orgId: string, query: UsageQuery) =>
+  queryOptions({
+    queryKey: usageKeys.report(orgId, query),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/usage', { params: { path: { orgId }, query } })),
+  });
 
-export const budgetQuery = (orgId: string) => queryOptions({
-  queryKey: budgetKeys.all(orgId),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/budget', { params: { path: { orgId } } })),
-});
+export const budgetQuery = (orgId: string) =>
+  queryOptions({
+    queryKey: budgetKeys.all(orgId),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/budget', { params: { path: { orgId } } })),
+  });
 
 /** The dashboard's series (POST …/stats/query) for a range, keyed by the range and the time zone. */
-export const dashboardStatsQuery = (orgId: string, range: { from: string; to: string; granularity: StatsBody['granularity'] }, timeZone: string, metrics: StatsBody['metrics']) => queryOptions({
-  queryKey: statsKeys.dashboard(orgId, range, timeZone),
-  queryFn: () => unwrap(api.POST('/api/v1/orgs/{orgId}/stats/query', {
-    params: { path: { orgId } },
-    body: { metrics, from: range.from, to: range.to, granularity: range.granularity, timezone: timeZone },
-  })),
-});
+export const dashboardStatsQuery = (
+  orgId: string,
+  range: { from: string; to: string; granularity: StatsBody['granularity'] },
+  timeZone: string,
+  metrics: StatsBody['metrics'],
+) =>
+  queryOptions({
+    queryKey: statsKeys.dashboard(orgId, range, timeZone),
+    queryFn: () =>
+      unwrap(
+        api.POST('/api/v1/orgs/{orgId}/stats/query', {
+          params: { path: { orgId } },
+          body: { metrics, from: range.from, to: range.to, granularity: range.granularity, timezone: timeZone },
+        }),
+      ),
+  });
 
 /** PUT …/budget: the answer is the budget's entry; the usage reports (which show it) are stale. */
-const putBudget = (orgId: string, monthlyLimitUsd: number | null) => unwrap(api.PUT('/api/v1/orgs/{orgId}/budget', { params: { path: { orgId } }, body: { monthlyLimitUsd } }));
+const putBudget = (orgId: string, monthlyLimitUsd: number | null) =>
+  unwrap(api.PUT('/api/v1/orgs/{orgId}/budget', { params: { path: { orgId } }, body: { monthlyLimitUsd } }));
 
 export function useSaveBudget(orgId: string, onSaved: (budget: Awaited<ReturnType<typeof putBudget>>) => void) {
   const queryClient = useQueryClient();

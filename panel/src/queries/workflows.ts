@@ -34,51 +34,57 @@ export const nodeTypeKeys = {
 
 const listWorkflows = (orgId: string, query: WorkflowListQuery) => unwrap(api.GET('/api/v1/orgs/{orgId}/workflows', { params: { path: { orgId }, query } }));
 
-export const workflowsQuery = (orgId: string, query: WorkflowListQuery) => queryOptions({
-  queryKey: workflowKeys.list(orgId, query),
-  queryFn: () => listWorkflows(orgId, query),
-});
+export const workflowsQuery = (orgId: string, query: WorkflowListQuery) =>
+  queryOptions({
+    queryKey: workflowKeys.list(orgId, query),
+    queryFn: () => listWorkflows(orgId, query),
+  });
 
 /** The first 100 workflows, for names (usage grouped by workflow, the runs filter). */
 export const workflowNamesQuery = (orgId: string, query: WorkflowListQuery = { pageSize: 100 }) => workflowsQuery(orgId, query);
 
 export const fetchWorkflow = (orgId: string, id: string) => unwrap(api.GET('/api/v1/orgs/{orgId}/workflows/{id}', { params: { path: { orgId, id } } }));
 
-export const workflowQuery = (orgId: string, id: string | undefined) => queryOptions({
-  queryKey: workflowKeys.detail(orgId, id),
-  queryFn: () => fetchWorkflow(orgId, id!),
-  enabled: Boolean(id),
-});
+export const workflowQuery = (orgId: string, id: string | undefined) =>
+  queryOptions({
+    queryKey: workflowKeys.detail(orgId, id),
+    queryFn: () => fetchWorkflow(orgId, id!),
+    enabled: Boolean(id),
+  });
 
 /**
  * Its own entry, fetched fresh each time the editor opens (the version it saves against must be
  * the stored one), and not refetched behind the author's back: the editor keeps its own copy.
  */
-export const workflowEditorQuery = (orgId: string, id: string) => queryOptions({
-  queryKey: workflowKeys.editor(orgId, id),
-  queryFn: () => fetchWorkflow(orgId, id),
-  gcTime: 0,
-  staleTime: Infinity,
-  refetchOnWindowFocus: false,
-});
+export const workflowEditorQuery = (orgId: string, id: string) =>
+  queryOptions({
+    queryKey: workflowKeys.editor(orgId, id),
+    queryFn: () => fetchWorkflow(orgId, id),
+    gcTime: 0,
+    staleTime: Infinity,
+    refetchOnWindowFocus: false,
+  });
 
-export const templatesQuery = (orgId: string) => queryOptions({
-  queryKey: templateKeys.all(orgId),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/templates', { params: { path: { orgId } } })),
-  staleTime: 5 * 60_000,
-});
+export const templatesQuery = (orgId: string) =>
+  queryOptions({
+    queryKey: templateKeys.all(orgId),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/templates', { params: { path: { orgId } } })),
+    staleTime: 5 * 60_000,
+  });
 
-export const templateQuery = (orgId: string, id: string | null | undefined) => queryOptions({
-  queryKey: templateKeys.detail(orgId, id),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/templates/{id}', { params: { path: { orgId, id: id! } } })),
-  staleTime: 5 * 60_000,
-});
+export const templateQuery = (orgId: string, id: string | null | undefined) =>
+  queryOptions({
+    queryKey: templateKeys.detail(orgId, id),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/templates/{id}', { params: { path: { orgId, id: id! } } })),
+    staleTime: 5 * 60_000,
+  });
 
-export const nodeTypesQuery = (orgId: string) => queryOptions({
-  queryKey: nodeTypeKeys.all(orgId),
-  queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/node-types', { params: { path: { orgId } } })) as Promise<NodeTypeInfo[]>,
-  staleTime: 10 * 60_000,
-});
+export const nodeTypesQuery = (orgId: string) =>
+  queryOptions({
+    queryKey: nodeTypeKeys.all(orgId),
+    queryFn: () => unwrap(api.GET('/api/v1/orgs/{orgId}/node-types', { params: { path: { orgId } } })) as Promise<NodeTypeInfo[]>,
+    staleTime: 10 * 60_000,
+  });
 
 /** What an expression gives against a run's items (the server evaluates it; the panel never does). */
 export function evaluateExpression(orgId: string, workflowId: string, body: { expression: string; runId: string; nodeId?: string }) {
@@ -89,7 +95,13 @@ export type WorkflowBody = { name: string; description?: string | null; budgetUs
 
 /** Creates a workflow, or changes one (with `version`: a change made elsewhere meanwhile is refused, 409). */
 export function saveWorkflow(orgId: string, id: string | null, body: WorkflowBody, version?: number | null) {
-  if (id) return unwrap(api.PATCH('/api/v1/orgs/{orgId}/workflows/{id}', { params: { path: { orgId, id } }, body: { ...body, ...(version === null || version === undefined ? {} : { version }) } as never }));
+  if (id)
+    return unwrap(
+      api.PATCH('/api/v1/orgs/{orgId}/workflows/{id}', {
+        params: { path: { orgId, id } },
+        body: { ...body, ...(version === null || version === undefined ? {} : { version }) } as never,
+      }),
+    );
   return unwrap(api.POST('/api/v1/orgs/{orgId}/workflows', { params: { path: { orgId } }, body: body as never }));
 }
 
@@ -106,7 +118,8 @@ export function workflowSaved(queryClient: QueryClient, orgId: string, workflow:
 export function useUpdateWorkflow(orgId: string, id: string, onSaved?: (workflow: Workflow) => void) {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: ({ body, version }: { body: Partial<WorkflowBody> & { active?: boolean }; version?: number }) => saveWorkflow(orgId, id, body as WorkflowBody, version),
+    mutationFn: ({ body, version }: { body: Partial<WorkflowBody> & { active?: boolean }; version?: number }) =>
+      saveWorkflow(orgId, id, body as WorkflowBody, version),
     onSuccess: (updated) => {
       onSaved?.(updated);
       return workflowSaved(queryClient, orgId, updated);
@@ -129,9 +142,21 @@ export function useDeleteWorkflow(orgId: string) {
 export function useCreateWorkflow(orgId: string) {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: ({ templateId, body }: { templateId: string | null; body: { name: string; projectId?: string; active?: boolean; nodes?: unknown[]; edges?: unknown[] } }) => (templateId
-      ? unwrap(api.POST('/api/v1/orgs/{orgId}/templates/{id}/use', { params: { path: { orgId, id: templateId } }, body: { name: body.name, projectId: body.projectId } }))
-      : saveWorkflow(orgId, null, body as WorkflowBody)),
+    mutationFn: ({
+      templateId,
+      body,
+    }: {
+      templateId: string | null;
+      body: { name: string; projectId?: string; active?: boolean; nodes?: unknown[]; edges?: unknown[] };
+    }) =>
+      templateId
+        ? unwrap(
+            api.POST('/api/v1/orgs/{orgId}/templates/{id}/use', {
+              params: { path: { orgId, id: templateId } },
+              body: { name: body.name, projectId: body.projectId },
+            }),
+          )
+        : saveWorkflow(orgId, null, body as WorkflowBody),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: workflowKeys.all(orgId) }),
   });
 }

@@ -38,13 +38,29 @@ function Login() {
     signIn.mutate();
   };
   return (
-    <AuthLayout title="Sign in" footer={<>No account yet? <Link to="/register" className="font-medium text-indigo-600">Create one</Link></>}>
+    <AuthLayout
+      title="Sign in"
+      footer={
+        <>
+          No account yet?{' '}
+          <Link to="/register" className="font-medium text-indigo-600">
+            Create one
+          </Link>
+        </>
+      }
+    >
       <form onSubmit={submit} className="space-y-4">
         <TextField label="Email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
         <TextField label="Password" type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
         <FormError error={signIn.error} />
-        <Button type="submit" variant="primary" className="w-full" disabled={signIn.isPending}>{signIn.isPending ? 'Signing in…' : 'Sign in'}</Button>
-        <p className="text-center text-sm"><Link to="/reset-password" className="text-slate-600 hover:text-indigo-600">Forgot your password?</Link></p>
+        <Button type="submit" variant="primary" className="w-full" disabled={signIn.isPending}>
+          {signIn.isPending ? 'Signing in…' : 'Sign in'}
+        </Button>
+        <p className="text-center text-sm">
+          <Link to="/reset-password" className="text-slate-600 hover:text-indigo-600">
+            Forgot your password?
+          </Link>
+        </p>
       </form>
     </AuthLayout>
   );

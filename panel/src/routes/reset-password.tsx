@@ -32,20 +32,45 @@ function RequestLink() {
   };
   const errors = request.error instanceof ApiError ? request.error.fieldErrors : {};
   return (
-    <AuthLayout title="Reset your password" footer={<>Remembered it? <Link to="/login" className="font-medium text-indigo-600">Sign in</Link></>}>
+    <AuthLayout
+      title="Reset your password"
+      footer={
+        <>
+          Remembered it?{' '}
+          <Link to="/login" className="font-medium text-indigo-600">
+            Sign in
+          </Link>
+        </>
+      }
+    >
       {request.isSuccess ? (
         <div role="status" className="space-y-3 text-sm text-slate-700">
           <p className="font-medium text-slate-900">Check your e-mail</p>
-          <p>If <span className="font-medium">{email.trim()}</span> has an account, a link to set a new password is on its way. It works once, for one hour.</p>
-          <p className="text-slate-500">Nothing arrived after a few minutes? Look in the spam folder, or ask your administrator whether this service sends e-mail.</p>
+          <p>
+            If <span className="font-medium">{email.trim()}</span> has an account, a link to set a new password is on its way. It works once, for one hour.
+          </p>
+          <p className="text-slate-500">
+            Nothing arrived after a few minutes? Look in the spam folder, or ask your administrator whether this service sends e-mail.
+          </p>
           <Button onClick={() => request.reset()}>Send another link</Button>
         </div>
       ) : (
         <form onSubmit={submit} className="space-y-4">
           <p className="text-sm text-slate-600">Enter the e-mail address of your account; we send you a link to choose a new password.</p>
-          <TextField label="Email" type="email" autoComplete="email" required maxLength={254} value={email} onChange={(e) => setEmail(e.target.value)} error={errors.email} />
+          <TextField
+            label="Email"
+            type="email"
+            autoComplete="email"
+            required
+            maxLength={254}
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+            error={errors.email}
+          />
           <FormError error={request.error} />
-          <Button type="submit" variant="primary" className="w-full" disabled={request.isPending}>Send reset link</Button>
+          <Button type="submit" variant="primary" className="w-full" disabled={request.isPending}>
+            Send reset link
+          </Button>
         </form>
       )}
     </AuthLayout>
@@ -70,25 +95,60 @@ function SetNewPassword({ token }: { token: string }) {
       <AuthLayout title="Password changed">
         <div role="status" className="space-y-4 text-sm text-slate-700">
           <p>Your new password is set, and every session of your account was signed out.</p>
-          <Link to="/login" className="inline-flex w-full items-center justify-center rounded-md bg-indigo-600 px-3.5 py-2 text-sm font-medium text-white hover:bg-indigo-500">Sign in</Link>
+          <Link
+            to="/login"
+            className="inline-flex w-full items-center justify-center rounded-md bg-indigo-600 px-3.5 py-2 text-sm font-medium text-white hover:bg-indigo-500"
+          >
+            Sign in
+          </Link>
         </div>
       </AuthLayout>
     );
   }
   return (
-    <AuthLayout title="Choose a new password" footer={<Link to="/login" className="font-medium text-indigo-600">Back to sign in</Link>}>
+    <AuthLayout
+      title="Choose a new password"
+      footer={
+        <Link to="/login" className="font-medium text-indigo-600">
+          Back to sign in
+        </Link>
+      }
+    >
       {remote.token ? (
         <div role="alert" className="space-y-3 text-sm">
           <p className="font-medium text-red-700">This link does not work any more.</p>
           <p className="text-slate-700">Reset links work once, for one hour, and only the newest one counts.</p>
-          <Link to="/reset-password" search={{}} className="font-medium text-indigo-600">Ask for a new link</Link>
+          <Link to="/reset-password" search={{}} className="font-medium text-indigo-600">
+            Ask for a new link
+          </Link>
         </div>
       ) : (
         <form onSubmit={submit} className="space-y-4" noValidate>
-          <TextField label="New password" type="password" autoComplete="new-password" required maxLength={256} value={fields.newPassword} onChange={(e) => setFields({ ...fields, newPassword: e.target.value })} error={(checked ? local.newPassword : undefined) ?? remote.newPassword} hint="At least 8 characters, not a common password." />
-          <TextField label="Confirm new password" type="password" autoComplete="new-password" required maxLength={256} value={fields.confirm} onChange={(e) => setFields({ ...fields, confirm: e.target.value })} error={checked ? local.confirm : undefined} />
+          <TextField
+            label="New password"
+            type="password"
+            autoComplete="new-password"
+            required
+            maxLength={256}
+            value={fields.newPassword}
+            onChange={(e) => setFields({ ...fields, newPassword: e.target.value })}
+            error={(checked ? local.newPassword : undefined) ?? remote.newPassword}
+            hint="At least 8 characters, not a common password."
+          />
+          <TextField
+            label="Confirm new password"
+            type="password"
+            autoComplete="new-password"
+            required
+            maxLength={256}
+            value={fields.confirm}
+            onChange={(e) => setFields({ ...fields, confirm: e.target.value })}
+            error={checked ? local.confirm : undefined}
+          />
           {confirm.error && Object.keys(remote).length === 0 ? <FormError error={confirm.error} /> : null}
-          <Button type="submit" variant="primary" className="w-full" disabled={confirm.isPending}>Set new password</Button>
+          <Button type="submit" variant="primary" className="w-full" disabled={confirm.isPending}>
+            Set new password
+          </Button>
         </form>
       )}
     </AuthLayout>

@@ -7,8 +7,16 @@ import type { AdminPorts } from './ports.ts';
  * asks the running server to run them (admin routes) when the server holds the embedded database.
  */
 
-export interface CreateOwnerInput { email: string; password: string; name?: string; organizationName: string }
-export interface CreateOwnerResult { user: { id: string; email: string }; organization: { id: string; name: string } }
+export interface CreateOwnerInput {
+  email: string;
+  password: string;
+  name?: string;
+  organizationName: string;
+}
+export interface CreateOwnerResult {
+  user: { id: string; email: string };
+  organization: { id: string; name: string };
+}
 
 export async function createOwner(services: Pick<AdminPorts, 'auth'>, input: CreateOwnerInput): Promise<CreateOwnerResult> {
   assertAcceptablePassword(input.password);
@@ -16,8 +24,18 @@ export async function createOwner(services: Pick<AdminPorts, 'auth'>, input: Cre
   return { user: { id: user.id, email: user.email }, organization: { id: organization.id, name: organization.name } };
 }
 
-export interface CreateApiKeyInput { org: string; name: string; scopes: string[]; projectId?: string }
-export interface CreateApiKeyResult { id: string; key: string; scopes: string[]; organization: { id: string; name: string } }
+export interface CreateApiKeyInput {
+  org: string;
+  name: string;
+  scopes: string[];
+  projectId?: string;
+}
+export interface CreateApiKeyResult {
+  id: string;
+  key: string;
+  scopes: string[];
+  organization: { id: string; name: string };
+}
 
 /** The one organization an id or exact name names (404 none, 409 several of that name). */
 async function oneOrg(orgs: AdminPorts['orgs'], idOrName: string) {
@@ -27,8 +45,14 @@ async function oneOrg(orgs: AdminPorts['orgs'], idOrName: string) {
   return found[0]!;
 }
 
-export interface SetPlanInput { org: string; plan: string }
-export interface SetPlanResult { organization: { id: string; name: string }; plan: string }
+export interface SetPlanInput {
+  org: string;
+  plan: string;
+}
+export interface SetPlanResult {
+  organization: { id: string; name: string };
+  plan: string;
+}
 
 /** Assigns a plan of PLANS to an organization (CONTRACT §12); an unknown plan is refused with the list. */
 export async function setPlan(services: Pick<AdminPorts, 'orgs' | 'plans'>, input: SetPlanInput): Promise<SetPlanResult> {

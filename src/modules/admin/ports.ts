@@ -6,7 +6,12 @@
 /** The auth module: the first owner and their organization. */
 export interface AuthPort {
   /** A user with their own organization (the first owner, the CLI, signup); the password is checked (400). */
-  createUserWithOrg(input: { email: string; password: string; name?: string; organizationName?: string }): Promise<{ user: { id: string; email: string }; organization: { id: string; name: string } }>;
+  createUserWithOrg(input: {
+    email: string;
+    password: string;
+    name?: string;
+    organizationName?: string;
+  }): Promise<{ user: { id: string; email: string }; organization: { id: string; name: string } }>;
 }
 
 /** The orgs module: an organization named by the CLI, and its projects. */

@@ -36,46 +36,67 @@ export const adminRoutes = routesPlugin<AdminRoutesOptions>('admin-routes', [], 
   };
   const hide = true;
 
-  app.post('/_admin/owners', {
-    onRequest: guard,
-    schema: {
-      hide,
-      body: Type.Object({
-        email: Type.String({ format: 'email', maxLength: 254 }),
-        password: Type.String({ minLength: 8, maxLength: 256 }),
-        name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-        organizationName: Type.String({ minLength: 1, maxLength: 200 }),
-      }, { additionalProperties: false }),
+  app.post(
+    '/_admin/owners',
+    {
+      onRequest: guard,
+      schema: {
+        hide,
+        body: Type.Object(
+          {
+            email: Type.String({ format: 'email', maxLength: 254 }),
+            password: Type.String({ minLength: 8, maxLength: 256 }),
+            name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+            organizationName: Type.String({ minLength: 1, maxLength: 200 }),
+          },
+          { additionalProperties: false },
+        ),
+      },
     },
-  }, async (request, reply) => {
-    reply.code(201);
-    return createOwner(ports, request.body);
-  });
+    async (request, reply) => {
+      reply.code(201);
+      return createOwner(ports, request.body);
+    },
+  );
 
-  app.post('/_admin/api-keys', {
-    onRequest: guard,
-    schema: {
-      hide,
-      body: Type.Object({
-        org: Type.String({ minLength: 1, maxLength: 200 }),
-        name: Type.String({ minLength: 1, maxLength: 200 }),
-        scopes: Type.Array(Type.Union(SCOPES.map((s) => Type.Literal(s))), { minItems: 1, maxItems: SCOPES.length }),
-        projectId: Type.Optional(Type.String({ maxLength: 64 })),
-      }, { additionalProperties: false }),
+  app.post(
+    '/_admin/api-keys',
+    {
+      onRequest: guard,
+      schema: {
+        hide,
+        body: Type.Object(
+          {
+            org: Type.String({ minLength: 1, maxLength: 200 }),
+            name: Type.String({ minLength: 1, maxLength: 200 }),
+            scopes: Type.Array(Type.Union(SCOPES.map((s) => Type.Literal(s))), { minItems: 1, maxItems: SCOPES.length }),
+            projectId: Type.Optional(Type.String({ maxLength: 64 })),
+          },
+          { additionalProperties: false },
+        ),
+      },
     },
-  }, async (request, reply) => {
-    reply.code(201);
-    return createApiKey(ports, request.body);
-  });
+    async (request, reply) => {
+      reply.code(201);
+      return createApiKey(ports, request.body);
+    },
+  );
 
-  app.post('/_admin/plans', {
-    onRequest: guard,
-    schema: {
-      hide,
-      body: Type.Object({
-        org: Type.String({ minLength: 1, maxLength: 200 }),
-        plan: Type.String({ minLength: 1, maxLength: 64 }),
-      }, { additionalProperties: false }),
+  app.post(
+    '/_admin/plans',
+    {
+      onRequest: guard,
+      schema: {
+        hide,
+        body: Type.Object(
+          {
+            org: Type.String({ minLength: 1, maxLength: 200 }),
+            plan: Type.String({ minLength: 1, maxLength: 64 }),
+          },
+          { additionalProperties: false },
+        ),
+      },
     },
-  }, async (request) => setPlan(ports, request.body));
+    async (request) => setPlan(ports, request.body),
+  );
 });

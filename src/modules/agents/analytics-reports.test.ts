@@ -10,10 +10,19 @@ import { analyticsDaily } from '../analytics/tables.ts';
  * offline model through the analytics_summary tool from synced days, with a fixed "today".
  */
 let t: TestApp;
-const clock = { at: Date.parse('2032-04-01T12:00:00Z'), now() { return new Date(this.at); } };
+const clock = {
+  at: Date.parse('2032-04-01T12:00:00Z'),
+  now() {
+    return new Date(this.at);
+  },
+};
 
-beforeAll(async () => { t = await buildTestApp({ clock }); });
-afterAll(async () => { await t?.close(); });
+beforeAll(async () => {
+  t = await buildTestApp({ clock });
+});
+afterAll(async () => {
+  await t?.close();
+});
 
 const call = (method: 'GET' | 'POST', url: string, payload?: object, org: OrgFixture = t.orgA) =>
   t.call({ method, url: `/api/v1/orgs/${org.orgId}${url}`, auth: { apiKey: org.apiKey }, ...(payload ? { payload } : {}) });
@@ -21,11 +30,27 @@ const call = (method: 'GET' | 'POST', url: string, payload?: object, org: OrgFix
 /** Synced days of one Google integration: GA4 and Search Console rows for each date. */
 async function synced(org: OrgFixture, days: { date: string; sessions: number; clicks: number; impressions: number; position: number }[]) {
   const id = newId('integration');
-  await t.database.db.insert(integrations).values({ id, orgId: org.orgId, projectId: null, provider: 'google', name: 'Google', credentialsSealed: 'sealed', authType: 'oauth' });
-  await t.database.db.insert(analyticsDaily).values(days.flatMap((d): (typeof analyticsDaily.$inferInsert)[] => [
-    { integrationId: id, orgId: org.orgId, source: 'ga4', date: d.date, metrics: { sessions: d.sessions, users: Math.round(d.sessions * 0.8), conversions: 1 } },
-    { integrationId: id, orgId: org.orgId, source: 'gsc', date: d.date, metrics: { clicks: d.clicks, impressions: d.impressions, ctr: d.clicks / d.impressions, position: d.position } },
-  ]));
+  await t.database.db
+    .insert(integrations)
+    .values({ id, orgId: org.orgId, projectId: null, provider: 'google', name: 'Google', credentialsSealed: 'sealed', authType: 'oauth' });
+  await t.database.db.insert(analyticsDaily).values(
+    days.flatMap((d): (typeof analyticsDaily.$inferInsert)[] => [
+      {
+        integrationId: id,
+        orgId: org.orgId,
+        source: 'ga4',
+        date: d.date,
+        metrics: { sessions: d.sessions, users: Math.round(d.sessions * 0.8), conversions: 1 },
+      },
+      {
+        integrationId: id,
+        orgId: org.orgId,
+        source: 'gsc',
+        date: d.date,
+        metrics: { clicks: d.clicks, impressions: d.impressions, ctr: d.clicks / d.impressions, position: d.position },
+      },
+    ]),
+  );
 }
 
 async function report(type: string, reportType: string, org: OrgFixture = t.orgA) {
@@ -61,7 +86,10 @@ describe('analytics reports', () => {
     await synced(t.orgB, [{ date: date(28), sessions: 99_999, clicks: 99_999, impressions: 99_999, position: 1 }]);
 
     const review = await report('REPORT_WRITER', 'ANALYTICS_REVIEW');
-    expect(review).toMatchObject({ type: 'ANALYTICS_REVIEW', metrics: { 'ga4.sessions': 560, 'ga4.users': 448, 'ga4.conversions': 7, 'gsc.clicks': 70, sessionsChangePct: -20, clicksChangePct: -50 } });
+    expect(review).toMatchObject({
+      type: 'ANALYTICS_REVIEW',
+      metrics: { 'ga4.sessions': 560, 'ga4.users': 448, 'ga4.conversions': 7, 'gsc.clicks': 70, sessionsChangePct: -20, clicksChangePct: -50 },
+    });
     expect(review.summary).toContain('560 sessions (-20 %)');
     expect(review.body).toContain('2032-03-25 – 2032-03-31');
 
@@ -79,5 +107,4 @@ describe('analytics reports', () => {
     const runs = (await call('GET', '/agent-runs?type=CONTENT_WRITER')).json();
     expect(runs.items.length).toBe(1);
   });
-
 });

@@ -119,15 +119,15 @@ export class AgentEngine {
   }
 
   private systemPrompt(run: RunRow, type: AgentTypeDef): string {
-    return `${type.instructions}\n\nAgent type: ${type.type}.${type.conversational ? '' : ` The report you write has type ${type.reportType}${type.alsoWrites ? ` (${type.alsoWrites.join(', ')} when input.reportType names it)` : ''}.`}`
-      + (run.instructions ? `\n\nAdditional instructions:\n${run.instructions}` : '')
-      + `\n\nToday is ${this.clock.now().toISOString().slice(0, 10)}.`;
+    return (
+      `${type.instructions}\n\nAgent type: ${type.type}.${type.conversational ? '' : ` The report you write has type ${type.reportType}${type.alsoWrites ? ` (${type.alsoWrites.join(', ')} when input.reportType names it)` : ''}.`}` +
+      (run.instructions ? `\n\nAdditional instructions:\n${run.instructions}` : '') +
+      `\n\nToday is ${this.clock.now().toISOString().slice(0, 10)}.`
+    );
   }
 
   private taskPrompt(task: string, input: Record<string, unknown>, projectId: string | null): string {
-    return `Task: ${task}`
-      + (Object.keys(input).length ? `\n\nInput (JSON):\n${JSON.stringify(input)}` : '')
-      + (projectId ? `\n\nProject: ${projectId}` : '');
+    return `Task: ${task}` + (Object.keys(input).length ? `\n\nInput (JSON):\n${JSON.stringify(input)}` : '') + (projectId ? `\n\nProject: ${projectId}` : '');
   }
 
   private sdkTools(state: State): ToolSet {
@@ -136,7 +136,10 @@ export class AgentEngine {
     // No agent hands over to a conversation's bot, and the bot's own `handoff` hands the conversation to people.
     const others = Object.keys(AGENT_TYPES).filter((k) => k !== state.type.type && !AGENT_TYPES[k]!.conversational);
     if (state.handoffs < MAX_HANDOFFS && others.length && !state.type.conversational) {
-      set[HANDOFF_TOOL] = tool({ description: `${handoffTool.description} Agent types: ${others.join(', ')}.`, inputSchema: jsonSchema(handoffTool.input as never) });
+      set[HANDOFF_TOOL] = tool({
+        description: `${handoffTool.description} Agent types: ${others.join(', ')}.`,
+        inputSchema: jsonSchema(handoffTool.input as never),
+      });
     }
     return set;
   }
@@ -192,7 +195,11 @@ export class AgentEngine {
     for (;;) {
       if (signal.aborted) return this.aborted(signal, state);
       if (state.modelCalls >= run.maxSteps) {
-        return { status: 'max_steps', summary: state.lastText ?? `Stopped after ${run.maxSteps} model calls.`, error: `Step limit reached: ${run.maxSteps} model calls` };
+        return {
+          status: 'max_steps',
+          summary: state.lastText ?? `Stopped after ${run.maxSteps} model calls.`,
+          error: `Step limit reached: ${run.maxSteps} model calls`,
+        };
       }
       const system = this.systemPrompt(run, state.type);
       const tools = this.sdkTools(state);
@@ -205,11 +212,16 @@ export class AgentEngine {
           exceeded: over,
         };
       }
-      const answer = await withSpan(`chat ${model.modelId}`, SpanKind.CLIENT, { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': model.modelId, 'agent.run.id': run.id }, async (span) => {
-        const result = await this.callModel(model, run, state, system, tools, signal);
-        span?.setAttributes({ 'gen_ai.usage.input_tokens': result.inputTokens ?? 0, 'gen_ai.usage.output_tokens': result.outputTokens ?? 0 });
-        return result;
-      });
+      const answer = await withSpan(
+        `chat ${model.modelId}`,
+        SpanKind.CLIENT,
+        { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': model.modelId, 'agent.run.id': run.id },
+        async (span) => {
+          const result = await this.callModel(model, run, state, system, tools, signal);
+          span?.setAttributes({ 'gen_ai.usage.input_tokens': result.inputTokens ?? 0, 'gen_ai.usage.output_tokens': result.outputTokens ?? 0 });
+          return result;
+        },
+      );
       if (signal.aborted) return this.aborted(signal, state);
       state.modelCalls++;
       await this.recordUsage(run, state, model, answer);
@@ -225,11 +237,14 @@ export class AgentEngine {
         const from = state.type.type;
         state.type = AGENT_TYPES[handoff.to]!;
         state.handoffs++;
-        state.messages = [{
-          role: 'user',
-          content: `${this.taskPrompt(handoff.task, run.input, run.projectId)}\n\nHanded over by ${from}.${handoff.context ? `\nContext: ${handoff.context}` : ''}`
-            + (state.reportId ? `\nReport already written: ${state.reportId}` : ''),
-        }];
+        state.messages = [
+          {
+            role: 'user',
+            content:
+              `${this.taskPrompt(handoff.task, run.input, run.projectId)}\n\nHanded over by ${from}.${handoff.context ? `\nContext: ${handoff.context}` : ''}` +
+              (state.reportId ? `\nReport already written: ${state.reportId}` : ''),
+          },
+        ];
       }
     }
   }
@@ -245,8 +260,21 @@ export class AgentEngine {
         if (part.type === 'error') throw part.error;
         if (part.type === 'abort') signal.throwIfAborted();
       }
-      const [text, reasoning, toolCalls, usage, messages] = await Promise.all([result.text, result.reasoningText, result.toolCalls, result.usage, result.responseMessages]);
-      return { text, reasoning: reasoning ?? '', toolCalls: toolCalls as ModelAnswer['toolCalls'], assistant: messages.filter((m) => m.role === 'assistant'), inputTokens: usage.inputTokens, outputTokens: usage.outputTokens };
+      const [text, reasoning, toolCalls, usage, messages] = await Promise.all([
+        result.text,
+        result.reasoningText,
+        result.toolCalls,
+        result.usage,
+        result.responseMessages,
+      ]);
+      return {
+        text,
+        reasoning: reasoning ?? '',
+        toolCalls: toolCalls as ModelAnswer['toolCalls'],
+        assistant: messages.filter((m) => m.role === 'assistant'),
+        inputTokens: usage.inputTokens,
+        outputTokens: usage.outputTokens,
+      };
     }
     const result = await generateText(options);
     return {
@@ -267,7 +295,11 @@ export class AgentEngine {
   private async budgetStop(run: RunRow, state: State, system: string, tools: ToolSet): Promise<Ending['exceeded'] | null> {
     const limit = await this.e.budgets.limitOf(run.orgId);
     if (run.budgetUsd === null && limit === null) return null;
-    state.promptEstimate = estimateTokens(system + JSON.stringify(state.messages) + JSON.stringify(Object.entries(tools).map(([name, t]) => [name, t.description, (t.inputSchema as { jsonSchema?: unknown }).jsonSchema])));
+    state.promptEstimate = estimateTokens(
+      system +
+        JSON.stringify(state.messages) +
+        JSON.stringify(Object.entries(tools).map(([name, t]) => [name, t.description, (t.inputSchema as { jsonSchema?: unknown }).jsonSchema])),
+    );
     const next = this.e.usage.cost(run.modelId, Math.ceil(state.promptEstimate * state.inputRatio), Math.max(state.maxOutputTokens, OUTPUT_ESTIMATE_FLOOR));
     if (run.budgetUsd !== null && state.costUsd + next > run.budgetUsd) {
       return { scope: (run.budgetScope as BudgetScope | null) ?? 'agent', limitUsd: run.budgetUsd, usedUsd: state.costUsd };
@@ -292,12 +324,27 @@ export class AgentEngine {
     // The usage row and the run's totals in one statement.
     const { db } = this.e.deps;
     const usageRow = this.e.usage.recordCte(db, {
-      orgId: run.orgId, projectId: run.projectId, modelId: model.modelId, agentRunId: run.id, agentType: run.type,
-      workflowId: run.workflowId, workflowRunId: run.workflowRunId, inputTokens, outputTokens, costUsd,
+      orgId: run.orgId,
+      projectId: run.projectId,
+      modelId: model.modelId,
+      agentRunId: run.id,
+      agentType: run.type,
+      workflowId: run.workflowId,
+      workflowRunId: run.workflowRunId,
+      inputTokens,
+      outputTokens,
+      costUsd,
     });
-    await db.with(usageRow).update(agentRuns).set({
-      inputTokens: state.inputTokens, outputTokens: state.outputTokens, costUsd: state.costUsd, modelCalls: run.modelCalls + state.modelCalls,
-    }).where(eq(agentRuns.id, run.id));
+    await db
+      .with(usageRow)
+      .update(agentRuns)
+      .set({
+        inputTokens: state.inputTokens,
+        outputTokens: state.outputTokens,
+        costUsd: state.costUsd,
+        modelCalls: run.modelCalls + state.modelCalls,
+      })
+      .where(eq(agentRuns.id, run.id));
     recordModelUsage(model.modelId, inputTokens, outputTokens, costUsd);
     if (costUsd > 0) await this.e.budgets.afterSpend(run.orgId);
   }
@@ -334,12 +381,21 @@ export class AgentEngine {
       if (call.toolName === HANDOFF_TOOL && !state.type.conversational) {
         const to = String(input.to ?? '');
         if (handoff) output = { error: 'Only one handoff per answer' };
-        else if (!AGENT_TYPES[to] || to === state.type.type || AGENT_TYPES[to].conversational) output = { error: `Unknown agent type "${to}"; use one of ${Object.keys(AGENT_TYPES).filter((k) => k !== state.type.type && !AGENT_TYPES[k]!.conversational).join(', ')}` };
+        else if (!AGENT_TYPES[to] || to === state.type.type || AGENT_TYPES[to].conversational)
+          output = {
+            error: `Unknown agent type "${to}"; use one of ${Object.keys(AGENT_TYPES)
+              .filter((k) => k !== state.type.type && !AGENT_TYPES[k]!.conversational)
+              .join(', ')}`,
+          };
         else if (state.handoffs >= MAX_HANDOFFS) output = { error: `At most ${MAX_HANDOFFS} handoffs per run` };
         else if (!Value.Check(handoffTool.input, input)) output = { error: 'handoff needs { to, task, context? }' };
         else {
           handoff = { to, task: String(input.task), context: typeof input.context === 'string' ? input.context : undefined };
-          await this.step(run, state, signal, { type: 'handoff', name: to, input: { from: state.type.type, to, task: handoff.task, ...(handoff.context ? { context: handoff.context } : {}) } });
+          await this.step(run, state, signal, {
+            type: 'handoff',
+            name: to,
+            input: { from: state.type.type, to, task: handoff.task, ...(handoff.context ? { context: handoff.context } : {}) },
+          });
           output = { handedOffTo: to };
         }
       } else {
@@ -357,8 +413,19 @@ export class AgentEngine {
     return handoff;
   }
 
-  private async runTool(ctx: ToolContext, def: ToolDef | undefined, call: ModelAnswer['toolCalls'][number], input: Record<string, unknown>, state: State): Promise<unknown> {
-    if (!def) return { error: `Tool "${call.toolName}" is not available to ${state.type.type}; available: ${this.toolsOf(state.type).map((t) => t.name).join(', ')}` };
+  private async runTool(
+    ctx: ToolContext,
+    def: ToolDef | undefined,
+    call: ModelAnswer['toolCalls'][number],
+    input: Record<string, unknown>,
+    state: State,
+  ): Promise<unknown> {
+    if (!def)
+      return {
+        error: `Tool "${call.toolName}" is not available to ${state.type.type}; available: ${this.toolsOf(state.type)
+          .map((t) => t.name)
+          .join(', ')}`,
+      };
     if (!Value.Check(def.input, input)) {
       return { error: `Invalid input: ${explainErrors([...Value.Errors(def.input, input)], 'input', def.input).message}` };
     }
@@ -409,28 +476,40 @@ export class AgentEngine {
   async finish(run: RunRow, state: State, ending: Ending): Promise<RunRow> {
     const now = this.clock.now();
     const finished = await transaction(this.e.deps.db, async (tx) => {
-      const [row] = await tx.update(agentRuns).set({
-        status: ending.status,
-        summary: ending.summary.slice(0, 20_000),
-        error: ending.error ?? null,
-        output: this.output(state),
-        reportId: state.reportId,
-        inputTokens: state.inputTokens,
-        outputTokens: state.outputTokens,
-        costUsd: state.costUsd,
-        stepCount: state.nextIndex,
-        finishedAt: now,
-        leaseOwner: null,
-        leaseUntil: null,
-      }).where(and(eq(agentRuns.id, run.id), eq(agentRuns.status, 'RUNNING'))).returning();
+      const [row] = await tx
+        .update(agentRuns)
+        .set({
+          status: ending.status,
+          summary: ending.summary.slice(0, 20_000),
+          error: ending.error ?? null,
+          output: this.output(state),
+          reportId: state.reportId,
+          inputTokens: state.inputTokens,
+          outputTokens: state.outputTokens,
+          costUsd: state.costUsd,
+          stepCount: state.nextIndex,
+          finishedAt: now,
+          leaseOwner: null,
+          leaseUntil: null,
+        })
+        .where(and(eq(agentRuns.id, run.id), eq(agentRuns.status, 'RUNNING')))
+        .returning();
       if (!row) return null;
       await this.e.events.record(tx, finishedEvent(row));
       if (ending.exceeded) {
-        await this.e.budgets.exceeded({
-          orgId: row.orgId, projectId: row.projectId, scope: ending.exceeded.scope, limitUsd: ending.exceeded.limitUsd, usedUsd: ending.exceeded.usedUsd,
-          runId: ending.exceeded.scope === 'workflow' && row.workflowRunId ? row.workflowRunId : row.id,
-          agentRunId: row.id, workflowRunId: row.workflowRunId ?? undefined,
-        }, tx);
+        await this.e.budgets.exceeded(
+          {
+            orgId: row.orgId,
+            projectId: row.projectId,
+            scope: ending.exceeded.scope,
+            limitUsd: ending.exceeded.limitUsd,
+            usedUsd: ending.exceeded.usedUsd,
+            runId: ending.exceeded.scope === 'workflow' && row.workflowRunId ? row.workflowRunId : row.id,
+            agentRunId: row.id,
+            workflowRunId: row.workflowRunId ?? undefined,
+          },
+          tx,
+        );
         // Stopped by the monthly budget on its estimate: the month's 80 % (or 100 %) alert that the
         // spending reaches, if it has not gone out yet (nothing when it has).
         if (ending.exceeded.scope === 'organization') await this.e.budgets.alertReached(tx, row.orgId, ending.exceeded.limitUsd, ending.exceeded.usedUsd);
@@ -448,7 +527,11 @@ export class AgentEngine {
 
 export function finishedEvent(row: RunRow) {
   const payload: Record<string, unknown> = {
-    agentRunId: row.id, type: row.type, status: row.status, summary: row.summary, usage: runUsage(row),
+    agentRunId: row.id,
+    type: row.type,
+    status: row.status,
+    summary: row.summary,
+    usage: runUsage(row),
   };
   if (row.reportId) payload.reportId = row.reportId;
   if (row.workflowRunId) payload.workflowRunId = row.workflowRunId;

@@ -140,7 +140,10 @@ export interface LeadChange {
 
 /** search_leads, get_lead, update_lead, qualify_lead, lead_stats, and the bot's lookupLead and updateLead. */
 export interface LeadsPort {
-  list(scope: Scope, query: { q?: string; status?: string; minScore?: number; tags?: string; projectId?: string; page: number; pageSize: number }): Promise<{ total: number; items: LeadFields[] }>;
+  list(
+    scope: Scope,
+    query: { q?: string; status?: string; minScore?: number; tags?: string; projectId?: string; page: number; pageSize: number },
+  ): Promise<{ total: number; items: LeadFields[] }>;
   get(scope: Scope, id: string): Promise<LeadFields>;
   update(scope: Scope, id: string, patch: LeadChange): Promise<LeadFields>;
   /** Total, count by status and by source, average score, leads created in the last 7 and 30 days. */
@@ -189,7 +192,15 @@ export interface ContentPort {
 
 /** A request in the approvals inbox, as `request_approval` asks for it (the workflows module). */
 export interface ApprovalRequester {
-  submit(input: { orgId: string; projectId?: string | null; title: string; description?: string | null; runId?: string | null; expiresAt?: Date | null; payload?: unknown }): Promise<{ id: string; status?: string }>;
+  submit(input: {
+    orgId: string;
+    projectId?: string | null;
+    title: string;
+    description?: string | null;
+    runId?: string | null;
+    expiresAt?: Date | null;
+    payload?: unknown;
+  }): Promise<{ id: string; status?: string }>;
 }
 
 /** The conversations bot's tools (reply, handoff, close, the conversation's lead) and the chatbot analyst's stats. */
@@ -210,7 +221,10 @@ export interface CampaignsPort {
 
 /** analytics_summary (the analytics reports): the ga4.* and gsc.* metrics of stats/query. */
 export interface StatsPort {
-  query(scope: Scope, input: { metrics: string[]; from: string; to: string; granularity: 'day' }): Promise<{
+  query(
+    scope: Scope,
+    input: { metrics: string[]; from: string; to: string; granularity: 'day' },
+  ): Promise<{
     series: { metric: string; total: number; points: { at: string | Date; value: number }[] }[];
   }>;
 }

@@ -18,21 +18,30 @@ const CALL_COST = 0.14;
 function qualifier(request: ChatRequest): Reply {
   const results = ModelServer.toolResults(request);
   const names = results.map((r) => r.name);
-  if (!names.includes('search_leads')) return { reasoning: 'Find the new leads first.', toolCalls: [{ name: 'search_leads', arguments: { status: 'NEW', limit: 10 } }] };
+  if (!names.includes('search_leads'))
+    return { reasoning: 'Find the new leads first.', toolCalls: [{ name: 'search_leads', arguments: { status: 'NEW', limit: 10 } }] };
   if (!names.includes('qualify_lead')) {
     const found = results.find((r) => r.name === 'search_leads')!.output as { items: { id: string }[] };
-    return { content: 'Qualifying.', toolCalls: found.items.map((l) => ({ name: 'qualify_lead', arguments: { id: l.id, score: 85, reason: 'Decision maker at a target account' } })) };
+    return {
+      content: 'Qualifying.',
+      toolCalls: found.items.map((l) => ({ name: 'qualify_lead', arguments: { id: l.id, score: 85, reason: 'Decision maker at a target account' } })),
+    };
   }
   if (!names.includes('create_report')) {
     const ids = results.filter((r) => r.name === 'qualify_lead').map((r) => (r.output as { id: string }).id);
     return {
-      toolCalls: [{
-        name: 'create_report',
-        arguments: {
-          type: 'LEAD_QUALIFICATION', title: 'Qualified by the model', summary: `${ids.length} qualified`, metrics: { qualified: ids.length },
-          recommendations: [{ title: 'Tag them', action: { type: 'tag_leads', params: { leadIds: ids, tags: ['model-pick'] } } }],
+      toolCalls: [
+        {
+          name: 'create_report',
+          arguments: {
+            type: 'LEAD_QUALIFICATION',
+            title: 'Qualified by the model',
+            summary: `${ids.length} qualified`,
+            metrics: { qualified: ids.length },
+            recommendations: [{ title: 'Tag them', action: { type: 'tag_leads', params: { leadIds: ids, tags: ['model-pick'] } } }],
+          },
         },
-      }],
+      ],
     };
   }
   return { content: 'All new leads qualified; see the report.' };
@@ -60,7 +69,7 @@ async function seedLead(email: string) {
 }
 
 describe('real provider path, streamed (OpenAI-compatible server on loopback)', () => {
-  it('drives the tools with the model\'s tool calls, records usage and cost per call, and qualifies through the leads service', async () => {
+  it("drives the tools with the model's tool calls, records usage and cost per call, and qualifies through the leads service", async () => {
     server.script = qualifier;
     server.requests.length = 0;
     const leadId = await seedLead('cto@target.example');
@@ -76,17 +85,29 @@ describe('real provider path, streamed (OpenAI-compatible server on loopback)', 
     // Steps, stored as they happened, with indexes 0..n-1.
     const types = run.steps.map((s: { type: string; name?: string }) => `${s.type}${s.name ? ':' + s.name : ''}`);
     expect(types).toEqual([
-      'thinking', 'tool_call:search_leads', 'tool_result:search_leads',
-      'message', ...run.steps.filter((s: { name?: string }) => s.name === 'qualify_lead').map((s: { type: string }) => `${s.type}:qualify_lead`),
-      'tool_call:create_report', 'tool_result:create_report', 'message',
+      'thinking',
+      'tool_call:search_leads',
+      'tool_result:search_leads',
+      'message',
+      ...run.steps.filter((s: { name?: string }) => s.name === 'qualify_lead').map((s: { type: string }) => `${s.type}:qualify_lead`),
+      'tool_call:create_report',
+      'tool_result:create_report',
+      'message',
     ]);
     expect(run.steps.map((s: { index: number }) => s.index)).toEqual(run.steps.map((_: unknown, i: number) => i));
     const result = run.steps.find((s: { type: string; name?: string }) => s.type === 'tool_result' && s.name === 'search_leads');
     expect(result.durationMs).toBeGreaterThanOrEqual(0);
     expect(JSON.parse(result.output).items.map((l: { id: string }) => l.id)).toContain(leadId);
-    expect(run.steps.find((s: { type: string; name?: string }) => s.type === 'tool_call' && s.name === 'search_leads').input).toEqual({ status: 'NEW', limit: 10 });
+    expect(run.steps.find((s: { type: string; name?: string }) => s.type === 'tool_call' && s.name === 'search_leads').input).toEqual({
+      status: 'NEW',
+      limit: 10,
+    });
     // One usage record per model call.
-    const rows = await t.database.db.select().from(usageRecords).where(and(eq(usageRecords.orgId, t.orgA.orgId), eq(usageRecords.agentRunId, run.id))).orderBy(asc(usageRecords.id));
+    const rows = await t.database.db
+      .select()
+      .from(usageRecords)
+      .where(and(eq(usageRecords.orgId, t.orgA.orgId), eq(usageRecords.agentRunId, run.id)))
+      .orderBy(asc(usageRecords.id));
     expect(rows).toHaveLength(4);
     for (const r of rows) expect(r).toMatchObject({ modelId: MODEL, inputTokens: 100, outputTokens: 20, costUsd: CALL_COST, agentType: 'LEAD_QUALIFIER' });
     // The lead was qualified by the agent: lead.qualified carries score, scoreReason and agentRunId.
@@ -98,16 +119,33 @@ describe('real provider path, streamed (OpenAI-compatible server on loopback)', 
     expect(updated.payload.actor).toEqual({ type: 'agent', id: run.id });
     // agent.run.finished with usage.modelId and the report id.
     const finished = (await eventsOf(t, t.orgA.orgId, 'agent.run.finished')).find((e) => e.payload.agentRunId === run.id)!;
-    expect(finished.payload).toMatchObject({ type: 'LEAD_QUALIFIER', status: 'succeeded', reportId: run.reportId, usage: { modelId: MODEL, costUsd: 4 * CALL_COST, inputTokens: 400, outputTokens: 80 } });
+    expect(finished.payload).toMatchObject({
+      type: 'LEAD_QUALIFIER',
+      status: 'succeeded',
+      reportId: run.reportId,
+      usage: { modelId: MODEL, costUsd: 4 * CALL_COST, inputTokens: 400, outputTokens: 80 },
+    });
     const report = (await t.call({ method: 'GET', url: `${base}/reports/${run.reportId}`, auth: auth() })).json();
-    expect(report).toMatchObject({ type: 'LEAD_QUALIFICATION', title: 'Qualified by the model', agentRunId: run.id, recommendations: [{ index: 0, action: { type: 'tag_leads' } }] });
+    expect(report).toMatchObject({
+      type: 'LEAD_QUALIFICATION',
+      title: 'Qualified by the model',
+      agentRunId: run.id,
+      recommendations: [{ index: 0, action: { type: 'tag_leads' } }],
+    });
   });
 
   it('returns tool errors to the model (unknown tool, invalid input) and goes on', async () => {
     server.requests.length = 0;
     server.script = (request) => {
       const results = ModelServer.toolResults(request);
-      if (results.length === 0) return { toolCalls: [{ name: 'delete_everything', arguments: {} }, { name: 'search_leads', arguments: { limit: 'many' } }, { name: 'get_lead', arguments: '{not json' }] };
+      if (results.length === 0)
+        return {
+          toolCalls: [
+            { name: 'delete_everything', arguments: {} },
+            { name: 'search_leads', arguments: { limit: 'many' } },
+            { name: 'get_lead', arguments: '{not json' },
+          ],
+        };
       return { content: `Saw ${results.length} errors.` };
     };
     const run = await runAgent(t, t.orgA.orgId, auth(), { type: 'LEAD_QUALIFIER', task: 'Misbehave', modelId: MODEL });
@@ -129,9 +167,11 @@ describe('real provider path, streamed (OpenAI-compatible server on loopback)', 
     expect(run.usage.costUsd).toBe(0);
   });
 
-  it('ends max_steps when the saved agent\'s step limit is reached', async () => {
+  it("ends max_steps when the saved agent's step limit is reached", async () => {
     server.script = () => ({ toolCalls: [{ name: 'lead_stats', arguments: {} }] });
-    const agent = (await t.call({ method: 'POST', url: `${base}/agents`, auth: auth(), payload: { name: 'Looper', type: 'MARKET_ANALYST', modelId: MODEL, maxSteps: 2 } })).json();
+    const agent = (
+      await t.call({ method: 'POST', url: `${base}/agents`, auth: auth(), payload: { name: 'Looper', type: 'MARKET_ANALYST', modelId: MODEL, maxSteps: 2 } })
+    ).json();
     const started = await t.call({ method: 'POST', url: `${base}/agents/${agent.id}/run`, auth: auth(), payload: { task: 'Loop forever' } });
     expect(started.statusCode).toBe(202);
     const run = await waitForRun(t, t.orgA.orgId, started.json().id, auth());
@@ -143,8 +183,13 @@ describe('real provider path, streamed (OpenAI-compatible server on loopback)', 
 
   it('ends budget_exceeded before a call that would pass the run budget, with budget.exceeded', async () => {
     // A model that counts its prompt like a real one: about four characters a token.
-    server.script = (request) => ({ toolCalls: [{ name: 'lead_stats', arguments: {} }], usage: { prompt: Math.ceil(JSON.stringify(request).length / 4), completion: 20 } });
-    const agent = (await t.call({ method: 'POST', url: `${base}/agents`, auth: auth(), payload: { name: 'Capped', type: 'MARKET_ANALYST', modelId: MODEL, budgetUsd: 5 } })).json();
+    server.script = (request) => ({
+      toolCalls: [{ name: 'lead_stats', arguments: {} }],
+      usage: { prompt: Math.ceil(JSON.stringify(request).length / 4), completion: 20 },
+    });
+    const agent = (
+      await t.call({ method: 'POST', url: `${base}/agents`, auth: auth(), payload: { name: 'Capped', type: 'MARKET_ANALYST', modelId: MODEL, budgetUsd: 5 } })
+    ).json();
     const started = (await t.call({ method: 'POST', url: `${base}/agents/${agent.id}/run`, auth: auth(), payload: { task: 'Spend' } })).json();
     const run = await waitForRun(t, t.orgA.orgId, started.id, auth());
     expect(run.status).toBe('budget_exceeded');
@@ -164,7 +209,9 @@ describe('real provider path, streamed (OpenAI-compatible server on loopback)', 
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const address = t.app.server.address() as { port: number };
     server.script = () => ({ hold: true });
-    const started = (await t.call({ method: 'POST', url: `${base}/agents/run`, auth: auth(), payload: { type: 'REPORT_WRITER', task: 'Wait forever', modelId: MODEL } })).json();
+    const started = (
+      await t.call({ method: 'POST', url: `${base}/agents/run`, auth: auth(), payload: { type: 'REPORT_WRITER', task: 'Wait forever', modelId: MODEL } })
+    ).json();
     await server.waitForHeld();
     const heldIndex = server.requests.length - 1;
     const sse = await SseClient.open(`http://127.0.0.1:${address.port}${base}/agent-runs/${started.id}/events`, { authorization: `Bearer ${t.orgA.token}` });
@@ -186,7 +233,12 @@ describe('real provider path, streamed (OpenAI-compatible server on loopback)', 
   });
 
   it.skipIf(!onPostgres)('across app instances: a second instance streams the steps and cancels the call in flight on the first', async () => {
-    const second = await buildApp({ config: testConfig({ OPENAI_COMPATIBLE_BASE_URL: t.config.openaiCompatibleBaseUrl!, MODEL_PRICES: PRICES }), database: t.database, logger: false, workers: false });
+    const second = await buildApp({
+      config: testConfig({ OPENAI_COMPATIBLE_BASE_URL: t.config.openaiCompatibleBaseUrl!, MODEL_PRICES: PRICES }),
+      database: t.database,
+      logger: false,
+      workers: false,
+    });
     await second.listen({ port: 0, host: '127.0.0.1' });
     const url = (id: string) => `http://127.0.0.1:${(second.server.address() as { port: number }).port}${base}/agent-runs/${id}/events`;
     const headers = { authorization: `Bearer ${t.orgA.token}` };
@@ -194,7 +246,9 @@ describe('real provider path, streamed (OpenAI-compatible server on loopback)', 
       // The first answer comes late, so the second instance's stream is open before any step exists.
       server.script = (request) => ({ ...qualifier(request), ...(ModelServer.toolResults(request).length === 0 ? { delayMs: 300 } : {}) });
       await seedLead('cross@instance.example');
-      const live = (await t.call({ method: 'POST', url: `${base}/agents/run`, auth: auth(), payload: { type: 'LEAD_QUALIFIER', task: 'Qualify', modelId: MODEL } })).json();
+      const live = (
+        await t.call({ method: 'POST', url: `${base}/agents/run`, auth: auth(), payload: { type: 'LEAD_QUALIFIER', task: 'Qualify', modelId: MODEL } })
+      ).json();
       const sse = await SseClient.open(url(live.id), headers);
       await sse.waitForEnd();
       const run = await waitForRun(t, t.orgA.orgId, live.id, auth());
@@ -203,7 +257,9 @@ describe('real provider path, streamed (OpenAI-compatible server on loopback)', 
       expect(sse.events('done')[0]!.data).toMatchObject({ run: { id: live.id, status: 'succeeded' } });
 
       server.script = () => ({ hold: true });
-      const held = (await t.call({ method: 'POST', url: `${base}/agents/run`, auth: auth(), payload: { type: 'REPORT_WRITER', task: 'Hold', modelId: MODEL } })).json();
+      const held = (
+        await t.call({ method: 'POST', url: `${base}/agents/run`, auth: auth(), payload: { type: 'REPORT_WRITER', task: 'Hold', modelId: MODEL } })
+      ).json();
       await server.waitForHeld();
       const heldIndex = server.requests.length - 1;
       const watcher = await SseClient.open(url(held.id), headers);
@@ -223,7 +279,12 @@ describe('real provider path, streamed (OpenAI-compatible server on loopback)', 
       expect(res.statusCode, modelId).toBe(422);
       expect(res.json().code).toBe('MODEL_NOT_ALLOWED');
     }
-    const saved = await t.call({ method: 'POST', url: `${base}/agents`, auth: auth(), payload: { name: 'x', type: 'LEAD_QUALIFIER', modelId: 'openai:gpt-4o' } });
+    const saved = await t.call({
+      method: 'POST',
+      url: `${base}/agents`,
+      auth: auth(),
+      payload: { name: 'x', type: 'LEAD_QUALIFIER', modelId: 'openai:gpt-4o' },
+    });
     expect(saved.statusCode).toBe(422);
   });
 });
@@ -233,7 +294,9 @@ describe('real provider path, not streamed', () => {
   beforeAll(async () => {
     plain = await buildTestApp({ env: { OPENAI_COMPATIBLE_BASE_URL: t.config.openaiCompatibleBaseUrl!, MODEL_PRICES: PRICES, MODEL_STREAMING: 'false' } });
   });
-  afterAll(async () => { await plain.close(); });
+  afterAll(async () => {
+    await plain.close();
+  });
 
   it('runs the same loop with one plain JSON request per call', async () => {
     server.script = qualifier;

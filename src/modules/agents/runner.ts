@@ -74,13 +74,24 @@ export class AgentRunner {
   private async claim(limit: number): Promise<RunRow[]> {
     return transaction(this.deps.db, async (tx) => {
       // A conversation's turns are taken by the conversations bot's loop (one at a time per conversation).
-      const queued = await tx.select({ id: agentRuns.id }).from(agentRuns).where(and(eq(agentRuns.status, 'QUEUED'), notInArray(agentRuns.type, CONVERSATIONAL_TYPES)))
-        .orderBy(asc(agentRuns.id)).limit(limit).for('update', { skipLocked: true });
+      const queued = await tx
+        .select({ id: agentRuns.id })
+        .from(agentRuns)
+        .where(and(eq(agentRuns.status, 'QUEUED'), notInArray(agentRuns.type, CONVERSATIONAL_TYPES)))
+        .orderBy(asc(agentRuns.id))
+        .limit(limit)
+        .for('update', { skipLocked: true });
       if (queued.length === 0) return [];
       const now = this.deps.clock.now();
-      return tx.update(agentRuns)
+      return tx
+        .update(agentRuns)
         .set({ status: 'RUNNING', startedAt: now, leaseOwner: this.owner, leaseUntil: this.leaseUntil() })
-        .where(inArray(agentRuns.id, queued.map((q) => q.id)))
+        .where(
+          inArray(
+            agentRuns.id,
+            queued.map((q) => q.id),
+          ),
+        )
         .returning();
     });
   }
@@ -111,14 +122,19 @@ export class AgentRunner {
 
   private ensureHeartbeat(): void {
     if (this.heartbeat) return;
-    this.heartbeat = setInterval(() => void this.renew().catch((error: unknown) => this.deps.log.warn({ err: error }, 'agent lease renewal failed')), Math.max(50, Math.floor(this.leaseMs / 3)));
+    this.heartbeat = setInterval(
+      () => void this.renew().catch((error: unknown) => this.deps.log.warn({ err: error }, 'agent lease renewal failed')),
+      Math.max(50, Math.floor(this.leaseMs / 3)),
+    );
     this.heartbeat.unref();
   }
 
   private async renew(): Promise<void> {
     const ids = [...this.active.keys()];
     if (ids.length === 0) return;
-    await this.deps.db.update(agentRuns).set({ leaseUntil: this.leaseUntil() })
+    await this.deps.db
+      .update(agentRuns)
+      .set({ leaseUntil: this.leaseUntil() })
       .where(and(inArray(agentRuns.id, ids), eq(agentRuns.status, 'RUNNING'), eq(agentRuns.leaseOwner, this.owner)));
   }
 
@@ -126,17 +142,24 @@ export class AgentRunner {
   async recover(): Promise<number> {
     const now = this.deps.clock.now();
     const ended = await transaction(this.deps.db, async (tx) => {
-      const rows = await tx.update(agentRuns).set({
-        status: 'failed',
-        error: 'The run was interrupted: the instance executing it stopped (lease expired)',
-        finishedAt: now,
-        leaseOwner: null,
-        leaseUntil: null,
-      }).where(and(eq(agentRuns.status, 'RUNNING'), lt(agentRuns.leaseUntil, now))).returning();
+      const rows = await tx
+        .update(agentRuns)
+        .set({
+          status: 'failed',
+          error: 'The run was interrupted: the instance executing it stopped (lease expired)',
+          finishedAt: now,
+          leaseOwner: null,
+          leaseUntil: null,
+        })
+        .where(and(eq(agentRuns.status, 'RUNNING'), lt(agentRuns.leaseUntil, now)))
+        .returning();
       for (const row of rows) {
         const index = await this.steps.nextIndex(tx, row.id);
         await tx.insert(agentSteps).values({ runId: row.id, orgId: row.orgId, index, type: 'error', at: now, text: row.error });
-        await tx.update(agentRuns).set({ stepCount: index + 1, summary: row.summary ?? 'Interrupted.' }).where(eq(agentRuns.id, row.id));
+        await tx
+          .update(agentRuns)
+          .set({ stepCount: index + 1, summary: row.summary ?? 'Interrupted.' })
+          .where(eq(agentRuns.id, row.id));
         await this.events.record(tx, finishedEvent({ ...row, summary: row.summary ?? 'Interrupted.' }));
       }
       return rows;

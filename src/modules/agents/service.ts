@@ -73,23 +73,53 @@ type AgentRow = typeof agents.$inferSelect;
 
 export function publicAgent(row: AgentRow) {
   return {
-    id: row.id, name: row.name, type: row.type, instructions: row.instructions, modelId: row.modelId, maxSteps: row.maxSteps,
-    budgetUsd: row.budgetUsd, projectId: row.projectId, createdAt: row.createdAt, updatedAt: row.updatedAt,
+    id: row.id,
+    name: row.name,
+    type: row.type,
+    instructions: row.instructions,
+    modelId: row.modelId,
+    maxSteps: row.maxSteps,
+    budgetUsd: row.budgetUsd,
+    projectId: row.projectId,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
   };
 }
 
 export function publicRun(row: RunRow, steps?: AgentStep[]) {
   const out: Record<string, unknown> = {
-    id: row.id, agentId: row.agentId, type: row.type, status: row.status, task: row.task, input: row.input, modelId: row.modelId,
-    projectId: row.projectId, summary: row.summary, error: row.error, output: row.output, reportId: row.reportId,
-    usage: runUsage(row), maxSteps: row.maxSteps, budgetUsd: row.budgetUsd, workflowRunId: row.workflowRunId, stepCount: row.stepCount,
-    createdAt: row.createdAt, startedAt: row.startedAt, finishedAt: row.finishedAt,
+    id: row.id,
+    agentId: row.agentId,
+    type: row.type,
+    status: row.status,
+    task: row.task,
+    input: row.input,
+    modelId: row.modelId,
+    projectId: row.projectId,
+    summary: row.summary,
+    error: row.error,
+    output: row.output,
+    reportId: row.reportId,
+    usage: runUsage(row),
+    maxSteps: row.maxSteps,
+    budgetUsd: row.budgetUsd,
+    workflowRunId: row.workflowRunId,
+    stepCount: row.stepCount,
+    createdAt: row.createdAt,
+    startedAt: row.startedAt,
+    finishedAt: row.finishedAt,
   };
   if (steps) out.steps = steps;
   return out;
 }
 
-const RUN_SORT = { createdAt: agentRuns.createdAt, finishedAt: agentRuns.finishedAt, status: agentRuns.status, type: agentRuns.type, costUsd: agentRuns.costUsd };
+const RUN_SORT = {
+  createdAt: agentRuns.createdAt,
+  finishedAt: agentRuns.finishedAt,
+  status: agentRuns.status,
+  type: agentRuns.type,
+  costUsd: agentRuns.costUsd,
+};
 const AGENT_SORT = { createdAt: agents.createdAt, name: agents.name, type: agents.type };
 export const RUN_STATUSES = ['QUEUED', 'RUNNING', ...FINAL_STATUSES] as const;
 
@@ -111,7 +141,16 @@ export class AgentsService {
     this.ports = ports;
     this.models = new ModelRegistry(deps.config);
     this.steps = new StepStore(deps.db, ports.bus, ports.orgStream);
-    this.engine = new AgentEngine({ deps, models: this.models, usage: ports.usage, budgets: ports.budgets, events: ports.events, bus: ports.bus, steps: this.steps, tools: ports.tools });
+    this.engine = new AgentEngine({
+      deps,
+      models: this.models,
+      usage: ports.usage,
+      budgets: ports.budgets,
+      events: ports.events,
+      bus: ports.bus,
+      steps: this.steps,
+      tools: ports.tools,
+    });
     this.runner = new AgentRunner(deps, this.engine, ports.events, this.steps, ports.bus);
     this.turns = new ConversationTurns(this.runner, ports.events, ports.bus);
   }
@@ -123,12 +162,16 @@ export class AgentsService {
       description: t.description,
       reportType: t.reportType,
       instructions: t.instructions,
-      tools: [...this.engine.toolsOf(t).map((tool) => ({ name: tool.name, description: tool.description })), ...(t.conversational ? [] : [{ name: handoffTool.name, description: handoffTool.description }])],
+      tools: [
+        ...this.engine.toolsOf(t).map((tool) => ({ name: tool.name, description: tool.description })),
+        ...(t.conversational ? [] : [{ name: handoffTool.name, description: handoffTool.description }]),
+      ],
     }));
   }
 
   private assertType(type: string): void {
-    if (!AGENT_TYPES[type]) throw badRequest(`Unknown agent type "${type}"; one of ${Object.keys(AGENT_TYPES).join(', ')}`, [{ field: 'body.type', message: 'unknown agent type' }]);
+    if (!AGENT_TYPES[type])
+      throw badRequest(`Unknown agent type "${type}"; one of ${Object.keys(AGENT_TYPES).join(', ')}`, [{ field: 'body.type', message: 'unknown agent type' }]);
   }
 
   /** The fallback (a saved agent's project) applies only to callers not bound to a project. */
@@ -143,16 +186,30 @@ export class AgentsService {
     if (input.modelId) this.models.check(input.modelId);
     const projectId = await this.projectFor(scope, input.projectId);
     const now = this.deps.clock.now();
-    const [row] = await this.db.insert(agents).values({
-      id: newId('agent', now.getTime()), orgId: scope.orgId, projectId, name: input.name, type: input.type,
-      instructions: input.instructions ?? null, modelId: input.modelId ?? null, maxSteps: input.maxSteps ?? null, budgetUsd: input.budgetUsd ?? null,
-      createdAt: now, updatedAt: now,
-    }).returning();
+    const [row] = await this.db
+      .insert(agents)
+      .values({
+        id: newId('agent', now.getTime()),
+        orgId: scope.orgId,
+        projectId,
+        name: input.name,
+        type: input.type,
+        instructions: input.instructions ?? null,
+        modelId: input.modelId ?? null,
+        maxSteps: input.maxSteps ?? null,
+        budgetUsd: input.budgetUsd ?? null,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning();
     return publicAgent(row!);
   }
 
   async getAgentRow(scope: Scope, id: string): Promise<AgentRow> {
-    const [row] = await this.db.select().from(agents).where(inScope(scope, agents, eq(agents.id, id)));
+    const [row] = await this.db
+      .select()
+      .from(agents)
+      .where(inScope(scope, agents, eq(agents.id, id)));
     if (!row) throw notFound('Agent');
     return row;
   }
@@ -167,8 +224,17 @@ export class AgentsService {
     if (query.q?.trim()) conditions.push(sql`${agents.name} ilike ${`%${query.q.trim().replace(/[\\%_]/g, (c) => '\\' + c)}%`}`);
     const where = inScope(scope, agents, ...conditions);
     const [items, counted] = await Promise.all([
-      this.db.select().from(agents).where(where).orderBy(...orderBy(query.sort, AGENT_SORT, '-createdAt', agents.id)).limit(page.limit).offset(page.offset),
-      this.db.select({ n: sql<number>`count(*)::int` }).from(agents).where(where),
+      this.db
+        .select()
+        .from(agents)
+        .where(where)
+        .orderBy(...orderBy(query.sort, AGENT_SORT, '-createdAt', agents.id))
+        .limit(page.limit)
+        .offset(page.offset),
+      this.db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(agents)
+        .where(where),
     ]);
     return envelope(items.map(publicAgent), counted[0]?.n ?? 0, page);
   }
@@ -182,13 +248,20 @@ export class AgentsService {
     for (const key of ['name', 'type', 'instructions', 'modelId', 'maxSteps', 'budgetUsd'] as const) {
       if (patch[key] !== undefined) (set as Record<string, unknown>)[key] = patch[key];
     }
-    const [row] = await this.db.update(agents).set(set).where(inScope(scope, agents, eq(agents.id, id))).returning();
+    const [row] = await this.db
+      .update(agents)
+      .set(set)
+      .where(inScope(scope, agents, eq(agents.id, id)))
+      .returning();
     if (!row) throw notFound('Agent');
     return publicAgent(row);
   }
 
   async deleteAgent(scope: Scope, id: string): Promise<void> {
-    const deleted = await this.db.delete(agents).where(inScope(scope, agents, eq(agents.id, id))).returning({ id: agents.id });
+    const deleted = await this.db
+      .delete(agents)
+      .where(inScope(scope, agents, eq(agents.id, id)))
+      .returning({ id: agents.id });
     if (deleted.length === 0) throw notFound('Agent');
   }
 
@@ -201,22 +274,27 @@ export class AgentsService {
     const projectId = await this.projectFor(scope, request.projectId, saved?.projectId ?? null);
     await this.ports.budgets.assertCanStart(scope.orgId);
     const now = this.deps.clock.now();
-    const [row] = await this.counted(scope.orgId, (db) => db.insert(agentRuns).values({
-      id: newId('agentRun', now.getTime()),
-      orgId: scope.orgId,
-      projectId,
-      agentId: saved?.id ?? null,
-      type: request.type,
-      status: 'QUEUED',
-      task: request.task,
-      input: request.input ?? {},
-      modelId,
-      instructions: saved?.instructions ?? null,
-      maxSteps: saved?.maxSteps ?? this.deps.config.agentMaxSteps,
-      budgetUsd: saved?.budgetUsd ?? null,
-      budgetScope: saved?.budgetUsd != null ? 'agent' : null,
-      createdAt: now,
-    }).returning());
+    const [row] = await this.counted(scope.orgId, (db) =>
+      db
+        .insert(agentRuns)
+        .values({
+          id: newId('agentRun', now.getTime()),
+          orgId: scope.orgId,
+          projectId,
+          agentId: saved?.id ?? null,
+          type: request.type,
+          status: 'QUEUED',
+          task: request.task,
+          input: request.input ?? {},
+          modelId,
+          instructions: saved?.instructions ?? null,
+          maxSteps: saved?.maxSteps ?? this.deps.config.agentMaxSteps,
+          budgetUsd: saved?.budgetUsd ?? null,
+          budgetScope: saved?.budgetUsd != null ? 'agent' : null,
+          createdAt: now,
+        })
+        .returning(),
+    );
     await this.ports.bus.publish(AGENTS_WAKE, null);
     return publicRun(row!);
   }
@@ -243,39 +321,56 @@ export class AgentsService {
    */
   async runInline(request: InlineRequest): Promise<InlineResult> {
     this.assertType(request.type);
-    if (AGENT_TYPES[request.type]!.conversational) throw badRequest(`${request.type} runs are conversation turns: they start when a contact writes to a bot-handled conversation`, [{ field: 'type', message: 'is a conversation bot' }]);
+    if (AGENT_TYPES[request.type]!.conversational)
+      throw badRequest(`${request.type} runs are conversation turns: they start when a contact writes to a bot-handled conversation`, [
+        { field: 'type', message: 'is a conversation bot' },
+      ]);
     const modelId = this.models.check(request.modelId ?? this.deps.config.defaultModel);
     const now = this.deps.clock.now();
-    const [row] = await this.counted(request.orgId, (db) => db.insert(agentRuns).values({
-      id: newId('agentRun', now.getTime()),
-      orgId: request.orgId,
-      projectId: request.projectId,
-      type: request.type,
-      status: 'RUNNING',
-      task: request.task,
-      input: request.input ?? {},
-      modelId,
-      instructions: request.instructions ?? null,
-      maxSteps: request.maxSteps ?? this.deps.config.agentMaxSteps,
-      budgetUsd: request.budgetUsd ?? null,
-      budgetScope: request.budgetUsd != null ? (request.budgetScope ?? 'agent') : null,
-      workflowId: request.workflowId ?? null,
-      workflowRunId: request.workflowRunId ?? null,
-      inline: true,
-      leaseOwner: this.runner.owner,
-      leaseUntil: this.runner.leaseUntil(),
-      createdAt: now,
-      startedAt: now,
-    }).returning());
+    const [row] = await this.counted(request.orgId, (db) =>
+      db
+        .insert(agentRuns)
+        .values({
+          id: newId('agentRun', now.getTime()),
+          orgId: request.orgId,
+          projectId: request.projectId,
+          type: request.type,
+          status: 'RUNNING',
+          task: request.task,
+          input: request.input ?? {},
+          modelId,
+          instructions: request.instructions ?? null,
+          maxSteps: request.maxSteps ?? this.deps.config.agentMaxSteps,
+          budgetUsd: request.budgetUsd ?? null,
+          budgetScope: request.budgetUsd != null ? (request.budgetScope ?? 'agent') : null,
+          workflowId: request.workflowId ?? null,
+          workflowRunId: request.workflowRunId ?? null,
+          inline: true,
+          leaseOwner: this.runner.owner,
+          leaseUntil: this.runner.leaseUntil(),
+          createdAt: now,
+          startedAt: now,
+        })
+        .returning(),
+    );
     const final = await this.runner.track(row!, request.signal ? [request.signal] : []);
-    const result: InlineResult = { agentRunId: final.id, status: final.status, summary: final.summary ?? '', usage: runUsage(final), output: final.output ?? undefined };
+    const result: InlineResult = {
+      agentRunId: final.id,
+      status: final.status,
+      summary: final.summary ?? '',
+      usage: runUsage(final),
+      output: final.output ?? undefined,
+    };
     if (final.reportId) result.reportId = final.reportId;
     if (final.error) result.error = final.error;
     return result;
   }
 
   async getRunRow(scope: Scope, id: string): Promise<RunRow> {
-    const [row] = await this.db.select().from(agentRuns).where(inScope(scope, agentRuns, eq(agentRuns.id, id)));
+    const [row] = await this.db
+      .select()
+      .from(agentRuns)
+      .where(inScope(scope, agentRuns, eq(agentRuns.id, id)));
     if (!row) throw notFound('Agent run');
     return row;
   }
@@ -289,9 +384,16 @@ export class AgentsService {
     const page = pageOf(query);
     const conditions: (SQL | undefined)[] = [];
     if (query.status) {
-      const statuses = query.status.split(',').map((s) => s.trim()).filter(Boolean).map((s) => (s.toUpperCase() === 'QUEUED' || s.toUpperCase() === 'RUNNING' ? s.toUpperCase() : s.toLowerCase()));
+      const statuses = query.status
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+        .map((s) => (s.toUpperCase() === 'QUEUED' || s.toUpperCase() === 'RUNNING' ? s.toUpperCase() : s.toLowerCase()));
       const bad = statuses.filter((s) => !(RUN_STATUSES as readonly string[]).includes(s));
-      if (bad.length) throw badRequest(`Unknown status ${bad.join(', ')}; allowed: ${RUN_STATUSES.join(', ')}`, [{ field: 'querystring.status', message: `must be one of ${RUN_STATUSES.join(', ')}` }]);
+      if (bad.length)
+        throw badRequest(`Unknown status ${bad.join(', ')}; allowed: ${RUN_STATUSES.join(', ')}`, [
+          { field: 'querystring.status', message: `must be one of ${RUN_STATUSES.join(', ')}` },
+        ]);
       conditions.push(inArray(agentRuns.status, statuses));
     }
     if (query.type) conditions.push(eq(agentRuns.type, query.type));
@@ -299,10 +401,23 @@ export class AgentsService {
     if (query.q?.trim()) conditions.push(sql`${agentRuns.task} ilike ${`%${query.q.trim().replace(/[\\%_]/g, (c) => '\\' + c)}%`}`);
     const where = inScope(scope, agentRuns, ...conditions);
     const [items, counted] = await Promise.all([
-      this.db.select().from(agentRuns).where(where).orderBy(...orderBy(query.sort, RUN_SORT, '-createdAt', agentRuns.id)).limit(page.limit).offset(page.offset),
-      this.db.select({ n: sql<number>`count(*)::int` }).from(agentRuns).where(where),
+      this.db
+        .select()
+        .from(agentRuns)
+        .where(where)
+        .orderBy(...orderBy(query.sort, RUN_SORT, '-createdAt', agentRuns.id))
+        .limit(page.limit)
+        .offset(page.offset),
+      this.db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(agentRuns)
+        .where(where),
     ]);
-    return envelope(items.map((r) => publicRun(r)), counted[0]?.n ?? 0, page);
+    return envelope(
+      items.map((r) => publicRun(r)),
+      counted[0]?.n ?? 0,
+      page,
+    );
   }
 
   /**
@@ -312,11 +427,18 @@ export class AgentsService {
   async cancel(scope: Scope, id: string) {
     const now = this.deps.clock.now();
     const row = await transaction(this.db, async (tx) => {
-      const [updated] = await tx.update(agentRuns).set({
-        status: 'canceled', finishedAt: now, leaseOwner: null, leaseUntil: null,
-        summary: sql`coalesce(${agentRuns.summary}, 'Canceled.')`,
-        error: `Canceled by ${scope.actor.type} ${scope.actor.id}`,
-      }).where(inScope(scope, agentRuns, eq(agentRuns.id, id), inArray(agentRuns.status, ['QUEUED', 'RUNNING']))).returning();
+      const [updated] = await tx
+        .update(agentRuns)
+        .set({
+          status: 'canceled',
+          finishedAt: now,
+          leaseOwner: null,
+          leaseUntil: null,
+          summary: sql`coalesce(${agentRuns.summary}, 'Canceled.')`,
+          error: `Canceled by ${scope.actor.type} ${scope.actor.id}`,
+        })
+        .where(inScope(scope, agentRuns, eq(agentRuns.id, id), inArray(agentRuns.status, ['QUEUED', 'RUNNING'])))
+        .returning();
       if (!updated) return null;
       await this.ports.events.record(tx, finishedEvent(updated));
       return updated;

@@ -34,7 +34,8 @@ export function publicStep(row: StepRow): AgentStep {
 }
 
 /** Messages of one run's live channel: its steps as they are stored, then one `done`. */
-export type RunMessage = { kind: 'step'; step: AgentStep } | { kind: 'done'; run: { id: string; status: string; summary: string | null; usage: Record<string, unknown> } };
+export type RunMessage =
+  { kind: 'step'; step: AgentStep } | { kind: 'done'; run: { id: string; status: string; summary: string | null; usage: Record<string, unknown> } };
 
 export const runChannel = (runId: string) => `agent-run:${runId}`;
 
@@ -89,7 +90,13 @@ export class StepStore {
     const runMessage: RunMessage = { kind: 'step', step: stored };
     const orgMessage = {
       kind: 'agent.step',
-      data: { agentRunId: run.id, type: stored.type, index: stored.index, ...(stored.name ? { name: stored.name } : {}), ...(run.projectId ? { projectId: run.projectId } : {}) },
+      data: {
+        agentRunId: run.id,
+        type: stored.type,
+        index: stored.index,
+        ...(stored.name ? { name: stored.name } : {}),
+        ...(run.projectId ? { projectId: run.projectId } : {}),
+      },
     };
     const toRun = this.bus.notifyOthersSql(runChannel(run.id), [runMessage]);
     const toOrg = this.orgStream.notifyOthersSql(run.orgId, [orgMessage]);
@@ -99,7 +106,10 @@ export class StepStore {
         await this.db.insert(agentSteps).values(row);
       } else {
         const inserted = this.db.$with('inserted').as(this.db.insert(agentSteps).values(row).returning({ index: agentSteps.index }));
-        await this.db.with(inserted).select(Object.fromEntries(notifies.map((n, i) => [`n${i}`, n]))).from(inserted);
+        await this.db
+          .with(inserted)
+          .select(Object.fromEntries(notifies.map((n, i) => [`n${i}`, n])))
+          .from(inserted);
       }
       this.bus.emitLocal(runChannel(run.id), runMessage);
       this.orgStream.emitLocal(run.orgId, [orgMessage]);
@@ -112,14 +122,19 @@ export class StepStore {
   }
 
   async list(orgId: string, runId: string, after = -1): Promise<AgentStep[]> {
-    const rows = await this.db.select().from(agentSteps)
+    const rows = await this.db
+      .select()
+      .from(agentSteps)
       .where(and(eq(agentSteps.orgId, orgId), eq(agentSteps.runId, runId), gt(agentSteps.index, after)))
       .orderBy(asc(agentSteps.index));
     return rows.map(publicStep);
   }
 
   async nextIndex(tx: Db, runId: string): Promise<number> {
-    const [row] = await tx.select({ next: sql<number>`coalesce(max(${agentSteps.index}), -1)::int + 1` }).from(agentSteps).where(eq(agentSteps.runId, runId));
+    const [row] = await tx
+      .select({ next: sql<number>`coalesce(max(${agentSteps.index}), -1)::int + 1` })
+      .from(agentSteps)
+      .where(eq(agentSteps.runId, runId));
     return row?.next ?? 0;
   }
 }

@@ -19,20 +19,30 @@ const ofConversation = (orgId: string, conversationId: string) =>
 
 /** A saved agent of the organization (a bot's `agentId`), if it exists. */
 export async function savedAgent(tx: Db, orgId: string, id: string) {
-  const [row] = await tx.select().from(agents).where(and(eq(agents.id, id), eq(agents.orgId, orgId)));
+  const [row] = await tx
+    .select()
+    .from(agents)
+    .where(and(eq(agents.id, id), eq(agents.orgId, orgId)));
   return row;
 }
 
 /** Whether the conversation has a turn waiting. */
 export async function hasQueuedTurn(tx: Db, orgId: string, conversationId: string): Promise<boolean> {
-  const [row] = await tx.select({ id: agentRuns.id }).from(agentRuns).where(and(eq(agentRuns.status, 'QUEUED'), ofConversation(orgId, conversationId))).limit(1);
+  const [row] = await tx
+    .select({ id: agentRuns.id })
+    .from(agentRuns)
+    .where(and(eq(agentRuns.status, 'QUEUED'), ofConversation(orgId, conversationId)))
+    .limit(1);
   return Boolean(row);
 }
 
 /** Whether another turn of the conversation is running (on any instance). */
 export async function hasRunningTurn(tx: Db, orgId: string, conversationId: string, exceptId: string): Promise<boolean> {
-  const [row] = await tx.select({ id: agentRuns.id }).from(agentRuns)
-    .where(and(eq(agentRuns.status, 'RUNNING'), ofConversation(orgId, conversationId), ne(agentRuns.id, exceptId))).limit(1);
+  const [row] = await tx
+    .select({ id: agentRuns.id })
+    .from(agentRuns)
+    .where(and(eq(agentRuns.status, 'RUNNING'), ofConversation(orgId, conversationId), ne(agentRuns.id, exceptId)))
+    .limit(1);
   return Boolean(row);
 }
 
@@ -53,29 +63,55 @@ export interface NewTurn {
 /** A QUEUED turn. */
 export async function queueTurn(tx: Db, turn: NewTurn): Promise<void> {
   await tx.insert(agentRuns).values({
-    id: newId('agentRun', turn.at.getTime()), orgId: turn.orgId, projectId: turn.projectId, agentId: turn.agentId, type: turn.type, status: 'QUEUED',
-    task: turn.task, input: { conversationId: turn.conversationId }, modelId: turn.modelId, instructions: turn.instructions, maxSteps: turn.maxSteps,
-    budgetUsd: turn.budgetUsd, budgetScope: turn.budgetUsd != null ? 'agent' : null, createdAt: turn.at,
+    id: newId('agentRun', turn.at.getTime()),
+    orgId: turn.orgId,
+    projectId: turn.projectId,
+    agentId: turn.agentId,
+    type: turn.type,
+    status: 'QUEUED',
+    task: turn.task,
+    input: { conversationId: turn.conversationId },
+    modelId: turn.modelId,
+    instructions: turn.instructions,
+    maxSteps: turn.maxSteps,
+    budgetUsd: turn.budgetUsd,
+    budgetScope: turn.budgetUsd != null ? 'agent' : null,
+    createdAt: turn.at,
   });
 }
 
 /** Queued turns, oldest first, locked for this transaction (SKIP LOCKED: another instance takes others). */
 export function queuedTurns(tx: Db, limit: number): Promise<RunRow[]> {
-  return tx.select().from(agentRuns).where(and(eq(agentRuns.status, 'QUEUED'), inArray(agentRuns.type, CONVERSATIONAL_TYPES)))
-    .orderBy(asc(agentRuns.id)).limit(limit).for('update', { skipLocked: true });
+  return tx
+    .select()
+    .from(agentRuns)
+    .where(and(eq(agentRuns.status, 'QUEUED'), inArray(agentRuns.type, CONVERSATIONAL_TYPES)))
+    .orderBy(asc(agentRuns.id))
+    .limit(limit)
+    .for('update', { skipLocked: true });
 }
 
 /** A queued turn starts: RUNNING, held by the instance's runner, with the input its model is given. */
-export async function startTurn(tx: Db, id: string, set: { at: Date; leaseOwner: string; leaseUntil: Date; input: Record<string, unknown>; projectId: string | null }): Promise<RunRow> {
-  const [row] = await tx.update(agentRuns).set({ status: 'RUNNING', startedAt: set.at, leaseOwner: set.leaseOwner, leaseUntil: set.leaseUntil, input: set.input, projectId: set.projectId })
-    .where(and(eq(agentRuns.id, id), eq(agentRuns.status, 'QUEUED'))).returning();
+export async function startTurn(
+  tx: Db,
+  id: string,
+  set: { at: Date; leaseOwner: string; leaseUntil: Date; input: Record<string, unknown>; projectId: string | null },
+): Promise<RunRow> {
+  const [row] = await tx
+    .update(agentRuns)
+    .set({ status: 'RUNNING', startedAt: set.at, leaseOwner: set.leaseOwner, leaseUntil: set.leaseUntil, input: set.input, projectId: set.projectId })
+    .where(and(eq(agentRuns.id, id), eq(agentRuns.status, 'QUEUED')))
+    .returning();
   return row!;
 }
 
 /** A queued turn ends without a model call; null when it was no longer queued. */
 export async function endTurn(tx: Db, id: string, end: { at: Date; status: 'failed' | 'canceled'; summary: string; error: string }): Promise<RunRow | null> {
-  const [row] = await tx.update(agentRuns).set({ status: end.status, summary: end.summary, error: end.error, startedAt: end.at, finishedAt: end.at, leaseOwner: null, leaseUntil: null })
-    .where(and(eq(agentRuns.id, id), eq(agentRuns.status, 'QUEUED'))).returning();
+  const [row] = await tx
+    .update(agentRuns)
+    .set({ status: end.status, summary: end.summary, error: end.error, startedAt: end.at, finishedAt: end.at, leaseOwner: null, leaseUntil: null })
+    .where(and(eq(agentRuns.id, id), eq(agentRuns.status, 'QUEUED')))
+    .returning();
   return row ?? null;
 }
 

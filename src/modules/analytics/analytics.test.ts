@@ -40,7 +40,12 @@ afterAll(async () => {
 let nextProperty = 1000;
 
 /** The browser's round trip (start, Google's consent, the callback), then the property and site chosen. */
-async function connectGoogle(config: { propertyId?: string; siteUrl?: string } = {}, body: Record<string, unknown> = {}, orgBase = base, auth = ownerA()): Promise<string> {
+async function connectGoogle(
+  config: { propertyId?: string; siteUrl?: string } = {},
+  body: Record<string, unknown> = {},
+  orgBase = base,
+  auth = ownerA(),
+): Promise<string> {
   oauth.forgetConsent(); // a refresh token with every consent
   const started = await t.call({ method: 'POST', url: `${orgBase}/integrations/oauth/google/start`, auth, payload: body });
   expect(started.statusCode, started.body).toBe(200);
@@ -68,7 +73,18 @@ async function requestSync(id: string, body: Record<string, unknown> = {}): Prom
   return res.json().syncRunId as string;
 }
 
-interface SyncRun { id: string; status: string; trigger: string; from: string; to: string; rows: number; error: string | null; attempts: number; startedAt: string | null; finishedAt: string | null }
+interface SyncRun {
+  id: string;
+  status: string;
+  trigger: string;
+  from: string;
+  to: string;
+  rows: number;
+  error: string | null;
+  attempts: number;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
 
 async function runs(id: string): Promise<SyncRun[]> {
   const res = await t.call({ method: 'GET', url: `${base}/integrations/${id}/sync-runs?pageSize=100`, auth: ownerA() });
@@ -102,17 +118,32 @@ async function createRule(payload: Record<string, unknown>) {
 async function rule(id: string) {
   const res = await t.call({ method: 'GET', url: `${base}/analytics/rules/${id}`, auth: ownerA() });
   expect(res.statusCode, res.body).toBe(200);
-  return res.json() as { id: string; state: string; lastValue: number | null; lastFiredAt: string | null; lastEvaluatedAt: string | null; error: string | null };
+  return res.json() as {
+    id: string;
+    state: string;
+    lastValue: number | null;
+    lastFiredAt: string | null;
+    lastEvaluatedAt: string | null;
+    error: string | null;
+  };
 }
 
-const syncedOf = async (integrationId: string) => (await eventsOf(t, t.orgA.orgId, 'analytics.synced')).filter((e) => e.payload.integrationId === integrationId);
+const syncedOf = async (integrationId: string) =>
+  (await eventsOf(t, t.orgA.orgId, 'analytics.synced')).filter((e) => e.payload.integrationId === integrationId);
 const firedOf = async (ruleId: string) => (await eventsOf(t, t.orgA.orgId, 'analytics.threshold')).filter((e) => e.payload.ruleId === ruleId);
 const wakeSync = () => t.app.workers!.loops.analytics!.wake();
 
 describe('accounts', () => {
   it('lists the GA4 properties of every account page and the verified Search Console sites', async () => {
     google.accounts = [
-      { account: 'accounts/1', displayName: 'Acme', properties: [{ property: 'properties/111', displayName: 'acme.example' }, { property: 'properties/112', displayName: 'Shop' }] },
+      {
+        account: 'accounts/1',
+        displayName: 'Acme',
+        properties: [
+          { property: 'properties/111', displayName: 'acme.example' },
+          { property: 'properties/112', displayName: 'Shop' },
+        ],
+      },
       { account: 'accounts/2', displayName: 'Beta', properties: [] },
       { account: 'accounts/3', displayName: 'Gamma', properties: [{ property: 'properties/333', displayName: 'Gamma site' }] },
     ];
@@ -148,7 +179,12 @@ describe('accounts', () => {
     const both = await t.call({ method: 'GET', url: `${base}/integrations/${id}/accounts`, auth: ownerA() });
     expect(both.statusCode).toBe(422);
     expect(both.json().message).toContain('PERMISSION_DENIED');
-    const x = await t.call({ method: 'POST', url: `${base}/integrations`, auth: ownerA(), payload: { provider: 'x', name: 'x', credentials: { accessToken: 'ok-x' } } });
+    const x = await t.call({
+      method: 'POST',
+      url: `${base}/integrations`,
+      auth: ownerA(),
+      payload: { provider: 'x', name: 'x', credentials: { accessToken: 'ok-x' } },
+    });
     const refused = await t.call({ method: 'GET', url: `${base}/integrations/${x.json().id}/accounts`, auth: ownerA() });
     expect(refused.statusCode).toBe(400);
     expect(refused.json().message).toContain('google');
@@ -160,8 +196,16 @@ describe('sync', () => {
     const property = newProperty();
     const site = 'https://zeros.example/';
     // Yesterday is 2026-03-09; the default range is the 4 days to yesterday. GA4 has no row for 03-07, Search Console none for 03-06.
-    google.setGa4(property, { '2026-03-06': { sessions: 40, totalUsers: 30, keyEvents: 2 }, '2026-03-08': { sessions: 55, totalUsers: 41, keyEvents: 3 }, '2026-03-09': { sessions: 61, totalUsers: 50, keyEvents: 4 } });
-    google.setGsc(site, { '2026-03-07': { clicks: 12, impressions: 300, ctr: 0.04, position: 8.5 }, '2026-03-08': { clicks: 9, impressions: 250, ctr: 0.036, position: 9.1 }, '2026-03-09': { clicks: 15, impressions: 310, ctr: 0.0484, position: 7.9 } });
+    google.setGa4(property, {
+      '2026-03-06': { sessions: 40, totalUsers: 30, keyEvents: 2 },
+      '2026-03-08': { sessions: 55, totalUsers: 41, keyEvents: 3 },
+      '2026-03-09': { sessions: 61, totalUsers: 50, keyEvents: 4 },
+    });
+    google.setGsc(site, {
+      '2026-03-07': { clicks: 12, impressions: 300, ctr: 0.04, position: 8.5 },
+      '2026-03-08': { clicks: 9, impressions: 250, ctr: 0.036, position: 9.1 },
+      '2026-03-09': { clicks: 15, impressions: 310, ctr: 0.0484, position: 7.9 },
+    });
     const id = await connectGoogle({ propertyId: property, siteUrl: site });
     const run = await syncNow(id);
     expect(run).toMatchObject({ status: 'succeeded', trigger: 'manual', from: '2026-03-06', to: '2026-03-09', rows: 8, error: null, attempts: 1 });
@@ -183,17 +227,34 @@ describe('sync', () => {
     ]);
     expect((await daily({ integrationId: id, source: 'gsc', from: '2026-03-08', to: '2026-03-08' })).length).toBe(1);
     // Timestamps too (CONTRACT §6): `from`'s UTC day on, up to the day before an exclusive `to`.
-    expect((await daily({ integrationId: id, source: 'gsc', from: '2026-03-08T23:00:00Z', to: '2026-03-09T00:00:00Z' })).map((d) => d.date)).toEqual(['2026-03-08']);
-    expect((await daily({ integrationId: id, source: 'gsc', from: '2026-03-08T10:00:00+02:00', to: '2026-03-09T00:00:01Z' })).map((d) => d.date)).toEqual(['2026-03-08', '2026-03-09']);
+    expect((await daily({ integrationId: id, source: 'gsc', from: '2026-03-08T23:00:00Z', to: '2026-03-09T00:00:00Z' })).map((d) => d.date)).toEqual([
+      '2026-03-08',
+    ]);
+    expect((await daily({ integrationId: id, source: 'gsc', from: '2026-03-08T10:00:00+02:00', to: '2026-03-09T00:00:01Z' })).map((d) => d.date)).toEqual([
+      '2026-03-08',
+      '2026-03-09',
+    ]);
 
     const synced = await syncedOf(id);
     expect(synced.map((e) => e.payload.source).sort()).toEqual(['ga4', 'gsc']);
-    expect(synced.find((e) => e.payload.source === 'ga4')!.payload).toMatchObject({ integrationId: id, date: '2026-03-09', metrics: { sessions: 61, users: 50, conversions: 4 }, syncRunId: run.id });
+    expect(synced.find((e) => e.payload.source === 'ga4')!.payload).toMatchObject({
+      integrationId: id,
+      date: '2026-03-09',
+      metrics: { sessions: 61, users: 50, conversions: 4 },
+      syncRunId: run.id,
+    });
 
     // What went over the wire: the GA4 Data API's runReport and the Search Console query, as Google specifies them.
-    const report = google.callsTo('data').filter((c) => c.path.includes(property.split('/')[1]!)).at(-1)!;
+    const report = google
+      .callsTo('data')
+      .filter((c) => c.path.includes(property.split('/')[1]!))
+      .at(-1)!;
     expect(report.path).toBe(`/data/v1beta/${property}:runReport`);
-    expect(report.body).toMatchObject({ dateRanges: [{ startDate: '2026-03-06', endDate: '2026-03-09' }], dimensions: [{ name: 'date' }], metrics: [{ name: 'sessions' }, { name: 'totalUsers' }, { name: 'keyEvents' }] });
+    expect(report.body).toMatchObject({
+      dateRanges: [{ startDate: '2026-03-06', endDate: '2026-03-09' }],
+      dimensions: [{ name: 'date' }],
+      metrics: [{ name: 'sessions' }, { name: 'totalUsers' }, { name: 'keyEvents' }],
+    });
     const query = google.callsTo('query').at(-1)!;
     expect(query.path).toBe('/gsc/webmasters/v3/sites/https%3A%2F%2Fzeros.example%2F/searchAnalytics/query');
     expect(query.body).toMatchObject({ startDate: '2026-03-06', endDate: '2026-03-09', dimensions: ['date'] });
@@ -206,11 +267,20 @@ describe('sync', () => {
     const first = await syncNow(id);
     expect(first.rows).toBe(4);
     // GA4 processed more of yesterday, revised the day before, and found a day it had missed.
-    google.setGa4(property, { '2026-03-07': { sessions: 5, totalUsers: 5, keyEvents: 0 }, '2026-03-08': { sessions: 72, totalUsers: 61, keyEvents: 1 }, '2026-03-09': { sessions: 95, totalUsers: 80, keyEvents: 3 } });
+    google.setGa4(property, {
+      '2026-03-07': { sessions: 5, totalUsers: 5, keyEvents: 0 },
+      '2026-03-08': { sessions: 72, totalUsers: 61, keyEvents: 1 },
+      '2026-03-09': { sessions: 95, totalUsers: 80, keyEvents: 3 },
+    });
     const second = await syncNow(id);
     expect(second.status).toBe('succeeded');
     const items = await daily({ integrationId: id, source: 'ga4', from: '2026-03-06', to: '2026-03-09' });
-    expect(items.map((i) => [i.date, i.metrics.sessions])).toEqual([['2026-03-06', 0], ['2026-03-07', 5], ['2026-03-08', 72], ['2026-03-09', 95]]);
+    expect(items.map((i) => [i.date, i.metrics.sessions])).toEqual([
+      ['2026-03-06', 0],
+      ['2026-03-07', 5],
+      ['2026-03-08', 72],
+      ['2026-03-09', 95],
+    ]);
     const synced = await syncedOf(id);
     expect(synced.map((e) => e.payload.syncRunId)).toEqual([first.id, second.id]);
     expect(synced[1]!.payload.metrics).toEqual({ sessions: 95, users: 80, conversions: 3 });
@@ -248,7 +318,7 @@ describe('sync', () => {
     expect((await t.call({ method: 'POST', url: `${base}/integrations/int_unknown/sync`, auth: ownerA(), payload: {} })).statusCode).toBe(404);
   });
 
-  it('403 PERMISSION_DENIED fails the run with Google\'s message, the other source still stored; 429 and 5xx are tried again later', async () => {
+  it("403 PERMISSION_DENIED fails the run with Google's message, the other source still stored; 429 and 5xx are tried again later", async () => {
     const property = newProperty();
     google.setGa4(property, { '2026-03-09': { sessions: 3, totalUsers: 3, keyEvents: 0 } });
     // A site the user has no access to.
@@ -327,7 +397,10 @@ describe('tokens', () => {
       const run = await syncNow(id);
       expect(run.status).toBe('failed');
       expect(run.error).toContain('connected again');
-      expect((await t.call({ method: 'GET', url: `${base}/integrations/${id}`, auth: ownerA() })).json()).toMatchObject({ status: 'error', lastError: { code: 'REAUTH_REQUIRED' } });
+      expect((await t.call({ method: 'GET', url: `${base}/integrations/${id}`, auth: ownerA() })).json()).toMatchObject({
+        status: 'error',
+        lastError: { code: 'REAUTH_REQUIRED' },
+      });
       expect(await rule(watched.id)).toMatchObject({ state: 'error' });
       // Further requests are refused until it is reconnected; one integration.error in all.
       const again = await t.call({ method: 'POST', url: `${base}/integrations/${id}/sync`, auth: ownerA(), payload: {} });
@@ -352,7 +425,10 @@ describe('tokens', () => {
       const run = await syncNow(id);
       expect(run.status).toBe('failed');
       expect(run.error).toContain('UNAUTHENTICATED');
-      expect((await t.call({ method: 'GET', url: `${base}/integrations/${id}`, auth: ownerA() })).json()).toMatchObject({ status: 'error', lastError: { code: 'REAUTH_REQUIRED' } });
+      expect((await t.call({ method: 'GET', url: `${base}/integrations/${id}`, auth: ownerA() })).json()).toMatchObject({
+        status: 'error',
+        lastError: { code: 'REAUTH_REQUIRED' },
+      });
       const notes = (await t.call({ method: 'GET', url: `${base}/notifications?kind=integration.error&pageSize=100`, auth: { token: t.orgA.token } })).json();
       expect(notes.items.some((n: { link: string }) => n.link.endsWith(id))).toBe(true);
     } finally {
@@ -366,10 +442,16 @@ describe('rules', () => {
     const property = newProperty();
     const id = await connectGoogle({ propertyId: property });
     const wf = await t.call({
-      method: 'POST', url: `${base}/workflows`, auth: ownerA(),
+      method: 'POST',
+      url: `${base}/workflows`,
+      auth: ownerA(),
       payload: {
-        name: 'on threshold', active: true,
-        nodes: [{ id: 't', type: 'trigger.event', params: { events: ['analytics.threshold'] } }, { id: 's', type: 'data.set', params: { fields: { seen: true } } }],
+        name: 'on threshold',
+        active: true,
+        nodes: [
+          { id: 't', type: 'trigger.event', params: { events: ['analytics.threshold'] } },
+          { id: 's', type: 'data.set', params: { fields: { seen: true } } },
+        ],
         edges: [{ from: 't', to: 's' }],
       },
     });
@@ -390,8 +472,10 @@ describe('rules', () => {
     const fired = await firedOf(spike.id);
     expect(fired.length).toBe(1);
     expect(fired[0]!.payload).toMatchObject({ ruleId: spike.id, metric: 'ga4.sessions', value: 800, threshold: 500, compare: 'above', direction: 'up' });
-    const notes = async () => (await t.call({ method: 'GET', url: `${base}/notifications?kind=analytics.threshold&pageSize=100`, auth: { token: t.orgA.token } })).json().items
-      .filter((n: { link: string }) => n.link.endsWith(spike.id));
+    const notes = async () =>
+      (await t.call({ method: 'GET', url: `${base}/notifications?kind=analytics.threshold&pageSize=100`, auth: { token: t.orgA.token } }))
+        .json()
+        .items.filter((n: { link: string }) => n.link.endsWith(spike.id));
     expect((await notes()).length).toBe(1);
     expect((await notes())[0].title).toContain('Traffic spike');
     const run = await eventually(async () => {
@@ -429,7 +513,15 @@ describe('rules', () => {
       }
       google.setGsc(site, days);
     };
-    const move = await createRule({ name: 'Clicks moved', integrationId: id, metric: 'gsc.clicks', compare: 'pct_change', threshold: 50, window: '7d', minBaseline: 100 });
+    const move = await createRule({
+      name: 'Clicks moved',
+      integrationId: id,
+      metric: 'gsc.clicks',
+      compare: 'pct_change',
+      threshold: 50,
+      window: '7d',
+      minBaseline: 100,
+    });
     const range = { from: '2026-02-24', to: '2026-03-09' };
     week('2026-02-24', 10); // 70 the week before: under the baseline
     week('2026-03-03', 30); // 210
@@ -448,7 +540,10 @@ describe('rules', () => {
     week('2026-03-03', 5); // 140 → 35: −75 %
     await syncNow(id, range);
     expect((await rule(move.id)).state).toBe('firing');
-    expect((await firedOf(move.id)).map((e) => [e.payload.direction, e.payload.value, e.payload.compare])).toEqual([['up', 50, 'pct_change'], ['down', -75, 'pct_change']]);
+    expect((await firedOf(move.id)).map((e) => [e.payload.direction, e.payload.value, e.payload.compare])).toEqual([
+      ['up', 50, 'pct_change'],
+      ['down', -75, 'pct_change'],
+    ]);
   });
 
   it('the window arithmetic: sums over 7 and 28 days, ctr and position weighted by impressions', () => {
@@ -464,7 +559,12 @@ describe('rules', () => {
     expect(evaluate(spec, rows, '2026-03-09')).toMatchObject({ kind: 'value', value: 40, firing: true });
     expect(evaluate({ ...spec, window: 'day' }, rows, '2026-03-09')).toMatchObject({ value: 30, firing: false });
     expect(evaluate({ ...spec, compare: 'below', threshold: 50 }, rows, '2026-03-09')).toMatchObject({ value: 40, firing: true, direction: 'down' });
-    expect(evaluate({ ...spec, compare: 'pct_change', window: '28d', threshold: 10 }, rows, '2026-03-09')).toMatchObject({ kind: 'value', value: -96, direction: 'down', firing: true });
+    expect(evaluate({ ...spec, compare: 'pct_change', window: '28d', threshold: 10 }, rows, '2026-03-09')).toMatchObject({
+      kind: 'value',
+      value: -96,
+      direction: 'down',
+      firing: true,
+    });
     expect(evaluate(spec, [], null)).toEqual({ kind: 'no-data' });
   });
 
@@ -486,7 +586,12 @@ describe('rules', () => {
       expect(res.json().details.map((d: { field: string }) => d.field)).toContain(field);
     }
     expect((await post({ ...valid, integrationId: 'int_missing' })).statusCode).toBe(404);
-    const x = await t.call({ method: 'POST', url: `${base}/integrations`, auth: ownerA(), payload: { provider: 'linkedin', name: 'li', credentials: { accessToken: 'ok-li', author: 'urn:li:person:abc' } } });
+    const x = await t.call({
+      method: 'POST',
+      url: `${base}/integrations`,
+      auth: ownerA(),
+      payload: { provider: 'linkedin', name: 'li', credentials: { accessToken: 'ok-li', author: 'urn:li:person:abc' } },
+    });
     expect((await post({ ...valid, integrationId: x.json().id })).statusCode).toBe(400);
 
     const created = await createRule(valid);
@@ -495,7 +600,12 @@ describe('rules', () => {
     expect(listed.json()).toMatchObject({ total: 1, items: [{ id: created.id }] });
     const renamed = await t.call({ method: 'PATCH', url: `${base}/analytics/rules/${created.id}`, auth: ownerA(), payload: { name: 'Renamed' } });
     expect(renamed.json()).toMatchObject({ name: 'Renamed', metric: 'ga4.conversions' });
-    const pct = await t.call({ method: 'PATCH', url: `${base}/analytics/rules/${created.id}`, auth: ownerA(), payload: { compare: 'pct_change', threshold: 25, minBaseline: 10 } });
+    const pct = await t.call({
+      method: 'PATCH',
+      url: `${base}/analytics/rules/${created.id}`,
+      auth: ownerA(),
+      payload: { compare: 'pct_change', threshold: 25, minBaseline: 10 },
+    });
     expect(pct.json()).toMatchObject({ compare: 'pct_change', threshold: 25, minBaseline: 10, state: 'ok' });
     const back = await t.call({ method: 'PATCH', url: `${base}/analytics/rules/${created.id}`, auth: ownerA(), payload: { compare: 'above' } });
     expect(back.json()).toMatchObject({ compare: 'above', minBaseline: null });
@@ -527,12 +637,19 @@ describe('isolation and access', () => {
         expect(res.statusCode, `${method} ${path}`).toBe(404);
       }
       // B's key on A's paths: not found either.
-      const cross = await t.call({ method: method as 'GET', url: `${base}${path}`, auth: { apiKey: t.orgB.apiKey }, ...(payload ? { payload: payload as object } : {}) });
+      const cross = await t.call({
+        method: method as 'GET',
+        url: `${base}${path}`,
+        auth: { apiKey: t.orgB.apiKey },
+        ...(payload ? { payload: payload as object } : {}),
+      });
       expect(cross.statusCode, `${method} ${path}`).toBe(404);
     }
     // B's lists hold nothing of A's.
     expect((await t.call({ method: 'GET', url: `${baseB}/analytics/rules`, auth: { apiKey: t.orgB.apiKey } })).json().total).toBe(0);
-    expect((await t.call({ method: 'GET', url: `${baseB}/analytics/daily?from=2026-01-01&to=2026-03-09`, auth: { apiKey: t.orgB.apiKey } })).json().items).toEqual([]);
+    expect(
+      (await t.call({ method: 'GET', url: `${baseB}/analytics/daily?from=2026-01-01&to=2026-03-09`, auth: { apiKey: t.orgB.apiKey } })).json().items,
+    ).toEqual([]);
     expect((await t.call({ method: 'GET', url: `${base}/analytics/rules/${ruleId}`, auth: ownerA() })).statusCode).toBe(200);
   });
 
@@ -567,9 +684,11 @@ describe('isolation and access', () => {
     }
   });
 
-  it('a key bound to a project sees its project\'s and organization-wide analytics, changes only its own', async () => {
-    const projectA = (await t.call({ method: 'POST', url: `${base}/projects`, auth: { token: t.orgA.token }, payload: { name: 'Site A' } })).json().id as string;
-    const projectB = (await t.call({ method: 'POST', url: `${base}/projects`, auth: { token: t.orgA.token }, payload: { name: 'Site B' } })).json().id as string;
+  it("a key bound to a project sees its project's and organization-wide analytics, changes only its own", async () => {
+    const projectA = (await t.call({ method: 'POST', url: `${base}/projects`, auth: { token: t.orgA.token }, payload: { name: 'Site A' } })).json()
+      .id as string;
+    const projectB = (await t.call({ method: 'POST', url: `${base}/projects`, auth: { token: t.orgA.token }, payload: { name: 'Site B' } })).json()
+      .id as string;
     const propertyA = newProperty();
     const propertyB = newProperty();
     google.setGa4(propertyA, { '2026-03-09': { sessions: 1, totalUsers: 1, keyEvents: 0 } });
@@ -579,7 +698,9 @@ describe('isolation and access', () => {
     const orgWide = await connectGoogle({ propertyId: propertyA });
     for (const id of [inA, inB, orgWide]) await syncNow(id);
     const keyA: Credentials = { apiKey: await t.key(t.orgA.orgId, ['*'], projectA) };
-    const rows = (await t.call({ method: 'GET', url: `${base}/analytics/daily?from=2026-03-01&to=2026-03-09`, auth: keyA })).json().items as { integrationId: string }[];
+    const rows = (await t.call({ method: 'GET', url: `${base}/analytics/daily?from=2026-03-01&to=2026-03-09`, auth: keyA })).json().items as {
+      integrationId: string;
+    }[];
     const seen = new Set(rows.map((r) => r.integrationId));
     expect(seen.has(inA)).toBe(true);
     expect(seen.has(orgWide)).toBe(true);
@@ -591,9 +712,23 @@ describe('isolation and access', () => {
     expect((await t.call({ method: 'POST', url: `${base}/integrations/${orgWide}/sync`, auth: keyA, payload: {} })).statusCode).toBe(403);
     expect((await t.call({ method: 'POST', url: `${base}/integrations/${inA}/sync`, auth: keyA, payload: {} })).statusCode).toBe(202);
     // Its rules are its project's; an organization-wide rule it can read but not change.
-    const own = await t.call({ method: 'POST', url: `${base}/analytics/rules`, auth: keyA, payload: { name: 'mine', metric: 'ga4.sessions', compare: 'above', threshold: 5, window: 'day' } });
+    const own = await t.call({
+      method: 'POST',
+      url: `${base}/analytics/rules`,
+      auth: keyA,
+      payload: { name: 'mine', metric: 'ga4.sessions', compare: 'above', threshold: 5, window: 'day' },
+    });
     expect(own.json().projectId).toBe(projectA);
-    expect((await t.call({ method: 'POST', url: `${base}/analytics/rules`, auth: keyA, payload: { name: 'b', integrationId: inB, metric: 'ga4.sessions', compare: 'above', threshold: 5, window: 'day' } })).statusCode).toBe(404);
+    expect(
+      (
+        await t.call({
+          method: 'POST',
+          url: `${base}/analytics/rules`,
+          auth: keyA,
+          payload: { name: 'b', integrationId: inB, metric: 'ga4.sessions', compare: 'above', threshold: 5, window: 'day' },
+        })
+      ).statusCode,
+    ).toBe(404);
     const shared = await createRule({ name: 'org', integrationId: orgWide, metric: 'ga4.sessions', compare: 'above', threshold: 5, window: 'day' });
     expect((await t.call({ method: 'GET', url: `${base}/analytics/rules/${shared.id}`, auth: keyA })).statusCode).toBe(200);
     expect((await t.call({ method: 'PATCH', url: `${base}/analytics/rules/${shared.id}`, auth: keyA, payload: { name: 'x' } })).statusCode).toBe(403);
@@ -605,7 +740,7 @@ describe('isolation and access', () => {
 
 // Last: moving the clock past the sync hour schedules every connected google integration of the file.
 describe('the daily schedule', () => {
-  it('queues one run per integration at ANALYTICS_SYNC_HOUR (UTC): first the last 90 days, then each source\'s lookback, once a day', async () => {
+  it("queues one run per integration at ANALYTICS_SYNC_HOUR (UTC): first the last 90 days, then each source's lookback, once a day", async () => {
     const property = newProperty();
     const site = 'https://daily.example/';
     google.setGa4(property, { '2026-03-09': { sessions: 8, totalUsers: 8, keyEvents: 1 } });
@@ -626,7 +761,12 @@ describe('the daily schedule', () => {
     });
     // Nothing synced yet: the history, 90 days ending yesterday, for both sources.
     expect(first).toMatchObject({ trigger: 'backfill', from: '2025-12-10', to: '2026-03-09', rows: 180 });
-    expect(google.callsTo('data').filter((c) => c.path.includes(property)).at(-1)!.body).toMatchObject({ dateRanges: [{ startDate: '2025-12-10', endDate: '2026-03-09' }] });
+    expect(
+      google
+        .callsTo('data')
+        .filter((c) => c.path.includes(property))
+        .at(-1)!.body,
+    ).toMatchObject({ dateRanges: [{ startDate: '2025-12-10', endDate: '2026-03-09' }] });
     expect((await syncedOf(id)).filter((e) => e.payload.syncRunId === first.id).length).toBe(2);
 
     clock.ms = Date.parse('2026-03-10T23:30:00Z');
@@ -642,24 +782,38 @@ describe('the daily schedule', () => {
     });
     // From then on, GA4 re-fetches 3 days, Search Console 4, both ending yesterday.
     expect(second).toMatchObject({ trigger: 'schedule', from: '2026-03-07', to: '2026-03-10', rows: 7 });
-    expect(google.callsTo('data').filter((c) => c.path.includes(property)).at(-1)!.body).toMatchObject({ dateRanges: [{ startDate: '2026-03-08', endDate: '2026-03-10' }] });
-    expect(google.callsTo('query').filter((c) => c.path.includes('daily.example')).at(-1)!.body).toMatchObject({ startDate: '2026-03-07', endDate: '2026-03-10' });
+    expect(
+      google
+        .callsTo('data')
+        .filter((c) => c.path.includes(property))
+        .at(-1)!.body,
+    ).toMatchObject({ dateRanges: [{ startDate: '2026-03-08', endDate: '2026-03-10' }] });
+    expect(
+      google
+        .callsTo('query')
+        .filter((c) => c.path.includes('daily.example'))
+        .at(-1)!.body,
+    ).toMatchObject({ startDate: '2026-03-07', endDate: '2026-03-10' });
     // A day without any GA4 row yet (2026-03-10) is stored as zeros.
     const items = await daily({ integrationId: id, source: 'ga4', from: '2026-03-10', to: '2026-03-10' });
     expect(items.map((i) => i.metrics)).toEqual([{ sessions: 0, users: 0, conversions: 0 }]);
   });
 
-  it('a sync asked for that covers the day\'s run stands for it, and a run already waiting for the days answers a sync asked for', async () => {
+  it("a sync asked for that covers the day's run stands for it, and a run already waiting for the days answers a sync asked for", async () => {
     const property = newProperty();
     google.setGa4(property, { '2026-03-11': { sessions: 5, totalUsers: 4, keyEvents: 0 } });
     const scheduled = async (id: string) => (await runs(id)).filter((r) => r.trigger !== 'manual');
     /** The runs the schedule queued at `at` (for the other integrations of this file) all finished. */
-    const tickDone = (at: string) => eventually(async () => {
-      const [counted] = await rows<{ queued: number; busy: number }>(t.database.db, sql`select count(*)::int as queued,
+    const tickDone = (at: string) =>
+      eventually(async () => {
+        const [counted] = await rows<{ queued: number; busy: number }>(
+          t.database.db,
+          sql`select count(*)::int as queued,
         count(*) filter (where status in ('queued', 'running'))::int as busy
-        from analytics_sync_runs where created_at = ${at}::timestamptz and trigger <> 'manual'`);
-      return counted!.queued > 0 && counted!.busy === 0 ? true : null;
-    });
+        from analytics_sync_runs where created_at = ${at}::timestamptz and trigger <> 'manual'`,
+        );
+        return counted!.queued > 0 && counted!.busy === 0 ? true : null;
+      });
 
     // Before the sync hour, the history asked for by hand ("Sync now" with 90 days).
     clock.ms = Date.parse('2026-03-12T03:00:00Z');

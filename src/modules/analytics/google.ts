@@ -24,7 +24,11 @@ export type Ga4Day = { sessions: number; users: number; conversions: number };
 export type GscDay = { clicks: number; impressions: number; ctr: number; position: number };
 export type DayMetrics = Record<string, number>;
 
-export interface Account { id: string; name: string; source: Source }
+export interface Account {
+  id: string;
+  name: string;
+  source: Source;
+}
 
 /**
  * How a call failed, and so what the sync does next:
@@ -68,7 +72,10 @@ function retryAfterSeconds(value: unknown): number | undefined {
 /** Google's error body, in either of its two forms (`{ error: { code, message, status } }`, and v3's `errors: [{ reason }]`). */
 function googleError(body: string): { message?: string; status?: string; reason?: string } {
   try {
-    const parsed = JSON.parse(body) as { error?: { message?: unknown; status?: unknown; errors?: { reason?: unknown }[] } | string; error_description?: unknown };
+    const parsed = JSON.parse(body) as {
+      error?: { message?: unknown; status?: unknown; errors?: { reason?: unknown }[] } | string;
+      error_description?: unknown;
+    };
     const error = parsed.error;
     if (typeof error === 'string') return { message: typeof parsed.error_description === 'string' ? parsed.error_description : error, status: error };
     if (!error || typeof error !== 'object') return {};
@@ -92,7 +99,11 @@ export function failureOf(api: string, res: OutboundResponse): GoogleApiError {
   const text = `${api} answered HTTP ${res.status}: ${said}`;
   if (res.status === 401) return new GoogleApiError('auth', text, 401);
   const retryAfter = retryAfterSeconds(res.headers['retry-after']);
-  if (res.status === 429 || res.status >= 500 || (res.status === 403 && (status === 'RESOURCE_EXHAUSTED' || (reason !== undefined && QUOTA_REASONS.has(reason))))) {
+  if (
+    res.status === 429 ||
+    res.status >= 500 ||
+    (res.status === 403 && (status === 'RESOURCE_EXHAUSTED' || (reason !== undefined && QUOTA_REASONS.has(reason))))
+  ) {
     return new GoogleApiError('retry', text, res.status, retryAfter);
   }
   if (res.status === 403) return new GoogleApiError('denied', text, 403);
@@ -143,7 +154,7 @@ export async function listGa4Properties(apis: GoogleApis, token: string): Promis
   for (let page = 0; page < MAX_PAGES; page++) {
     const query = new URLSearchParams({ pageSize: String(SUMMARY_PAGE) });
     if (pageToken) query.set('pageToken', pageToken);
-    const answer = await call(apis, 'GA4 Admin API', token, 'GET', `${base(apis.ga4AdminApiUrl)}/v1beta/accountSummaries?${query}`) as {
+    const answer = (await call(apis, 'GA4 Admin API', token, 'GET', `${base(apis.ga4AdminApiUrl)}/v1beta/accountSummaries?${query}`)) as {
       accountSummaries?: { displayName?: unknown; propertySummaries?: { property?: unknown; displayName?: unknown }[] }[];
       nextPageToken?: unknown;
     };
@@ -163,11 +174,14 @@ export async function listGa4Properties(apis: GoogleApis, token: string): Promis
 
 /** The Search Console sites the token's user can read (a `siteUnverifiedUser` cannot query them). */
 export async function listGscSites(apis: GoogleApis, token: string): Promise<Account[]> {
-  const answer = await call(apis, 'Search Console API', token, 'GET', `${base(apis.gscApiUrl)}/webmasters/v3/sites`) as {
+  const answer = (await call(apis, 'Search Console API', token, 'GET', `${base(apis.gscApiUrl)}/webmasters/v3/sites`)) as {
     siteEntry?: { siteUrl?: unknown; permissionLevel?: unknown }[];
   };
   return (answer.siteEntry ?? [])
-    .filter((s): s is { siteUrl: string; permissionLevel: unknown } => typeof s.siteUrl === 'string' && s.siteUrl !== '' && s.permissionLevel !== 'siteUnverifiedUser')
+    .filter(
+      (s): s is { siteUrl: string; permissionLevel: unknown } =>
+        typeof s.siteUrl === 'string' && s.siteUrl !== '' && s.permissionLevel !== 'siteUnverifiedUser',
+    )
     .map((s) => ({ id: s.siteUrl, name: s.siteUrl, source: 'gsc' as const }));
 }
 
@@ -186,13 +200,13 @@ export async function fetchGa4(apis: GoogleApis, token: string, property: string
   const out = new Map<string, Ga4Day>();
   const fields: Record<string, keyof Ga4Day> = { sessions: 'sessions', totalUsers: 'users', keyEvents: 'conversions' };
   for (let offset = 0, page = 0; page < MAX_PAGES; page++) {
-    const answer = await call(apis, 'GA4 Data API', token, 'POST', `${base(apis.ga4ApiUrl)}/v1beta/${name}:runReport`, {
+    const answer = (await call(apis, 'GA4 Data API', token, 'POST', `${base(apis.ga4ApiUrl)}/v1beta/${name}:runReport`, {
       dateRanges: [{ startDate: from, endDate: to }],
       dimensions: [{ name: 'date' }],
       metrics: [{ name: 'sessions' }, { name: 'totalUsers' }, { name: 'keyEvents' }],
       limit: String(GA4_ROWS),
       offset: String(offset),
-    }) as {
+    })) as {
       metricHeaders?: { name?: unknown }[];
       rows?: { dimensionValues?: { value?: unknown }[]; metricValues?: { value?: unknown }[] }[];
       rowCount?: unknown;
@@ -219,12 +233,22 @@ export async function fetchGa4(apis: GoogleApis, token: string, property: string
 export async function fetchGsc(apis: GoogleApis, token: string, siteUrl: string, from: string, to: string): Promise<Map<string, GscDay>> {
   const out = new Map<string, GscDay>();
   for (let startRow = 0, page = 0; page < MAX_PAGES; page++) {
-    const answer = await call(apis, 'Search Console API', token, 'POST',
-      `${base(apis.gscApiUrl)}/webmasters/v3/sites/${encodeURIComponent(siteUrl)}/searchAnalytics/query`, {
-        startDate: from, endDate: to, dimensions: ['date'], rowLimit: GSC_ROWS, startRow,
+    const answer = (await call(
+      apis,
+      'Search Console API',
+      token,
+      'POST',
+      `${base(apis.gscApiUrl)}/webmasters/v3/sites/${encodeURIComponent(siteUrl)}/searchAnalytics/query`,
+      {
+        startDate: from,
+        endDate: to,
+        dimensions: ['date'],
+        rowLimit: GSC_ROWS,
+        startRow,
         // Fresh (not yet final) numbers too: they are re-fetched, and replaced, while the lookback window covers them.
         dataState: 'all',
-      }) as { rows?: { keys?: unknown[]; clicks?: unknown; impressions?: unknown; ctr?: unknown; position?: unknown }[] };
+      },
+    )) as { rows?: { keys?: unknown[]; clicks?: unknown; impressions?: unknown; ctr?: unknown; position?: unknown }[] };
     const rows = answer.rows ?? [];
     for (const row of rows) {
       const day = row.keys?.[0];

@@ -40,7 +40,10 @@ export interface RuleSpec {
   minBaseline: number | null;
 }
 
-export interface DayRow { date: string; metrics: Record<string, number> }
+export interface DayRow {
+  date: string;
+  metrics: Record<string, number>;
+}
 
 export type Outcome =
   /** Nothing synced yet for the metric: nothing to compare. */

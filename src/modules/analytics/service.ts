@@ -21,17 +21,40 @@ type RuleRow = typeof analyticsRules.$inferSelect;
 
 export function publicSyncRun(row: RunRow) {
   return {
-    id: row.id, integrationId: row.integrationId, projectId: row.projectId, status: row.status, trigger: row.trigger,
-    from: row.from, to: row.to, rows: row.rows, error: row.error, attempts: row.attempts,
-    startedAt: row.startedAt, finishedAt: row.finishedAt, createdAt: row.createdAt,
+    id: row.id,
+    integrationId: row.integrationId,
+    projectId: row.projectId,
+    status: row.status,
+    trigger: row.trigger,
+    from: row.from,
+    to: row.to,
+    rows: row.rows,
+    error: row.error,
+    attempts: row.attempts,
+    startedAt: row.startedAt,
+    finishedAt: row.finishedAt,
+    createdAt: row.createdAt,
   };
 }
 
 export function publicRule(row: RuleRow) {
   return {
-    id: row.id, name: row.name, projectId: row.projectId, integrationId: row.integrationId, metric: row.metric, compare: row.compare,
-    threshold: row.threshold, window: row.window, minBaseline: row.minBaseline, state: row.state, lastValue: row.lastValue,
-    lastEvaluatedAt: row.lastEvaluatedAt, lastFiredAt: row.lastFiredAt, error: row.error, createdAt: row.createdAt, updatedAt: row.updatedAt,
+    id: row.id,
+    name: row.name,
+    projectId: row.projectId,
+    integrationId: row.integrationId,
+    metric: row.metric,
+    compare: row.compare,
+    threshold: row.threshold,
+    window: row.window,
+    minBaseline: row.minBaseline,
+    state: row.state,
+    lastValue: row.lastValue,
+    lastEvaluatedAt: row.lastEvaluatedAt,
+    lastFiredAt: row.lastFiredAt,
+    error: row.error,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
   };
 }
 
@@ -99,7 +122,9 @@ export class AnalyticsService {
     const row = await this.ports.integrations.row(scope, id);
     if (!row) throw notFound('Integration');
     if (row.provider !== 'google') {
-      throw badRequest(`Integration ${id} is a ${row.provider} integration; analytics come from google integrations`, [{ field: 'params.id', message: 'must be a google integration' }]);
+      throw badRequest(`Integration ${id} is a ${row.provider} integration; analytics come from google integrations`, [
+        { field: 'params.id', message: 'must be a google integration' },
+      ]);
     }
     return row;
   }
@@ -107,13 +132,14 @@ export class AnalyticsService {
   /** The GA4 properties and Search Console sites the connection can read: what `config.propertyId` and `config.siteUrl` may be set to. */
   async accounts(scope: Scope, id: string): Promise<Account[]> {
     const row = await this.googleIntegration(scope, id);
-    if (row.status === 'error') throw unprocessable(REAUTH_REQUIRED, `Integration ${id} needs to be reconnected: ${row.lastError?.message ?? 'its authorization failed'}`);
+    if (row.status === 'error')
+      throw unprocessable(REAUTH_REQUIRED, `Integration ${id} needs to be reconnected: ${row.lastError?.message ?? 'its authorization failed'}`);
     const token: { token?: string; refreshed?: boolean } = {};
     const found: Account[] = [];
     const failures: GoogleApiError[] = [];
     for (const list of [listGa4Properties, listGscSites]) {
       try {
-        found.push(...await this.access.call(row, token, (accessToken) => list(this.apis, accessToken)));
+        found.push(...(await this.access.call(row, token, (accessToken) => list(this.apis, accessToken))));
       } catch (error) {
         if (isReauth(error) || !(error instanceof GoogleApiError)) throw error;
         failures.push(error);
@@ -134,36 +160,58 @@ export class AnalyticsService {
     const row = await this.googleIntegration(scope, id);
     assertCanChange(scope, row.projectId, 'This integration');
     if (sourcesOf(row).length === 0) {
-      throw badRequest(`Integration ${id} has neither a GA4 property nor a Search Console site: set config.propertyId or config.siteUrl (PATCH …/integrations/${id}) to one of GET …/integrations/${id}/accounts`,
-        [{ field: 'config', message: 'needs propertyId or siteUrl' }]);
+      throw badRequest(
+        `Integration ${id} has neither a GA4 property nor a Search Console site: set config.propertyId or config.siteUrl (PATCH …/integrations/${id}) to one of GET …/integrations/${id}/accounts`,
+        [{ field: 'config', message: 'needs propertyId or siteUrl' }],
+      );
     }
-    if (row.status === 'error') throw unprocessable(REAUTH_REQUIRED, `Integration ${id} needs to be reconnected first: ${row.lastError?.message ?? 'its authorization failed'}`);
+    if (row.status === 'error')
+      throw unprocessable(REAUTH_REQUIRED, `Integration ${id} needs to be reconnected first: ${row.lastError?.message ?? 'its authorization failed'}`);
     const now = this.clock.now();
     const today = dayOf(now);
     const yesterday = addDays(today, -1);
     const to = input.to ?? (input.from && input.from > yesterday ? input.from : yesterday);
     const from = input.from ?? addDays(to, -(Math.max(LOOKBACK_DAYS.ga4, LOOKBACK_DAYS.gsc) - 1));
-    if (to > today) throw badRequest(`to (${to}) is in the future; the newest day with numbers is today, ${today} (UTC)`, [{ field: 'body.to', message: 'must not be after today' }]);
+    if (to > today)
+      throw badRequest(`to (${to}) is in the future; the newest day with numbers is today, ${today} (UTC)`, [
+        { field: 'body.to', message: 'must not be after today' },
+      ]);
     if (from > to) throw badRequest(`from (${from}) is after to (${to})`, [{ field: 'body.from', message: 'must not be after to' }]);
     if (daysInRange(from, to) > MAX_RANGE_DAYS) {
-      throw badRequest(`A sync covers at most ${MAX_RANGE_DAYS} days; ${from} to ${to} is ${daysInRange(from, to)}. Sync a longer history in several runs`, [{ field: 'body.from', message: `at most ${MAX_RANGE_DAYS} days before to` }]);
+      throw badRequest(`A sync covers at most ${MAX_RANGE_DAYS} days; ${from} to ${to} is ${daysInRange(from, to)}. Sync a longer history in several runs`, [
+        { field: 'body.from', message: `at most ${MAX_RANGE_DAYS} days before to` },
+      ]);
     }
     return transaction(this.db, async (tx) => {
       // One request at a time per integration, and none while the daily schedule is being queued,
       // so the checks below hold across instances.
       await tx.execute(sql`select pg_advisory_xact_lock_shared(hashtext(${SCHEDULE_LOCK}))`);
       await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`analytics-sync:${row.id}`}))`);
-      const pending = await tx.select().from(analyticsSyncRuns)
-        .where(and(eq(analyticsSyncRuns.orgId, row.orgId), eq(analyticsSyncRuns.integrationId, row.id), sql`${analyticsSyncRuns.status} in ('queued', 'running')`));
+      const pending = await tx
+        .select()
+        .from(analyticsSyncRuns)
+        .where(
+          and(eq(analyticsSyncRuns.orgId, row.orgId), eq(analyticsSyncRuns.integrationId, row.id), sql`${analyticsSyncRuns.status} in ('queued', 'running')`),
+        );
       // These days (or more) already waiting or being fetched in full: that run answers this request
       // too. Not a daily `schedule` run: it fetches only each source's lookback.
       const same = pending.find((r) => r.trigger !== 'schedule' && r.from <= from && r.to >= to);
       if (same) return { syncRunId: same.id, status: same.status };
       if (pending.length >= MAX_PENDING_RUNS) throw conflict(`Integration ${id} has ${pending.length} syncs waiting; wait for them to finish`);
-      const [run] = await tx.insert(analyticsSyncRuns).values({
-        id: newId('syncRun', now.getTime()), orgId: row.orgId, projectId: row.projectId, integrationId: row.id,
-        status: 'queued', trigger: 'manual', from, to, createdAt: now,
-      }).returning();
+      const [run] = await tx
+        .insert(analyticsSyncRuns)
+        .values({
+          id: newId('syncRun', now.getTime()),
+          orgId: row.orgId,
+          projectId: row.projectId,
+          integrationId: row.id,
+          status: 'queued',
+          trigger: 'manual',
+          from,
+          to,
+          createdAt: now,
+        })
+        .returning();
       await this.ports.bus.publishInTx(tx, ANALYTICS_WAKE, null);
       return { syncRunId: run!.id, status: run!.status };
     });
@@ -173,10 +221,24 @@ export class AnalyticsService {
     const row = await this.ports.integrations.row(scope, id);
     if (!row) throw notFound('Integration');
     const page = pageOf(query);
-    const where = inScopeOrgWide(scope, analyticsSyncRuns, eq(analyticsSyncRuns.integrationId, id), query.status ? eq(analyticsSyncRuns.status, query.status) : undefined);
+    const where = inScopeOrgWide(
+      scope,
+      analyticsSyncRuns,
+      eq(analyticsSyncRuns.integrationId, id),
+      query.status ? eq(analyticsSyncRuns.status, query.status) : undefined,
+    );
     const [items, counted] = await Promise.all([
-      this.db.select().from(analyticsSyncRuns).where(where).orderBy(desc(analyticsSyncRuns.createdAt), desc(analyticsSyncRuns.id)).limit(page.limit).offset(page.offset),
-      this.db.select({ n: sql<number>`count(*)::int` }).from(analyticsSyncRuns).where(where),
+      this.db
+        .select()
+        .from(analyticsSyncRuns)
+        .where(where)
+        .orderBy(desc(analyticsSyncRuns.createdAt), desc(analyticsSyncRuns.id))
+        .limit(page.limit)
+        .offset(page.offset),
+      this.db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(analyticsSyncRuns)
+        .where(where),
     ]);
     return envelope(items.map(publicSyncRun), counted[0]?.n ?? 0, page);
   }
@@ -185,22 +247,38 @@ export class AnalyticsService {
   async daily(scope: Scope, given: { from: string; to: string; integrationId?: string; source?: Source }) {
     const query = { ...given, from: dayOfBound(given.from, 'from'), to: dayOfBound(given.to, 'to') };
     for (const problem of [dayProblem('querystring.from', query.from), dayProblem('querystring.to', query.to)]) if (problem) throw problem;
-    if (query.from > query.to) throw badRequest(`from (${query.from}) is after to (${query.to})`, [{ field: 'querystring.from', message: 'must not be after to' }]);
+    if (query.from > query.to)
+      throw badRequest(`from (${query.from}) is after to (${query.to})`, [{ field: 'querystring.from', message: 'must not be after to' }]);
     if (daysInRange(query.from, query.to) > MAX_READ_DAYS) {
-      throw badRequest(`At most ${MAX_READ_DAYS} days at once; ${query.from} to ${query.to} is ${daysInRange(query.from, query.to)}`, [{ field: 'querystring.from', message: `at most ${MAX_READ_DAYS} days before to` }]);
+      throw badRequest(`At most ${MAX_READ_DAYS} days at once; ${query.from} to ${query.to} is ${daysInRange(query.from, query.to)}`, [
+        { field: 'querystring.from', message: `at most ${MAX_READ_DAYS} days before to` },
+      ]);
     }
     if (query.integrationId && !(await this.ports.integrations.row(scope, query.integrationId))) throw notFound('Integration');
-    const rows = await this.db.select({
-      date: analyticsDaily.date, source: analyticsDaily.source, integrationId: analyticsDaily.integrationId, metrics: analyticsDaily.metrics,
-    }).from(analyticsDaily)
-      .where(inScopeOrgWide(scope, analyticsDaily,
-        gte(analyticsDaily.date, query.from), lte(analyticsDaily.date, query.to),
-        query.integrationId ? eq(analyticsDaily.integrationId, query.integrationId) : undefined,
-        query.source ? eq(analyticsDaily.source, query.source) : undefined))
+    const rows = await this.db
+      .select({
+        date: analyticsDaily.date,
+        source: analyticsDaily.source,
+        integrationId: analyticsDaily.integrationId,
+        metrics: analyticsDaily.metrics,
+      })
+      .from(analyticsDaily)
+      .where(
+        inScopeOrgWide(
+          scope,
+          analyticsDaily,
+          gte(analyticsDaily.date, query.from),
+          lte(analyticsDaily.date, query.to),
+          query.integrationId ? eq(analyticsDaily.integrationId, query.integrationId) : undefined,
+          query.source ? eq(analyticsDaily.source, query.source) : undefined,
+        ),
+      )
       .orderBy(asc(analyticsDaily.date), asc(analyticsDaily.source), asc(analyticsDaily.integrationId))
       .limit(MAX_DAILY_ROWS + 1);
     if (rows.length > MAX_DAILY_ROWS) {
-      throw badRequest(`More than ${MAX_DAILY_ROWS} rows: narrow the range, or name an integrationId or a source`, [{ field: 'querystring.from', message: 'range too large for these filters' }]);
+      throw badRequest(`More than ${MAX_DAILY_ROWS} rows: narrow the range, or name an integrationId or a source`, [
+        { field: 'querystring.from', message: 'range too large for these filters' },
+      ]);
     }
     return { items: rows.map((r) => ({ ...r, source: r.source as Source })) };
   }
@@ -208,20 +286,29 @@ export class AnalyticsService {
   // ── Rules ────────────────────────────────────────────────────────────────────────────────────
 
   private async ruleRow(scope: Tenant, id: string): Promise<RuleRow> {
-    const [row] = await this.db.select().from(analyticsRules).where(inScopeOrgWide(scope, analyticsRules, eq(analyticsRules.id, id)));
+    const [row] = await this.db
+      .select()
+      .from(analyticsRules)
+      .where(inScopeOrgWide(scope, analyticsRules, eq(analyticsRules.id, id)));
     if (!row) throw notFound('Rule');
     return row;
   }
 
   async listRules(scope: Scope, query: ListQuery & { integrationId?: string; state?: string; metric?: string }) {
     const page = pageOf(query);
-    const where = inScopeOrgWide(scope, analyticsRules,
+    const where = inScopeOrgWide(
+      scope,
+      analyticsRules,
       query.integrationId ? eq(analyticsRules.integrationId, query.integrationId) : undefined,
       query.state ? eq(analyticsRules.state, query.state) : undefined,
-      query.metric ? eq(analyticsRules.metric, query.metric) : undefined);
+      query.metric ? eq(analyticsRules.metric, query.metric) : undefined,
+    );
     const [items, counted] = await Promise.all([
       this.db.select().from(analyticsRules).where(where).orderBy(desc(analyticsRules.createdAt), desc(analyticsRules.id)).limit(page.limit).offset(page.offset),
-      this.db.select({ n: sql<number>`count(*)::int` }).from(analyticsRules).where(where),
+      this.db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(analyticsRules)
+        .where(where),
     ]);
     return envelope(items.map(publicRule), counted[0]?.n ?? 0, page);
   }
@@ -233,10 +320,14 @@ export class AnalyticsService {
   /** The rule's own checks, on the rule as it will be stored. */
   private check(rule: Pick<RuleInput, 'compare' | 'threshold'> & { minBaseline?: number | null }, prefix: string): void {
     if (rule.compare === 'pct_change' && rule.threshold < 0) {
-      throw badRequest('A pct_change threshold is a percentage: 20 fires on a rise or a fall of 20 % or more', [{ field: `${prefix}threshold`, message: 'must be 0 or more for pct_change' }]);
+      throw badRequest('A pct_change threshold is a percentage: 20 fires on a rise or a fall of 20 % or more', [
+        { field: `${prefix}threshold`, message: 'must be 0 or more for pct_change' },
+      ]);
     }
     if (rule.compare !== 'pct_change' && rule.minBaseline !== null && rule.minBaseline !== undefined) {
-      throw badRequest('minBaseline applies to pct_change rules only (the previous window must reach it for a change to count)', [{ field: `${prefix}minBaseline`, message: 'only with compare pct_change' }]);
+      throw badRequest('minBaseline applies to pct_change rules only (the previous window must reach it for a change to count)', [
+        { field: `${prefix}minBaseline`, message: 'only with compare pct_change' },
+      ]);
     }
   }
 
@@ -245,10 +336,14 @@ export class AnalyticsService {
     const row = await this.ports.integrations.row(scope, integrationId);
     if (!row) throw notFound('Integration');
     if (row.provider !== 'google') {
-      throw badRequest(`Integration ${integrationId} is a ${row.provider} integration; rules watch google integrations`, [{ field: 'body.integrationId', message: 'must be a google integration' }]);
+      throw badRequest(`Integration ${integrationId} is a ${row.provider} integration; rules watch google integrations`, [
+        { field: 'body.integrationId', message: 'must be a google integration' },
+      ]);
     }
     if (projectId && row.projectId && row.projectId !== projectId) {
-      throw badRequest(`Integration ${integrationId} belongs to another project than the rule`, [{ field: 'body.integrationId', message: 'must be of the rule\'s project or organization-wide' }]);
+      throw badRequest(`Integration ${integrationId} belongs to another project than the rule`, [
+        { field: 'body.integrationId', message: "must be of the rule's project or organization-wide" },
+      ]);
     }
     return row;
   }
@@ -265,13 +360,30 @@ export class AnalyticsService {
     const now = this.clock.now();
     return transaction(this.db, async (tx) => {
       await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`analytics-rules:${scope.orgId}`}))`);
-      const [counted] = await tx.select({ n: sql<number>`count(*)::int` }).from(analyticsRules).where(eq(analyticsRules.orgId, scope.orgId));
-      if ((counted?.n ?? 0) >= MAX_RULES_PER_ORG) throw unprocessable('LIMIT_REACHED', `An organization has at most ${MAX_RULES_PER_ORG} analytics rules; delete one first`);
-      const [row] = await tx.insert(analyticsRules).values({
-        id: newId('analyticsRule', now.getTime()), orgId: scope.orgId, projectId, integrationId: input.integrationId ?? null,
-        name: input.name, metric: input.metric, compare: input.compare, threshold: input.threshold, window: input.window,
-        minBaseline: input.minBaseline ?? null, state: 'ok', createdAt: now, updatedAt: now,
-      }).returning();
+      const [counted] = await tx
+        .select({ n: sql<number>`count(*)::int` })
+        .from(analyticsRules)
+        .where(eq(analyticsRules.orgId, scope.orgId));
+      if ((counted?.n ?? 0) >= MAX_RULES_PER_ORG)
+        throw unprocessable('LIMIT_REACHED', `An organization has at most ${MAX_RULES_PER_ORG} analytics rules; delete one first`);
+      const [row] = await tx
+        .insert(analyticsRules)
+        .values({
+          id: newId('analyticsRule', now.getTime()),
+          orgId: scope.orgId,
+          projectId,
+          integrationId: input.integrationId ?? null,
+          name: input.name,
+          metric: input.metric,
+          compare: input.compare,
+          threshold: input.threshold,
+          window: input.window,
+          minBaseline: input.minBaseline ?? null,
+          state: 'ok',
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning();
       return publicRule(row!);
     });
   }
@@ -293,11 +405,15 @@ export class AnalyticsService {
     if (next.integrationId && next.integrationId !== before.integrationId) await this.ruleIntegration(scope, next.integrationId, before.projectId);
     const watched = (['integrationId', 'metric', 'compare', 'threshold', 'window', 'minBaseline'] as const).some((k) => next[k] !== before[k]);
     const now = this.clock.now();
-    const [row] = await this.db.update(analyticsRules).set({
-      ...next,
-      ...(watched ? { state: 'ok', lastValue: null, error: null } : {}),
-      updatedAt: now,
-    }).where(inScope(scope, analyticsRules, eq(analyticsRules.id, id))).returning();
+    const [row] = await this.db
+      .update(analyticsRules)
+      .set({
+        ...next,
+        ...(watched ? { state: 'ok', lastValue: null, error: null } : {}),
+        updatedAt: now,
+      })
+      .where(inScope(scope, analyticsRules, eq(analyticsRules.id, id)))
+      .returning();
     if (!row) throw notFound('Rule');
     return publicRule(row);
   }
@@ -305,7 +421,10 @@ export class AnalyticsService {
   async deleteRule(scope: Scope, id: string): Promise<void> {
     const row = await this.ruleRow(scope, id);
     assertCanChange(scope, row.projectId, 'This rule');
-    const deleted = await this.db.delete(analyticsRules).where(inScope(scope, analyticsRules, eq(analyticsRules.id, id))).returning({ id: analyticsRules.id });
+    const deleted = await this.db
+      .delete(analyticsRules)
+      .where(inScope(scope, analyticsRules, eq(analyticsRules.id, id)))
+      .returning({ id: analyticsRules.id });
     if (deleted.length === 0) throw notFound('Rule');
   }
 }

@@ -90,14 +90,16 @@ export class AnalyticsSync {
   async round(): Promise<boolean> {
     const scheduled = await this.scheduleDue();
     const runs = await this.claim();
-    await Promise.all(runs.map(async (run) => {
-      try {
-        await this.execute(run);
-      } catch (error) {
-        // The lease runs out and another round takes the run again (up to MAX_ATTEMPTS).
-        this.log.error({ err: error, syncRunId: run.id }, 'analytics sync failed');
-      }
-    }));
+    await Promise.all(
+      runs.map(async (run) => {
+        try {
+          await this.execute(run);
+        } catch (error) {
+          // The lease runs out and another round takes the run again (up to MAX_ATTEMPTS).
+          this.log.error({ err: error, syncRunId: run.id }, 'analytics sync failed');
+        }
+      }),
+    );
     return runs.length === BATCH || scheduled === SCHEDULE_BATCH;
   }
 
@@ -123,7 +125,9 @@ export class AnalyticsSync {
       await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${SCHEDULE_LOCK}))`);
       // The integrations to sync, a subquery of the integrations module's (through its port), in the
       // same statement as this module's own runs: one query instead of one per integration.
-      const due = await rows<{ id: string; org_id: string; project_id: string | null; synced: boolean }>(tx, sql`
+      const due = await rows<{ id: string; org_id: string; project_id: string | null; synced: boolean }>(
+        tx,
+        sql`
         select c.id, c.org_id, c.project_id, c.synced from (
           select i.id, i.org_id, i.project_id,
             exists (select 1 from analytics_sync_runs r where r.integration_id = i.id and r.status = 'succeeded') as synced
@@ -135,12 +139,22 @@ export class AnalyticsSync {
         where not exists (select 1 from analytics_sync_runs r where r.integration_id = c.id and r.trigger = 'manual'
           and r.status in ('queued', 'running', 'succeeded') and r."to" >= ${to}
           and r."from" <= (case when c.synced then ${from} else ${backfillFrom} end)::text)
-        order by c.id limit ${SCHEDULE_BATCH}`);
+        order by c.id limit ${SCHEDULE_BATCH}`,
+      );
       if (due.length === 0) return 0;
-      await tx.insert(analyticsSyncRuns).values(due.map((r) => ({
-        id: newId('syncRun', now.getTime()), orgId: r.org_id, projectId: r.project_id, integrationId: r.id,
-        status: 'queued', trigger: r.synced ? 'schedule' : 'backfill', from: r.synced ? from : backfillFrom, to, createdAt: now,
-      })));
+      await tx.insert(analyticsSyncRuns).values(
+        due.map((r) => ({
+          id: newId('syncRun', now.getTime()),
+          orgId: r.org_id,
+          projectId: r.project_id,
+          integrationId: r.id,
+          status: 'queued',
+          trigger: r.synced ? 'schedule' : 'backfill',
+          from: r.synced ? from : backfillFrom,
+          to,
+          createdAt: now,
+        })),
+      );
       return due.length;
     });
   }
@@ -149,7 +163,9 @@ export class AnalyticsSync {
   private async claim(): Promise<RunRow[]> {
     const now = this.clock.now();
     // The claimed ids by the primary key (`= any(array(…))`), never by hashing the whole table.
-    const claimed = await rows<{ id: string }>(this.db, sql`
+    const claimed = await rows<{ id: string }>(
+      this.db,
+      sql`
       update analytics_sync_runs set status = 'running', attempts = attempts + 1,
         locked_until = ${new Date(now.getTime() + LEASE_MS).toISOString()}::timestamptz,
         started_at = coalesce(started_at, ${now.toISOString()}::timestamptz)
@@ -158,7 +174,8 @@ export class AnalyticsSync {
         where status in ('queued', 'running') and (locked_until is null or locked_until <= ${now.toISOString()}::timestamptz)
         order by created_at limit ${BATCH}
         for update skip locked))
-      returning id`);
+      returning id`,
+    );
     const ids = claimed.map((r) => r.id);
     if (ids.length === 0) return [];
     return this.db.select().from(analyticsSyncRuns).where(inArray(analyticsSyncRuns.id, ids));
@@ -171,7 +188,11 @@ export class AnalyticsSync {
     const sources = sourcesOf(integration);
     if (integration.provider !== 'google') return this.finish(run, `A ${integration.provider} integration has no analytics`, null);
     if (sources.length === 0) {
-      return this.finish(run, 'The integration has neither a GA4 property (config.propertyId) nor a Search Console site (config.siteUrl); GET …/integrations/:id/accounts lists them', null);
+      return this.finish(
+        run,
+        'The integration has neither a GA4 property (config.propertyId) nor a Search Console site (config.siteUrl); GET …/integrations/:id/accounts lists them',
+        null,
+      );
     }
     if (integration.status === 'error') {
       return this.finish(run, `The integration needs to be reconnected: ${integration.lastError?.message ?? 'its authorization failed'}`, integration);
@@ -182,9 +203,9 @@ export class AnalyticsSync {
       // A scheduled run re-fetches each source's own lookback; an on-demand one, the range asked for.
       const from = run.trigger === 'schedule' ? maxDay(run.from, addDays(run.to, -(LOOKBACK_DAYS[source] - 1))) : run.from;
       try {
-        const days = await this.access.call(integration, token, async (accessToken): Promise<Map<string, DayMetrics>> => (source === 'ga4'
-          ? fetchGa4(this.apis, accessToken, key, from, run.to)
-          : fetchGsc(this.apis, accessToken, key, from, run.to)));
+        const days = await this.access.call(integration, token, async (accessToken): Promise<Map<string, DayMetrics>> =>
+          source === 'ga4' ? fetchGa4(this.apis, accessToken, key, from, run.to) : fetchGsc(this.apis, accessToken, key, from, run.to),
+        );
         fetched.push({ source, ok: true, from, to: run.to, days });
       } catch (error) {
         if (isReauth(error)) return this.finish(run, (error as AppError).message, integration);
@@ -205,8 +226,13 @@ export class AnalyticsSync {
   private async later(run: RunRow, failure: Extract<Fetched, { ok: false }>): Promise<void> {
     const now = this.clock.now();
     const delayS = Math.max(RETRY_DELAYS_S[Math.min(run.attempts, RETRY_DELAYS_S.length) - 1] ?? 60, failure.retryAfterS ?? 0);
-    await this.db.update(analyticsSyncRuns)
-      .set({ status: 'queued', lockedUntil: new Date(now.getTime() + delayS * 1000), error: `Attempt ${run.attempts} of ${MAX_ATTEMPTS} failed, trying again in ${delayS} s: ${failure.message}`.slice(0, 2000) })
+    await this.db
+      .update(analyticsSyncRuns)
+      .set({
+        status: 'queued',
+        lockedUntil: new Date(now.getTime() + delayS * 1000),
+        error: `Attempt ${run.attempts} of ${MAX_ATTEMPTS} failed, trying again in ${delayS} s: ${failure.message}`.slice(0, 2000),
+      })
       .where(and(eq(analyticsSyncRuns.id, run.id), eq(analyticsSyncRuns.status, 'running'), eq(analyticsSyncRuns.attempts, run.attempts)));
   }
 
@@ -214,7 +240,8 @@ export class AnalyticsSync {
   private async finish(run: RunRow, error: string, unavailable: IntegrationRow | null): Promise<void> {
     const now = this.clock.now();
     await transaction(this.db, async (tx) => {
-      const updated = await tx.update(analyticsSyncRuns)
+      const updated = await tx
+        .update(analyticsSyncRuns)
         .set({ status: 'failed', error: error.slice(0, 2000), finishedAt: now, lockedUntil: null })
         .where(and(eq(analyticsSyncRuns.id, run.id), eq(analyticsSyncRuns.status, 'running'), eq(analyticsSyncRuns.attempts, run.attempts)))
         .returning({ id: analyticsSyncRuns.id });
@@ -234,31 +261,62 @@ export class AnalyticsSync {
       let rows = 0;
       for (const part of stored) {
         const values = eachDay(part.from, part.to).map((date) => ({
-          integrationId: integration.id, source: part.source, date, orgId: integration.orgId, projectId: integration.projectId,
-          metrics: part.days.get(date) ?? { ...ZERO[part.source] }, updatedAt: now,
+          integrationId: integration.id,
+          source: part.source,
+          date,
+          orgId: integration.orgId,
+          projectId: integration.projectId,
+          metrics: part.days.get(date) ?? { ...ZERO[part.source] },
+          updatedAt: now,
         }));
         for (let i = 0; i < values.length; i += 500) {
-          await tx.insert(analyticsDaily).values(values.slice(i, i + 500)).onConflictDoUpdate({
-            target: [analyticsDaily.integrationId, analyticsDaily.source, analyticsDaily.date],
-            // Revised numbers replace the provisional ones.
-            set: { metrics: sql`excluded.metrics`, projectId: sql`excluded.project_id`, updatedAt: now },
-          });
+          await tx
+            .insert(analyticsDaily)
+            .values(values.slice(i, i + 500))
+            .onConflictDoUpdate({
+              target: [analyticsDaily.integrationId, analyticsDaily.source, analyticsDaily.date],
+              // Revised numbers replace the provisional ones.
+              set: { metrics: sql`excluded.metrics`, projectId: sql`excluded.project_id`, updatedAt: now },
+            });
         }
         rows += values.length;
         const newest = values[values.length - 1]!;
         await this.ports.events.record(tx, {
-          orgId: integration.orgId, projectId: integration.projectId, type: 'analytics.synced',
-          payload: { integrationId: integration.id, source: part.source, date: newest.date, metrics: newest.metrics, syncRunId: run.id, from: part.from, to: part.to },
+          orgId: integration.orgId,
+          projectId: integration.projectId,
+          type: 'analytics.synced',
+          payload: {
+            integrationId: integration.id,
+            source: part.source,
+            date: newest.date,
+            metrics: newest.metrics,
+            syncRunId: run.id,
+            from: part.from,
+            to: part.to,
+          },
         });
       }
-      await tx.update(analyticsSyncRuns).set({
-        status: failures.length > 0 ? 'failed' : 'succeeded',
-        rows,
-        error: failures.length > 0 ? failures.map((f) => f.message).join('; ').slice(0, 2000) : null,
-        finishedAt: now,
-        lockedUntil: null,
-      }).where(eq(analyticsSyncRuns.id, run.id));
-      await this.evaluator.afterSync(tx, integration, stored.map((s) => s.source));
+      await tx
+        .update(analyticsSyncRuns)
+        .set({
+          status: failures.length > 0 ? 'failed' : 'succeeded',
+          rows,
+          error:
+            failures.length > 0
+              ? failures
+                  .map((f) => f.message)
+                  .join('; ')
+                  .slice(0, 2000)
+              : null,
+          finishedAt: now,
+          lockedUntil: null,
+        })
+        .where(eq(analyticsSyncRuns.id, run.id));
+      await this.evaluator.afterSync(
+        tx,
+        integration,
+        stored.map((s) => s.source),
+      );
     });
   }
 }

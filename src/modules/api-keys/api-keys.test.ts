@@ -2,8 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/harness.ts';
 
 let t: TestApp;
-beforeAll(async () => { t = await buildTestApp(); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await buildTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
 
 const base = () => `/api/v1/orgs/${t.orgA.orgId}`;
 
@@ -34,28 +38,41 @@ describe('API keys', () => {
     expect(res.statusCode).toBe(404);
   });
 
-  it('deleting a key stops it at once; deleting again or another org\'s key is 404', async () => {
-    const created = (await t.call({ method: 'POST', url: `${base()}/api-keys`, auth: { token: t.orgA.token }, payload: { name: 'tmp', scopes: ['*'] } })).json();
+  it("deleting a key stops it at once; deleting again or another org's key is 404", async () => {
+    const created = (
+      await t.call({ method: 'POST', url: `${base()}/api-keys`, auth: { token: t.orgA.token }, payload: { name: 'tmp', scopes: ['*'] } })
+    ).json();
     expect((await t.call({ method: 'DELETE', url: `${base()}/api-keys/${created.id}`, auth: { token: t.orgA.token } })).statusCode).toBe(204);
     const after = await t.call({ method: 'GET', url: `${base()}/leads`, auth: { apiKey: created.key } });
     expect(after.statusCode).toBe(401);
     expect(after.json().code).toBe('UNAUTHORIZED');
     expect((await t.call({ method: 'DELETE', url: `${base()}/api-keys/${created.id}`, auth: { token: t.orgA.token } })).statusCode).toBe(404);
-    const bKey = (await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgB.orgId}/api-keys`, auth: { token: t.orgB.token }, payload: { name: 'b', scopes: ['*'] } })).json();
+    const bKey = (
+      await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgB.orgId}/api-keys`, auth: { token: t.orgB.token }, payload: { name: 'b', scopes: ['*'] } })
+    ).json();
     expect((await t.call({ method: 'DELETE', url: `${base()}/api-keys/${bKey.id}`, auth: { token: t.orgA.token } })).statusCode).toBe(404);
   });
 
   it('only owners and admins manage keys; unknown scopes are 400', async () => {
     const member = await t.member(t.orgA.orgId, 'member');
     expect((await t.call({ method: 'GET', url: `${base()}/api-keys`, auth: { token: member.token } })).statusCode).toBe(403);
-    expect((await t.call({ method: 'POST', url: `${base()}/api-keys`, auth: { token: member.token }, payload: { name: 'x', scopes: ['*'] } })).statusCode).toBe(403);
-    expect((await t.call({ method: 'POST', url: `${base()}/api-keys`, auth: { apiKey: t.orgA.apiKey }, payload: { name: 'x', scopes: ['*'] } })).statusCode).toBe(403);
+    expect((await t.call({ method: 'POST', url: `${base()}/api-keys`, auth: { token: member.token }, payload: { name: 'x', scopes: ['*'] } })).statusCode).toBe(
+      403,
+    );
+    expect(
+      (await t.call({ method: 'POST', url: `${base()}/api-keys`, auth: { apiKey: t.orgA.apiKey }, payload: { name: 'x', scopes: ['*'] } })).statusCode,
+    ).toBe(403);
     const admin = await t.member(t.orgA.orgId, 'admin');
     expect((await t.call({ method: 'GET', url: `${base()}/api-keys`, auth: { token: admin.token } })).statusCode).toBe(200);
     const bad = await t.call({ method: 'POST', url: `${base()}/api-keys`, auth: { token: t.orgA.token }, payload: { name: 'x', scopes: ['root'] } });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().code).toBe('VALIDATION_ERROR');
-    const otherProject = await t.call({ method: 'POST', url: `${base()}/api-keys`, auth: { token: t.orgA.token }, payload: { name: 'x', scopes: ['*'], projectId: t.orgB.projectId } });
+    const otherProject = await t.call({
+      method: 'POST',
+      url: `${base()}/api-keys`,
+      auth: { token: t.orgA.token },
+      payload: { name: 'x', scopes: ['*'], projectId: t.orgB.projectId },
+    });
     expect(otherProject.statusCode).toBe(404);
   });
 

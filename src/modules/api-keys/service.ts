@@ -10,9 +10,27 @@ import type { ApiKeysPorts, BusPort } from './ports.ts';
 import type { ApiKeyPrincipal } from '../../platform/context.ts';
 
 export const SCOPES = [
-  'leads:read', 'leads:write', 'workflows:read', 'workflows:write', 'agents:read', 'agents:write',
-  'reports:read', 'reports:write', 'content:read', 'content:write', 'media:write', 'usage:read',
-  'conversations:read', 'conversations:write', 'campaigns:read', 'campaigns:write', 'analytics:read', 'analytics:write', 'webhooks:read', 'webhooks:write', '*',
+  'leads:read',
+  'leads:write',
+  'workflows:read',
+  'workflows:write',
+  'agents:read',
+  'agents:write',
+  'reports:read',
+  'reports:write',
+  'content:read',
+  'content:write',
+  'media:write',
+  'usage:read',
+  'conversations:read',
+  'conversations:write',
+  'campaigns:read',
+  'campaigns:write',
+  'analytics:read',
+  'analytics:write',
+  'webhooks:read',
+  'webhooks:write',
+  '*',
 ] as const;
 
 const KEY_PREFIX = 'svc_';
@@ -51,16 +69,19 @@ export class ApiKeysService {
   /** The key itself is returned once, here; only its SHA-256 is stored. */
   async create(orgId: string, input: { name: string; scopes: string[]; projectId?: string | null; createdBy?: string }) {
     const key = KEY_PREFIX + randomToken(32);
-    const [row] = await this.db.insert(apiKeys).values({
-      id: newId('apiKey'),
-      orgId,
-      projectId: input.projectId ?? null,
-      name: input.name,
-      scopes: [...new Set(input.scopes)],
-      prefix: key.slice(0, KEY_PREFIX.length + 8),
-      keyHash: sha256Hex(key),
-      createdBy: input.createdBy ?? null,
-    }).returning();
+    const [row] = await this.db
+      .insert(apiKeys)
+      .values({
+        id: newId('apiKey'),
+        orgId,
+        projectId: input.projectId ?? null,
+        name: input.name,
+        scopes: [...new Set(input.scopes)],
+        prefix: key.slice(0, KEY_PREFIX.length + 8),
+        keyHash: sha256Hex(key),
+        createdBy: input.createdBy ?? null,
+      })
+      .returning();
     return { ...publicKey(row!), key };
   }
 
@@ -70,7 +91,10 @@ export class ApiKeysService {
   }
 
   async delete(orgId: string, id: string): Promise<void> {
-    const deleted = await this.db.delete(apiKeys).where(and(eq(apiKeys.orgId, orgId), eq(apiKeys.id, id))).returning({ id: apiKeys.id });
+    const deleted = await this.db
+      .delete(apiKeys)
+      .where(and(eq(apiKeys.orgId, orgId), eq(apiKeys.id, id)))
+      .returning({ id: apiKeys.id });
     if (deleted.length === 0) throw notFound('API key');
     this.forget(id);
     await this.bus.publish(KEY_REVOKED, id);
@@ -102,6 +126,10 @@ export class ApiKeysService {
     const last = this.lastStamp.get(id) ?? 0;
     if (now.getTime() - last < 60_000) return;
     this.lastStamp.set(id, now.getTime());
-    this.db.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, id)).catch(() => {});
+    this.db
+      .update(apiKeys)
+      .set({ lastUsedAt: now })
+      .where(eq(apiKeys.id, id))
+      .catch(() => {});
   }
 }

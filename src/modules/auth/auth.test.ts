@@ -5,12 +5,20 @@ import { refreshTokens, users } from './tables.ts';
 import { apiKeys } from '../api-keys/tables.ts';
 
 let t: TestApp;
-beforeAll(async () => { t = await buildTestApp(); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await buildTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
 
 describe('register', () => {
   it('creates the user, an organization with a Default project, and tokens', async () => {
-    const res = await t.call({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 'New@Example.com', password: 'plenty of words 123', name: 'New', organizationName: 'Acme' } });
+    const res = await t.call({
+      method: 'POST',
+      url: '/api/v1/auth/register',
+      payload: { email: 'New@Example.com', password: 'plenty of words 123', name: 'New', organizationName: 'Acme' },
+    });
     expect(res.statusCode).toBe(201);
     const body = res.json();
     expect(body.user).toMatchObject({ email: 'new@example.com', name: 'New' });
@@ -67,7 +75,10 @@ describe('login, me, refresh, logout', () => {
   });
 
   it('rejects a wrong password and an unknown email alike with 401', async () => {
-    for (const payload of [{ email: t.orgA.ownerEmail, password: 'wrong password' }, { email: 'nobody@example.com', password: 'whatever1' }]) {
+    for (const payload of [
+      { email: t.orgA.ownerEmail, password: 'wrong password' },
+      { email: 'nobody@example.com', password: 'whatever1' },
+    ]) {
       const res = await t.call({ method: 'POST', url: '/api/v1/auth/login', payload });
       expect(res.statusCode).toBe(401);
       expect(res.json()).toMatchObject({ code: 'UNAUTHORIZED', message: 'Email or password is incorrect' });

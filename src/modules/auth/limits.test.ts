@@ -38,7 +38,8 @@ describe('the client address behind proxies (TRUST_PROXY)', () => {
       for (let i = 0; i < 6; i++) expect((await login(t, { forwardedFor: `203.0.113.${i + 1}` })).statusCode).toBe(401);
       // ...and one client is limited whatever proxy it comes through.
       const one = [];
-      for (const remoteAddress of ['127.0.0.1', '10.1.2.3', '127.0.0.1', '10.4.5.6']) one.push((await login(t, { forwardedFor: '192.0.2.7', remoteAddress })).statusCode);
+      for (const remoteAddress of ['127.0.0.1', '10.1.2.3', '127.0.0.1', '10.4.5.6'])
+        one.push((await login(t, { forwardedFor: '192.0.2.7', remoteAddress })).statusCode);
       expect(one).toEqual([401, 401, 401, 429]);
       // A header from an address that is not a configured proxy is ignored: that address counts.
       const direct = [];
@@ -60,8 +61,12 @@ describe('the client address behind proxies (TRUST_PROXY)', () => {
 
 describe('requests without a valid credential count per client address', () => {
   let t: TestApp;
-  beforeAll(async () => { t = await buildTestApp({ env: { RATE_LIMIT_MAX: '50' }, workers: false }); });
-  afterAll(async () => { await t.close(); });
+  beforeAll(async () => {
+    t = await buildTestApp({ env: { RATE_LIMIT_MAX: '50' }, workers: false });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
 
   it('70 requests with 70 different invented keys get 429 after the 50th; a valid key from the same address still works', async () => {
     const url = `/api/v1/orgs/${t.orgA.orgId}/leads`;
@@ -92,8 +97,12 @@ describe('requests without a valid credential count per client address', () => {
 
 describe('the password-route limit', () => {
   let t: TestApp;
-  beforeAll(async () => { t = await buildTestApp({ env: { AUTH_RATE_LIMIT_MAX: '3', RATE_LIMIT_MAX: '1000' }, workers: false }); });
-  afterAll(async () => { await t.close(); });
+  beforeAll(async () => {
+    t = await buildTestApp({ env: { AUTH_RATE_LIMIT_MAX: '3', RATE_LIMIT_MAX: '1000' }, workers: false });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
 
   it('does not apply to refresh, logout or me', async () => {
     for (let i = 0; i < 8; i++) {
@@ -106,9 +115,13 @@ describe('the password-route limit', () => {
   });
 
   it('applies to login and register together, per client address', async () => {
-    const register = (remoteAddress: string, i: number) => t.app.inject({
-      method: 'POST', url: '/api/v1/auth/register', remoteAddress, payload: { email: `limited-${i}@example.com`, password: 'a long enough passphrase' },
-    });
+    const register = (remoteAddress: string, i: number) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v1/auth/register',
+        remoteAddress,
+        payload: { email: `limited-${i}@example.com`, password: 'a long enough passphrase' },
+      });
     expect((await login(t, { remoteAddress: '192.0.2.80' })).statusCode).toBe(401);
     expect((await login(t, { remoteAddress: '192.0.2.80', password: TEST_PASSWORD })).statusCode).toBe(200);
     expect((await register('192.0.2.80', 1)).statusCode).toBe(201);
@@ -122,8 +135,12 @@ describe('the password-route limit', () => {
 
 describe('rate-limit headers', () => {
   let t: TestApp;
-  beforeAll(async () => { t = await buildTestApp({ env: { RATE_LIMIT_MAX: '3' }, workers: false }); });
-  afterAll(async () => { await t.close(); });
+  beforeAll(async () => {
+    t = await buildTestApp({ env: { RATE_LIMIT_MAX: '3' }, workers: false });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
 
   it('RateLimit-Limit, -Remaining and -Reset on every limited response, Retry-After on 429', async () => {
     const url = `/api/v1/orgs/${t.orgA.orgId}/leads`;
@@ -165,8 +182,12 @@ describe('rate-limit headers', () => {
 
 describe('access tokens and passwords', () => {
   let t: TestApp;
-  beforeAll(async () => { t = await buildTestApp({ workers: false }); });
-  afterAll(async () => { await t.close(); });
+  beforeAll(async () => {
+    t = await buildTestApp({ workers: false });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
 
   const signed = async (claims: { exp?: number }) => {
     const now = Math.floor(Date.now() / 1000);
@@ -200,10 +221,14 @@ describe('access tokens and passwords', () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-cli-password-'));
     try {
       const child = spawn(process.execPath, ['src/cli/main.ts', 'create-owner', '--email', 'blank@example.com', '--password', '        '], {
-        cwd: new URL('../../..', import.meta.url).pathname, env: childEnv({ DATA_DIR: dir }), stdio: ['ignore', 'pipe', 'pipe'],
+        cwd: new URL('../../..', import.meta.url).pathname,
+        env: childEnv({ DATA_DIR: dir }),
+        stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stderr = '';
-      child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+      child.stderr.on('data', (c: Buffer) => {
+        stderr += c.toString();
+      });
       const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
       expect(code).not.toBe(0);
       expect(stderr).toContain('--password must not be all blank');

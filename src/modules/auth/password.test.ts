@@ -13,12 +13,13 @@ async function signUp(t: TestApp, email: string) {
   expect(res.statusCode).toBe(201);
   return res.json() as { user: { id: string }; tokens: { accessToken: string; refreshToken: string } };
 }
-const loginAs = (t: TestApp, email: string, password: string) =>
-  t.call({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password } });
+const loginAs = (t: TestApp, email: string, password: string) => t.call({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password } });
 
 describe('POST /auth/password', () => {
   let t: TestApp;
-  beforeAll(async () => { t = await buildTestApp({ workers: false }); });
+  beforeAll(async () => {
+    t = await buildTestApp({ workers: false });
+  });
   afterAll(() => t.close());
 
   const change = (token: string | undefined, payload: Record<string, unknown>, apiKey?: string) =>
@@ -75,7 +76,11 @@ describe('password reset by e-mail', () => {
 
   beforeAll(async () => {
     relay = await new SmtpStandIn().start();
-    t = await buildTestApp({ env: { SMTP_URL: relay.url, SMTP_FROM: 'Service <no-reply@example.com>', PUBLIC_URL }, clock: { now: () => now }, workers: false });
+    t = await buildTestApp({
+      env: { SMTP_URL: relay.url, SMTP_FROM: 'Service <no-reply@example.com>', PUBLIC_URL },
+      clock: { now: () => now },
+      workers: false,
+    });
   });
   afterAll(async () => {
     await t.close();
@@ -83,7 +88,8 @@ describe('password reset by e-mail', () => {
   });
 
   const ask = (email: string) => t.call({ method: 'POST', url: '/api/v1/auth/password-reset', payload: { email } });
-  const confirm = (token: string, newPassword: string) => t.call({ method: 'POST', url: '/api/v1/auth/password-reset/confirm', payload: { token, newPassword } });
+  const confirm = (token: string, newPassword: string) =>
+    t.call({ method: 'POST', url: '/api/v1/auth/password-reset/confirm', payload: { token, newPassword } });
   const tokenOf = (link: string) => new URL(link).searchParams.get('token')!;
 
   it('202 for an unknown address and no e-mail; 202 for a known one and a link by e-mail that sets a new password once', async () => {
@@ -124,7 +130,12 @@ describe('password reset by e-mail', () => {
 
     const again = await confirm(token, 'yet another passphrase');
     expect(again.statusCode).toBe(400);
-    expect(again.json()).toMatchObject({ statusCode: 400, code: 'VALIDATION_ERROR', details: [{ field: 'body.token' }], message: expect.stringContaining('already used') });
+    expect(again.json()).toMatchObject({
+      statusCode: 400,
+      code: 'VALIDATION_ERROR',
+      details: [{ field: 'body.token' }],
+      message: expect.stringContaining('already used'),
+    });
   });
 
   it('an unknown token and an expired one are 400 with a clear message', async () => {
@@ -165,7 +176,12 @@ describe('password reset by e-mail', () => {
     const before = relay.received.length;
     await ask('changes-mind@example.com');
     const mail = (await relay.waitFor(before + 1)).at(-1)!;
-    const changed = await t.call({ method: 'POST', url: '/api/v1/auth/password', auth: { token: account.tokens.accessToken }, payload: { currentPassword: TEST_PASSWORD, newPassword: NEW_PASSWORD } });
+    const changed = await t.call({
+      method: 'POST',
+      url: '/api/v1/auth/password',
+      auth: { token: account.tokens.accessToken },
+      payload: { currentPassword: TEST_PASSWORD, newPassword: NEW_PASSWORD },
+    });
     expect(changed.statusCode).toBe(204);
     expect((await confirm(tokenOf(linkIn(mail, PUBLIC_URL)), 'other new passphrase')).statusCode).toBe(400);
   });
@@ -200,9 +216,15 @@ describe('the password-route limit', () => {
       ] as const) {
         const remoteAddress = `192.0.2.${url.length}`;
         const statuses: number[] = [];
-        for (let i = 0; i < 3; i++) statuses.push((await t.app.inject({ method: 'POST', url, payload, remoteAddress, headers: auth ? { authorization: `Bearer ${auth.token}` } : {} })).statusCode);
+        for (let i = 0; i < 3; i++)
+          statuses.push(
+            (await t.app.inject({ method: 'POST', url, payload, remoteAddress, headers: auth ? { authorization: `Bearer ${auth.token}` } : {} })).statusCode,
+          );
         expect(statuses[2], url).toBe(429);
-        expect(statuses.slice(0, 2).every((s) => s !== 429), url).toBe(true);
+        expect(
+          statuses.slice(0, 2).every((s) => s !== 429),
+          url,
+        ).toBe(true);
       }
     } finally {
       await t.close();

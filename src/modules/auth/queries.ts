@@ -8,7 +8,11 @@ import { users } from './tables.ts';
  * needs these while auth is being built.
  */
 
-export interface UserIdentity { id: string; email: string; name: string | null }
+export interface UserIdentity {
+  id: string;
+  email: string;
+  name: string | null;
+}
 
 const identity = { id: users.id, email: users.email, name: users.name };
 

@@ -95,7 +95,10 @@ export class AuthService {
   }
 
   async findByEmail(email: string): Promise<User | undefined> {
-    const [user] = await this.db.select().from(users).where(eq(users.email, normalizeEmail(email)));
+    const [user] = await this.db
+      .select()
+      .from(users)
+      .where(eq(users.email, normalizeEmail(email)));
     return user;
   }
 
@@ -133,7 +136,10 @@ export class AuthService {
     if (!row) {
       const [known] = await this.db.select().from(refreshTokens).where(eq(refreshTokens.tokenHash, hash));
       if (known) {
-        await this.db.update(refreshTokens).set({ revokedAt: now }).where(and(eq(refreshTokens.familyId, known.familyId), isNull(refreshTokens.revokedAt)));
+        await this.db
+          .update(refreshTokens)
+          .set({ revokedAt: now })
+          .where(and(eq(refreshTokens.familyId, known.familyId), isNull(refreshTokens.revokedAt)));
       }
       throw unauthorized('Refresh token is invalid, expired or already used');
     }
@@ -142,9 +148,15 @@ export class AuthService {
   }
 
   async logout(token: string): Promise<void> {
-    const [row] = await this.db.select().from(refreshTokens).where(eq(refreshTokens.tokenHash, sha256Hex(token)));
+    const [row] = await this.db
+      .select()
+      .from(refreshTokens)
+      .where(eq(refreshTokens.tokenHash, sha256Hex(token)));
     if (row) {
-      await this.db.update(refreshTokens).set({ revokedAt: this.clock.now() }).where(and(eq(refreshTokens.familyId, row.familyId), isNull(refreshTokens.revokedAt)));
+      await this.db
+        .update(refreshTokens)
+        .set({ revokedAt: this.clock.now() })
+        .where(and(eq(refreshTokens.familyId, row.familyId), isNull(refreshTokens.revokedAt)));
     }
   }
 
@@ -161,7 +173,9 @@ export class AuthService {
       throw badRequest('body.currentPassword is not the current password', [{ field: 'body.currentPassword', message: 'is not the current password' }]);
     }
     if (newPassword === currentPassword) {
-      throw badRequest('body.newPassword must differ from the current password', [{ field: 'body.newPassword', message: 'must differ from the current password' }]);
+      throw badRequest('body.newPassword must differ from the current password', [
+        { field: 'body.newPassword', message: 'must differ from the current password' },
+      ]);
     }
     const passwordHash = await hashPassword(newPassword);
     await transaction(this.db, (tx) => this.setPassword(tx, userId, passwordHash));
@@ -177,13 +191,19 @@ export class AuthService {
     const now = this.clock.now();
     const user = await this.findByEmail(email);
     if (!user) return;
-    const [recent] = await this.db.select({ id: passwordResets.id }).from(passwordResets)
+    const [recent] = await this.db
+      .select({ id: passwordResets.id })
+      .from(passwordResets)
       .where(and(eq(passwordResets.userId, user.id), gt(passwordResets.createdAt, new Date(now.getTime() - PASSWORD_RESET_THROTTLE_MS))))
       .limit(1);
     if (recent) return;
     const token = randomToken(32);
     await this.db.insert(passwordResets).values({
-      id: newId('passwordReset'), userId: user.id, tokenHash: sha256Hex(token), createdAt: now, expiresAt: new Date(now.getTime() + PASSWORD_RESET_TTL_MS),
+      id: newId('passwordReset'),
+      userId: user.id,
+      tokenHash: sha256Hex(token),
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + PASSWORD_RESET_TTL_MS),
     });
     const link = `${this.config.publicUrl}/reset-password?token=${encodeURIComponent(token)}`;
     this.mail.sendInBackground(passwordResetMail({ to: user.email, link, publicUrl: this.config.publicUrl }), 'password-reset');
@@ -195,7 +215,9 @@ export class AuthService {
     const passwordHash = await hashPassword(newPassword);
     const now = this.clock.now();
     await transaction(this.db, async (tx) => {
-      const [reset] = await tx.update(passwordResets).set({ usedAt: now })
+      const [reset] = await tx
+        .update(passwordResets)
+        .set({ usedAt: now })
         .where(and(eq(passwordResets.tokenHash, sha256Hex(token)), isNull(passwordResets.usedAt), gt(passwordResets.expiresAt, now)))
         .returning({ userId: passwordResets.userId });
       if (!reset) {
@@ -210,8 +232,14 @@ export class AuthService {
   private async setPassword(db: Db, userId: string, passwordHash: string): Promise<void> {
     const now = this.clock.now();
     await db.update(users).set({ passwordHash, updatedAt: now }).where(eq(users.id, userId));
-    await db.update(refreshTokens).set({ revokedAt: now }).where(and(eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt)));
-    await db.update(passwordResets).set({ usedAt: now }).where(and(eq(passwordResets.userId, userId), isNull(passwordResets.usedAt)));
+    await db
+      .update(refreshTokens)
+      .set({ revokedAt: now })
+      .where(and(eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt)));
+    await db
+      .update(passwordResets)
+      .set({ usedAt: now })
+      .where(and(eq(passwordResets.userId, userId), isNull(passwordResets.usedAt)));
   }
 
   private async issue(userId: string, familyId: string): Promise<Tokens> {

@@ -5,8 +5,12 @@ import { buildTestApp, TEST_PASSWORD, type TestApp } from '../../../test/harness
 /** CONTRACT §11: the refresh token in an HttpOnly cookie for the web panel. */
 
 let t: TestApp;
-beforeAll(async () => { t = await buildTestApp({ workers: false }); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await buildTestApp({ workers: false });
+});
+afterAll(async () => {
+  await t.close();
+});
 
 const refreshCookieOf = (res: LightMyRequestResponse) => res.cookies.find((c) => c.name === 'refresh_token');
 const login = (app: TestApp, body: Record<string, unknown> = {}) =>
@@ -50,7 +54,11 @@ describe('sign-in with "cookie": true', () => {
   });
 
   it('register takes the flag too', async () => {
-    const res = await t.call({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 'cookie-register@example.com', password: 'plenty of words 123', cookie: true } });
+    const res = await t.call({
+      method: 'POST',
+      url: '/api/v1/auth/register',
+      payload: { email: 'cookie-register@example.com', password: 'plenty of words 123', cookie: true },
+    });
     expect(res.statusCode).toBe(201);
     expect(res.json().tokens.refreshToken).toBeUndefined();
     const cookie = refreshCookieOf(res)!;
@@ -123,6 +131,8 @@ describe('refresh and logout with the cookie', () => {
     const refreshOp = doc.paths['/api/v1/auth/refresh'].post;
     expect(refreshOp.requestBody.content['application/json'].schema.required ?? []).not.toContain('refreshToken');
     expect(refreshOp.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ in: 'cookie', name: 'refresh_token' })]));
-    expect(doc.paths['/api/v1/auth/logout'].post.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ in: 'cookie', name: 'refresh_token' })]));
+    expect(doc.paths['/api/v1/auth/logout'].post.parameters).toEqual(
+      expect.arrayContaining([expect.objectContaining({ in: 'cookie', name: 'refresh_token' })]),
+    );
   });
 });

@@ -27,7 +27,12 @@ function cookieOptions(config: Config) {
 }
 
 /** The tokens for the response body; in cookie mode the refresh token is set as the cookie instead. */
-export function deliverTokens(reply: FastifyReply, config: Config, tokens: Tokens, cookie: boolean): { accessToken: string; refreshToken?: string; expiresIn: number } {
+export function deliverTokens(
+  reply: FastifyReply,
+  config: Config,
+  tokens: Tokens,
+  cookie: boolean,
+): { accessToken: string; refreshToken?: string; expiresIn: number } {
   if (!cookie) return tokens;
   reply.setCookie(REFRESH_COOKIE, tokens.refreshToken, { ...cookieOptions(config), maxAge: config.refreshTokenTtlS });
   return { accessToken: tokens.accessToken, expiresIn: tokens.expiresIn };

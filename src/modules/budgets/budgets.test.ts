@@ -23,16 +23,33 @@ const setBudget = async (monthlyLimitUsd: number | null) => {
 };
 const used = async () => (await t.call({ method: 'GET', url: `${base()}/budget`, auth: owner() })).json().usedUsd as number;
 const alerts = async () => ({ warning: await eventsOf(t, t.orgA.orgId, 'budget.warning'), exceeded: await eventsOf(t, t.orgA.orgId, 'budget.exceeded') });
-const notes = async (kind: string) => ((await t.call({ method: 'GET', url: `${base()}/notifications`, auth: owner(), query: { pageSize: '100' } })).json().items as { kind: string; title: string; body: string }[])
-  .filter((n) => n.kind === kind);
+const notes = async (kind: string) =>
+  (
+    (await t.call({ method: 'GET', url: `${base()}/notifications`, auth: owner(), query: { pageSize: '100' } })).json().items as {
+      kind: string;
+      title: string;
+      body: string;
+    }[]
+  ).filter((n) => n.kind === kind);
 /** What the webhook receiver got, by event type (each event once: a delivery is at-least-once). */
-const delivered = (type: string) => [...new Map(rx.received.map((r) => r.json as { id: string; type: string; payload: Record<string, unknown> })
-  .filter((e) => e.type === type).map((e) => [e.id, e])).values()];
+const delivered = (type: string) => [
+  ...new Map(
+    rx.received
+      .map((r) => r.json as { id: string; type: string; payload: Record<string, unknown> })
+      .filter((e) => e.type === type)
+      .map((e) => [e.id, e]),
+  ).values(),
+];
 
 beforeAll(async () => {
   rx = await new Receiver().start();
   t = await buildTestApp({ env: { MODEL_PRICES: JSON.stringify({ offline: { inputPerMTok: PRICE, outputPerMTok: PRICE } }) } });
-  const hook = await t.call({ method: 'POST', url: `${base()}/webhook-endpoints`, auth: owner(), payload: { url: rx.url(), events: ['budget.warning', 'budget.exceeded'] } });
+  const hook = await t.call({
+    method: 'POST',
+    url: `${base()}/webhook-endpoints`,
+    auth: owner(),
+    payload: { url: rx.url(), events: ['budget.warning', 'budget.exceeded'] },
+  });
   expect(hook.statusCode, hook.body).toBe(201);
   // This month's spending: one agent run.
   expect((await runAgent(t, t.orgA.orgId, owner(), { type: 'REPORT_WRITER', task: 'Spend' })).status).toBe('succeeded');
@@ -64,7 +81,9 @@ describe('a limit set at or below what the month has spent', () => {
     expect(warning.payload.pct).toBeGreaterThanOrEqual(89.9);
     expect(warning.payload.pct).toBeLessThan(100);
     // The owner's notification, as a spend-triggered warning gives.
-    expect((await notes('budget.warning')).find((n) => n.body === `${spent} USD of ${limit} USD used this month.`)).toMatchObject({ title: expect.stringMatching(/^Monthly budget at (89|90) %$/) });
+    expect((await notes('budget.warning')).find((n) => n.body === `${spent} USD of ${limit} USD used this month.`)).toMatchObject({
+      title: expect.stringMatching(/^Monthly budget at (89|90) %$/),
+    });
     // The webhook receiver gets it.
     const hook = await eventually(() => delivered('budget.warning').find((e) => e.id === warning.id));
     expect(hook.payload).toEqual(warning.payload);
@@ -86,7 +105,9 @@ describe('a limit set at or below what the month has spent', () => {
     const exceeded = after.exceeded.at(-1)!;
     expect(exceeded.projectId).toBeNull();
     expect(exceeded.payload).toEqual({ scope: 'organization', limitUsd: limit, usedUsd: spent });
-    expect((await notes('budget.exceeded')).find((n) => n.body === `Monthly budget of ${limit} USD reached (${spent} USD).`)).toMatchObject({ title: 'Monthly budget exceeded' });
+    expect((await notes('budget.exceeded')).find((n) => n.body === `Monthly budget of ${limit} USD reached (${spent} USD).`)).toMatchObject({
+      title: 'Monthly budget exceeded',
+    });
     await eventually(() => delivered('budget.exceeded').find((e) => e.id === exceeded.id));
 
     // The next run is refused on the spent budget: the alerts already went out.
@@ -100,7 +121,10 @@ describe('a limit set at or below what the month has spent', () => {
 
   it('another limit is another budget: announced on its own; going back to one already announced this month, or a limit under 80 %, sends nothing', async () => {
     const spent = await used();
-    const count = async (): Promise<[number, number]> => { const a = await alerts(); return [a.warning.length, a.exceeded.length]; };
+    const count = async (): Promise<[number, number]> => {
+      const a = await alerts();
+      return [a.warning.length, a.exceeded.length];
+    };
     const [w0, e0] = await count();
     const ninety = Math.round((spent / 0.9) * 1e6) / 1e6;
     await setBudget(ninety);
@@ -126,10 +150,10 @@ describe('a limit set at or below what the month has spent', () => {
 
 describe('a limit stored before the PUT announced it (an installation upgraded in mid-month)', () => {
   // The limit is written as an older version stored it: no alert was sent for it.
-  const storeLimit = (monthlyLimitUsd: number) => t.database.db.insert(budgets).values({ orgId: t.orgA.orgId, monthlyLimitUsd })
-    .onConflictDoUpdate({ target: budgets.orgId, set: { monthlyLimitUsd } });
+  const storeLimit = (monthlyLimitUsd: number) =>
+    t.database.db.insert(budgets).values({ orgId: t.orgA.orgId, monthlyLimitUsd }).onConflictDoUpdate({ target: budgets.orgId, set: { monthlyLimitUsd } });
 
-  it('the run refused because the budget is spent (429) brings the month\'s warning and exceeded, once', async () => {
+  it("the run refused because the budget is spent (429) brings the month's warning and exceeded, once", async () => {
     const spent = await used();
     const limit = Math.round((spent / 2) * 1e6) / 1e6;
     await storeLimit(limit);
@@ -144,7 +168,7 @@ describe('a limit stored before the PUT announced it (an installation upgraded i
     expect(after.exceeded.at(-1)!.payload).toEqual({ scope: 'organization', limitUsd: limit, usedUsd: spent });
   });
 
-  it('a run stopped on its estimate just under the limit brings the month\'s warning with its own budget.exceeded', async () => {
+  it("a run stopped on its estimate just under the limit brings the month's warning with its own budget.exceeded", async () => {
     const spent = await used();
     // 99.99 %: a run may start, and its first model call would pass the limit.
     const limit = Math.round((spent / 0.9999) * 1e6) / 1e6;
@@ -157,6 +181,8 @@ describe('a limit stored before the PUT announced it (an installation upgraded i
     expect(after.warning).toHaveLength(before.warning.length + 1);
     expect(after.warning.at(-1)!.payload).toMatchObject({ scope: 'organization', limitUsd: limit, usedUsd: spent });
     // The run's own exceeded (with its id); the month has not reached 100 %, so no other.
-    expect(after.exceeded.slice(before.exceeded.length).map((e) => e.payload)).toEqual([{ scope: 'organization', limitUsd: limit, usedUsd: spent, runId: run.id, agentRunId: run.id }]);
+    expect(after.exceeded.slice(before.exceeded.length).map((e) => e.payload)).toEqual([
+      { scope: 'organization', limitUsd: limit, usedUsd: spent, runId: run.id, agentRunId: run.id },
+    ]);
   });
 });

@@ -90,7 +90,9 @@ export class BudgetsService {
     const now = this.deps.clock.now();
     const month = monthOf(now);
     await transaction(this.db, async (tx) => {
-      await tx.insert(budgets).values({ orgId, monthlyLimitUsd, updatedAt: now })
+      await tx
+        .insert(budgets)
+        .values({ orgId, monthlyLimitUsd, updatedAt: now })
         .onConflictDoUpdate({ target: budgets.orgId, set: { monthlyLimitUsd, updatedAt: now } });
       if (monthlyLimitUsd === null) return;
       await this.alertReached(tx, orgId, monthlyLimitUsd, await this.usage.spent(orgId, month.start, month.end, tx));
@@ -110,9 +112,9 @@ export class BudgetsService {
     // (a no-op when they were).
     await transaction(this.db, async (tx) => this.alertReached(tx, orgId, status.limitUsd, status.usedUsd));
     const retryAfterS = Math.max(1, Math.ceil((month.end.getTime() - now.getTime()) / 1000));
-    throw new AppError(429, 'BUDGET_EXCEEDED',
-      `The monthly budget of ${status.limitUsd} USD is spent (${status.usedUsd} USD used this month)`,
-      undefined, { 'retry-after': String(retryAfterS) });
+    throw new AppError(429, 'BUDGET_EXCEEDED', `The monthly budget of ${status.limitUsd} USD is spent (${status.usedUsd} USD used this month)`, undefined, {
+      'retry-after': String(retryAfterS),
+    });
   }
 
   /**
@@ -127,23 +129,34 @@ export class BudgetsService {
   async alertReached(tx: Db, orgId: string, limitUsd: number, usedUsd: number): Promise<void> {
     const period = monthOf(this.deps.clock.now()).period;
     const once = async (kind: 'warning' | 'exceeded') => {
-      const inserted = await tx.insert(budgetAlerts)
+      const inserted = await tx
+        .insert(budgetAlerts)
         .values({ orgId, scope: 'organization', period, kind, limitUsd })
         .onConflictDoNothing()
         .returning({ orgId: budgetAlerts.orgId });
       return inserted.length > 0;
     };
-    if (reached(usedUsd, limitUsd, WARNING_RATIO) && await once('warning')) {
+    if (reached(usedUsd, limitUsd, WARNING_RATIO) && (await once('warning'))) {
       const pct = pctOf(usedUsd, limitUsd)!;
-      await this.events.record(tx, { orgId, projectId: null, type: 'budget.warning', payload: { scope: 'organization', limitUsd, usedUsd: roundUsd(usedUsd), pct } });
-      await this.notifications.notify({
-        orgId, projectId: null, kind: 'budget.warning',
-        title: `Monthly budget at ${Math.floor(pct)} %`,
-        body: `${roundUsd(usedUsd)} USD of ${limitUsd} USD used this month.`,
-        link: '/usage',
-      }, tx);
+      await this.events.record(tx, {
+        orgId,
+        projectId: null,
+        type: 'budget.warning',
+        payload: { scope: 'organization', limitUsd, usedUsd: roundUsd(usedUsd), pct },
+      });
+      await this.notifications.notify(
+        {
+          orgId,
+          projectId: null,
+          kind: 'budget.warning',
+          title: `Monthly budget at ${Math.floor(pct)} %`,
+          body: `${roundUsd(usedUsd)} USD of ${limitUsd} USD used this month.`,
+          link: '/usage',
+        },
+        tx,
+      );
     }
-    if (reached(usedUsd, limitUsd, 1) && await once('exceeded')) {
+    if (reached(usedUsd, limitUsd, 1) && (await once('exceeded'))) {
       await this.exceeded({ orgId, scope: 'organization', limitUsd, usedUsd }, tx);
     }
   }
@@ -165,7 +178,15 @@ export class BudgetsService {
   async guardWorkflowCost(run: { id: string; orgId: string; projectId?: string | null }): Promise<void> {
     const status = await this.monthly(run.orgId);
     if (status.limitUsd === null || status.usedUsd <= status.limitUsd) return;
-    await this.exceeded({ orgId: run.orgId, projectId: run.projectId ?? null, scope: 'organization', limitUsd: status.limitUsd, usedUsd: status.usedUsd, runId: run.id, workflowRunId: run.id });
+    await this.exceeded({
+      orgId: run.orgId,
+      projectId: run.projectId ?? null,
+      scope: 'organization',
+      limitUsd: status.limitUsd,
+      usedUsd: status.usedUsd,
+      runId: run.id,
+      workflowRunId: run.id,
+    });
     throw new AppError(429, 'BUDGET_EXCEEDED', `The monthly budget of ${status.limitUsd} USD is exceeded (${status.usedUsd} USD used this month)`);
   }
 
@@ -176,16 +197,24 @@ export class BudgetsService {
       if (input.runId) payload.runId = input.runId;
       if (input.agentRunId) payload.agentRunId = input.agentRunId;
       if (input.workflowRunId) payload.workflowRunId = input.workflowRunId;
-      await this.events.record(db, { orgId: input.orgId, projectId: input.scope === 'organization' ? null : input.projectId ?? null, type: 'budget.exceeded', payload });
-      const label = input.scope === 'organization' ? 'Monthly budget' : input.scope === 'workflow' ? 'Workflow budget' : 'Agent run budget';
-      await this.notifications.notify({
+      await this.events.record(db, {
         orgId: input.orgId,
-        projectId: input.scope === 'organization' ? null : input.projectId ?? null,
-        kind: 'budget.exceeded',
-        title: `${label} exceeded`,
-        body: `${label} of ${input.limitUsd} USD reached (${roundUsd(input.usedUsd)} USD)${input.runId ? `; run ${input.runId} was stopped` : ''}.`,
-        link: input.agentRunId ? `/agent-runs/${input.agentRunId}` : input.workflowRunId ? `/runs/${input.workflowRunId}` : '/usage',
-      }, db);
+        projectId: input.scope === 'organization' ? null : (input.projectId ?? null),
+        type: 'budget.exceeded',
+        payload,
+      });
+      const label = input.scope === 'organization' ? 'Monthly budget' : input.scope === 'workflow' ? 'Workflow budget' : 'Agent run budget';
+      await this.notifications.notify(
+        {
+          orgId: input.orgId,
+          projectId: input.scope === 'organization' ? null : (input.projectId ?? null),
+          kind: 'budget.exceeded',
+          title: `${label} exceeded`,
+          body: `${label} of ${input.limitUsd} USD reached (${roundUsd(input.usedUsd)} USD)${input.runId ? `; run ${input.runId} was stopped` : ''}.`,
+          link: input.agentRunId ? `/agent-runs/${input.agentRunId}` : input.workflowRunId ? `/runs/${input.workflowRunId}` : '/usage',
+        },
+        db,
+      );
     };
     if (tx) await write(tx);
     else await transaction(this.db, write);

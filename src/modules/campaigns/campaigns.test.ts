@@ -18,17 +18,31 @@ let smtp: SmtpStandIn;
 /** The WhatsApp Cloud API (Graph) stand-in: accepts every message with a new wamid. */
 let graph: Receiver;
 let wamids = 0;
-const clock = { at: Date.parse('2026-11-23T10:00:00Z'), now() { return new Date(this.at); } };
-const advance = (seconds: number) => { clock.at += seconds * 1000; };
+const clock = {
+  at: Date.parse('2026-11-23T10:00:00Z'),
+  now() {
+    return new Date(this.at);
+  },
+};
+const advance = (seconds: number) => {
+  clock.at += seconds * 1000;
+};
 
 beforeAll(async () => {
   smtp = await new SmtpStandIn({ rejectRecipient: (address) => (address.startsWith('bounce') ? '5.1.1 No such user here' : null) }).start();
   graph = await new Receiver().start();
   graph.behaviour = (req) => {
     const to = (req.json as { to?: string } | undefined)?.to ?? '';
-    return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messaging_product: 'whatsapp', contacts: [{ input: to, wa_id: to }], messages: [{ id: `wamid.C${++wamids}` }] }) };
+    return {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ messaging_product: 'whatsapp', contacts: [{ input: to, wa_id: to }], messages: [{ id: `wamid.C${++wamids}` }] }),
+    };
   };
-  t = await buildTestApp({ clock, env: { SMTP_URL: smtp.url, WHATSAPP_API_BASE_URL: graph.url('/v21.0'), WEBHOOK_RETRY_DELAYS_S: '0,0', PUBLIC_URL: 'https://svc.example.com' } });
+  t = await buildTestApp({
+    clock,
+    env: { SMTP_URL: smtp.url, WHATSAPP_API_BASE_URL: graph.url('/v21.0'), WEBHOOK_RETRY_DELAYS_S: '0,0', PUBLIC_URL: 'https://svc.example.com' },
+  });
 });
 afterAll(async () => {
   await t?.close();
@@ -47,7 +61,8 @@ async function call(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, pa
   return t.call({ method, url: `${base(org)}${url}`, auth: owner(org), ...(body !== undefined ? { payload: body as object } : {}) });
 }
 
-async function ok<T = Record<string, any>>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown, status = 200): Promise<T> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function ok<T = Record<string, any>>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown, status = 200): Promise<T> {
   const res = await call(method, url, payload);
   expect(res.statusCode, res.body).toBe(status);
   return res.json() as T;
@@ -69,7 +84,12 @@ const mailsTo = (address: string) => smtp.received.filter((m) => m.rcptTo.includ
 /** A second project of organization A (projects are created by a person: a fresh login, as the clock has moved past earlier tokens). */
 async function secondProject(): Promise<{ id: string }> {
   const login = await t.call({ method: 'POST', url: '/api/v1/auth/login', payload: { email: t.orgA.ownerEmail, password: t.orgA.password } });
-  const res = await t.call({ method: 'POST', url: `${base()}/projects`, auth: { token: login.json().tokens.accessToken }, payload: { name: unique('second') } });
+  const res = await t.call({
+    method: 'POST',
+    url: `${base()}/projects`,
+    auth: { token: login.json().tokens.accessToken },
+    payload: { name: unique('second') },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
 }
@@ -79,7 +99,8 @@ async function campaign(body: Record<string, unknown>) {
 }
 
 /** Waits for the campaign to reach a state (the runner and the outbound loop work in the background). */
-async function campaignWhen(id: string, test: (c: Record<string, any>) => boolean) { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function campaignWhen(id: string, test: (c: Record<string, any>) => boolean) {
   return eventually(async () => {
     const c = await ok('GET', `/campaigns/${id}`);
     return test(c) ? c : undefined;
@@ -99,8 +120,13 @@ describe('campaigns', () => {
     await lead({ name: 'Ada', email: a, tags: [tag] });
     await lead({ name: 'Bob', email: b, tags: [tag] });
     const c = await campaign({
-      name: 'Welcome', inboxId: inbox.id, audience: { tags: [tag] },
-      steps: [{ delaySeconds: 0, subject: 'Hello {{ lead.name }}', text: 'Hi {{ lead.name }}, welcome!' }, { delaySeconds: 3600, text: 'Any questions, {{ lead.name }}?' }],
+      name: 'Welcome',
+      inboxId: inbox.id,
+      audience: { tags: [tag] },
+      steps: [
+        { delaySeconds: 0, subject: 'Hello {{ lead.name }}', text: 'Hi {{ lead.name }}, welcome!' },
+        { delaySeconds: 3600, text: 'Any questions, {{ lead.name }}?' },
+      ],
       settings: { perMinute: 100 },
     });
     expect(c.status).toBe('DRAFT');
@@ -133,7 +159,9 @@ describe('campaigns', () => {
     const finished = await eventually(async () => (await eventsOf(t, t.orgA.orgId, 'campaign.finished')).filter((e) => e.payload.campaign.id === c.id));
     expect(finished).toHaveLength(1);
     expect(finished[0]!.payload).toMatchObject({ status: 'FINISHED', stats: { sent: 2, failed: 0, skipped: 0 } });
-    const sent = (await eventsOf(t, t.orgA.orgId, 'message.sent')).filter((e) => [a, b].some((x) => JSON.stringify(e.payload).includes(x)) || e.payload.sender === 'campaign');
+    const sent = (await eventsOf(t, t.orgA.orgId, 'message.sent')).filter(
+      (e) => [a, b].some((x) => JSON.stringify(e.payload).includes(x)) || e.payload.sender === 'campaign',
+    );
     expect(sent.length).toBeGreaterThanOrEqual(4);
   });
 
@@ -152,7 +180,12 @@ describe('campaigns', () => {
     await ok('POST', `/leads/${optedOut}/consents`, { channel: 'email', status: 'opted_out', source: 'preference centre' }, 201);
     // Busy in another running campaign (its only step a day away).
     const busy = await lead({ name: 'Busy', email: `${unique('busy')}@example.org` });
-    const other = await campaign({ name: 'Other', inboxId: inbox.id, audience: { leadIds: [busy] }, steps: [{ delaySeconds: 86400, subject: 'Later', text: 'Later' }] });
+    const other = await campaign({
+      name: 'Other',
+      inboxId: inbox.id,
+      audience: { leadIds: [busy] },
+      steps: [{ delaySeconds: 86400, subject: 'Later', text: 'Later' }],
+    });
     await ok('POST', `/campaigns/${other.id}/start`);
     await call('PATCH', `/leads/${busy}`, { tags: [tag] });
 
@@ -172,11 +205,19 @@ describe('campaigns', () => {
     expect(mailsTo(suppressedAddress)).toHaveLength(0);
   });
 
-  it('one-click unsubscribe without login suppresses the address; the next step is not sent (STOPPED); the link\'s page has a confirm button', async () => {
+  it("one-click unsubscribe without login suppresses the address; the next step is not sent (STOPPED); the link's page has a confirm button", async () => {
     const inbox = await emailInbox();
     const address = `${unique('leaver')}@example.org`;
     const id = await lead({ name: 'Leaver', email: address });
-    const c = await campaign({ name: 'Two steps', inboxId: inbox.id, audience: { leadIds: [id] }, steps: [{ delaySeconds: 0, subject: 'One', text: 'One' }, { delaySeconds: 60, text: 'Two' }] });
+    const c = await campaign({
+      name: 'Two steps',
+      inboxId: inbox.id,
+      audience: { leadIds: [id] },
+      steps: [
+        { delaySeconds: 0, subject: 'One', text: 'One' },
+        { delaySeconds: 60, text: 'Two' },
+      ],
+    });
     await ok('POST', `/campaigns/${c.id}/start`);
     await eventually(() => mailsTo(address).length === 1);
     const url = new URL(unsubscribeLink(mailsTo(address)[0]!.raw));
@@ -186,9 +227,19 @@ describe('campaigns', () => {
     expect(pageRes.body).toContain(address);
     expect(pageRes.body).toMatch(/<form method="post">[\s\S]*<button/);
     expect(pageRes.body).not.toContain('<script');
-    const bad = await t.app.inject({ method: 'POST', url: `${url.pathname}x`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'List-Unsubscribe=One-Click' });
+    const bad = await t.app.inject({
+      method: 'POST',
+      url: `${url.pathname}x`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'List-Unsubscribe=One-Click',
+    });
     expect(bad.statusCode).toBe(401);
-    const res = await t.app.inject({ method: 'POST', url: url.pathname, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'List-Unsubscribe=One-Click' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: url.pathname,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'List-Unsubscribe=One-Click',
+    });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({ unsubscribed: true, channel: 'email', address });
     const listed = await ok<{ items: { address: string; reason: string }[] }>('GET', `/suppressions?channel=email&q=${encodeURIComponent(address)}`);
@@ -207,14 +258,39 @@ describe('campaigns', () => {
     const away = `${unique('away')}@example.org`;
     const r1 = await lead({ name: 'Replier', email: replier });
     const r2 = await lead({ name: 'Away', email: away });
-    const c = await campaign({ name: 'Stop on reply', inboxId: inbox.id, audience: { leadIds: [r1, r2] }, steps: [{ delaySeconds: 0, subject: 'Question', text: 'Interested?' }, { delaySeconds: 600, text: 'Following up' }] });
+    const c = await campaign({
+      name: 'Stop on reply',
+      inboxId: inbox.id,
+      audience: { leadIds: [r1, r2] },
+      steps: [
+        { delaySeconds: 0, subject: 'Question', text: 'Interested?' },
+        { delaySeconds: 600, text: 'Following up' },
+      ],
+    });
     await ok('POST', `/campaigns/${c.id}/start`);
     await eventually(() => mailsTo(replier).length === 1 && mailsTo(away).length === 1);
     await campaignWhen(c.id, (x) => x.stats.sent === 2);
     const sentId = (await simpleParser(mailsTo(replier)[0]!.raw)).messageId!;
-    const mime = (from: string, subject: string, extra = '') => [`From: ${from}`, `To: ${inbox.config.address}`, `Subject: ${subject}`, `Message-ID: <${unique('in')}@example.org>`,
-      `In-Reply-To: ${sentId}`, ...(extra ? [extra] : []), 'MIME-Version: 1.0', 'Content-Type: text/plain; charset=utf-8', '', 'Yes please'].join('\r\n');
-    const hook = (raw: string) => t.call({ method: 'POST', url: `/api/v1/hooks/email/${inbox.id}?token=${encodeURIComponent(inbox.secrets.token)}`, headers: { 'content-type': 'message/rfc822' }, payload: raw });
+    const mime = (from: string, subject: string, extra = '') =>
+      [
+        `From: ${from}`,
+        `To: ${inbox.config.address}`,
+        `Subject: ${subject}`,
+        `Message-ID: <${unique('in')}@example.org>`,
+        `In-Reply-To: ${sentId}`,
+        ...(extra ? [extra] : []),
+        'MIME-Version: 1.0',
+        'Content-Type: text/plain; charset=utf-8',
+        '',
+        'Yes please',
+      ].join('\r\n');
+    const hook = (raw: string) =>
+      t.call({
+        method: 'POST',
+        url: `/api/v1/hooks/email/${inbox.id}?token=${encodeURIComponent(inbox.secrets.token)}`,
+        headers: { 'content-type': 'message/rfc822' },
+        payload: raw,
+      });
     advance(60);
     expect((await hook(mime(replier, 'Re: Question'))).statusCode).toBeLessThan(300);
     expect((await hook(mime(away, 'Out of office', 'Auto-Submitted: auto-replied'))).statusCode).toBeLessThan(300);
@@ -236,7 +312,10 @@ describe('campaigns', () => {
     const addresses = Array.from({ length: 5 }, () => `${unique('lim')}@example.org`);
     for (const email of addresses) await lead({ email, tags: [tag] });
     const c = await campaign({
-      name: 'Limited', inboxId: inbox.id, audience: { tags: [tag] }, steps: [{ delaySeconds: 0, subject: 'Hi', text: 'Hi' }],
+      name: 'Limited',
+      inboxId: inbox.id,
+      audience: { tags: [tag] },
+      steps: [{ delaySeconds: 0, subject: 'Hi', text: 'Hi' }],
       settings: { perMinute: 2, window: { days: [1, 2, 3, 4, 5, 6, 7], from: '12:00', to: '18:00', timezone: 'UTC' } },
     });
     // 10:00 UTC of the next day: two hours before the window opens.
@@ -269,11 +348,19 @@ describe('campaigns', () => {
     const inbox = await emailInbox();
     const tag = unique('ahead');
     const org = t.orgA.orgId;
-    await t.database.db.execute(sql`insert into leads (id, org_id, project_id, name, email, email_key, source, status, score, tags, custom, created_at, updated_at)
+    await t.database.db
+      .execute(sql`insert into leads (id, org_id, project_id, name, email, email_key, source, status, score, tags, custom, created_at, updated_at)
       select 'lead_ahead' || i || '_' || ${tag}, ${org}, p.id, 'P' || i, 'ahead' || i || '-' || ${tag} || '@example.org', 'ahead' || i || '-' || ${tag} || '@example.org', 'test', 'NEW', 0, array[${tag}], '{}'::jsonb, now(), now()
       from generate_series(1, 1050) as i, (select id from projects where org_id = ${org} order by created_at limit 1) as p`);
-    const c = await campaign({ name: 'Ahead', inboxId: inbox.id, audience: { tags: [tag] }, steps: [{ delaySeconds: 0, subject: 'Hi', text: 'Hi' }], settings: { perMinute: 100_000, dailyLimit: 100_000 } });
-    const queued = async () => (await rows<{ n: number }>(t.database.db, sql`select count(*)::int as n from messages where author_id = ${c.id} and status = 'queued'`))[0]!.n;
+    const c = await campaign({
+      name: 'Ahead',
+      inboxId: inbox.id,
+      audience: { tags: [tag] },
+      steps: [{ delaySeconds: 0, subject: 'Hi', text: 'Hi' }],
+      settings: { perMinute: 100_000, dailyLimit: 100_000 },
+    });
+    const queued = async () =>
+      (await rows<{ n: number }>(t.database.db, sql`select count(*)::int as n from messages where author_id = ${c.id} and status = 'queued'`))[0]!.n;
     const sender = t.app.workers!.loops.conversations!;
     await sender.stop();
     try {
@@ -286,10 +373,14 @@ describe('campaigns', () => {
       // The later tests need the outbound loop, whatever happened here.
       sender.start();
     }
-    const done = await eventually(async () => {
-      const x = await ok('GET', `/campaigns/${c.id}`);
-      return x.status === 'FINISHED' ? x : undefined;
-    }, 70_000, 500);
+    const done = await eventually(
+      async () => {
+        const x = await ok('GET', `/campaigns/${c.id}`);
+        return x.status === 'FINISHED' ? x : undefined;
+      },
+      70_000,
+      500,
+    );
     expect(done.stats).toMatchObject({ sent: 1050, failed: 0 });
     const mails = smtp.received.filter((m) => m.rcptTo.some((to) => to.includes(`-${tag}@`)));
     expect(new Set(mails.map((m) => m.rcptTo[0])).size).toBe(1050);
@@ -300,7 +391,13 @@ describe('campaigns', () => {
     const inbox = await emailInbox();
     const tag = unique('bounce');
     for (let i = 0; i < 3; i++) await lead({ email: `bounce-${unique('x')}@example.org`, tags: [tag] });
-    const c = await campaign({ name: 'Bouncing', inboxId: inbox.id, audience: { tags: [tag] }, steps: [{ delaySeconds: 0, subject: 'Hi', text: 'Hi' }], settings: { maxErrors: 2, perMinute: 1000 } });
+    const c = await campaign({
+      name: 'Bouncing',
+      inboxId: inbox.id,
+      audience: { tags: [tag] },
+      steps: [{ delaySeconds: 0, subject: 'Hi', text: 'Hi' }],
+      settings: { maxErrors: 2, perMinute: 1000 },
+    });
     await ok('POST', `/campaigns/${c.id}/start`);
     const paused = await campaignWhen(c.id, (x) => x.status === 'PAUSED');
     expect(paused.pausedReason).toMatch(/2 sends failed in a row/);
@@ -315,7 +412,15 @@ describe('campaigns', () => {
     const inbox = await emailInbox();
     const address = `${unique('dry')}@example.org`;
     const id = await lead({ name: 'Dry', email: address });
-    const c = await campaign({ name: 'Dry run', inboxId: inbox.id, audience: { leadIds: [id] }, steps: [{ delaySeconds: 0, subject: 'S {{ lead.name }}', text: 'T {{ lead.name }}' }, { delaySeconds: 0, text: 'Again' }] });
+    const c = await campaign({
+      name: 'Dry run',
+      inboxId: inbox.id,
+      audience: { leadIds: [id] },
+      steps: [
+        { delaySeconds: 0, subject: 'S {{ lead.name }}', text: 'T {{ lead.name }}' },
+        { delaySeconds: 0, text: 'Again' },
+      ],
+    });
     const tester = `${unique('me')}@example.org`;
     const test = await ok('POST', `/campaigns/${c.id}/test`, { to: tester });
     expect(test.ok).toBe(true);
@@ -325,7 +430,12 @@ describe('campaigns', () => {
     const done = await campaignWhen(c.id, (x) => x.status === 'FINISHED');
     expect(done.testMode).toBe(true);
     const recorded = await t.database.db.select().from(campaignSends).where(eq(campaignSends.campaignId, c.id));
-    expect(recorded.map((r) => [r.step, r.subject, r.text.split('\n')[0], r.messageId])).toEqual(expect.arrayContaining([[0, 'S Dry', 'T Dry', null], [1, null, 'Again', null]]));
+    expect(recorded.map((r) => [r.step, r.subject, r.text.split('\n')[0], r.messageId])).toEqual(
+      expect.arrayContaining([
+        [0, 'S Dry', 'T Dry', null],
+        [1, null, 'Again', null],
+      ]),
+    );
     await new Promise((r) => setTimeout(r, 300));
     expect(mailsTo(address)).toHaveLength(0);
   });
@@ -333,16 +443,42 @@ describe('campaigns', () => {
   it('refuses what cannot work with a clear error: changes to a running campaign (409), a window that ends before it starts, an e-mail campaign without a subject, an api inbox', async () => {
     const inbox = await emailInbox();
     const id = await lead({ email: `${unique('v')}@example.org` });
-    const bad = await call('POST', '/campaigns', { name: 'x', inboxId: inbox.id, audience: { leadIds: [id] }, steps: [{ delaySeconds: 0, text: 'no subject' }] });
+    const bad = await call('POST', '/campaigns', {
+      name: 'x',
+      inboxId: inbox.id,
+      audience: { leadIds: [id] },
+      steps: [{ delaySeconds: 0, text: 'no subject' }],
+    });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().message).toMatch(/subject/);
-    const window = await call('POST', '/campaigns', { name: 'x', inboxId: inbox.id, audience: { leadIds: [id] }, steps: [{ delaySeconds: 0, subject: 's', text: 't' }], settings: { window: { days: [1], from: '18:00', to: '09:00', timezone: 'Europe/Paris' } } });
+    const window = await call('POST', '/campaigns', {
+      name: 'x',
+      inboxId: inbox.id,
+      audience: { leadIds: [id] },
+      steps: [{ delaySeconds: 0, subject: 's', text: 't' }],
+      settings: { window: { days: [1], from: '18:00', to: '09:00', timezone: 'Europe/Paris' } },
+    });
     expect(window.statusCode).toBe(400);
-    const zone = await call('POST', '/campaigns', { name: 'x', inboxId: inbox.id, audience: { leadIds: [id] }, steps: [{ delaySeconds: 0, subject: 's', text: 't' }], settings: { window: { days: [1], from: '09:00', to: '18:00', timezone: 'Mars/Olympus' } } });
+    const zone = await call('POST', '/campaigns', {
+      name: 'x',
+      inboxId: inbox.id,
+      audience: { leadIds: [id] },
+      steps: [{ delaySeconds: 0, subject: 's', text: 't' }],
+      settings: { window: { days: [1], from: '09:00', to: '18:00', timezone: 'Mars/Olympus' } },
+    });
     expect(zone.statusCode).toBe(400);
     // A window stays through a change that leaves it out, and goes with null.
-    const windowed = await campaign({ name: 'w', inboxId: inbox.id, audience: { leadIds: [id] }, steps: [{ delaySeconds: 0, subject: 's', text: 't' }], settings: { window: { days: [1, 2], from: '09:00', to: '17:00', timezone: 'Europe/Paris' } } });
-    expect((await ok('PATCH', `/campaigns/${windowed.id}`, { settings: { perMinute: 5 } })).settings).toMatchObject({ perMinute: 5, window: { from: '09:00', timezone: 'Europe/Paris' } });
+    const windowed = await campaign({
+      name: 'w',
+      inboxId: inbox.id,
+      audience: { leadIds: [id] },
+      steps: [{ delaySeconds: 0, subject: 's', text: 't' }],
+      settings: { window: { days: [1, 2], from: '09:00', to: '17:00', timezone: 'Europe/Paris' } },
+    });
+    expect((await ok('PATCH', `/campaigns/${windowed.id}`, { settings: { perMinute: 5 } })).settings).toMatchObject({
+      perMinute: 5,
+      window: { from: '09:00', timezone: 'Europe/Paris' },
+    });
     const unwindowed = await ok('PATCH', `/campaigns/${windowed.id}`, { settings: { window: null } });
     expect(unwindowed.settings.window).toBeUndefined();
     expect(unwindowed.settings.perMinute).toBe(5);
@@ -364,16 +500,31 @@ describe('campaigns', () => {
     expect(finished[0]!.payload.status).toBe('CANCELED');
   });
 
-  it('a workflow\'s campaigns.start starts a DRAFT campaign once; the REPORT_WRITER writes a CAMPAIGN_SUMMARY whose recommendation applies', async () => {
+  it("a workflow's campaigns.start starts a DRAFT campaign once; the REPORT_WRITER writes a CAMPAIGN_SUMMARY whose recommendation applies", async () => {
     const inbox = await emailInbox();
     const fan = `${unique('fan')}@example.org`;
     const quiet = `${unique('quiet')}@example.org`;
     const fanId = await lead({ name: 'Fan', email: fan });
     const quietId = await lead({ name: 'Quiet', email: quiet });
-    const c = await campaign({ name: 'From a workflow', inboxId: inbox.id, audience: { leadIds: [fanId, quietId] }, steps: [{ delaySeconds: 0, subject: 'News', text: 'News for you' }] });
-    const wf = await ok('POST', '/workflows', {
-      name: unique('wf'), nodes: [{ id: 'start', type: 'trigger.manual' }, { id: 'go', type: 'campaigns.start', params: { campaignId: c.id } }], edges: [{ from: 'start', to: 'go' }],
-    }, 201);
+    const c = await campaign({
+      name: 'From a workflow',
+      inboxId: inbox.id,
+      audience: { leadIds: [fanId, quietId] },
+      steps: [{ delaySeconds: 0, subject: 'News', text: 'News for you' }],
+    });
+    const wf = await ok(
+      'POST',
+      '/workflows',
+      {
+        name: unique('wf'),
+        nodes: [
+          { id: 'start', type: 'trigger.manual' },
+          { id: 'go', type: 'campaigns.start', params: { campaignId: c.id } },
+        ],
+        edges: [{ from: 'start', to: 'go' }],
+      },
+      201,
+    );
     const runOf = async () => {
       const run = await ok('POST', `/workflows/${wf.id}/run`, {}, 201);
       return eventually(async () => {
@@ -383,7 +534,12 @@ describe('campaigns', () => {
     };
     const first = await runOf();
     expect(first.status, JSON.stringify(first.error)).toBe('SUCCEEDED');
-    expect(first.steps.find((step: { nodeId: string }) => step.nodeId === 'go').items[0]).toMatchObject({ campaignId: c.id, status: 'RUNNING', total: 2, alreadyStarted: false });
+    expect(first.steps.find((step: { nodeId: string }) => step.nodeId === 'go').items[0]).toMatchObject({
+      campaignId: c.id,
+      status: 'RUNNING',
+      total: 2,
+      alreadyStarted: false,
+    });
     const second = await runOf();
     expect(second.steps.find((step: { nodeId: string }) => step.nodeId === 'go').items[0]).toMatchObject({ campaignId: c.id, alreadyStarted: true });
     expect((await eventsOf(t, t.orgA.orgId, 'campaign.started')).filter((e) => e.payload.campaign.id === c.id)).toHaveLength(1);
@@ -392,11 +548,35 @@ describe('campaigns', () => {
     await campaignWhen(c.id, (x) => x.stats.sent === 2);
     advance(60);
     const sentId = (await simpleParser(mailsTo(fan)[0]!.raw)).messageId!;
-    const raw = [`From: ${fan}`, `To: ${inbox.config.address}`, 'Subject: Re: News', `Message-ID: <${unique('r')}@example.org>`, `In-Reply-To: ${sentId}`, 'MIME-Version: 1.0', 'Content-Type: text/plain', '', 'Tell me more'].join('\r\n');
-    expect((await t.call({ method: 'POST', url: `/api/v1/hooks/email/${inbox.id}?token=${encodeURIComponent(inbox.secrets.token)}`, headers: { 'content-type': 'message/rfc822' }, payload: raw })).statusCode).toBeLessThan(300);
+    const raw = [
+      `From: ${fan}`,
+      `To: ${inbox.config.address}`,
+      'Subject: Re: News',
+      `Message-ID: <${unique('r')}@example.org>`,
+      `In-Reply-To: ${sentId}`,
+      'MIME-Version: 1.0',
+      'Content-Type: text/plain',
+      '',
+      'Tell me more',
+    ].join('\r\n');
+    expect(
+      (
+        await t.call({
+          method: 'POST',
+          url: `/api/v1/hooks/email/${inbox.id}?token=${encodeURIComponent(inbox.secrets.token)}`,
+          headers: { 'content-type': 'message/rfc822' },
+          payload: raw,
+        })
+      ).statusCode,
+    ).toBeLessThan(300);
     await campaignWhen(c.id, (x) => x.status === 'FINISHED' && x.stats.replied === 1);
 
-    const writer = await ok('POST', '/agents/run', { type: 'REPORT_WRITER', task: 'Summarise the campaign', input: { reportType: 'CAMPAIGN_SUMMARY', campaignId: c.id } }, 202);
+    const writer = await ok(
+      'POST',
+      '/agents/run',
+      { type: 'REPORT_WRITER', task: 'Summarise the campaign', input: { reportType: 'CAMPAIGN_SUMMARY', campaignId: c.id } },
+      202,
+    );
     const done = await eventually(async () => {
       const r = await ok('GET', `/agent-runs/${writer.id}`);
       return ['succeeded', 'failed', 'canceled'].includes(r.status) ? r : undefined;
@@ -413,34 +593,69 @@ describe('campaigns', () => {
   it('WhatsApp: only leads with a recorded opt-in receive the step (a template); receipts move delivered and read forward only', async () => {
     const appSecret = `secret-${unique('wa')}`;
     const phoneNumberId = String(200000000000000 + counter++);
-    const inbox = await ok('POST', '/inboxes', { name: unique('wa'), channel: 'whatsapp', config: { phoneNumberId }, credentials: { accessToken: `EAAG${unique('t')}`, appSecret } }, 201);
+    const inbox = await ok(
+      'POST',
+      '/inboxes',
+      { name: unique('wa'), channel: 'whatsapp', config: { phoneNumberId }, credentials: { accessToken: `EAAG${unique('t')}`, appSecret } },
+      201,
+    );
     const tag = unique('wa');
     const phone = (n: number) => `+1415555${String(1000 + counter * 10 + n).slice(-4)}`;
     const yes = await lead({ name: 'Yes', phone: phone(1), tags: [tag] });
     const no = await lead({ name: 'No', phone: phone(2), tags: [tag] });
-    await ok('POST', `/leads/${yes}/consents`, { channel: 'whatsapp', status: 'opted_in', source: 'checkout form', text: 'Send me order news on WhatsApp' }, 201);
+    await ok(
+      'POST',
+      `/leads/${yes}/consents`,
+      { channel: 'whatsapp', status: 'opted_in', source: 'checkout form', text: 'Send me order news on WhatsApp' },
+      201,
+    );
     const consents = await ok<{ items: { status: string; source: string }[] }>('GET', `/leads/${yes}/consents`);
     expect(consents.items[0]).toMatchObject({ status: 'opted_in', source: 'checkout form' });
     const c = await campaign({
-      name: 'WhatsApp news', inboxId: inbox.id, audience: { tags: [tag] },
+      name: 'WhatsApp news',
+      inboxId: inbox.id,
+      audience: { tags: [tag] },
       steps: [{ delaySeconds: 0, text: 'Order news for {{ lead.name }}', template: { name: 'order_news', language: 'en_US' } }],
     });
     await ok('POST', `/campaigns/${c.id}/start`);
     const skipped = await recipients(c.id, 'SKIPPED');
     expect(skipped.map((r) => [r.leadId, r.skipReason])).toEqual([[no, 'NO_OPT_IN']]);
-    const sent = await eventually(() => graph.received.find((r) => (r.json as { to?: string }).to === phone(1).replace('+', '') || (r.json as { to?: string }).to === phone(1)));
-    expect((sent.json as { type: string; template: { name: string } })).toMatchObject({ type: 'template', template: { name: 'order_news' } });
+    const sent = await eventually(() =>
+      graph.received.find((r) => (r.json as { to?: string }).to === phone(1).replace('+', '') || (r.json as { to?: string }).to === phone(1)),
+    );
+    expect(sent.json as { type: string; template: { name: string } }).toMatchObject({ type: 'template', template: { name: 'order_news' } });
     await campaignWhen(c.id, (x) => x.stats.sent === 1);
     // The provider's id of the message, as the campaign's message in the lead's conversation carries it.
     const [thread] = (await ok<{ items: { id: string }[] }>('GET', `/conversations?inboxId=${inbox.id}`)).items;
-    const wamid = (await ok<{ items: { direction: string; externalId?: string }[] }>('GET', `/conversations/${thread!.id}/messages`)).items.find((m) => m.direction === 'out')!.externalId!;
+    const wamid = (await ok<{ items: { direction: string; externalId?: string }[] }>('GET', `/conversations/${thread!.id}/messages`)).items.find(
+      (m) => m.direction === 'out',
+    )!.externalId!;
     expect(wamid).toMatch(/^wamid\./);
     const hook = async (status: string) => {
-      const raw = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: 'WABA', changes: [{ field: 'messages', value: {
-        messaging_product: 'whatsapp', metadata: { display_phone_number: '15550001111', phone_number_id: phoneNumberId },
-        statuses: [{ id: wamid, status, timestamp: String(Math.floor(clock.at / 1000)), recipient_id: phone(1).replace('+', '') }],
-      } }] }] });
-      const res = await t.call({ method: 'POST', url: `/api/v1/hooks/whatsapp/${inbox.id}`, headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${createHmac('sha256', appSecret).update(raw).digest('hex')}` }, payload: raw });
+      const raw = JSON.stringify({
+        object: 'whatsapp_business_account',
+        entry: [
+          {
+            id: 'WABA',
+            changes: [
+              {
+                field: 'messages',
+                value: {
+                  messaging_product: 'whatsapp',
+                  metadata: { display_phone_number: '15550001111', phone_number_id: phoneNumberId },
+                  statuses: [{ id: wamid, status, timestamp: String(Math.floor(clock.at / 1000)), recipient_id: phone(1).replace('+', '') }],
+                },
+              },
+            ],
+          },
+        ],
+      });
+      const res = await t.call({
+        method: 'POST',
+        url: `/api/v1/hooks/whatsapp/${inbox.id}`,
+        headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${createHmac('sha256', appSecret).update(raw).digest('hex')}` },
+        payload: raw,
+      });
       expect(res.statusCode, res.body).toBe(200);
     };
     await hook('read');
@@ -456,7 +671,14 @@ describe('campaigns', () => {
     const inbox = await emailInbox();
     const id = await lead({ email: `${unique('iso')}@example.org` });
     const c = await campaign({ name: 'Mine', inboxId: inbox.id, audience: { leadIds: [id] }, steps: [{ delaySeconds: 0, subject: 's', text: 't' }] });
-    for (const [method, url] of [['GET', `/campaigns/${c.id}`], ['PATCH', `/campaigns/${c.id}`], ['POST', `/campaigns/${c.id}/start`], ['GET', `/campaigns/${c.id}/recipients`], ['DELETE', `/campaigns/${c.id}`], ['GET', `/leads/${id}/consents`]] as const) {
+    for (const [method, url] of [
+      ['GET', `/campaigns/${c.id}`],
+      ['PATCH', `/campaigns/${c.id}`],
+      ['POST', `/campaigns/${c.id}/start`],
+      ['GET', `/campaigns/${c.id}/recipients`],
+      ['DELETE', `/campaigns/${c.id}`],
+      ['GET', `/leads/${id}/consents`],
+    ] as const) {
       const res = await call(method, url, method === 'PATCH' ? { name: 'x' } : method === 'POST' ? {} : undefined, t.orgB);
       expect(res.statusCode, `${method} ${url}`).toBe(404);
     }
@@ -476,7 +698,10 @@ describe('campaigns', () => {
     const address = `${unique('thread')}@example.org`;
     const id = await lead({ name: 'Ada', email: address });
     const c = await campaign({
-      name: 'Threads', inboxId: inbox.id, audience: { leadIds: [id] }, settings: { perMinute: 100 },
+      name: 'Threads',
+      inboxId: inbox.id,
+      audience: { leadIds: [id] },
+      settings: { perMinute: 100 },
       steps: [
         { delaySeconds: 0, subject: 'Hello {{ lead.name }}', text: 'One' },
         { delaySeconds: 60, subject: 'An offer for {{ lead.name }}', text: 'Two' },
@@ -503,7 +728,7 @@ describe('campaigns', () => {
     await campaignWhen(c.id, (x) => x.status === 'FINISHED');
   });
 
-  it('a recipient waiting for the sending window shows its next opening, in the window\'s time zone, as nextSendAt, and is sent then', async () => {
+  it("a recipient waiting for the sending window shows its next opening, in the window's time zone, as nextSendAt, and is sent then", async () => {
     const inbox = await emailInbox();
     const address = `${unique('window')}@example.org`;
     const id = await lead({ email: address });
@@ -515,7 +740,10 @@ describe('campaigns', () => {
     expect(monday).toMatch(/T14:00:00\.000Z$/);
     clock.at = friday;
     const c = await campaign({
-      name: 'Windowed', inboxId: inbox.id, audience: { leadIds: [id] }, steps: [{ delaySeconds: 0, subject: 'Hi', text: 'Hi' }],
+      name: 'Windowed',
+      inboxId: inbox.id,
+      audience: { leadIds: [id] },
+      steps: [{ delaySeconds: 0, subject: 'Hi', text: 'Hi' }],
       settings: { window: { days: [1, 2, 3, 4, 5], from: '09:00', to: '17:00', timezone: 'America/New_York' } },
     });
     await ok('POST', `/campaigns/${c.id}/start`);
@@ -533,15 +761,18 @@ describe('campaigns', () => {
     expect(done.stats).toMatchObject({ sent: 1, skipped: 0, failed: 0 });
   });
 
-  it('refuses leadIds that are not leads of the campaign\'s project (another project\'s, another organization\'s, unknown), naming them, at create and PATCH (400)', async () => {
+  it("refuses leadIds that are not leads of the campaign's project (another project's, another organization's, unknown), naming them, at create and PATCH (400)", async () => {
     const inbox = await emailInbox();
     const mine = await lead({ email: `${unique('mine')}@example.org` });
     const project = await secondProject();
     const elsewhere = await lead({ email: `${unique('elsewhere')}@example.org`, projectId: project.id });
-    const foreign = (await t.call({ method: 'POST', url: `${base(t.orgB)}/leads`, auth: owner(t.orgB), payload: { email: `${unique('foreign')}@example.org` } })).json().id as string;
+    const foreign = (
+      await t.call({ method: 'POST', url: `${base(t.orgB)}/leads`, auth: owner(t.orgB), payload: { email: `${unique('foreign')}@example.org` } })
+    ).json().id as string;
     const unknown = 'lead_00000000000000000000000000';
     const steps = [{ delaySeconds: 0, subject: 's', text: 't' }];
-    const refused = (res: { statusCode: number; json(): any }, names: string[]) => { // eslint-disable-line @typescript-eslint/no-explicit-any
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const refused = (res: { statusCode: number; json(): any }, names: string[]) => {
       expect(res.statusCode).toBe(400);
       const body = res.json();
       expect(body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'body.audience.leadIds' }] });
@@ -551,19 +782,28 @@ describe('campaigns', () => {
       }
       expect(body.message).not.toContain(mine);
     };
-    refused(await call('POST', '/campaigns', { name: 'Mixed', inboxId: inbox.id, audience: { leadIds: [mine, elsewhere, foreign, unknown] }, steps }), [elsewhere, foreign, unknown]);
+    refused(await call('POST', '/campaigns', { name: 'Mixed', inboxId: inbox.id, audience: { leadIds: [mine, elsewhere, foreign, unknown] }, steps }), [
+      elsewhere,
+      foreign,
+      unknown,
+    ]);
     const c = await campaign({ name: 'Mine', inboxId: inbox.id, audience: { leadIds: [mine] }, steps });
     refused(await call('PATCH', `/campaigns/${c.id}`, { audience: { leadIds: [mine, elsewhere] } }), [elsewhere]);
     expect((await ok('GET', `/campaigns/${c.id}`)).audience).toEqual({ leadIds: [mine] });
     expect((await ok('PATCH', `/campaigns/${c.id}`, { audience: { leadIds: [mine] } })).audience).toEqual({ leadIds: [mine] });
   });
 
-  it('keeps the audience in the campaign\'s project: another organization\'s project is not found (404), a bound key naming another project is refused (403), another project of the organization is refused (400)', async () => {
+  it("keeps the audience in the campaign's project: another organization's project is not found (404), a bound key naming another project is refused (403), another project of the organization is refused (400)", async () => {
     const inbox = await emailInbox();
     const tag = unique('scoped');
     await lead({ email: `${unique('scoped')}@example.org`, tags: [tag] });
     const project = await secondProject();
-    const body = (audience: Record<string, unknown>) => ({ name: 'Scoped', inboxId: inbox.id, audience: { tags: [tag], ...audience }, steps: [{ delaySeconds: 0, subject: 's', text: 't' }] });
+    const body = (audience: Record<string, unknown>) => ({
+      name: 'Scoped',
+      inboxId: inbox.id,
+      audience: { tags: [tag], ...audience },
+      steps: [{ delaySeconds: 0, subject: 's', text: 't' }],
+    });
     expect((await call('POST', '/campaigns', body({ projectId: t.orgB.projectId }))).statusCode).toBe(404);
     const other = await call('POST', '/campaigns', body({ projectId: project.id }));
     expect(other.statusCode).toBe(400);

@@ -50,7 +50,12 @@ export interface ConversationsPort {
   inboxRow(scope: Scope, id: string): Promise<InboxRow>;
   inboxById(id: string): Promise<InboxRow | undefined>;
   /** One message in the caller's transaction, under the channel's rules (their 422 thrown). */
-  queueOutreach(tx: Db, inbox: InboxRow, input: Outreach & { template: { name: string; language: string; components?: unknown[] } | null }, now: Date): Promise<unknown>;
+  queueOutreach(
+    tx: Db,
+    inbox: InboxRow,
+    input: Outreach & { template: { name: string; language: string; components?: unknown[] } | null },
+    now: Date,
+  ): Promise<unknown>;
   /** Many, in a few statements, through a channel without send rules. */
   queueOutreachMany(tx: Db, inbox: InboxRow, items: Outreach[], now: Date): Promise<void>;
   hasSendRules(channel: string): boolean;

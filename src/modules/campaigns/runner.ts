@@ -12,8 +12,15 @@ import type { Outcomes } from './outcomes.ts';
 import type { InboxRow } from './ports.ts';
 import { blockedAddresses } from './suppressions.ts';
 import {
-  campaignRate, campaignRecipients, campaignSends, campaigns, leadConsents, suppressions,
-  type CampaignRow, type CampaignStep, type RecipientRow,
+  campaignRate,
+  campaignRecipients,
+  campaignSends,
+  campaigns,
+  leadConsents,
+  suppressions,
+  type CampaignRow,
+  type CampaignStep,
+  type RecipientRow,
 } from './tables.ts';
 import { nextOpening } from './window.ts';
 
@@ -34,7 +41,10 @@ function windowOpen(row: CampaignRow, now: Date): boolean {
 }
 
 /** A step rendered for one recipient. */
-interface Rendered { subject: string | null; text: string }
+interface Rendered {
+  subject: string | null;
+  text: string;
+}
 
 /** What a rendering depends on: the recipient and its step, the step's words, the address, the lead's version. */
 function renderKey(r: Pick<RecipientRow, 'id' | 'step' | 'address'>, step: CampaignStep, lead: Pick<LeadRow, 'updatedAt'>): string {
@@ -71,7 +81,9 @@ export class CampaignRunner {
     const total = await this.resolveAudience(tx, row, now);
     const [started] = await tx.update(campaigns).set({ status: 'RUNNING', total, startedAt: now, updatedAt: now }).where(eq(campaigns.id, row.id)).returning();
     await this.ctx.ports.events.record(tx, {
-      orgId: row.orgId, projectId: row.projectId, type: 'campaign.started',
+      orgId: row.orgId,
+      projectId: row.projectId,
+      type: 'campaign.started',
       payload: { campaign: { id: row.id, name: row.name, channel: row.channel, total, testMode: started!.testMode } },
     });
   }
@@ -79,13 +91,34 @@ export class CampaignRunner {
   /** The audience's leads as recipients; returns how many (the campaign's `total`). */
   private async resolveAudience(tx: Db, row: CampaignRow, now: Date): Promise<number> {
     const a = row.audience;
-    const matching = leadsMatching(row.orgId, row.projectId, 'leadIds' in a ? { leadIds: a.leadIds } : {
-      ...(a.status ? { status: a.status.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean) } : {}),
-      ...(a.tags ? { tags: a.tags } : {}), ...(a.minScore !== undefined ? { minScore: a.minScore } : {}),
-    });
-    const address = row.channel === 'email' ? sql`l.email` : row.channel === 'whatsapp' ? sql`regexp_replace(l.phone, '[^0-9+]', '', 'g')` : contactAddressOfLead(row.inboxId, sql`l.lead_id`);
+    const matching = leadsMatching(
+      row.orgId,
+      row.projectId,
+      'leadIds' in a
+        ? { leadIds: a.leadIds }
+        : {
+            ...(a.status
+              ? {
+                  status: a.status
+                    .split(',')
+                    .map((s) => s.trim().toUpperCase())
+                    .filter(Boolean),
+                }
+              : {}),
+            ...(a.tags ? { tags: a.tags } : {}),
+            ...(a.minScore !== undefined ? { minScore: a.minScore } : {}),
+          },
+    );
+    const address =
+      row.channel === 'email'
+        ? sql`l.email`
+        : row.channel === 'whatsapp'
+          ? sql`regexp_replace(l.phone, '[^0-9+]', '', 'g')`
+          : contactAddressOfLead(row.inboxId, sql`l.lead_id`);
     const firstAt = new Date(now.getTime() + (row.steps[0]?.delaySeconds ?? 0) * 1000).toISOString();
-    const result = await rows<{ n: number }>(tx, sql`
+    const result = await rows<{ n: number }>(
+      tx,
+      sql`
       with audience as (
         select l.lead_id, ${address} as address from (${matching}) l),
       judged as (
@@ -107,7 +140,8 @@ export class CampaignRunner {
         from judged j
         on conflict (campaign_id, lead_id) do nothing
         returning 1)
-      select count(*)::int as n from added`);
+      select count(*)::int as n from added`,
+    );
     return result[0]?.n ?? 0;
   }
 
@@ -117,16 +151,27 @@ export class CampaignRunner {
    */
   async round(): Promise<boolean> {
     const now = this.ctx.clock.now();
-    const due = await this.ctx.db.select({ id: campaigns.id }).from(campaigns)
-      .where(sql`${campaigns.status} = 'SCHEDULED' and ${campaigns.scheduledAt} <= ${now.toISOString()}::timestamptz`).limit(CAMPAIGNS_PER_ROUND);
+    const due = await this.ctx.db
+      .select({ id: campaigns.id })
+      .from(campaigns)
+      .where(sql`${campaigns.status} = 'SCHEDULED' and ${campaigns.scheduledAt} <= ${now.toISOString()}::timestamptz`)
+      .limit(CAMPAIGNS_PER_ROUND);
     for (const { id } of due) {
       await transaction(this.ctx.db, async (tx) => {
-        const [row] = await tx.select().from(campaigns).where(and(eq(campaigns.id, id), eq(campaigns.status, 'SCHEDULED'))).for('update', { skipLocked: true });
+        const [row] = await tx
+          .select()
+          .from(campaigns)
+          .where(and(eq(campaigns.id, id), eq(campaigns.status, 'SCHEDULED')))
+          .for('update', { skipLocked: true });
         if (row) await this.begin(tx, row, now);
       });
     }
-    const running = await this.ctx.db.select({ id: campaigns.id, inboxId: campaigns.inboxId }).from(campaigns).where(eq(campaigns.status, 'RUNNING'))
-      .orderBy(campaigns.updatedAt).limit(CAMPAIGNS_PER_ROUND);
+    const running = await this.ctx.db
+      .select({ id: campaigns.id, inboxId: campaigns.inboxId })
+      .from(campaigns)
+      .where(eq(campaigns.status, 'RUNNING'))
+      .orderBy(campaigns.updatedAt)
+      .limit(CAMPAIGNS_PER_ROUND);
     let more = false;
     for (const { id, inboxId } of running) {
       if (await this.sendBatch(id, inboxId, now)) more = true;
@@ -137,14 +182,18 @@ export class CampaignRunner {
   /** How many more the campaign may send now under its per-minute and daily limits and IN_FLIGHT (test mode: no limits). */
   private async allowance(tx: Db, row: CampaignRow, now: Date): Promise<number> {
     if (row.testMode) return BATCH;
-    const [queued] = await tx.select({ n: sql<number>`count(*)::int` }).from(campaignRecipients)
+    const [queued] = await tx
+      .select({ n: sql<number>`count(*)::int` })
+      .from(campaignRecipients)
       .where(and(eq(campaignRecipients.campaignId, row.id), sql`${campaignRecipients.awaiting} is not null`));
     const room = IN_FLIGHT - (queued?.n ?? 0);
     if (room <= 0) return 0;
     const second = Math.floor(now.getTime() / 1000);
     // A second's count leaves the window only when the whole second is more than 60 s ago: the
     // count errs on the side of the limit, never past it.
-    const [minute] = await tx.select({ sent: sql<number>`coalesce(sum(${campaignRate.sent}), 0)::int` }).from(campaignRate)
+    const [minute] = await tx
+      .select({ sent: sql<number>`coalesce(sum(${campaignRate.sent}), 0)::int` })
+      .from(campaignRate)
       .where(and(eq(campaignRate.campaignId, row.id), sql`${campaignRate.second} >= ${second - 60}`));
     const today = localDate(now.getTime(), row.settings.window?.timezone ?? 'UTC');
     const daySent = row.day === today ? row.daySent : 0;
@@ -156,11 +205,16 @@ export class CampaignRunner {
     if (sent === 0 || row.testMode) return;
     await this.ctx.ports.plans?.add(tx, row.orgId, 'campaignMessagesPerMonth', sent);
     const second = Math.floor(now.getTime() / 1000);
-    await tx.insert(campaignRate).values({ campaignId: row.id, second, sent })
+    await tx
+      .insert(campaignRate)
+      .values({ campaignId: row.id, second, sent })
       .onConflictDoUpdate({ target: [campaignRate.campaignId, campaignRate.second], set: { sent: sql`${campaignRate.sent} + excluded.sent` } });
     await tx.delete(campaignRate).where(and(eq(campaignRate.campaignId, row.id), sql`${campaignRate.second} < ${second - 60}`));
     const today = localDate(now.getTime(), row.settings.window?.timezone ?? 'UTC');
-    await tx.update(campaigns).set({ day: today, daySent: row.day === today ? sql`${campaigns.daySent} + ${sent}` : sent }).where(eq(campaigns.id, row.id));
+    await tx
+      .update(campaigns)
+      .set({ day: today, daySent: row.day === today ? sql`${campaigns.daySent} + ${sent}` : sent })
+      .where(eq(campaigns.id, row.id));
   }
 
   /**
@@ -173,25 +227,42 @@ export class CampaignRunner {
    */
   private async renderAhead(id: string, now: Date): Promise<Map<string, Rendered | ExpressionError>> {
     const out = new Map<string, Rendered | ExpressionError>();
-    const [row] = await this.ctx.db.select().from(campaigns).where(and(eq(campaigns.id, id), eq(campaigns.status, 'RUNNING')));
+    const [row] = await this.ctx.db
+      .select()
+      .from(campaigns)
+      .where(and(eq(campaigns.id, id), eq(campaigns.status, 'RUNNING')));
     if (!row || !windowOpen(row, now) || !row.steps.some((step) => runsInWorkers([step.subject, step.text]))) return out;
     // Only as many as the batch may send: a campaign held by its limits (perMinute, the queue ahead)
     // would otherwise render a hundred recipients in the workers at every round, to send none.
     const allowed = await this.allowance(this.ctx.db, row, now);
     if (allowed === 0) return out;
-    const due = await this.ctx.db.select().from(campaignRecipients).where(dueRecipients(row.id, now)).orderBy(campaignRecipients.nextSendAt, campaignRecipients.id).limit(allowed);
-    const byId = new Map((await leadsByIds(this.ctx.db, due.map((r) => r.leadId))).map((l) => [l.id, l]));
-    await Promise.all(due.map(async (r) => {
-      const step = row.steps[r.step];
-      const lead = byId.get(r.leadId);
-      if (!step || !lead || !r.address) return;
-      try {
-        out.set(renderKey(r, step, lead), await this.render(row, step, lead, r.address, false));
-      } catch (error) {
-        if (!(error instanceof ExpressionError)) throw error;
-        out.set(renderKey(r, step, lead), error);
-      }
-    }));
+    const due = await this.ctx.db
+      .select()
+      .from(campaignRecipients)
+      .where(dueRecipients(row.id, now))
+      .orderBy(campaignRecipients.nextSendAt, campaignRecipients.id)
+      .limit(allowed);
+    const byId = new Map(
+      (
+        await leadsByIds(
+          this.ctx.db,
+          due.map((r) => r.leadId),
+        )
+      ).map((l) => [l.id, l]),
+    );
+    await Promise.all(
+      due.map(async (r) => {
+        const step = row.steps[r.step];
+        const lead = byId.get(r.leadId);
+        if (!step || !lead || !r.address) return;
+        try {
+          out.set(renderKey(r, step, lead), await this.render(row, step, lead, r.address, false));
+        } catch (error) {
+          if (!(error instanceof ExpressionError)) throw error;
+          out.set(renderKey(r, step, lead), error);
+        }
+      }),
+    );
     return out;
   }
 
@@ -201,7 +272,11 @@ export class CampaignRunner {
     const inbox = await this.ctx.ports.conversations.inboxById(inboxId);
     const ahead = await this.renderAhead(id, now);
     const finished = await transaction(this.ctx.db, async (tx) => {
-      const [row] = await tx.select().from(campaigns).where(and(eq(campaigns.id, id), eq(campaigns.status, 'RUNNING'))).for('update', { skipLocked: true });
+      const [row] = await tx
+        .select()
+        .from(campaigns)
+        .where(and(eq(campaigns.id, id), eq(campaigns.status, 'RUNNING')))
+        .for('update', { skipLocked: true });
       if (!row) return { sent: 0 };
       if (!windowOpen(row, now)) return { sent: 0 };
       let allowed = await this.allowance(tx, row, now);
@@ -214,8 +289,13 @@ export class CampaignRunner {
       if (planRoom != null) allowed = Math.min(allowed, planRoom);
       let sent = 0;
       if (allowed > 0) {
-        const claimed = await tx.select().from(campaignRecipients).where(dueRecipients(row.id, now))
-          .orderBy(campaignRecipients.nextSendAt, campaignRecipients.id).limit(allowed).for('update', { skipLocked: true });
+        const claimed = await tx
+          .select()
+          .from(campaignRecipients)
+          .where(dueRecipients(row.id, now))
+          .orderBy(campaignRecipients.nextSendAt, campaignRecipients.id)
+          .limit(allowed)
+          .for('update', { skipLocked: true });
         if (claimed.length) sent = await this.sendTo(tx, row, inbox, claimed, now, ahead);
         await this.countSends(tx, row, sent, now);
       }
@@ -232,8 +312,22 @@ export class CampaignRunner {
    * for the whole batch), else one by one, each in a savepoint so that the channel's refusal (its
    * 422) fails that recipient only.
    */
-  private async sendTo(tx: Db, row: CampaignRow, inbox: InboxRow | undefined, claimed: RecipientRow[], now: Date, ahead: Map<string, Rendered | ExpressionError>): Promise<number> {
-    const byId = new Map((await leadsByIds(tx, claimed.map((r) => r.leadId))).map((l) => [l.id, l]));
+  private async sendTo(
+    tx: Db,
+    row: CampaignRow,
+    inbox: InboxRow | undefined,
+    claimed: RecipientRow[],
+    now: Date,
+    ahead: Map<string, Rendered | ExpressionError>,
+  ): Promise<number> {
+    const byId = new Map(
+      (
+        await leadsByIds(
+          tx,
+          claimed.map((r) => r.leadId),
+        )
+      ).map((l) => [l.id, l]),
+    );
     const blocked = await blockedAddresses(tx, row, claimed);
     const failures: { id: string; error: string }[] = [];
     const ready: { r: RecipientRow; step: CampaignStep; lead: LeadRow; subject: string | null; text: string; messageId: string | null }[] = [];
@@ -241,37 +335,68 @@ export class CampaignRunner {
       const step = row.steps[r.step];
       const lead = byId.get(r.leadId);
       if (!step || !lead || !inbox) {
-        await tx.update(campaignRecipients).set({ status: 'STOPPED', nextSendAt: null, error: !inbox ? 'the campaign\'s inbox was deleted' : !lead ? 'the lead was deleted' : null }).where(eq(campaignRecipients.id, r.id));
+        await tx
+          .update(campaignRecipients)
+          .set({ status: 'STOPPED', nextSendAt: null, error: !inbox ? "the campaign's inbox was deleted" : !lead ? 'the lead was deleted' : null })
+          .where(eq(campaignRecipients.id, r.id));
         continue;
       }
       const block = blocked.get(r.id);
       if (block) {
         // Before the first step a recipient is skipped; later, their sequence stops.
-        await tx.update(campaignRecipients).set(r.step === 0 ? { status: 'SKIPPED', skipReason: block, nextSendAt: null } : { status: 'STOPPED', error: `no further steps: ${block.toLowerCase()}`, nextSendAt: null })
+        await tx
+          .update(campaignRecipients)
+          .set(
+            r.step === 0
+              ? { status: 'SKIPPED', skipReason: block, nextSendAt: null }
+              : { status: 'STOPPED', error: `no further steps: ${block.toLowerCase()}`, nextSendAt: null },
+          )
           .where(eq(campaignRecipients.id, r.id));
         continue;
       }
       try {
         const early = ahead.get(renderKey(r, step, lead));
         if (early instanceof ExpressionError) throw early;
-        const rendered = early ?? await this.render(row, step, lead, r.address!, false);
+        const rendered = early ?? (await this.render(row, step, lead, r.address!, false));
         ready.push({ r, step, lead, ...rendered, messageId: row.testMode ? null : derivedId('message', r.id, [String(r.step)]) });
       } catch (error) {
         if (!(error instanceof ExpressionError)) throw error;
         failures.push({ id: r.id, error: error.message });
       }
     }
-    const ledger = (x: (typeof ready)[number]) => ({ recipientId: x.r.id, step: x.r.step, campaignId: row.id, messageId: x.messageId, subject: x.subject, text: x.text, at: now });
+    const ledger = (x: (typeof ready)[number]) => ({
+      recipientId: x.r.id,
+      step: x.r.step,
+      campaignId: row.id,
+      messageId: x.messageId,
+      subject: x.subject,
+      text: x.text,
+      at: now,
+    });
     let sent = 0;
     if (ready.length && (row.testMode || !this.ctx.ports.conversations.hasSendRules(row.channel))) {
       await tx.insert(campaignSends).values(ready.map(ledger));
       if (row.testMode) {
         for (const x of ready) await this.advance(tx, row, x.r, x.r.step + 1, now);
       } else {
-        await this.ctx.ports.conversations.queueOutreachMany(tx, inbox!, ready.map((x) => ({
-          address: x.r.address!, name: x.lead.name, leadId: x.lead.id, subject: x.subject, text: x.text, authorId: row.id, messageId: x.messageId!,
-        })), now);
-        await this.awaitOutcomes(tx, ready.map((x) => ({ id: x.r.id, messageId: x.messageId!, step: x.r.step + 1 })));
+        await this.ctx.ports.conversations.queueOutreachMany(
+          tx,
+          inbox!,
+          ready.map((x) => ({
+            address: x.r.address!,
+            name: x.lead.name,
+            leadId: x.lead.id,
+            subject: x.subject,
+            text: x.text,
+            authorId: row.id,
+            messageId: x.messageId!,
+          })),
+          now,
+        );
+        await this.awaitOutcomes(
+          tx,
+          ready.map((x) => ({ id: x.r.id, messageId: x.messageId!, step: x.r.step + 1 })),
+        );
       }
       sent = ready.length;
     } else {
@@ -279,9 +404,21 @@ export class CampaignRunner {
         try {
           await transaction(tx, async (inner) => {
             await inner.insert(campaignSends).values(ledger(x));
-            await this.ctx.ports.conversations.queueOutreach(inner, inbox!, {
-              address: x.r.address!, name: x.lead.name, leadId: x.lead.id, subject: x.subject, text: x.text, template: x.step.template ?? null, authorId: row.id, messageId: x.messageId!,
-            }, now);
+            await this.ctx.ports.conversations.queueOutreach(
+              inner,
+              inbox!,
+              {
+                address: x.r.address!,
+                name: x.lead.name,
+                leadId: x.lead.id,
+                subject: x.subject,
+                text: x.text,
+                template: x.step.template ?? null,
+                authorId: row.id,
+                messageId: x.messageId!,
+              },
+              now,
+            );
           });
           await this.awaitOutcomes(tx, [{ id: x.r.id, messageId: x.messageId!, step: x.r.step + 1 }]);
           sent++;
@@ -293,7 +430,10 @@ export class CampaignRunner {
       }
     }
     for (const f of failures) {
-      await tx.update(campaignRecipients).set({ status: 'FAILED', failedAt: now, error: f.error.slice(0, 1000), nextSendAt: null }).where(eq(campaignRecipients.id, f.id));
+      await tx
+        .update(campaignRecipients)
+        .set({ status: 'FAILED', failedAt: now, error: f.error.slice(0, 1000), nextSendAt: null })
+        .where(eq(campaignRecipients.id, f.id));
     }
     await this.outcomes.noteErrors(tx, row, row.errorsInRow + failures.length, now);
     return sent;
@@ -306,12 +446,16 @@ export class CampaignRunner {
       where r.id = v.id`);
   }
 
-
   /** The step's subject and text for a lead, personalised (`{{ lead.name }}`); e-mail gets its unsubscribe link. */
   async render(row: CampaignRow, step: CampaignStep, lead: LeadRow | null, address: string, test: boolean): Promise<Rendered> {
     const item = { lead: lead ? publicLead(lead) : {} };
-    const scope = { orgId: row.orgId, input: item, run: { id: row.id, workflowId: '', testMode: test || row.testMode, startedAt: row.startedAt?.toISOString() ?? null }, node: () => undefined };
-    const out = await resolveParams({ subject: step.subject ?? null, text: step.text }, item as never, scope) as { subject?: string | null; text?: string };
+    const scope = {
+      orgId: row.orgId,
+      input: item,
+      run: { id: row.id, workflowId: '', testMode: test || row.testMode, startedAt: row.startedAt?.toISOString() ?? null },
+      node: () => undefined,
+    };
+    const out = (await resolveParams({ subject: step.subject ?? null, text: step.text }, item as never, scope)) as { subject?: string | null; text?: string };
     let text = String(out.text ?? '');
     if (row.channel === 'email') text += `\n\n--\nTo stop receiving these messages: ${this.ctx.ports.links.url(row.orgId, row.channel, address)}`;
     return { subject: out.subject ? String(out.subject) : null, text };
@@ -321,9 +465,13 @@ export class CampaignRunner {
   private async advance(tx: Db, row: CampaignRow, r: Pick<RecipientRow, 'id' | 'repliedAt' | 'sentAt'>, nextStep: number, now: Date): Promise<void> {
     const next = row.steps[nextStep];
     const base = { awaiting: null, step: nextStep, sentAt: r.sentAt ?? now };
-    await tx.update(campaignRecipients).set(next
-      ? { ...base, status: 'ACTIVE', nextSendAt: new Date(now.getTime() + next.delaySeconds * 1000) }
-      : { ...base, status: r.repliedAt ? 'REPLIED' : 'COMPLETED', nextSendAt: null })
+    await tx
+      .update(campaignRecipients)
+      .set(
+        next
+          ? { ...base, status: 'ACTIVE', nextSendAt: new Date(now.getTime() + next.delaySeconds * 1000) }
+          : { ...base, status: r.repliedAt ? 'REPLIED' : 'COMPLETED', nextSendAt: null },
+      )
       .where(eq(campaignRecipients.id, r.id));
   }
 
@@ -332,9 +480,17 @@ export class CampaignRunner {
     const next = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
     const reason = `the plan's campaignMessagesPerMonth limit is reached; resume it after ${next.toISOString().slice(0, 10)} (UTC) or once the plan allows more`;
     await tx.update(campaigns).set({ status: 'PAUSED', pausedReason: reason, updatedAt: now }).where(eq(campaigns.id, row.id));
-    await this.ctx.ports.notifications.notify({
-      orgId: row.orgId, projectId: row.projectId, userId: null, kind: 'campaign.paused',
-      title: `Campaign "${row.name}" was paused`, body: `Paused: ${reason}.`, link: `/campaigns/${row.id}`,
-    }, tx);
+    await this.ctx.ports.notifications.notify(
+      {
+        orgId: row.orgId,
+        projectId: row.projectId,
+        userId: null,
+        kind: 'campaign.paused',
+        title: `Campaign "${row.name}" was paused`,
+        body: `Paused: ${reason}.`,
+        link: `/campaigns/${row.id}`,
+      },
+      tx,
+    );
   }
 }

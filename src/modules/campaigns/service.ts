@@ -14,7 +14,15 @@ import { emptyStats, Outcomes, statsOf, type Stats } from './outcomes.ts';
 import type { CampaignPorts, OutboundStatus } from './ports.ts';
 import { CampaignRunner } from './runner.ts';
 import { Suppressions } from './suppressions.ts';
-import { campaignRecipients, campaigns, type CampaignAudience, type CampaignRow, type CampaignSettings, type CampaignStep, type RecipientRow } from './tables.ts';
+import {
+  campaignRecipients,
+  campaigns,
+  type CampaignAudience,
+  type CampaignRow,
+  type CampaignSettings,
+  type CampaignStep,
+  type RecipientRow,
+} from './tables.ts';
 import { normalAddress } from './unsubscribe.ts';
 import { minutesOf, nextOpening } from './window.ts';
 
@@ -33,21 +41,43 @@ export interface CampaignInput {
   scheduledAt?: string | null;
 }
 
-
 export function publicCampaign(row: CampaignRow, stats: Stats) {
   return {
-    id: row.id, name: row.name, projectId: row.projectId, inboxId: row.inboxId, channel: row.channel, status: row.status,
-    audience: row.audience, steps: row.steps, settings: row.settings, scheduledAt: row.scheduledAt, testMode: row.testMode,
-    total: row.total, stats, pausedReason: row.pausedReason, startedAt: row.startedAt, finishedAt: row.finishedAt,
-    createdAt: row.createdAt, updatedAt: row.updatedAt,
+    id: row.id,
+    name: row.name,
+    projectId: row.projectId,
+    inboxId: row.inboxId,
+    channel: row.channel,
+    status: row.status,
+    audience: row.audience,
+    steps: row.steps,
+    settings: row.settings,
+    scheduledAt: row.scheduledAt,
+    testMode: row.testMode,
+    total: row.total,
+    stats,
+    pausedReason: row.pausedReason,
+    startedAt: row.startedAt,
+    finishedAt: row.finishedAt,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
   };
 }
 
 export function publicRecipient(row: RecipientRow, campaign: CampaignRow, now: Date) {
   return {
-    id: row.id, leadId: row.leadId, address: row.address, status: row.status, ...(row.skipReason ? { skipReason: row.skipReason } : {}),
-    currentStep: row.step, nextSendAt: goesAt(row.nextSendAt, campaign, now), sentAt: row.sentAt, deliveredAt: row.deliveredAt, readAt: row.readAt,
-    repliedAt: row.repliedAt, ...(row.error ? { error: row.error } : {}),
+    id: row.id,
+    leadId: row.leadId,
+    address: row.address,
+    status: row.status,
+    ...(row.skipReason ? { skipReason: row.skipReason } : {}),
+    currentStep: row.step,
+    nextSendAt: goesAt(row.nextSendAt, campaign, now),
+    sentAt: row.sentAt,
+    deliveredAt: row.deliveredAt,
+    readAt: row.readAt,
+    repliedAt: row.repliedAt,
+    ...(row.error ? { error: row.error } : {}),
   };
 }
 
@@ -103,11 +133,21 @@ export class CampaignsService {
 
   // ------------------------------------------------------------------ suppressions and consents (suppressions.ts)
 
-  listSuppressions(scope: Scope, query: ListQuery & { channel?: string; q?: string }) { return this.suppressions.listSuppressions(scope, query); }
-  addSuppression(scope: Scope, input: { channel: string; address: string; reason?: string }) { return this.suppressions.addSuppression(scope, input); }
-  deleteSuppression(scope: Scope, id: string): Promise<void> { return this.suppressions.deleteSuppression(scope, id); }
-  listConsents(scope: Scope, leadId: string) { return this.suppressions.listConsents(scope, leadId); }
-  addConsent(scope: Scope, leadId: string, input: { channel: string; status: string; source?: string; text?: string }) { return this.suppressions.addConsent(scope, leadId, input); }
+  listSuppressions(scope: Scope, query: ListQuery & { channel?: string; q?: string }) {
+    return this.suppressions.listSuppressions(scope, query);
+  }
+  addSuppression(scope: Scope, input: { channel: string; address: string; reason?: string }) {
+    return this.suppressions.addSuppression(scope, input);
+  }
+  deleteSuppression(scope: Scope, id: string): Promise<void> {
+    return this.suppressions.deleteSuppression(scope, id);
+  }
+  listConsents(scope: Scope, leadId: string) {
+    return this.suppressions.listConsents(scope, leadId);
+  }
+  addConsent(scope: Scope, leadId: string, input: { channel: string; status: string; source?: string; text?: string }) {
+    return this.suppressions.addConsent(scope, leadId, input);
+  }
 
   // ------------------------------------------------------------------ the runner (runner.ts) and what comes back (outcomes.ts)
 
@@ -128,7 +168,10 @@ export class CampaignsService {
 
   // ------------------------------------------------------------------ campaigns
 
-  private async settingsOf(input: Partial<Omit<CampaignSettings, 'window'>> & { window?: CampaignSettings['window'] | null } | undefined, base: CampaignSettings): Promise<CampaignSettings> {
+  private async settingsOf(
+    input: (Partial<Omit<CampaignSettings, 'window'>> & { window?: CampaignSettings['window'] | null }) | undefined,
+    base: CampaignSettings,
+  ): Promise<CampaignSettings> {
     const { window, ...rest } = input ?? {};
     const settings: CampaignSettings = { ...base, ...rest, ...(window ? { window } : {}) };
     // null removes the window; leaving it out keeps the one there is.
@@ -137,9 +180,16 @@ export class CampaignsService {
     if (w) {
       const from = minutesOf(w.from);
       const to = minutesOf(w.to);
-      if (from === null || to === null) throw badRequest('settings.window.from and to are times of day, HH:MM', [{ field: 'body.settings.window', message: 'from and to must be HH:MM' }]);
-      if (to <= from) throw badRequest('settings.window.to must be after from (a window within one day)', [{ field: 'body.settings.window.to', message: 'must be after from' }]);
-      if (!w.days.length) throw badRequest('settings.window.days names at least one day', [{ field: 'body.settings.window.days', message: 'must name at least one day (1 Monday … 7 Sunday)' }]);
+      if (from === null || to === null)
+        throw badRequest('settings.window.from and to are times of day, HH:MM', [{ field: 'body.settings.window', message: 'from and to must be HH:MM' }]);
+      if (to <= from)
+        throw badRequest('settings.window.to must be after from (a window within one day)', [
+          { field: 'body.settings.window.to', message: 'must be after from' },
+        ]);
+      if (!w.days.length)
+        throw badRequest('settings.window.days names at least one day', [
+          { field: 'body.settings.window.days', message: 'must name at least one day (1 Monday … 7 Sunday)' },
+        ]);
       settings.window = { ...w, days: [...new Set(w.days)].sort(), timezone: assertTimezone(w.timezone, 'body.settings.window.timezone') };
     }
     return settings;
@@ -147,7 +197,8 @@ export class CampaignsService {
 
   private checkSteps(steps: CampaignStep[], channel: string): void {
     steps.forEach((step, i) => {
-      if (channel === 'email' && i === 0 && !step.subject?.trim()) throw badRequest('The first step of an e-mail campaign needs a subject', [{ field: 'body.steps.0.subject', message: 'is required for e-mail' }]);
+      if (channel === 'email' && i === 0 && !step.subject?.trim())
+        throw badRequest('The first step of an e-mail campaign needs a subject', [{ field: 'body.steps.0.subject', message: 'is required for e-mail' }]);
     });
   }
 
@@ -168,14 +219,17 @@ export class CampaignsService {
       if (!strangers.length) return;
       // The first 20 by name: enough to find them, and a bounded answer for 100,000 ids.
       const named = `${strangers.slice(0, 20).join(', ')}${strangers.length > 20 ? ` and ${strangers.length - 20} more` : ''}`;
-      throw badRequest(`audience.leadIds names ${strangers.length} ${strangers.length === 1 ? 'id that is not a lead' : 'ids that are not leads'} of the campaign's project: ${named}`,
-        [{ field: 'body.audience.leadIds', message: `not leads of the campaign's project (${projectId}): ${named}` }]);
+      throw badRequest(
+        `audience.leadIds names ${strangers.length} ${strangers.length === 1 ? 'id that is not a lead' : 'ids that are not leads'} of the campaign's project: ${named}`,
+        [{ field: 'body.audience.leadIds', message: `not leads of the campaign's project (${projectId}): ${named}` }],
+      );
     }
     if (audience.projectId === undefined) return;
     await this.ctx.ports.orgs.projectFor(scope, audience.projectId);
     if (audience.projectId !== projectId) {
-      throw badRequest(`audience.projectId ${audience.projectId} is not the campaign's project (${projectId}): a campaign sends to its own project's leads`,
-        [{ field: 'body.audience.projectId', message: `must be the campaign's project (${projectId}), or left out` }]);
+      throw badRequest(`audience.projectId ${audience.projectId} is not the campaign's project (${projectId}): a campaign sends to its own project's leads`, [
+        { field: 'body.audience.projectId', message: `must be the campaign's project (${projectId}), or left out` },
+      ]);
     }
   }
 
@@ -183,7 +237,9 @@ export class CampaignsService {
     const inbox = await this.ctx.ports.conversations.inboxRow(scope, inboxId).catch(() => null);
     if (!inbox) throw badRequest(`Inbox ${inboxId} not found`, [{ field: 'body.inboxId', message: 'must be an inbox of this organization' }]);
     if (!(CAMPAIGN_CHANNELS as readonly string[]).includes(inbox.channel)) {
-      throw unprocessable('CHANNEL_NOT_SUPPORTED', `Campaigns send through email, whatsapp or telegram inboxes; this one is ${inbox.channel}`, [{ field: 'body.inboxId', message: `a ${inbox.channel} inbox cannot send campaigns` }]);
+      throw unprocessable('CHANNEL_NOT_SUPPORTED', `Campaigns send through email, whatsapp or telegram inboxes; this one is ${inbox.channel}`, [
+        { field: 'body.inboxId', message: `a ${inbox.channel} inbox cannot send campaigns` },
+      ]);
     }
     return inbox;
   }
@@ -191,27 +247,46 @@ export class CampaignsService {
   private scheduledAtOf(value: string | null | undefined): Date | null {
     if (value === undefined || value === null) return null;
     const at = new Date(value);
-    if (Number.isNaN(at.getTime())) throw badRequest('scheduledAt is not a date-time', [{ field: 'body.scheduledAt', message: 'must be an ISO 8601 date-time' }]);
+    if (Number.isNaN(at.getTime()))
+      throw badRequest('scheduledAt is not a date-time', [{ field: 'body.scheduledAt', message: 'must be an ISO 8601 date-time' }]);
     return at;
   }
 
   async create(scope: Scope, input: CampaignInput) {
     const inbox = await this.inboxFor(scope, input.inboxId);
     const projectId = (await this.ctx.ports.orgs.projectFor(scope, input.projectId)) ?? inbox.projectId;
-    if (projectId !== inbox.projectId) throw badRequest('The inbox belongs to another project', [{ field: 'body.inboxId', message: 'must be an inbox of the campaign\'s project' }]);
+    if (projectId !== inbox.projectId)
+      throw badRequest('The inbox belongs to another project', [{ field: 'body.inboxId', message: "must be an inbox of the campaign's project" }]);
     this.checkSteps(input.steps, inbox.channel);
     await this.checkAudience(scope, projectId, input.audience);
     const settings = await this.settingsOf(input.settings, DEFAULTS);
     const now = this.ctx.clock.now();
-    const [row] = await this.ctx.db.insert(campaigns).values({
-      id: newId('campaign', now.getTime()), orgId: scope.orgId, projectId, name: input.name, inboxId: inbox.id, channel: inbox.channel,
-      audience: input.audience, steps: input.steps, settings, status: 'DRAFT', scheduledAt: this.scheduledAtOf(input.scheduledAt), createdAt: now, updatedAt: now,
-    }).returning();
+    const [row] = await this.ctx.db
+      .insert(campaigns)
+      .values({
+        id: newId('campaign', now.getTime()),
+        orgId: scope.orgId,
+        projectId,
+        name: input.name,
+        inboxId: inbox.id,
+        channel: inbox.channel,
+        audience: input.audience,
+        steps: input.steps,
+        settings,
+        status: 'DRAFT',
+        scheduledAt: this.scheduledAtOf(input.scheduledAt),
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning();
     return publicCampaign(row!, emptyStats(0));
   }
 
   private async row(scope: Scope, id: string, tx: Db = this.ctx.db, lock = false): Promise<CampaignRow> {
-    const query = tx.select().from(campaigns).where(inScope(scope, campaigns, eq(campaigns.id, id)));
+    const query = tx
+      .select()
+      .from(campaigns)
+      .where(inScope(scope, campaigns, eq(campaigns.id, id)));
     const [row] = lock ? await query.for('update') : await query;
     if (!row) throw notFound('Campaign');
     return row;
@@ -227,10 +302,17 @@ export class CampaignsService {
     const where = inScope(scope, campaigns, query.status ? eq(campaigns.status, query.status) : undefined);
     const [items, [count]] = await Promise.all([
       this.ctx.db.select().from(campaigns).where(where).orderBy(desc(campaigns.createdAt), desc(campaigns.id)).limit(page.limit).offset(page.offset),
-      this.ctx.db.select({ n: sql<number>`count(*)::int` }).from(campaigns).where(where),
+      this.ctx.db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(campaigns)
+        .where(where),
     ]);
     const stats = await statsOf(this.ctx.db, items);
-    return envelope(items.map((r) => publicCampaign(r, stats.get(r.id)!)), count?.n ?? 0, page);
+    return envelope(
+      items.map((r) => publicCampaign(r, stats.get(r.id)!)),
+      count?.n ?? 0,
+      page,
+    );
   }
 
   async update(scope: Scope, id: string, patch: Partial<CampaignInput>) {
@@ -246,10 +328,14 @@ export class CampaignsService {
       if (!EDITABLE.includes(row.status)) throw conflict(`A ${row.status} campaign cannot be changed; only DRAFT, SCHEDULED and PAUSED ones can`);
       if (patch.audience && row.startedAt) throw conflict('The audience was resolved when the campaign started; it cannot change now');
       if (patch.inboxId && patch.inboxId !== row.inboxId && row.startedAt) throw conflict('A started campaign keeps its inbox');
-      if (inbox && inbox.projectId !== row.projectId) throw badRequest('The inbox belongs to another project', [{ field: 'body.inboxId', message: 'must be an inbox of the campaign\'s project' }]);
+      if (inbox && inbox.projectId !== row.projectId)
+        throw badRequest('The inbox belongs to another project', [{ field: 'body.inboxId', message: "must be an inbox of the campaign's project" }]);
       const steps = patch.steps ?? row.steps;
       if (row.startedAt && patch.steps && patch.steps.length < row.steps.length) {
-        const [sent] = await tx.select({ n: sql<number>`coalesce(max(${campaignRecipients.step}), 0)::int` }).from(campaignRecipients).where(eq(campaignRecipients.campaignId, row.id));
+        const [sent] = await tx
+          .select({ n: sql<number>`coalesce(max(${campaignRecipients.step}), 0)::int` })
+          .from(campaignRecipients)
+          .where(eq(campaignRecipients.campaignId, row.id));
         if ((sent?.n ?? 0) > patch.steps.length) throw conflict('Some recipients are past the steps this change would remove');
       }
       this.checkSteps(steps, inbox?.channel ?? row.channel);
@@ -275,9 +361,13 @@ export class CampaignsService {
   async start(scope: Scope, id: string, options: { testMode?: boolean } = {}) {
     await transaction(this.ctx.db, async (tx) => {
       const row = await this.row(scope, id, tx, true);
-      if (row.status !== 'DRAFT') throw conflict(`Only a DRAFT campaign can be started; this one is ${row.status}${row.status === 'PAUSED' ? ' (resume it)' : ''}`);
+      if (row.status !== 'DRAFT')
+        throw conflict(`Only a DRAFT campaign can be started; this one is ${row.status}${row.status === 'PAUSED' ? ' (resume it)' : ''}`);
       const now = this.ctx.clock.now();
-      await tx.update(campaigns).set({ testMode: options.testMode === true, updatedAt: now }).where(eq(campaigns.id, row.id));
+      await tx
+        .update(campaigns)
+        .set({ testMode: options.testMode === true, updatedAt: now })
+        .where(eq(campaigns.id, row.id));
       if (row.scheduledAt && row.scheduledAt > now) {
         await tx.update(campaigns).set({ status: 'SCHEDULED' }).where(eq(campaigns.id, row.id));
         return;
@@ -310,7 +400,9 @@ export class CampaignsService {
       const row = await this.row(scope, id, tx, true);
       if (!['DRAFT', 'SCHEDULED', 'RUNNING', 'PAUSED'].includes(row.status)) throw conflict(`A ${row.status} campaign cannot be canceled`);
       const now = this.ctx.clock.now();
-      await tx.update(campaignRecipients).set({ status: 'STOPPED', nextSendAt: null })
+      await tx
+        .update(campaignRecipients)
+        .set({ status: 'STOPPED', nextSendAt: null })
         .where(and(eq(campaignRecipients.campaignId, row.id), inArray(campaignRecipients.status, ['PENDING', 'ACTIVE'])));
       const [canceled] = await tx.update(campaigns).set({ status: 'CANCELED', finishedAt: now, updatedAt: now }).where(eq(campaigns.id, row.id)).returning();
       if (row.startedAt) await this.outcomes.finishedEvent(tx, canceled!);
@@ -322,7 +414,10 @@ export class CampaignsService {
     await transaction(this.ctx.db, async (tx) => {
       const row = await this.row(scope, id, tx, true);
       if (!from.includes(row.status)) throw conflict(`A ${row.status} campaign cannot be moved to ${to}`);
-      await tx.update(campaigns).set({ ...set, status: to, updatedAt: this.ctx.clock.now() }).where(eq(campaigns.id, row.id));
+      await tx
+        .update(campaigns)
+        .set({ ...set, status: to, updatedAt: this.ctx.clock.now() })
+        .where(eq(campaigns.id, row.id));
     });
     return this.get(scope, id);
   }
@@ -337,10 +432,23 @@ export class CampaignsService {
     const rendered = await this.runner.render(row, step, lead ?? null, input.to, true);
     const messageId = newId('message');
     const now = this.ctx.clock.now();
-    await transaction(this.ctx.db, (tx) => this.ctx.ports.conversations.queueOutreach(tx, inbox, {
-      address: normalAddress(row.channel, input.to), name: null, leadId: null, subject: rendered.subject ? `[Test] ${rendered.subject}` : null, text: rendered.text,
-      template: null, authorId: row.id, messageId,
-    }, now));
+    await transaction(this.ctx.db, (tx) =>
+      this.ctx.ports.conversations.queueOutreach(
+        tx,
+        inbox,
+        {
+          address: normalAddress(row.channel, input.to),
+          name: null,
+          leadId: null,
+          subject: rendered.subject ? `[Test] ${rendered.subject}` : null,
+          text: rendered.text,
+          template: null,
+          authorId: row.id,
+          messageId,
+        },
+        now,
+      ),
+    );
     return { ok: true, messageId };
   }
 
@@ -350,27 +458,43 @@ export class CampaignsService {
     const where = and(eq(campaignRecipients.campaignId, row.id), query.status ? eq(campaignRecipients.status, query.status) : undefined);
     const [items, [count]] = await Promise.all([
       this.ctx.db.select().from(campaignRecipients).where(where).orderBy(campaignRecipients.id).limit(page.limit).offset(page.offset),
-      this.ctx.db.select({ n: sql<number>`count(*)::int` }).from(campaignRecipients).where(where),
+      this.ctx.db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(campaignRecipients)
+        .where(where),
     ]);
     const now = this.ctx.clock.now();
-    return envelope(items.map((r) => publicRecipient(r, row, now)), count?.n ?? 0, page);
+    return envelope(
+      items.map((r) => publicRecipient(r, row, now)),
+      count?.n ?? 0,
+      page,
+    );
   }
-
 
   /** A campaign's figures for a report (CAMPAIGN_SUMMARY): the record, the skip reasons, who replied and who was sent everything without replying. */
   async summary(scope: Scope, id: string) {
     const campaign = await this.get(scope, id);
-    const leadsWhere = (condition: ReturnType<typeof sql>) => this.ctx.db.select({ id: campaignRecipients.leadId }).from(campaignRecipients)
-      .where(and(eq(campaignRecipients.campaignId, id), condition)).orderBy(campaignRecipients.id).limit(1000);
+    const leadsWhere = (condition: ReturnType<typeof sql>) =>
+      this.ctx.db
+        .select({ id: campaignRecipients.leadId })
+        .from(campaignRecipients)
+        .where(and(eq(campaignRecipients.campaignId, id), condition))
+        .orderBy(campaignRecipients.id)
+        .limit(1000);
     const [skips, replied, unanswered] = await Promise.all([
-      this.ctx.db.select({ reason: campaignRecipients.skipReason, n: sql<number>`count(*)::int` }).from(campaignRecipients)
-        .where(and(eq(campaignRecipients.campaignId, id), eq(campaignRecipients.status, 'SKIPPED'))).groupBy(campaignRecipients.skipReason),
+      this.ctx.db
+        .select({ reason: campaignRecipients.skipReason, n: sql<number>`count(*)::int` })
+        .from(campaignRecipients)
+        .where(and(eq(campaignRecipients.campaignId, id), eq(campaignRecipients.status, 'SKIPPED')))
+        .groupBy(campaignRecipients.skipReason),
       leadsWhere(sql`${campaignRecipients.repliedAt} is not null`),
       leadsWhere(sql`${campaignRecipients.status} = 'COMPLETED' and ${campaignRecipients.repliedAt} is null`),
     ]);
     return {
-      campaign, skipped: Object.fromEntries(skips.map((s) => [s.reason ?? 'unknown', s.n])),
-      repliedLeadIds: replied.map((r) => r.id), unansweredLeadIds: unanswered.map((r) => r.id),
+      campaign,
+      skipped: Object.fromEntries(skips.map((s) => [s.reason ?? 'unknown', s.n])),
+      repliedLeadIds: replied.map((r) => r.id),
+      unansweredLeadIds: unanswered.map((r) => r.id),
     };
   }
 }

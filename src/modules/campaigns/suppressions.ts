@@ -23,7 +23,9 @@ export class Suppressions {
   async unsubscribe(token: string): Promise<{ channel: string; address: string } | null> {
     const who = this.ctx.ports.links.read(token);
     if (!who) return null;
-    await this.ctx.db.insert(suppressions).values({ id: newId('suppression'), orgId: who.orgId, channel: who.channel, address: who.address, reason: 'unsubscribed' })
+    await this.ctx.db
+      .insert(suppressions)
+      .values({ id: newId('suppression'), orgId: who.orgId, channel: who.channel, address: who.address, reason: 'unsubscribed' })
       .onConflictDoNothing();
     return { channel: who.channel, address: who.address };
   }
@@ -31,11 +33,17 @@ export class Suppressions {
   async listSuppressions(scope: Scope, query: ListQuery & { channel?: string; q?: string }) {
     const page = pageOf(query);
     const q = query.q?.trim().toLowerCase();
-    const where = and(eq(suppressions.orgId, scope.orgId), query.channel ? eq(suppressions.channel, query.channel) : undefined,
-      q ? sql`${suppressions.address} like ${`%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`}` : undefined);
+    const where = and(
+      eq(suppressions.orgId, scope.orgId),
+      query.channel ? eq(suppressions.channel, query.channel) : undefined,
+      q ? sql`${suppressions.address} like ${`%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`}` : undefined,
+    );
     const [items, [count]] = await Promise.all([
       this.ctx.db.select().from(suppressions).where(where).orderBy(desc(suppressions.createdAt), desc(suppressions.id)).limit(page.limit).offset(page.offset),
-      this.ctx.db.select({ n: sql<number>`count(*)::int` }).from(suppressions).where(where),
+      this.ctx.db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(suppressions)
+        .where(where),
     ]);
     return envelope(items.map(publicSuppression), count?.n ?? 0, page);
   }
@@ -43,13 +51,19 @@ export class Suppressions {
   async addSuppression(scope: Scope, input: { channel: string; address: string; reason?: string }) {
     const address = normalAddress(input.channel, input.address);
     if (!address) throw badRequest('address is empty', [{ field: 'body.address', message: 'must not be empty' }]);
-    const [row] = await this.ctx.db.insert(suppressions).values({ id: newId('suppression'), orgId: scope.orgId, channel: input.channel, address, reason: input.reason ?? 'manual' })
-      .onConflictDoUpdate({ target: [suppressions.orgId, suppressions.channel, suppressions.address], set: { reason: input.reason ?? 'manual' } }).returning();
+    const [row] = await this.ctx.db
+      .insert(suppressions)
+      .values({ id: newId('suppression'), orgId: scope.orgId, channel: input.channel, address, reason: input.reason ?? 'manual' })
+      .onConflictDoUpdate({ target: [suppressions.orgId, suppressions.channel, suppressions.address], set: { reason: input.reason ?? 'manual' } })
+      .returning();
     return publicSuppression(row!);
   }
 
   async deleteSuppression(scope: Scope, id: string): Promise<void> {
-    const gone = await this.ctx.db.delete(suppressions).where(and(eq(suppressions.orgId, scope.orgId), eq(suppressions.id, id))).returning({ id: suppressions.id });
+    const gone = await this.ctx.db
+      .delete(suppressions)
+      .where(and(eq(suppressions.orgId, scope.orgId), eq(suppressions.id, id)))
+      .returning({ id: suppressions.id });
     if (!gone.length) throw notFound('Suppression');
   }
 
@@ -61,26 +75,42 @@ export class Suppressions {
 
   async listConsents(scope: Scope, leadId: string) {
     await this.leadOf(scope, leadId);
-    const items = await this.ctx.db.select().from(leadConsents).where(and(eq(leadConsents.orgId, scope.orgId), eq(leadConsents.leadId, leadId)))
-      .orderBy(desc(leadConsents.createdAt), desc(leadConsents.id)).limit(500);
+    const items = await this.ctx.db
+      .select()
+      .from(leadConsents)
+      .where(and(eq(leadConsents.orgId, scope.orgId), eq(leadConsents.leadId, leadId)))
+      .orderBy(desc(leadConsents.createdAt), desc(leadConsents.id))
+      .limit(500);
     return { items: items.map(publicConsent) };
   }
 
   async addConsent(scope: Scope, leadId: string, input: { channel: string; status: string; source?: string; text?: string }) {
     await this.leadOf(scope, leadId);
-    const [row] = await this.ctx.db.insert(leadConsents).values({
-      id: newId('consent'), orgId: scope.orgId, leadId, channel: input.channel, status: input.status, source: input.source ?? null, text: input.text ?? null, createdAt: this.ctx.clock.now(),
-    }).returning();
+    const [row] = await this.ctx.db
+      .insert(leadConsents)
+      .values({
+        id: newId('consent'),
+        orgId: scope.orgId,
+        leadId,
+        channel: input.channel,
+        status: input.status,
+        source: input.source ?? null,
+        text: input.text ?? null,
+        createdAt: this.ctx.clock.now(),
+      })
+      .returning();
     return publicConsent(row!);
   }
 }
 
-  /**
+/**
  * The claimed recipients who must not be sent to now, and why: a suppression of their address on
  * the channel or an opt-out (SUPPRESSED), or — WhatsApp — no opt-in (NO_OPT_IN). Checked at every send.
  */
 export async function blockedAddresses(tx: Db, row: CampaignRow, claimed: RecipientRow[]): Promise<Map<string, string>> {
-  const found = await rows<{ id: string; block: string | null }>(tx, sql`
+  const found = await rows<{ id: string; block: string | null }>(
+    tx,
+    sql`
     select r.id, case
       when exists (select 1 from ${suppressions} s where s.org_id = ${row.orgId} and s.channel = ${row.channel} and s.address = r.address)
         or k.status = 'opted_out' then 'SUPPRESSED'
@@ -88,10 +118,10 @@ export async function blockedAddresses(tx: Db, row: CampaignRow, claimed: Recipi
     end as block
     from ${campaignRecipients} r
     left join lateral (select status from ${leadConsents} c where c.lead_id = r.lead_id and c.channel = ${row.channel} order by c.created_at desc, c.id desc limit 1) k on true
-    where r.id = any(${sql.param(claimed.map((r) => r.id))}::text[])`);
+    where r.id = any(${sql.param(claimed.map((r) => r.id))}::text[])`,
+  );
   return new Map(found.filter((f) => f.block).map((f) => [f.id, f.block!]));
 }
-
 
 function publicSuppression(row: typeof suppressions.$inferSelect) {
   return { id: row.id, channel: row.channel, address: row.address, reason: row.reason, createdAt: row.createdAt };

@@ -23,7 +23,6 @@ afterAll(async () => {
 const create = (payload: Record<string, unknown>, auth: { token?: string; apiKey?: string } = owner()) =>
   t.call({ method: 'POST', url: `${base}/content`, auth, payload });
 
-
 async function connect(provider: 'x' | 'linkedin', token: string, orgBase = base, auth = owner()) {
   const credentials = provider === 'x' ? { accessToken: token } : { accessToken: token, author: 'urn:li:organization:42' };
   const res = await t.call({ method: 'POST', url: `${orgBase}/integrations`, auth, payload: { provider, name: `${provider} ${token}`, credentials } });
@@ -37,13 +36,28 @@ describe('drafts', () => {
     expect(res.statusCode).toBe(201);
     const post = res.json();
     expect(post).toMatchObject({
-      projectId: t.orgA.projectId, platform: 'LINKEDIN', body: 'Launch day!', hashtags: ['#launch', '#b2b'], status: 'DRAFT',
-      scheduledAt: '2030-01-02T07:00:00.000Z', integrationId: null, externalId: null, url: null, createdBy: { type: 'user', id: t.orgA.ownerId },
+      projectId: t.orgA.projectId,
+      platform: 'LINKEDIN',
+      body: 'Launch day!',
+      hashtags: ['#launch', '#b2b'],
+      status: 'DRAFT',
+      scheduledAt: '2030-01-02T07:00:00.000Z',
+      integrationId: null,
+      externalId: null,
+      url: null,
+      createdBy: { type: 'user', id: t.orgA.ownerId },
     });
     expect(post.id).toMatch(/^post_/);
     const created = (await eventsOf(t, t.orgA.orgId, 'post.created')).find((e) => (e.payload as { post: { id: string } }).post.id === post.id);
     expect(created?.projectId).toBe(t.orgA.projectId);
-    expect((created!.payload as { post: unknown }).post).toMatchObject({ id: post.id, platform: 'LINKEDIN', body: 'Launch day!', status: 'DRAFT', scheduledAt: '2030-01-02T07:00:00.000Z', integrationId: null });
+    expect((created!.payload as { post: unknown }).post).toMatchObject({
+      id: post.id,
+      platform: 'LINKEDIN',
+      body: 'Launch day!',
+      status: 'DRAFT',
+      scheduledAt: '2030-01-02T07:00:00.000Z',
+      integrationId: null,
+    });
   });
 
   it('counts X length as X does: links 23, emoji and CJK 2, hashtags included', async () => {
@@ -137,7 +151,11 @@ describe('approval without publishing', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ status: 'APPROVED', body: 'final text', approvedBy: { type: 'user', id: t.orgA.ownerId } });
     const approved = (await eventsOf(t, t.orgA.orgId, 'post.approved')).find((e) => (e.payload as { post: { id: string } }).post.id === post.id)!;
-    expect(approved.payload).toMatchObject({ approvedBy: { type: 'user', id: t.orgA.ownerId }, editedBody: 'final text', post: { id: post.id, status: 'APPROVED', body: 'final text' } });
+    expect(approved.payload).toMatchObject({
+      approvedBy: { type: 'user', id: t.orgA.ownerId },
+      editedBody: 'final text',
+      post: { id: post.id, status: 'APPROVED', body: 'final text' },
+    });
     // Approving twice is a conflict; publishing without an integration is INTEGRATION_MISSING.
     expect((await t.call({ method: 'POST', url: `${base}/content/${post.id}/approve`, auth: owner(), payload: {} })).statusCode).toBe(409);
     const publish = await t.call({ method: 'POST', url: `${base}/content/${post.id}/publish`, auth: owner() });
@@ -147,7 +165,9 @@ describe('approval without publishing', () => {
 
   it('approval without an edit has no editedBody; an edited text too long for the platform is 400', async () => {
     const post = (await create({ platform: 'X', body: 'short' })).json();
-    expect((await t.call({ method: 'POST', url: `${base}/content/${post.id}/approve`, auth: owner(), payload: { body: 'y'.repeat(300) } })).statusCode).toBe(400);
+    expect((await t.call({ method: 'POST', url: `${base}/content/${post.id}/approve`, auth: owner(), payload: { body: 'y'.repeat(300) } })).statusCode).toBe(
+      400,
+    );
     expect((await t.call({ method: 'POST', url: `${base}/content/${post.id}/approve`, auth: owner() })).statusCode).toBe(200);
     const approved = (await eventsOf(t, t.orgA.orgId, 'post.approved')).find((e) => (e.payload as { post: { id: string } }).post.id === post.id)!;
     expect(approved.payload).not.toHaveProperty('editedBody');
@@ -166,11 +186,15 @@ describe('approval without publishing', () => {
     const post = (await create({ platform: 'X', body: 'later', scheduledAt: '2031-05-01T10:00:00Z', integrationId: x.id })).json();
     const approved = (await t.call({ method: 'POST', url: `${base}/content/${post.id}/approve`, auth: owner() })).json();
     expect(approved.status).toBe('SCHEDULED');
-    const moved = (await t.call({ method: 'PATCH', url: `${base}/content/${post.id}`, auth: owner(), payload: { scheduledAt: '2031-06-01T10:00:00+01:00' } })).json();
+    const moved = (
+      await t.call({ method: 'PATCH', url: `${base}/content/${post.id}`, auth: owner(), payload: { scheduledAt: '2031-06-01T10:00:00+01:00' } })
+    ).json();
     expect(moved).toMatchObject({ status: 'SCHEDULED', scheduledAt: '2031-06-01T09:00:00.000Z' });
     const unscheduled = (await t.call({ method: 'PATCH', url: `${base}/content/${post.id}`, auth: owner(), payload: { scheduledAt: null } })).json();
     expect(unscheduled.status).toBe('APPROVED');
-    const again = (await t.call({ method: 'PATCH', url: `${base}/content/${post.id}`, auth: owner(), payload: { scheduledAt: '2031-06-01T10:00:00Z' } })).json();
+    const again = (
+      await t.call({ method: 'PATCH', url: `${base}/content/${post.id}`, auth: owner(), payload: { scheduledAt: '2031-06-01T10:00:00Z' } })
+    ).json();
     expect(again.status).toBe('SCHEDULED');
     const edited = (await t.call({ method: 'PATCH', url: `${base}/content/${post.id}`, auth: owner(), payload: { body: 'new words' } })).json();
     expect(edited).toMatchObject({ status: 'DRAFT', approvedBy: null });
@@ -180,7 +204,12 @@ describe('approval without publishing', () => {
 
 describe('integrations', () => {
   it('connects with encrypted credentials, never returned, and emits integration.connected without an envelope projectId', async () => {
-    const res = await t.call({ method: 'POST', url: `${base}/integrations`, auth: owner(), payload: { provider: 'linkedin', name: 'Company page', credentials: { accessToken: 'super-secret-token', author: 'urn:li:organization:99' } } });
+    const res = await t.call({
+      method: 'POST',
+      url: `${base}/integrations`,
+      auth: owner(),
+      payload: { provider: 'linkedin', name: 'Company page', credentials: { accessToken: 'super-secret-token', author: 'urn:li:organization:99' } },
+    });
     expect(res.statusCode).toBe(201);
     const integration = res.json();
     expect(integration).toMatchObject({ provider: 'linkedin', name: 'Company page', status: 'connected', projectId: null });
@@ -190,7 +219,9 @@ describe('integrations', () => {
     const list = (await t.call({ method: 'GET', url: `${base}/integrations`, auth: owner() })).json();
     expect(list.items.map((i: { id: string }) => i.id)).toContain(integration.id);
     expect(JSON.stringify(list)).not.toContain('super-secret-token');
-    const event = (await eventsOf(t, t.orgA.orgId, 'integration.connected')).find((e) => (e.payload as { integrationId: string }).integrationId === integration.id)!;
+    const event = (await eventsOf(t, t.orgA.orgId, 'integration.connected')).find(
+      (e) => (e.payload as { integrationId: string }).integrationId === integration.id,
+    )!;
     expect(event.projectId).toBeNull();
     expect(event.payload).toEqual({ integrationId: integration.id, provider: 'linkedin', name: 'Company page' });
     expect((await t.call({ method: 'DELETE', url: `${base}/integrations/${integration.id}`, auth: owner() })).statusCode).toBe(204);
@@ -198,18 +229,35 @@ describe('integrations', () => {
   });
 
   it('checks credentials per provider', async () => {
-    const noAuthor = await t.call({ method: 'POST', url: `${base}/integrations`, auth: owner(), payload: { provider: 'linkedin', name: 'x', credentials: { accessToken: 't' } } });
+    const noAuthor = await t.call({
+      method: 'POST',
+      url: `${base}/integrations`,
+      auth: owner(),
+      payload: { provider: 'linkedin', name: 'x', credentials: { accessToken: 't' } },
+    });
     expect(noAuthor.statusCode).toBe(400);
     const noToken = await t.call({ method: 'POST', url: `${base}/integrations`, auth: owner(), payload: { provider: 'x', name: 'x', credentials: {} } });
     expect(noToken.statusCode).toBe(400);
-    const unknown = await t.call({ method: 'POST', url: `${base}/integrations`, auth: owner(), payload: { provider: 'myspace', name: 'x', credentials: { accessToken: 't' } } });
+    const unknown = await t.call({
+      method: 'POST',
+      url: `${base}/integrations`,
+      auth: owner(),
+      payload: { provider: 'myspace', name: 'x', credentials: { accessToken: 't' } },
+    });
     expect(unknown.statusCode).toBe(400);
   });
 
   it('a project integration carries projectId in its event payload', async () => {
-    const res = await t.call({ method: 'POST', url: `${base}/integrations`, auth: owner(), payload: { provider: 'x', name: 'Project X', projectId: t.orgA.projectId, credentials: { accessToken: 'ok-p' } } });
+    const res = await t.call({
+      method: 'POST',
+      url: `${base}/integrations`,
+      auth: owner(),
+      payload: { provider: 'x', name: 'Project X', projectId: t.orgA.projectId, credentials: { accessToken: 'ok-p' } },
+    });
     expect(res.json().projectId).toBe(t.orgA.projectId);
-    const event = (await eventsOf(t, t.orgA.orgId, 'integration.connected')).find((e) => (e.payload as { integrationId: string }).integrationId === res.json().id)!;
+    const event = (await eventsOf(t, t.orgA.orgId, 'integration.connected')).find(
+      (e) => (e.payload as { integrationId: string }).integrationId === res.json().id,
+    )!;
     expect(event.payload).toMatchObject({ projectId: t.orgA.projectId });
     expect(event.projectId).toBeNull();
   });
@@ -237,30 +285,43 @@ describe('calendar', () => {
     expect(cal.days[0].entries[0]).toMatchObject({ postId: early, platform: 'X', status: 'SCHEDULED', at: '2032-03-01T08:00:00.000Z', title: 'Morning post' });
     expect(cal.days[1].entries).toEqual([]);
     expect(cal.days[2].entries[0]).toMatchObject({ postId: late, title: 'Evening post' });
-    const exclusive = (await t.call({ method: 'GET', url: `${base}/content/calendar`, auth: owner(), query: { from: '2032-03-01T00:00:00Z', to: '2032-03-04T00:00:00Z' } })).json();
+    const exclusive = (
+      await t.call({ method: 'GET', url: `${base}/content/calendar`, auth: owner(), query: { from: '2032-03-01T00:00:00Z', to: '2032-03-04T00:00:00Z' } })
+    ).json();
     expect(exclusive.entries.map((e: { postId: string }) => e.postId)).toEqual([early, late]);
     const inclusive = (await t.call({ method: 'GET', url: `${base}/content/calendar`, auth: owner(), query: { from: '2032-03-01', to: '2032-03-04' } })).json();
     expect(inclusive.entries.map((e: { postId: string }) => e.postId)).toEqual([early, late, edge]);
     // In Tokyo the evening post falls on 4 March.
-    const tokyo = (await t.call({ method: 'GET', url: `${base}/content/calendar`, auth: owner(), query: { from: '2032-03-01', to: '2032-03-04', timezone: 'Asia/Tokyo' } })).json();
+    const tokyo = (
+      await t.call({ method: 'GET', url: `${base}/content/calendar`, auth: owner(), query: { from: '2032-03-01', to: '2032-03-04', timezone: 'Asia/Tokyo' } })
+    ).json();
     expect(tokyo.days.find((d: { date: string }) => d.date === '2032-03-04').entries.map((e: { postId: string }) => e.postId)).toEqual([late, edge]);
-    for (const query of [{ from: 'soon', to: '2032-03-04' }, { from: '2032-03-04', to: '2032-03-01' }, { from: '2032-03-01', to: '2032-02-30' }, { from: '2032-03-01', to: '2032-03-02', timezone: 'Mars/Base' }] as Record<string, string>[]) {
+    for (const query of [
+      { from: 'soon', to: '2032-03-04' },
+      { from: '2032-03-04', to: '2032-03-01' },
+      { from: '2032-03-01', to: '2032-02-30' },
+      { from: '2032-03-01', to: '2032-03-02', timezone: 'Mars/Base' },
+    ] as Record<string, string>[]) {
       expect((await t.call({ method: 'GET', url: `${base}/content/calendar`, auth: owner(), query })).statusCode, JSON.stringify(query)).toBe(400);
     }
   });
 });
 
 describe('access', () => {
-  it('another organization\'s posts and integrations are 404', async () => {
+  it("another organization's posts and integrations are 404", async () => {
     const post = (await create({ platform: 'X', body: 'mine' })).json();
     const integration = await connect('x', 'ok-mine');
     const asB = { token: t.orgB.token };
     expect((await t.call({ method: 'GET', url: `${base}/content/${post.id}`, auth: asB })).statusCode).toBe(404);
     const bBase = `/api/v1/orgs/${t.orgB.orgId}`;
     for (const [method, url] of [
-      ['GET', `${bBase}/content/${post.id}`], ['PATCH', `${bBase}/content/${post.id}`], ['DELETE', `${bBase}/content/${post.id}`],
-      ['POST', `${bBase}/content/${post.id}/approve`], ['POST', `${bBase}/content/${post.id}/publish`],
-      ['GET', `${bBase}/integrations/${integration.id}`], ['DELETE', `${bBase}/integrations/${integration.id}`],
+      ['GET', `${bBase}/content/${post.id}`],
+      ['PATCH', `${bBase}/content/${post.id}`],
+      ['DELETE', `${bBase}/content/${post.id}`],
+      ['POST', `${bBase}/content/${post.id}/approve`],
+      ['POST', `${bBase}/content/${post.id}/publish`],
+      ['GET', `${bBase}/integrations/${integration.id}`],
+      ['DELETE', `${bBase}/integrations/${integration.id}`],
     ] as const) {
       const res = await t.call({ method, url, auth: asB, ...(method === 'PATCH' ? { payload: { body: 'stolen' } } : {}) });
       expect(res.statusCode, `${method} ${url}`).toBe(404);
@@ -273,7 +334,9 @@ describe('access', () => {
   it('scopes: content:read reads but cannot write; viewers read only; members cannot connect accounts', async () => {
     const reader = await t.key(t.orgA.orgId, ['content:read']);
     expect((await t.call({ method: 'GET', url: `${base}/content`, auth: { apiKey: reader } })).statusCode).toBe(200);
-    expect((await t.call({ method: 'GET', url: `${base}/content/calendar`, auth: { apiKey: reader }, query: { from: '2032-01-01', to: '2032-01-02' } })).statusCode).toBe(200);
+    expect(
+      (await t.call({ method: 'GET', url: `${base}/content/calendar`, auth: { apiKey: reader }, query: { from: '2032-01-01', to: '2032-01-02' } })).statusCode,
+    ).toBe(200);
     const denied = await create({ platform: 'X', body: 'no' }, { apiKey: reader });
     expect(denied.statusCode).toBe(403);
     expect(denied.json().code).toBe('INSUFFICIENT_SCOPE');
@@ -287,7 +350,12 @@ describe('access', () => {
     expect((await create({ platform: 'X', body: 'no' }, { token: viewer.token })).statusCode).toBe(403);
     const member = await t.member(t.orgA.orgId, 'member');
     expect((await create({ platform: 'X', body: 'member post' }, { token: member.token })).statusCode).toBe(201);
-    const connectAsMember = await t.call({ method: 'POST', url: `${base}/integrations`, auth: { token: member.token }, payload: { provider: 'x', name: 'n', credentials: { accessToken: 'ok' } } });
+    const connectAsMember = await t.call({
+      method: 'POST',
+      url: `${base}/integrations`,
+      auth: { token: member.token },
+      payload: { provider: 'x', name: 'n', credentials: { accessToken: 'ok' } },
+    });
     expect(connectAsMember.statusCode).toBe(403);
   });
 

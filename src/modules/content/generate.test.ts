@@ -12,7 +12,9 @@ beforeAll(async () => {
   t = await buildTestApp();
   base = `/api/v1/orgs/${t.orgA.orgId}`;
 });
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
 const generate = (payload: Record<string, unknown>, auth: { token?: string; apiKey?: string } = owner(), orgBase = base) =>
   t.call({ method: 'POST', url: `${orgBase}/content/generate`, auth, payload });
@@ -27,12 +29,20 @@ describe('content generation', () => {
     expect(out.items).toHaveLength(4);
     for (const platform of ['X', 'LINKEDIN']) expect(out.items.filter((p: { platform: string }) => p.platform === platform)).toHaveLength(2);
     for (const post of out.items) {
-      expect(post).toMatchObject({ status: 'DRAFT', projectId: t.orgA.projectId, agentRunId: out.agentRunId, createdBy: { type: 'agent', id: out.agentRunId } });
+      expect(post).toMatchObject({
+        status: 'DRAFT',
+        projectId: t.orgA.projectId,
+        agentRunId: out.agentRunId,
+        createdBy: { type: 'agent', id: out.agentRunId },
+      });
       expect(post.body.toLowerCase()).toContain('email marketing');
       expect(post.hashtags.every((h: string) => h.startsWith('#'))).toBe(true);
     }
     expect(out.usage).toMatchObject({ modelId: 'offline' });
-    const created = await t.database.db.select().from(events).where(and(eq(events.orgId, t.orgA.orgId), eq(events.type, 'post.created')));
+    const created = await t.database.db
+      .select()
+      .from(events)
+      .where(and(eq(events.orgId, t.orgA.orgId), eq(events.type, 'post.created')));
     expect(created.filter((e) => (e.payload as { post: { agentRunId: string } }).post.agentRunId === out.agentRunId)).toHaveLength(4);
     const usage = await t.database.db.select().from(usageRecords).where(eq(usageRecords.agentRunId, out.agentRunId));
     expect(usage.length).toBeGreaterThan(0);
@@ -43,7 +53,7 @@ describe('content generation', () => {
     expect(list.items.filter((p: { agentRunId: string }) => p.agentRunId === out.agentRunId)).toHaveLength(4);
   });
 
-  it('defaults to the first project; refuses bad input, unknown models, another organization\'s project and missing scopes', async () => {
+  it("defaults to the first project; refuses bad input, unknown models, another organization's project and missing scopes", async () => {
     const one = await generate({ platforms: ['LINKEDIN'], topic: 'hiring', count: 1, language: 'fr' });
     expect(one.statusCode).toBe(201);
     expect(one.json().items).toHaveLength(1);

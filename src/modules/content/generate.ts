@@ -42,7 +42,12 @@ function outputIds(output: unknown): string[] {
 }
 
 export function generationTask(input: GenerateInput): string {
-  const limits = input.platforms.map((p) => `${p} at most ${MAX_LENGTH[p]} characters${p === 'X' ? ' as X counts them (a link counts 23, emoji and CJK characters 2), hashtags included' : ''}`).join('; ');
+  const limits = input.platforms
+    .map(
+      (p) =>
+        `${p} at most ${MAX_LENGTH[p]} characters${p === 'X' ? ' as X counts them (a link counts 23, emoji and CJK characters 2), hashtags included' : ''}`,
+    )
+    .join('; ');
   return [
     `Write ${input.count} distinct social media draft post${input.count === 1 ? '' : 's'} for each of these platforms: ${input.platforms.join(', ')}.`,
     `Language: ${input.language}. Topic: ${input.topic}`,
@@ -55,7 +60,8 @@ export function generationTask(input: GenerateInput): string {
 export async function generateDrafts(content: ContentService, agents: InlineAgentRunner | undefined, scope: Scope, input: GenerateInput, projectId: string) {
   const platforms = [...new Set(input.platforms)];
   const unknown = platforms.filter((p) => !(PLATFORMS as readonly string[]).includes(p));
-  if (unknown.length) throw badRequest(`Unknown platform ${unknown.join(', ')}`, [{ field: 'body.platforms', message: `must be among ${PLATFORMS.join(', ')}` }]);
+  if (unknown.length)
+    throw badRequest(`Unknown platform ${unknown.join(', ')}`, [{ field: 'body.platforms', message: `must be among ${PLATFORMS.join(', ')}` }]);
   if (!agents) throw new AppError(503, 'AGENTS_UNAVAILABLE', 'Content generation needs the agents module, which is not available in this build');
   const request = { ...input, platforms };
   const result = await agents.runInline({
@@ -63,7 +69,14 @@ export async function generateDrafts(content: ContentService, agents: InlineAgen
     projectId,
     type: 'CONTENT_WRITER',
     task: generationTask(request),
-    input: { topic: input.topic, platforms, count: input.count, language: input.language, projectId, limits: Object.fromEntries(platforms.map((p) => [p, MAX_LENGTH[p]])) },
+    input: {
+      topic: input.topic,
+      platforms,
+      count: input.count,
+      language: input.language,
+      projectId,
+      limits: Object.fromEntries(platforms.map((p) => [p, MAX_LENGTH[p]])),
+    },
     ...(input.modelId ? { modelId: input.modelId } : {}),
     actor: scope.actor,
   });

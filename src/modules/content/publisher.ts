@@ -81,14 +81,24 @@ export class Publisher {
   private async recoverAbandoned(): Promise<void> {
     const now = this.clock.now();
     await transaction(this.db, async (tx) => {
-      const stale = await tx.select().from(posts)
+      const stale = await tx
+        .select()
+        .from(posts)
         .where(and(eq(posts.status, 'PUBLISHING'), eq(posts.inFlight, true), sql`${posts.lockedUntil} < ${now.toISOString()}::timestamptz`))
-        .limit(BATCH).for('update', { skipLocked: true });
+        .limit(BATCH)
+        .for('update', { skipLocked: true });
       for (const row of stale) {
-        await this.fail(tx, row, {
-          ok: false, code: 'OUTCOME_UNKNOWN', retryable: false,
-          message: 'The publishing attempt was interrupted before its result was recorded; check the account, then publish again if the post is missing',
-        }, undefined);
+        await this.fail(
+          tx,
+          row,
+          {
+            ok: false,
+            code: 'OUTCOME_UNKNOWN',
+            retryable: false,
+            message: 'The publishing attempt was interrupted before its result was recorded; check the account, then publish again if the post is missing',
+          },
+          undefined,
+        );
       }
     });
   }
@@ -100,7 +110,12 @@ export class Publisher {
     let outcome: PublishOutcome;
     const connector = integration ? connectorFor(integration.provider) : undefined;
     if (!integration || !connector) {
-      outcome = { ok: false, code: 'INTEGRATION_MISSING', retryable: false, message: post.integrationId ? `Integration ${post.integrationId} no longer exists` : 'The post has no integration to publish through' };
+      outcome = {
+        ok: false,
+        code: 'INTEGRATION_MISSING',
+        retryable: false,
+        message: post.integrationId ? `Integration ${post.integrationId} no longer exists` : 'The post has no integration to publish through',
+      };
     } else {
       const mediaRows = await this.media.many({ orgId: post.orgId, projectId: null }, post.mediaIds);
       const request: PublishRequest = {
@@ -117,7 +132,12 @@ export class Publisher {
       } else {
         const baseUrl = connector.provider === 'linkedin' ? this.config.linkedinApiUrl : this.config.xApiUrl;
         try {
-          outcome = await this.publishWith(connector, { baseUrl, allowPrivate: this.config.webhookAllowPrivate, timeoutMs: CALL_TIMEOUT_MS }, integration, request);
+          outcome = await this.publishWith(
+            connector,
+            { baseUrl, allowPrivate: this.config.webhookAllowPrivate, timeoutMs: CALL_TIMEOUT_MS },
+            integration,
+            request,
+          );
         } catch (error) {
           outcome = { ok: false, code: 'INTERNAL', retryable: false, message: (error as Error).message || 'publishing failed' };
         }
@@ -158,12 +178,26 @@ export class Publisher {
       if (!row || row.status !== 'PUBLISHING' || !row.inFlight) return;
       const log: PostAttempt = { attempt: row.attempts, at: now.toISOString(), ok: outcome.ok };
       if (outcome.ok) {
-        const [after] = await tx.update(posts).set({
-          status: 'PUBLISHED', externalId: outcome.externalId, url: outcome.url, publishedAt: now, error: null,
-          inFlight: false, lockedUntil: null, nextAttemptAt: null, attemptLog: [...row.attemptLog, log], updatedAt: now,
-        }).where(eq(posts.id, id)).returning();
+        const [after] = await tx
+          .update(posts)
+          .set({
+            status: 'PUBLISHED',
+            externalId: outcome.externalId,
+            url: outcome.url,
+            publishedAt: now,
+            error: null,
+            inFlight: false,
+            lockedUntil: null,
+            nextAttemptAt: null,
+            attemptLog: [...row.attemptLog, log],
+            updatedAt: now,
+          })
+          .where(eq(posts.id, id))
+          .returning();
         await this.events.record(tx, {
-          orgId: row.orgId, projectId: row.projectId, type: 'post.published',
+          orgId: row.orgId,
+          projectId: row.projectId,
+          type: 'post.published',
           payload: { post: publicPost(after!), externalId: outcome.externalId, url: outcome.url, publishedAt: now.toISOString() },
         });
         if (integration) await this.integrations.markHealthy(tx, integration);
@@ -173,10 +207,17 @@ export class Publisher {
       const retryAt = this.retryTime(row, outcome, now);
       if (retryAt) {
         log.nextAttemptAt = retryAt.toISOString();
-        await tx.update(posts).set({
-          inFlight: false, lockedUntil: null, nextAttemptAt: retryAt, error: { code: outcome.code, message: outcome.message, retryable: true },
-          attemptLog: [...row.attemptLog, log], updatedAt: now,
-        }).where(eq(posts.id, id));
+        await tx
+          .update(posts)
+          .set({
+            inFlight: false,
+            lockedUntil: null,
+            nextAttemptAt: retryAt,
+            error: { code: outcome.code, message: outcome.message, retryable: true },
+            attemptLog: [...row.attemptLog, log],
+            updatedAt: now,
+          })
+          .where(eq(posts.id, id));
         return;
       }
       await this.fail(tx, { ...row, attemptLog: [...row.attemptLog, log] }, outcome, integration);
@@ -199,9 +240,20 @@ export class Publisher {
   private async fail(tx: Db, row: PostRow, outcome: Failure, integration: IntegrationRow | undefined): Promise<void> {
     const now = this.clock.now();
     const error: PostError = { code: outcome.code, message: outcome.message, retryable: outcome.retryable };
-    const [after] = await tx.update(posts).set({
-      status: 'FAILED', error, failedAt: now, inFlight: false, lockedUntil: null, nextAttemptAt: null, attemptLog: row.attemptLog, updatedAt: now,
-    }).where(eq(posts.id, row.id)).returning();
+    const [after] = await tx
+      .update(posts)
+      .set({
+        status: 'FAILED',
+        error,
+        failedAt: now,
+        inFlight: false,
+        lockedUntil: null,
+        nextAttemptAt: null,
+        attemptLog: row.attemptLog,
+        updatedAt: now,
+      })
+      .where(eq(posts.id, row.id))
+      .returning();
     await this.events.record(tx, { orgId: row.orgId, projectId: row.projectId, type: 'post.failed', payload: { post: publicPost(after!), error } });
     const link = `/api/v1/orgs/${row.orgId}/content/${row.id}`;
     // An OAuth connection that needs the user again: the integration is put in error and its owners
@@ -209,17 +261,29 @@ export class Publisher {
     if (outcome.code === REAUTH_REQUIRED && integration) await this.integrations.requireReauth(tx, integration, outcome.message);
     if (outcome.auth && integration) {
       await this.integrations.markError(tx, integration, { code: outcome.code, message: outcome.message });
-      await this.notifications.notify({
-        orgId: row.orgId, projectId: row.projectId, kind: 'integration.error', link,
-        title: `Reconnect ${integration.name}: ${integration.provider === 'x' ? 'X' : 'LinkedIn'} refused its credentials`,
-        body: `Post ${row.id} was not published. ${outcome.message}`,
-      }, tx);
+      await this.notifications.notify(
+        {
+          orgId: row.orgId,
+          projectId: row.projectId,
+          kind: 'integration.error',
+          link,
+          title: `Reconnect ${integration.name}: ${integration.provider === 'x' ? 'X' : 'LinkedIn'} refused its credentials`,
+          body: `Post ${row.id} was not published. ${outcome.message}`,
+        },
+        tx,
+      );
       return;
     }
-    await this.notifications.notify({
-      orgId: row.orgId, projectId: row.projectId, kind: 'post.failed', link,
-      title: `A ${row.platform === 'X' ? 'X' : 'LinkedIn'} post failed to publish`,
-      body: `Post ${row.id}: ${outcome.message}`,
-    }, tx);
+    await this.notifications.notify(
+      {
+        orgId: row.orgId,
+        projectId: row.projectId,
+        kind: 'post.failed',
+        link,
+        title: `A ${row.platform === 'X' ? 'X' : 'LinkedIn'} post failed to publish`,
+        body: `Post ${row.id}: ${outcome.message}`,
+      },
+      tx,
+    );
   }
 }

@@ -41,7 +41,12 @@ function caller(app: App) {
 it('a restart while SCHEDULED still publishes, exactly once', async () => {
   const first = caller(t.app);
   const integration = await first.post('/integrations', { provider: 'x', name: 'X', credentials: { accessToken: 'ok-restart' } });
-  const post = await first.post('/content', { platform: 'X', body: 'survives a restart', integrationId: integration.id, scheduledAt: new Date(Date.now() + 1200).toISOString() });
+  const post = await first.post('/content', {
+    platform: 'X',
+    body: 'survives a restart',
+    integrationId: integration.id,
+    scheduledAt: new Date(Date.now() + 1200).toISOString(),
+  });
   expect((await first.post(`/content/${post.id}/approve`, {})).status).toBe('SCHEDULED');
 
   // The instance stops before the post is due; nothing was sent.
@@ -71,7 +76,10 @@ it('two instances on one database publish each due post once (SKIP LOCKED)', asy
     ids.push(post.id);
   }
   // All of them fall due at once, with both instances polling.
-  await t.database.db.update(posts).set({ scheduledAt: new Date(Date.now() - 1000) }).where(inArray(posts.id, ids));
+  await t.database.db
+    .update(posts)
+    .set({ scheduledAt: new Date(Date.now() - 1000) })
+    .where(inArray(posts.id, ids));
   for (const app of apps) app.workers!.loops.publisher!.wake();
   await eventually(async () => {
     const list = await a.get('/content?status=PUBLISHED&pageSize=100');

@@ -40,13 +40,18 @@ async function draft(payload: Record<string, unknown>) {
 }
 
 const get = async (id: string) => (await t.call({ method: 'GET', url: `${base}/content/${id}`, auth: owner() })).json();
-const settled = (id: string) => eventually(async () => {
-  const post = await get(id);
-  return FINAL.includes(post.status) ? post : undefined;
-});
+const settled = (id: string) =>
+  eventually(async () => {
+    const post = await get(id);
+    return FINAL.includes(post.status) ? post : undefined;
+  });
 
 async function eventsFor(type: string, postId: string) {
-  const rows = await t.database.db.select().from(events).where(and(eq(events.orgId, t.orgA.orgId), eq(events.type, type))).orderBy(asc(events.id));
+  const rows = await t.database.db
+    .select()
+    .from(events)
+    .where(and(eq(events.orgId, t.orgA.orgId), eq(events.type, type)))
+    .orderBy(asc(events.id));
   return rows.filter((e) => (e.payload as { post?: { id: string } }).post?.id === postId);
 }
 
@@ -71,7 +76,12 @@ describe('publishing now', () => {
     expect(call!.headers.authorization).toBe('Bearer ok-x-1');
     expect(JSON.parse(call!.body.toString())).toEqual({ text: 'Hello X\n\n#hello #world' });
     const [published] = await eventsFor('post.published', post.id);
-    expect(published!.payload).toMatchObject({ externalId: done.externalId, url: done.url, publishedAt: done.publishedAt, post: { id: post.id, status: 'PUBLISHED' } });
+    expect(published!.payload).toMatchObject({
+      externalId: done.externalId,
+      url: done.url,
+      publishedAt: done.publishedAt,
+      post: { id: post.id, status: 'PUBLISHED' },
+    });
     expect(api.postCalls('ok-x-1')).toHaveLength(1);
   });
 
@@ -88,21 +98,36 @@ describe('publishing now', () => {
     expect(call!.headers['linkedin-version']).toMatch(/^\d{6}$/);
     expect(call!.headers['x-restli-protocol-version']).toBe('2.0.0');
     const sent = JSON.parse(call!.body.toString());
-    expect(sent).toMatchObject({ author: 'urn:li:organization:42', visibility: 'PUBLIC', lifecycleState: 'PUBLISHED', distribution: { feedDistribution: 'MAIN_FEED' } });
+    expect(sent).toMatchObject({
+      author: 'urn:li:organization:42',
+      visibility: 'PUBLIC',
+      lifecycleState: 'PUBLISHED',
+      distribution: { feedDistribution: 'MAIN_FEED' },
+    });
     expect(sent.commentary).toBe('We \\(finally\\) ship \\#v2 today\n\n{hashtag|\\#|launch}');
   });
 
   it('LinkedIn with an image: uploaded through the Images API, then attached by URN', async () => {
     const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
     const form = formData({}, { name: 'file', filename: 'pixel.png', contentType: 'image/png', bytes: png });
-    const upload = await t.call({ method: 'POST', url: `${base}/media/upload`, auth: owner(), headers: { 'content-type': form.contentType }, payload: form.body });
+    const upload = await t.call({
+      method: 'POST',
+      url: `${base}/media/upload`,
+      auth: owner(),
+      headers: { 'content-type': form.contentType },
+      payload: form.body,
+    });
     expect(upload.statusCode).toBe(201);
     const li = await connect('linkedin', 'ok-li-img');
     const post = await draft({ platform: 'LINKEDIN', body: 'With a picture', integrationId: li.id, mediaIds: [upload.json().id] });
     await approve(post.id);
     expect((await settled(post.id)).status).toBe('PUBLISHED');
     const calls = api.received.filter((r) => r.token === 'ok-li-img');
-    expect(calls.map((c) => `${c.method} ${c.path.split('?')[0]}`)).toEqual(['POST /rest/images', 'PUT /upload/' + calls[1]!.path.split('/').pop(), 'POST /rest/posts']);
+    expect(calls.map((c) => `${c.method} ${c.path.split('?')[0]}`)).toEqual([
+      'POST /rest/images',
+      'PUT /upload/' + calls[1]!.path.split('/').pop(),
+      'POST /rest/posts',
+    ]);
     expect(calls[1]!.body.equals(png)).toBe(true);
     const sent = JSON.parse(calls[2]!.body.toString());
     expect(sent.content.media.id).toMatch(/^urn:li:image:C\d+$/);
@@ -111,7 +136,9 @@ describe('publishing now', () => {
   it('X with an image: uploaded to /2/media/upload and attached by media id', async () => {
     const gif = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
     const form = formData({}, { name: 'file', filename: 'dot.gif', contentType: 'image/gif', bytes: gif });
-    const media = (await t.call({ method: 'POST', url: `${base}/media/upload`, auth: owner(), headers: { 'content-type': form.contentType }, payload: form.body })).json();
+    const media = (
+      await t.call({ method: 'POST', url: `${base}/media/upload`, auth: owner(), headers: { 'content-type': form.contentType }, payload: form.body })
+    ).json();
     const x = await connect('x', 'ok-x-img');
     const post = await draft({ platform: 'X', body: 'gif', integrationId: x.id, mediaIds: [media.id] });
     await approve(post.id);
@@ -133,8 +160,12 @@ describe('failures', () => {
     expect(failed!.payload).toMatchObject({ error: { code: 'INTEGRATION_AUTH', retryable: false }, post: { id: post.id, status: 'FAILED' } });
     const integration = (await t.call({ method: 'GET', url: `${base}/integrations/${x.id}`, auth: owner() })).json();
     expect(integration).toMatchObject({ status: 'error', lastError: { code: 'INTEGRATION_AUTH' } });
-    const errorEvents = (await t.database.db.select().from(events).where(and(eq(events.orgId, t.orgA.orgId), eq(events.type, 'integration.error'))))
-      .filter((e) => (e.payload as { integrationId: string }).integrationId === x.id);
+    const errorEvents = (
+      await t.database.db
+        .select()
+        .from(events)
+        .where(and(eq(events.orgId, t.orgA.orgId), eq(events.type, 'integration.error')))
+    ).filter((e) => (e.payload as { integrationId: string }).integrationId === x.id);
     expect(errorEvents).toHaveLength(1);
     expect(errorEvents[0]!.payload).toMatchObject({ integrationId: x.id, provider: 'x', code: 'INTEGRATION_AUTH' });
     expect(errorEvents[0]!.projectId).toBeNull();
@@ -185,7 +216,10 @@ describe('failures', () => {
   });
 
   it('a 2xx without the platform id is never PUBLISHED', async () => {
-    for (const [provider, platform] of [['x', 'X'], ['linkedin', 'LINKEDIN']] as const) {
+    for (const [provider, platform] of [
+      ['x', 'X'],
+      ['linkedin', 'LINKEDIN'],
+    ] as const) {
       const integration = await connect(provider, `noid-${provider}`);
       const post = await draft({ platform, body: 'ghost', integrationId: integration.id });
       await approve(post.id);
@@ -212,7 +246,10 @@ describe('failures', () => {
     const x = await connect('x', 'ok-unknown');
     const post = await draft({ platform: 'X', body: 'lost in flight', integrationId: x.id });
     // What an instance that died mid-call leaves behind: in flight, lease expired.
-    await t.database.db.update(posts).set({ status: 'PUBLISHING', inFlight: true, attempts: 1, lockedUntil: new Date(Date.now() - 1000), approvedAt: new Date() }).where(eq(posts.id, post.id));
+    await t.database.db
+      .update(posts)
+      .set({ status: 'PUBLISHING', inFlight: true, attempts: 1, lockedUntil: new Date(Date.now() - 1000), approvedAt: new Date() })
+      .where(eq(posts.id, post.id));
     t.app.workers!.loops.publisher!.wake();
     const done = await settled(post.id);
     expect(done).toMatchObject({ status: 'FAILED', error: { code: 'OUTCOME_UNKNOWN', retryable: false } });
@@ -236,7 +273,10 @@ describe('status moves after publishing', () => {
     const x = await connect('x', 'ok-busy');
     const post = await draft({ platform: 'X', body: 'busy', integrationId: x.id });
     // Held in PUBLISHING by a live lease of another instance.
-    await t.database.db.update(posts).set({ status: 'PUBLISHING', inFlight: true, lockedUntil: new Date(Date.now() + 60_000) }).where(eq(posts.id, post.id));
+    await t.database.db
+      .update(posts)
+      .set({ status: 'PUBLISHING', inFlight: true, lockedUntil: new Date(Date.now() + 60_000) })
+      .where(eq(posts.id, post.id));
     expect((await t.call({ method: 'PATCH', url: `${base}/content/${post.id}`, auth: owner(), payload: { body: 'edit' } })).statusCode).toBe(409);
     expect((await t.call({ method: 'DELETE', url: `${base}/content/${post.id}`, auth: owner() })).statusCode).toBe(409);
     expect((await t.call({ method: 'POST', url: `${base}/content/${post.id}/approve`, auth: owner(), payload: {} })).statusCode).toBe(409);
@@ -259,7 +299,9 @@ describe('status moves after publishing', () => {
     const other = await draft({ platform: 'X', body: 'second chance', integrationId: bad.id });
     await approve(other.id);
     expect((await settled(other.id)).status).toBe('FAILED');
-    const edited = (await t.call({ method: 'PATCH', url: `${base}/content/${other.id}`, auth: owner(), payload: { body: 'second chance, edited', integrationId: good.id } })).json();
+    const edited = (
+      await t.call({ method: 'PATCH', url: `${base}/content/${other.id}`, auth: owner(), payload: { body: 'second chance, edited', integrationId: good.id } })
+    ).json();
     expect(edited.status).toBe('DRAFT');
     expect((await approve(other.id)).status).toBe('PUBLISHING');
     expect((await settled(other.id)).status).toBe('PUBLISHED');

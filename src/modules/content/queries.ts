@@ -7,6 +7,9 @@ import { posts } from './tables.ts';
 
 /** How many posts an organization has, or a project-bound key's project. */
 export async function postCount(db: Db, scope: Tenant): Promise<number> {
-  const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(posts).where(tenant(scope, posts));
+  const [row] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(posts)
+    .where(tenant(scope, posts));
   return row!.n;
 }

@@ -5,7 +5,9 @@ export function checkPost(platform: Platform, body: string, hashtags: string[], 
   if (body.trim() === '') throw badRequest('The post body is empty', [{ field, message: 'must not be blank' }]);
   const bad = hashtags.find((h) => !/^#[^\s#]+$/u.test(h));
   if (bad !== undefined) {
-    throw badRequest(`Hashtag "${bad}" must start with # and contain no spaces`, [{ field: 'body.hashtags', message: 'each hashtag needs a leading # and no spaces' }]);
+    throw badRequest(`Hashtag "${bad}" must start with # and contain no spaces`, [
+      { field: 'body.hashtags', message: 'each hashtag needs a leading # and no spaces' },
+    ]);
   }
   const text = composeText(body, hashtags);
   const length = platformLength(platform, text);
@@ -19,7 +21,11 @@ export function checkPost(platform: Platform, body: string, hashtags: string[], 
 
 /** A one-line title for calendars and lists. */
 export function excerpt(body: string, max = 80): string {
-  const line = body.split('\n').map((l) => l.trim()).find(Boolean) ?? '';
+  const line =
+    body
+      .split('\n')
+      .map((l) => l.trim())
+      .find(Boolean) ?? '';
   const chars = [...line];
   return chars.length > max ? chars.slice(0, max - 1).join('') + '…' : line;
 }

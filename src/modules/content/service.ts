@@ -87,7 +87,8 @@ const SORTABLE = {
 function toDate(value: string | Date | null | undefined, field: string): Date | null | undefined {
   if (value === undefined || value === null) return value;
   const d = value instanceof Date ? value : new Date(value);
-  if (!isStorableTime(d.getTime())) throw badRequest(`${field} is not a valid timestamp (years 0001 to 9999)`, [{ field, message: 'must be ISO 8601 with an offset' }]);
+  if (!isStorableTime(d.getTime()))
+    throw badRequest(`${field} is not a valid timestamp (years 0001 to 9999)`, [{ field, message: 'must be ISO 8601 with an offset' }]);
   return d;
 }
 
@@ -122,24 +123,37 @@ export class ContentService {
   }
 
   /** The integration must be this organization's (visible to the project) and publish to the post's platform. */
-  private async checkIntegration(scope: Scope, projectId: string, platform: Platform, integrationId: string | null | undefined, db: Db = this.db): Promise<void> {
+  private async checkIntegration(
+    scope: Scope,
+    projectId: string,
+    platform: Platform,
+    integrationId: string | null | undefined,
+    db: Db = this.db,
+  ): Promise<void> {
     if (!integrationId) return;
     const row = await this.integrations.row({ orgId: scope.orgId, projectId }, integrationId, db);
     if (!row) throw unprocessable('INTEGRATION_MISSING', `Integration ${integrationId} does not exist in this organization or project`);
     if (row.provider !== providerOfPlatform(platform)) {
-      throw badRequest(`Integration ${integrationId} is a ${row.provider} account; ${platform} posts need a ${providerOfPlatform(platform)} one`, [{ field: 'body.integrationId', message: 'provider does not match the platform' }]);
+      throw badRequest(`Integration ${integrationId} is a ${row.provider} account; ${platform} posts need a ${providerOfPlatform(platform)} one`, [
+        { field: 'body.integrationId', message: 'provider does not match the platform' },
+      ]);
     }
   }
 
   /** A key bound to a project attaches only media it can see (its project's and organization-wide uploads). */
   private async checkMedia(scope: Scope, platform: Platform, mediaIds: string[], db: Db = this.db): Promise<void> {
     if (mediaIds.length === 0) return;
-    if (mediaIds.length > MAX_MEDIA[platform]) throw badRequest(`${platform} posts carry at most ${MAX_MEDIA[platform]} media`, [{ field: 'body.mediaIds', message: `at most ${MAX_MEDIA[platform]}` }]);
+    if (mediaIds.length > MAX_MEDIA[platform])
+      throw badRequest(`${platform} posts carry at most ${MAX_MEDIA[platform]} media`, [{ field: 'body.mediaIds', message: `at most ${MAX_MEDIA[platform]}` }]);
     const rows = await this.media.many(scope, mediaIds, db);
     const missing = mediaIds.filter((id) => !rows.some((r) => r.id === id));
-    if (missing.length) throw badRequest(`Unknown media: ${missing.join(', ')}`, [{ field: 'body.mediaIds', message: 'must be ids returned by POST …/media/upload' }]);
+    if (missing.length)
+      throw badRequest(`Unknown media: ${missing.join(', ')}`, [{ field: 'body.mediaIds', message: 'must be ids returned by POST …/media/upload' }]);
     const video = rows.find((r) => !r.contentType.startsWith('image/'));
-    if (video) throw badRequest(`Media ${video.id} is ${video.contentType}; posts publish images (video publishing is not supported yet)`, [{ field: 'body.mediaIds', message: 'only images can be attached to posts' }]);
+    if (video)
+      throw badRequest(`Media ${video.id} is ${video.contentType}; posts publish images (video publishing is not supported yet)`, [
+        { field: 'body.mediaIds', message: 'only images can be attached to posts' },
+      ]);
   }
 
   private async wakePublisher(tx: Db): Promise<void> {
@@ -164,22 +178,25 @@ export class ContentService {
     const now = this.clock.now();
     const agentRunId = agentRunOf(scope.actor);
     return transaction(this.db, async (tx) => {
-      const [row] = await tx.insert(posts).values({
-        id: newId('post', now.getTime()),
-        orgId: scope.orgId,
-        projectId,
-        platform: input.platform,
-        body: input.body,
-        hashtags,
-        mediaIds,
-        scheduledAt,
-        integrationId: input.integrationId ?? null,
-        status: 'DRAFT',
-        createdBy: scope.actor,
-        agentRunId,
-        createdAt: now,
-        updatedAt: now,
-      }).returning();
+      const [row] = await tx
+        .insert(posts)
+        .values({
+          id: newId('post', now.getTime()),
+          orgId: scope.orgId,
+          projectId,
+          platform: input.platform,
+          body: input.body,
+          hashtags,
+          mediaIds,
+          scheduledAt,
+          integrationId: input.integrationId ?? null,
+          status: 'DRAFT',
+          createdBy: scope.actor,
+          agentRunId,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning();
       const post = publicPost(row!);
       await this.events.record(tx, { orgId: scope.orgId, projectId, type: 'post.created', payload: { post, actor: scope.actor } });
       return post;
@@ -187,7 +204,10 @@ export class ContentService {
   }
 
   async row(scope: Scope, id: string, db: Db = this.db, lock = false): Promise<PostRow> {
-    const query = db.select().from(posts).where(inScope(scope, posts, eq(posts.id, id)));
+    const query = db
+      .select()
+      .from(posts)
+      .where(inScope(scope, posts, eq(posts.id, id)));
     const [row] = lock ? await query.for('update') : await query;
     if (!row) throw notFound('Post');
     return row;
@@ -201,15 +221,27 @@ export class ContentService {
     const page = pageOf(query);
     const conditions: (SQL | undefined)[] = [];
     if (query.status) {
-      const statuses = query.status.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean);
+      const statuses = query.status
+        .split(',')
+        .map((s) => s.trim().toUpperCase())
+        .filter(Boolean);
       const bad = statuses.filter((s) => !(POST_STATUSES as readonly string[]).includes(s));
-      if (bad.length) throw badRequest(`Unknown status ${bad.join(', ')}; allowed: ${POST_STATUSES.join(', ')}`, [{ field: 'querystring.status', message: `must be one of ${POST_STATUSES.join(', ')}` }]);
+      if (bad.length)
+        throw badRequest(`Unknown status ${bad.join(', ')}; allowed: ${POST_STATUSES.join(', ')}`, [
+          { field: 'querystring.status', message: `must be one of ${POST_STATUSES.join(', ')}` },
+        ]);
       conditions.push(inArray(posts.status, statuses));
     }
     if (query.platform) {
-      const platforms = query.platform.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean);
+      const platforms = query.platform
+        .split(',')
+        .map((s) => s.trim().toUpperCase())
+        .filter(Boolean);
       const bad = platforms.filter((s) => !(PLATFORMS as readonly string[]).includes(s));
-      if (bad.length) throw badRequest(`Unknown platform ${bad.join(', ')}; allowed: ${PLATFORMS.join(', ')}`, [{ field: 'querystring.platform', message: `must be one of ${PLATFORMS.join(', ')}` }]);
+      if (bad.length)
+        throw badRequest(`Unknown platform ${bad.join(', ')}; allowed: ${PLATFORMS.join(', ')}`, [
+          { field: 'querystring.platform', message: `must be one of ${PLATFORMS.join(', ')}` },
+        ]);
       conditions.push(inArray(posts.platform, platforms));
     }
     if (query.projectId) conditions.push(eq(posts.projectId, query.projectId));
@@ -217,8 +249,17 @@ export class ContentService {
     const where = inScope(scope, posts, ...conditions);
     const order = orderBy(query.sort, SORTABLE, '-createdAt', posts.id);
     const [items, counted] = await Promise.all([
-      this.db.select().from(posts).where(where).orderBy(...order).limit(page.limit).offset(page.offset),
-      this.db.select({ n: sql<number>`count(*)::int` }).from(posts).where(where),
+      this.db
+        .select()
+        .from(posts)
+        .where(where)
+        .orderBy(...order)
+        .limit(page.limit)
+        .offset(page.offset),
+      this.db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(posts)
+        .where(where),
     ]);
     return envelope(items.map(publicPost), counted[0]?.n ?? 0, page);
   }
@@ -239,14 +280,18 @@ export class ContentService {
       const mediaIds = patch.mediaIds ? [...new Set(patch.mediaIds)] : before.mediaIds;
       const projectId = targetProject ?? before.projectId;
       const integrationId = patch.integrationId !== undefined ? patch.integrationId : before.integrationId;
-      const scheduledAt = patch.scheduledAt !== undefined ? toDate(patch.scheduledAt, 'body.scheduledAt') ?? null : before.scheduledAt;
+      const scheduledAt = patch.scheduledAt !== undefined ? (toDate(patch.scheduledAt, 'body.scheduledAt') ?? null) : before.scheduledAt;
       checkPost(platform, body, hashtags);
       // Inside the transaction: on the embedded database a query outside it would wait for it forever.
-      if (patch.integrationId !== undefined || patch.platform !== undefined || targetProject) await this.checkIntegration(scope, projectId, platform, integrationId, tx);
+      if (patch.integrationId !== undefined || patch.platform !== undefined || targetProject)
+        await this.checkIntegration(scope, projectId, platform, integrationId, tx);
       if (patch.mediaIds || patch.platform) await this.checkMedia(scope, platform, mediaIds, tx);
 
-      const contentChanged = body !== before.body || platform !== before.platform
-        || JSON.stringify(hashtags) !== JSON.stringify(before.hashtags) || JSON.stringify(mediaIds) !== JSON.stringify(before.mediaIds);
+      const contentChanged =
+        body !== before.body ||
+        platform !== before.platform ||
+        JSON.stringify(hashtags) !== JSON.stringify(before.hashtags) ||
+        JSON.stringify(mediaIds) !== JSON.stringify(before.mediaIds);
       const now = this.clock.now();
       let status = before.status;
       const next: Partial<PostRow> = { platform, body, hashtags, mediaIds, projectId, integrationId, scheduledAt, updatedAt: now };
@@ -259,7 +304,11 @@ export class ContentService {
         status = future ? 'SCHEDULED' : 'APPROVED';
       }
       next.status = status;
-      const [after] = await tx.update(posts).set(next).where(inScope(scope, posts, eq(posts.id, id))).returning();
+      const [after] = await tx
+        .update(posts)
+        .set(next)
+        .where(inScope(scope, posts, eq(posts.id, id)))
+        .returning();
       if (status === 'SCHEDULED') await this.wakePublisher(tx);
       return publicPost(after!);
     });
@@ -293,16 +342,20 @@ export class ContentService {
         throw unprocessable('INTEGRATION_MISSING', 'A scheduled post needs an integration to publish through; set integrationId');
       }
       const status = future ? 'SCHEDULED' : before.integrationId ? 'PUBLISHING' : 'APPROVED';
-      const [after] = await tx.update(posts).set({
-        body,
-        status,
-        approvedBy: scope.actor,
-        approvedAt: now,
-        error: null,
-        failedAt: null,
-        ...(status === 'PUBLISHING' ? this.freshPublishing(now) : {}),
-        updatedAt: now,
-      }).where(inScope(scope, posts, eq(posts.id, id))).returning();
+      const [after] = await tx
+        .update(posts)
+        .set({
+          body,
+          status,
+          approvedBy: scope.actor,
+          approvedAt: now,
+          error: null,
+          failedAt: null,
+          ...(status === 'PUBLISHING' ? this.freshPublishing(now) : {}),
+          updatedAt: now,
+        })
+        .where(inScope(scope, posts, eq(posts.id, id)))
+        .returning();
       const post = publicPost(after!);
       const payload: Record<string, unknown> = { post, approvedBy: scope.actor };
       if (input.body !== undefined && input.body !== before.body) payload.editedBody = input.body;
@@ -327,19 +380,30 @@ export class ContentService {
       if (!allowed('publish', before.status) && !draft) {
         throw conflict(before.status === 'DRAFT' ? 'Approve the draft before publishing it' : `A ${before.status} post cannot be published`);
       }
-      const integration = before.integrationId ? await this.integrations.row({ orgId: scope.orgId, projectId: before.projectId }, before.integrationId, tx) : undefined;
-      if (!integration) throw unprocessable('INTEGRATION_MISSING', before.integrationId ? `Integration ${before.integrationId} no longer exists` : 'The post has no integration to publish through; set integrationId');
+      const integration = before.integrationId
+        ? await this.integrations.row({ orgId: scope.orgId, projectId: before.projectId }, before.integrationId, tx)
+        : undefined;
+      if (!integration)
+        throw unprocessable(
+          'INTEGRATION_MISSING',
+          before.integrationId ? `Integration ${before.integrationId} no longer exists` : 'The post has no integration to publish through; set integrationId',
+        );
       const now = this.clock.now();
-      const [after] = await tx.update(posts).set({
-        status: 'PUBLISHING',
-        error: null,
-        failedAt: null,
-        ...(draft ? { approvedBy: scope.actor, approvedAt: now } : {}),
-        ...this.freshPublishing(now),
-        updatedAt: now,
-      }).where(inScope(scope, posts, eq(posts.id, id))).returning();
+      const [after] = await tx
+        .update(posts)
+        .set({
+          status: 'PUBLISHING',
+          error: null,
+          failedAt: null,
+          ...(draft ? { approvedBy: scope.actor, approvedAt: now } : {}),
+          ...this.freshPublishing(now),
+          updatedAt: now,
+        })
+        .where(inScope(scope, posts, eq(posts.id, id)))
+        .returning();
       const post = publicPost(after!);
-      if (draft) await this.events.record(tx, { orgId: scope.orgId, projectId: before.projectId, type: 'post.approved', payload: { post, approvedBy: scope.actor } });
+      if (draft)
+        await this.events.record(tx, { orgId: scope.orgId, projectId: before.projectId, type: 'post.approved', payload: { post, approvedBy: scope.actor } });
       await this.wakePublisher(tx);
       return post;
     });
@@ -353,7 +417,11 @@ export class ContentService {
     const row = await this.row(scope, id);
     const integrationId = row.integrationId ?? fallbackIntegrationId;
     const integration = integrationId ? await this.integrations.row({ orgId: scope.orgId, projectId: row.projectId }, integrationId) : undefined;
-    if (!integration) throw unprocessable('INTEGRATION_MISSING', integrationId ? `Integration ${integrationId} no longer exists` : 'The post has no integration to publish through; set integrationId');
+    if (!integration)
+      throw unprocessable(
+        'INTEGRATION_MISSING',
+        integrationId ? `Integration ${integrationId} no longer exists` : 'The post has no integration to publish through; set integrationId',
+      );
     const connector = connectorFor(integration.provider)!;
     // An OAuth connection's token is refreshed if due (a dead grant shows here as REAUTH_REQUIRED); the preview carries no secret.
     const credentials = { ...(await this.integrations.freshCredentials(integration)) };
@@ -367,13 +435,29 @@ export class ContentService {
       hashtags: row.hashtags,
       media: media.map((m) => ({ id: m.id, contentType: m.contentType, size: m.size, read: async () => Buffer.alloc(0) })),
     });
-    return { postId: row.id, status: row.status, platform: row.platform, integrationId: integration.id, provider: integration.provider, text: composeText(row.body, row.hashtags), request };
+    return {
+      postId: row.id,
+      status: row.status,
+      platform: row.platform,
+      integrationId: integration.id,
+      provider: integration.provider,
+      text: composeText(row.body, row.hashtags),
+      request,
+    };
   }
 
   /** Drafts written by one agent run (content generation). */
   async byAgentRun(orgId: string, agentRunId: string, extraIds: string[] = []): Promise<Post[]> {
-    const rows = await this.db.select().from(posts)
-      .where(inScope({ orgId, projectId: null }, posts, extraIds.length ? or(eq(posts.agentRunId, agentRunId), inArray(posts.id, extraIds)) : eq(posts.agentRunId, agentRunId)))
+    const rows = await this.db
+      .select()
+      .from(posts)
+      .where(
+        inScope(
+          { orgId, projectId: null },
+          posts,
+          extraIds.length ? or(eq(posts.agentRunId, agentRunId), inArray(posts.id, extraIds)) : eq(posts.agentRunId, agentRunId),
+        ),
+      )
       .orderBy(asc(posts.id));
     return rows.map(publicPost);
   }
@@ -389,18 +473,37 @@ export class ContentService {
     if (days > 400) throw badRequest('A calendar window is at most 400 days', [{ field: 'to', message: 'window longer than 400 days' }]);
     if (query.projectId && scope.projectId && query.projectId !== scope.projectId) throw notFound('Project');
     const at = sql`coalesce(${posts.publishedAt}, ${posts.scheduledAt}, ${posts.failedAt})`;
-    const rows = await this.db.select().from(posts).where(inScope(scope, posts,
-      inArray(posts.status, ['SCHEDULED', 'PUBLISHING', 'PUBLISHED', 'FAILED']),
-      query.projectId ? eq(posts.projectId, query.projectId) : undefined,
-      query.platform ? eq(posts.platform, query.platform.toUpperCase()) : undefined,
-      sql`${at} >= ${range.from.toISOString()}::timestamptz`,
-      sql`${at} < ${range.to.toISOString()}::timestamptz`,
-    )).orderBy(at, posts.id).limit(5000);
+    const rows = await this.db
+      .select()
+      .from(posts)
+      .where(
+        inScope(
+          scope,
+          posts,
+          inArray(posts.status, ['SCHEDULED', 'PUBLISHING', 'PUBLISHED', 'FAILED']),
+          query.projectId ? eq(posts.projectId, query.projectId) : undefined,
+          query.platform ? eq(posts.platform, query.platform.toUpperCase()) : undefined,
+          sql`${at} >= ${range.from.toISOString()}::timestamptz`,
+          sql`${at} < ${range.to.toISOString()}::timestamptz`,
+        ),
+      )
+      .orderBy(at, posts.id)
+      .limit(5000);
     const entries = rows.map((r) => {
       const when = (r.publishedAt ?? r.scheduledAt ?? r.failedAt)!;
       return {
-        postId: r.id, projectId: r.projectId, platform: r.platform, status: r.status, at: when, date: localDate(when.getTime(), tz),
-        title: excerpt(r.body), excerpt: excerpt(r.body, 200), hashtags: r.hashtags, integrationId: r.integrationId, url: r.url, externalId: r.externalId,
+        postId: r.id,
+        projectId: r.projectId,
+        platform: r.platform,
+        status: r.status,
+        at: when,
+        date: localDate(when.getTime(), tz),
+        title: excerpt(r.body),
+        excerpt: excerpt(r.body, 200),
+        hashtags: r.hashtags,
+        integrationId: r.integrationId,
+        url: r.url,
+        externalId: r.externalId,
       };
     });
     const byDate = new Map<string, typeof entries>();

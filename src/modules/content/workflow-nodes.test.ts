@@ -20,19 +20,36 @@ afterAll(async () => {
 
 describe('content workflow steps', () => {
   it('content.createDraft then content.publish: a dry run in test mode, a real publish otherwise', async () => {
-    const integration = (await t.call({ method: 'POST', url: `${w.base}/integrations`, auth: w.auth, payload: { provider: 'x', name: 'X', credentials: { accessToken: 'ok-wf' } } })).json();
-    const wf = await w.create([
-      { id: 'start', type: 'trigger.manual' },
-      { id: 'draft', type: 'content.createDraft', params: { platform: 'X', body: '{{ $input.text }}', hashtags: ['#auto'], integrationId: integration.id } },
-      { id: 'publish', type: 'content.publish' },
-    ], [{ from: 'start', to: 'draft' }, { from: 'draft', to: 'publish' }]);
+    const integration = (
+      await t.call({
+        method: 'POST',
+        url: `${w.base}/integrations`,
+        auth: w.auth,
+        payload: { provider: 'x', name: 'X', credentials: { accessToken: 'ok-wf' } },
+      })
+    ).json();
+    const wf = await w.create(
+      [
+        { id: 'start', type: 'trigger.manual' },
+        { id: 'draft', type: 'content.createDraft', params: { platform: 'X', body: '{{ $input.text }}', hashtags: ['#auto'], integrationId: integration.id } },
+        { id: 'publish', type: 'content.publish' },
+      ],
+      [
+        { from: 'start', to: 'draft' },
+        { from: 'draft', to: 'publish' },
+      ],
+    );
 
     const dry = await w.until((await w.run(wf.id, { input: { text: 'From a workflow' }, testMode: true })).id);
     expect(dry.status).toBe('SUCCEEDED');
     const drafted = w.step(dry, 'draft')!.items![0] as { id: string; status: string; createdBy: unknown };
     expect(drafted).toMatchObject({ status: 'DRAFT', createdBy: { type: 'workflow', id: wf.id } });
     expect(w.step(dry, 'publish')!.items![0]).toMatchObject({
-      dryRun: true, postId: drafted.id, platform: 'X', provider: 'x', text: 'From a workflow\n\n#auto',
+      dryRun: true,
+      postId: drafted.id,
+      platform: 'X',
+      provider: 'x',
+      text: 'From a workflow\n\n#auto',
       request: { method: 'POST', url: `${social.url}/2/tweets`, body: { text: 'From a workflow\n\n#auto' } },
     });
     expect(JSON.stringify(w.step(dry, 'publish')!.items)).not.toContain('ok-wf');
@@ -53,11 +70,17 @@ describe('content workflow steps', () => {
   });
 
   it('content.publish without an integration fails the step with INTEGRATION_MISSING', async () => {
-    const wf = await w.create([
-      { id: 'start', type: 'trigger.manual' },
-      { id: 'draft', type: 'content.createDraft', params: { platform: 'LINKEDIN', body: 'nowhere to go' } },
-      { id: 'publish', type: 'content.publish' },
-    ], [{ from: 'start', to: 'draft' }, { from: 'draft', to: 'publish' }]);
+    const wf = await w.create(
+      [
+        { id: 'start', type: 'trigger.manual' },
+        { id: 'draft', type: 'content.createDraft', params: { platform: 'LINKEDIN', body: 'nowhere to go' } },
+        { id: 'publish', type: 'content.publish' },
+      ],
+      [
+        { from: 'start', to: 'draft' },
+        { from: 'draft', to: 'publish' },
+      ],
+    );
     const run = await w.until((await w.run(wf.id)).id);
     expect(run.status).toBe('FAILED');
     expect(JSON.stringify(run.error)).toContain('INTEGRATION_MISSING');

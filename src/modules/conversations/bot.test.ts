@@ -31,10 +31,19 @@ class Gate {
       req.on('end', () => {
         this.arrived++;
         const forward = () => {
-          const out = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: `${upstream.pathname}${req.url!.replace(/^\/v1/, '')}`, headers: req.headers }, (answer) => {
-            res.writeHead(answer.statusCode ?? 502, answer.headers);
-            answer.pipe(res);
-          });
+          const out = httpRequest(
+            {
+              host: upstream.hostname,
+              port: upstream.port,
+              method: req.method,
+              path: `${upstream.pathname}${req.url!.replace(/^\/v1/, '')}`,
+              headers: req.headers,
+            },
+            (answer) => {
+              res.writeHead(answer.statusCode ?? 502, answer.headers);
+              answer.pipe(res);
+            },
+          );
           out.on('error', () => res.destroy());
           out.end(Buffer.concat(chunks));
         };
@@ -76,7 +85,9 @@ beforeAll(async () => {
   rx = await new Receiver().start();
   t = await buildTestApp({
     env: {
-      WEBHOOK_RETRY_DELAYS_S: '0,0', WEBHOOK_TIMEOUT_MS: '2000', OPENAI_COMPATIBLE_BASE_URL: gated,
+      WEBHOOK_RETRY_DELAYS_S: '0,0',
+      WEBHOOK_TIMEOUT_MS: '2000',
+      OPENAI_COMPATIBLE_BASE_URL: gated,
       MODEL_PRICES: JSON.stringify({ offline: { inputPerMTok: PRICE, outputPerMTok: PRICE } }),
     },
   });
@@ -99,18 +110,30 @@ const FAQ = [
   { question: 'Do you ship internationally?', answer: 'We ship to every EU country.' },
 ];
 
-interface Inbox { id: string }
+interface Inbox {
+  id: string;
+}
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 async function botInbox(bot: Record<string, unknown> = { enabled: true }, org: OrgFixture = t.orgA): Promise<Inbox> {
-  const res = await t.call({ method: 'POST', url: `${base(org)}/inboxes`, auth: owner(org), payload: { name: unique('bot'), channel: 'api', config: { url: rx.url(`/bot/${unique('in')}`), faq: FAQ }, bot } });
+  const res = await t.call({
+    method: 'POST',
+    url: `${base(org)}/inboxes`,
+    auth: owner(org),
+    payload: { name: unique('bot'), channel: 'api', config: { url: rx.url(`/bot/${unique('in')}`), faq: FAQ }, bot },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
 }
 
 /** The customer's system posts what a contact wrote; answers the conversation id. */
 async function say(inbox: Inbox, address: string, text: string, org: OrgFixture = t.orgA): Promise<string> {
-  const res = await t.call({ method: 'POST', url: `${base(org)}/inboxes/${inbox.id}/messages`, auth: { apiKey: org.apiKey }, payload: { contact: { name: 'Ann', address }, text } });
+  const res = await t.call({
+    method: 'POST',
+    url: `${base(org)}/inboxes/${inbox.id}/messages`,
+    auth: { apiKey: org.apiKey },
+    payload: { contact: { name: 'Ann', address }, text },
+  });
   expect(res.statusCode, res.body).toBe(201);
   const [row] = await t.database.db.select().from(messages).where(eq(messages.id, res.json().id));
   return row!.conversationId;
@@ -128,7 +151,11 @@ async function conversation(id: string, org: OrgFixture = t.orgA): Promise<Json>
 
 /** The bot's turns of a conversation, oldest first. */
 async function turns(conversationId: string) {
-  return t.database.db.select().from(agentRuns).where(and(eq(agentRuns.type, 'CHATBOT'), sql`${agentRuns.input}->>'conversationId' = ${conversationId}`)).orderBy(asc(agentRuns.createdAt), asc(agentRuns.id));
+  return t.database.db
+    .select()
+    .from(agentRuns)
+    .where(and(eq(agentRuns.type, 'CHATBOT'), sql`${agentRuns.input}->>'conversationId' = ${conversationId}`))
+    .orderBy(asc(agentRuns.createdAt), asc(agentRuns.id));
 }
 
 const FINAL = ['succeeded', 'failed', 'canceled', 'budget_exceeded', 'max_steps'];
@@ -137,7 +164,10 @@ const FINAL = ['succeeded', 'failed', 'canceled', 'budget_exceeded', 'max_steps'
 async function settled(): Promise<void> {
   await eventually(async () => (await t.app.services.dispatcher.pending()) === 0);
   await eventually(async () => {
-    const [open] = await t.database.db.select({ n: sql<number>`count(*)::int` }).from(agentRuns).where(sql`${agentRuns.status} in ('QUEUED', 'RUNNING')`);
+    const [open] = await t.database.db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(agentRuns)
+      .where(sql`${agentRuns.status} in ('QUEUED', 'RUNNING')`);
     return open!.n === 0;
   });
 }
@@ -194,7 +224,7 @@ describe('the conversations bot', () => {
     const id = await say(inbox, address, 'How much does shipping cost?');
     await eventually(async () => botSays(await thread(id)).length === 1);
     await settled();
-    await say(inbox, address, 'Thanks, that\'s all!');
+    await say(inbox, address, "Thanks, that's all!");
     const closed = await eventually(async () => {
       const c = await conversation(id);
       return c.status === 'CLOSED' ? c : null;
@@ -209,7 +239,12 @@ describe('the conversations bot', () => {
     const address = `${unique('eve')}@example.com`;
     const id = await say(inbox, address, 'Do you ship internationally?');
     await eventually(async () => botSays(await thread(id)).length === 1);
-    const human = await t.call({ method: 'POST', url: `${base()}/conversations/${id}/messages`, auth: owner(), payload: { text: 'Hi, Sam here — happy to help.' } });
+    const human = await t.call({
+      method: 'POST',
+      url: `${base()}/conversations/${id}/messages`,
+      auth: owner(),
+      payload: { text: 'Hi, Sam here — happy to help.' },
+    });
     expect(human.statusCode, human.body).toBe(201);
     expect((await conversation(id)).handledBy).toBe('human');
     await say(inbox, address, 'What are your opening hours?');
@@ -219,17 +254,23 @@ describe('the conversations bot', () => {
     expect(await turns(id)).toHaveLength(1);
   });
 
-  it('drops the bot\'s reply when a person takes over during the turn', async () => {
+  it("drops the bot's reply when a person takes over during the turn", async () => {
     const inbox = await botInbox({ enabled: true, modelId: 'openai-compatible:gated' });
-    model.script = (request: ChatRequest): Reply => (ModelServer.toolResults(request).length === 0
-      ? { toolCalls: [{ name: 'reply', arguments: { text: 'We are open 9 to 5.' } }] }
-      : { content: 'Turn over.' });
+    model.script = (request: ChatRequest): Reply =>
+      ModelServer.toolResults(request).length === 0
+        ? { toolCalls: [{ name: 'reply', arguments: { text: 'We are open 9 to 5.' } }] }
+        : { content: 'Turn over.' };
     gate.close();
     const before = gate.arrived;
     const id = await say(inbox, `${unique('fay')}@example.com`, 'When are you open?');
     await eventually(() => gate.arrived > before);
     expect((await turns(id))[0]!.status).toBe('RUNNING');
-    const human = await t.call({ method: 'POST', url: `${base()}/conversations/${id}/messages`, auth: owner(), payload: { text: 'A person here: we open at nine.' } });
+    const human = await t.call({
+      method: 'POST',
+      url: `${base()}/conversations/${id}/messages`,
+      auth: owner(),
+      payload: { text: 'A person here: we open at nine.' },
+    });
     expect(human.statusCode).toBe(201);
     gate.release();
     const turn = await eventually(async () => {
@@ -296,12 +337,25 @@ describe('the conversations bot', () => {
     expect(botSays(await thread(later))).toHaveLength(1);
   });
 
-  it('uses a saved agent\'s model and instructions, and its lead tools reach the conversation\'s lead', async () => {
-    const agent = (await t.call({ method: 'POST', url: `${base()}/agents`, auth: owner(), payload: { name: 'Front desk', type: 'CHATBOT', modelId: 'openai-compatible:desk', instructions: 'Be brief.' } })).json();
+  it("uses a saved agent's model and instructions, and its lead tools reach the conversation's lead", async () => {
+    const agent = (
+      await t.call({
+        method: 'POST',
+        url: `${base()}/agents`,
+        auth: owner(),
+        payload: { name: 'Front desk', type: 'CHATBOT', modelId: 'openai-compatible:desk', instructions: 'Be brief.' },
+      })
+    ).json();
     const inbox = await botInbox({ enabled: true, agentId: agent.id });
     model.script = (request: ChatRequest): Reply => {
       const results = ModelServer.toolResults(request);
-      if (results.length === 0) return { toolCalls: [{ name: 'lookupLead', arguments: {} }, { name: 'updateLead', arguments: { company: 'Acme GmbH', tags: ['chat'] } }] };
+      if (results.length === 0)
+        return {
+          toolCalls: [
+            { name: 'lookupLead', arguments: {} },
+            { name: 'updateLead', arguments: { company: 'Acme GmbH', tags: ['chat'] } },
+          ],
+        };
       if (results.length === 2) return { toolCalls: [{ name: 'reply', arguments: { text: `Thanks ${(results[0]!.output as Json).lead.name}, noted.` } }] };
       return { content: 'Recorded the company.' };
     };
@@ -340,7 +394,12 @@ describe('the conversations bot', () => {
 
   it('writes a CHATBOT_INSIGHTS report whose recommendation can be applied', async () => {
     // The earlier tests handed conversations off (a person asked for, no FAQ answer).
-    const run = await t.call({ method: 'POST', url: `${base()}/agents/run`, auth: owner(), payload: { type: 'CHATBOT_ANALYST', task: 'How does the bot do?', input: { days: 7 } } });
+    const run = await t.call({
+      method: 'POST',
+      url: `${base()}/agents/run`,
+      auth: owner(),
+      payload: { type: 'CHATBOT_ANALYST', task: 'How does the bot do?', input: { days: 7 } },
+    });
     expect(run.statusCode, run.body).toBe(202);
     const done = await eventually(async () => {
       const r = (await t.call({ method: 'GET', url: `${base()}/agent-runs/${run.json().id}`, auth: owner() })).json();
@@ -360,7 +419,12 @@ describe('the conversations bot', () => {
     expect(tagged.total).toBeGreaterThanOrEqual(2);
 
     // The REPORT_WRITER writes it too when asked for that report type.
-    const writer = await t.call({ method: 'POST', url: `${base()}/agents/run`, auth: owner(), payload: { type: 'REPORT_WRITER', task: 'Chatbot insights', input: { reportType: 'CHATBOT_INSIGHTS', days: 7 } } });
+    const writer = await t.call({
+      method: 'POST',
+      url: `${base()}/agents/run`,
+      auth: owner(),
+      payload: { type: 'REPORT_WRITER', task: 'Chatbot insights', input: { reportType: 'CHATBOT_INSIGHTS', days: 7 } },
+    });
     expect(writer.statusCode, writer.body).toBe(202);
     const written = await eventually(async () => {
       const r = (await t.call({ method: 'GET', url: `${base()}/agent-runs/${writer.json().id}`, auth: owner() })).json();
@@ -372,13 +436,18 @@ describe('the conversations bot', () => {
     expect(insights.recommendations.length).toBeGreaterThanOrEqual(1);
   });
 
-  it('keeps a turn inside its organization: a CHATBOT run naming another organization\'s conversation, and its tools, reach nothing', async () => {
+  it("keeps a turn inside its organization: a CHATBOT run naming another organization's conversation, and its tools, reach nothing", async () => {
     const inbox = await botInbox();
     const address = `${unique('kim')}@example.com`;
     const id = await say(inbox, address, 'Do you ship internationally?');
     await eventually(async () => botSays(await thread(id)).length === 1);
     await settled();
-    const foreign = await t.call({ method: 'POST', url: `${base(t.orgB)}/agents/run`, auth: owner(t.orgB), payload: { type: 'CHATBOT', task: 'answer', input: { conversationId: id } } });
+    const foreign = await t.call({
+      method: 'POST',
+      url: `${base(t.orgB)}/agents/run`,
+      auth: owner(t.orgB),
+      payload: { type: 'CHATBOT', task: 'answer', input: { conversationId: id } },
+    });
     expect(foreign.statusCode, foreign.body).toBe(202);
     const ended = await eventually(async () => {
       const r = (await t.call({ method: 'GET', url: `${base(t.orgB)}/agent-runs/${foreign.json().id}`, auth: owner(t.orgB) })).json();
@@ -389,12 +458,30 @@ describe('the conversations bot', () => {
     // The tools themselves, run for organization B with A's conversation: each is refused.
     const s = t.app.services;
     const ctx = {
-      clock: s.clock, config: s.config, leads: s.leads, usage: s.usage, budgets: s.budgets, reports: s.reports, conversations: s.conversations,
-      orgId: t.orgB.orgId, projectId: t.orgB.projectId, agentRunId: foreign.json().id, agentType: 'CHATBOT', workflowRunId: null,
-      input: { conversationId: id }, leadScope: { orgId: t.orgB.orgId, projectId: t.orgB.projectId, actor: { type: 'agent' as const, id: foreign.json().id } },
-      signal: new AbortController().signal, onReport: () => {},
+      clock: s.clock,
+      config: s.config,
+      leads: s.leads,
+      usage: s.usage,
+      budgets: s.budgets,
+      reports: s.reports,
+      conversations: s.conversations,
+      orgId: t.orgB.orgId,
+      projectId: t.orgB.projectId,
+      agentRunId: foreign.json().id,
+      agentType: 'CHATBOT',
+      workflowRunId: null,
+      input: { conversationId: id },
+      leadScope: { orgId: t.orgB.orgId, projectId: t.orgB.projectId, actor: { type: 'agent' as const, id: foreign.json().id } },
+      signal: new AbortController().signal,
+      onReport: () => {},
     };
-    for (const [name, input] of [['reply', { text: 'hi' }], ['handoff', { reason: 'x' }], ['close', {}], ['lookupLead', {}], ['updateLead', { company: 'Evil' }]] as const) {
+    for (const [name, input] of [
+      ['reply', { text: 'hi' }],
+      ['handoff', { reason: 'x' }],
+      ['close', {}],
+      ['lookupLead', {}],
+      ['updateLead', { company: 'Evil' }],
+    ] as const) {
       expect(await TOOLS[name]!.execute(ctx, input), name).toMatchObject({ code: 'NOT_FOUND' });
     }
     const after = await conversation(id);
@@ -411,9 +498,19 @@ describe('a turn requested before a crash', () => {
   it('is still taken after a restart', async () => {
     const app = await buildTestApp({ workers: false });
     try {
-      const created = await app.call({ method: 'POST', url: `/api/v1/orgs/${app.orgA.orgId}/inboxes`, auth: { token: app.orgA.token }, payload: { name: 'bot', channel: 'api', config: { url: rx.url('/restart'), faq: FAQ }, bot: { enabled: true } } });
+      const created = await app.call({
+        method: 'POST',
+        url: `/api/v1/orgs/${app.orgA.orgId}/inboxes`,
+        auth: { token: app.orgA.token },
+        payload: { name: 'bot', channel: 'api', config: { url: rx.url('/restart'), faq: FAQ }, bot: { enabled: true } },
+      });
       const inbox = created.json();
-      const sent = await app.call({ method: 'POST', url: `/api/v1/orgs/${app.orgA.orgId}/inboxes/${inbox.id}/messages`, auth: { apiKey: app.orgA.apiKey }, payload: { contact: { address: 'lee@example.com' }, text: 'How much does shipping cost?' } });
+      const sent = await app.call({
+        method: 'POST',
+        url: `/api/v1/orgs/${app.orgA.orgId}/inboxes/${inbox.id}/messages`,
+        auth: { apiKey: app.orgA.apiKey },
+        payload: { contact: { address: 'lee@example.com' }, text: 'How much does shipping cost?' },
+      });
       expect(sent.statusCode).toBe(201);
       // The dispatcher requests the turn; the instance dies before any loop takes it.
       await app.app.services.dispatcher.round();
@@ -421,7 +518,10 @@ describe('a turn requested before a crash', () => {
       expect(queued!.status).toBe('QUEUED');
       const next = await app.restart({ workers: true });
       const answer = await eventually(async () => {
-        const [row] = await app.database.db.select().from(messages).where(and(eq(messages.inboxId, inbox.id), eq(messages.sender, 'bot'), eq(messages.status, 'sent')));
+        const [row] = await app.database.db
+          .select()
+          .from(messages)
+          .where(and(eq(messages.inboxId, inbox.id), eq(messages.sender, 'bot'), eq(messages.status, 'sent')));
         return row;
       }, 30_000);
       expect(answer.text).toBe(FAQ[1]!.answer);

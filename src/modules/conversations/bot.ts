@@ -56,15 +56,27 @@ export class ConversationBot {
 
   /** Dispatcher subscriber: a turn for each conversation of the batch's `message.received` the bot should answer. */
   async onEvents(tx: Db, batch: EventRow[]): Promise<void> {
-    const ids = batch.filter((e) => e.type === 'message.received')
+    const ids = batch
+      .filter((e) => e.type === 'message.received')
       .map((e) => (e.payload.message as { id?: unknown } | undefined)?.id)
       .filter((id): id is string => typeof id === 'string');
     if (ids.length === 0) return;
-    const due = await tx.select({ conversationId: conversations.id, inbox: inboxes }).from(messages)
+    const due = await tx
+      .select({ conversationId: conversations.id, inbox: inboxes })
+      .from(messages)
       .innerJoin(conversations, eq(conversations.id, messages.conversationId))
       .innerJoin(inboxes, eq(inboxes.id, messages.inboxId))
-      .where(and(inArray(messages.id, ids), eq(messages.direction, 'in'), eq(messages.autoReply, false), eq(messages.private, false), eq(messages.attempts, 0),
-        eq(conversations.status, 'OPEN'), eq(conversations.handledBy, 'bot')));
+      .where(
+        and(
+          inArray(messages.id, ids),
+          eq(messages.direction, 'in'),
+          eq(messages.autoReply, false),
+          eq(messages.private, false),
+          eq(messages.attempts, 0),
+          eq(conversations.status, 'OPEN'),
+          eq(conversations.handledBy, 'bot'),
+        ),
+      );
     const byConversation = new Map<string, InboxRow>();
     for (const row of due) if (row.inbox.bot?.enabled) byConversation.set(row.conversationId, row.inbox);
     if (byConversation.size === 0) return;
@@ -122,7 +134,9 @@ export class ConversationBot {
     });
     for (const row of ended) await turns.published(row);
     for (const row of taken) {
-      void turns.run(row).then((final) => this.afterTurn(final))
+      void turns
+        .run(row)
+        .then((final) => this.afterTurn(final))
         .catch((error: unknown) => this.deps.log.error({ err: error, agentRunId: row.id }, 'bot turn crashed'));
     }
     return false;
@@ -147,19 +161,33 @@ export class ConversationBot {
     if (run.projectId) conditions.push(eq(conversations.projectId, run.projectId));
     // The conversation's row lock serializes the turns' starts across instances.
     const [found] = conversationId
-      ? await tx.select({ conversation: conversations, inbox: inboxes, contact: contacts }).from(conversations)
-        .innerJoin(inboxes, eq(inboxes.id, conversations.inboxId))
-        .innerJoin(contacts, eq(contacts.id, conversations.contactId))
-        .where(and(...conditions)).for('update', { of: conversations })
+      ? await tx
+          .select({ conversation: conversations, inbox: inboxes, contact: contacts })
+          .from(conversations)
+          .innerJoin(inboxes, eq(inboxes.id, conversations.inboxId))
+          .innerJoin(contacts, eq(contacts.id, conversations.contactId))
+          .where(and(...conditions))
+          .for('update', { of: conversations })
       : [];
     if (!found) return this.end(tx, run, 'failed', 'No conversation to answer.', `Conversation ${conversationId.slice(0, 64) || '(none)'} not found`);
     if (await this.ports.turns.hasRunning(tx, run.orgId, conversationId, run.id)) return null;
     const { conversation, inbox, contact } = found;
-    if (!inbox.bot?.enabled) return this.end(tx, run, 'canceled', 'Not answered: the inbox\'s bot is off.', 'The inbox\'s bot is off');
+    if (!inbox.bot?.enabled) return this.end(tx, run, 'canceled', "Not answered: the inbox's bot is off.", "The inbox's bot is off");
     if (conversation.status !== 'OPEN') return this.end(tx, run, 'canceled', 'Not answered: the conversation is closed.', 'The conversation is closed');
-    if (conversation.handledBy !== 'bot') return this.end(tx, run, 'canceled', 'Not answered: a person handles this conversation.', 'A person handles this conversation');
-    const fresh = await tx.update(messages).set({ attempts: sql`${messages.attempts} + 1` })
-      .where(and(eq(messages.conversationId, conversation.id), eq(messages.direction, 'in'), eq(messages.attempts, 0), eq(messages.autoReply, false), eq(messages.private, false)))
+    if (conversation.handledBy !== 'bot')
+      return this.end(tx, run, 'canceled', 'Not answered: a person handles this conversation.', 'A person handles this conversation');
+    const fresh = await tx
+      .update(messages)
+      .set({ attempts: sql`${messages.attempts} + 1` })
+      .where(
+        and(
+          eq(messages.conversationId, conversation.id),
+          eq(messages.direction, 'in'),
+          eq(messages.attempts, 0),
+          eq(messages.autoReply, false),
+          eq(messages.private, false),
+        ),
+      )
       .returning({ id: messages.id, text: messages.text, at: messages.at });
     if (fresh.length === 0) return this.end(tx, run, 'canceled', 'Nothing new to answer.', 'No message waits for an answer');
     fresh.sort((a, b) => a.at.getTime() - b.at.getTime() || a.id.localeCompare(b.id));
@@ -169,9 +197,12 @@ export class ConversationBot {
 
   /** What the turn's model is told: the new messages, the recent thread, the FAQ, who writes. */
   private async turnInput(tx: Db, conversation: ConversationRow, inbox: InboxRow, contactName: string | null, fresh: { id: string; text: string; at: Date }[]) {
-    const recent = await tx.select({ direction: messages.direction, sender: messages.sender, text: messages.text, at: messages.at }).from(messages)
+    const recent = await tx
+      .select({ direction: messages.direction, sender: messages.sender, text: messages.text, at: messages.at })
+      .from(messages)
       .where(and(eq(messages.conversationId, conversation.id), eq(messages.private, false)))
-      .orderBy(desc(messages.at), desc(messages.id)).limit(TRANSCRIPT);
+      .orderBy(desc(messages.at), desc(messages.id))
+      .limit(TRANSCRIPT);
     return {
       conversationId: conversation.id,
       channel: conversation.channel,
@@ -179,7 +210,10 @@ export class ConversationBot {
       contact: { name: contactName },
       messages: fresh.map((m) => ({ id: m.id, text: cut(m.text), at: m.at.toISOString() })),
       transcript: recent.reverse().map((m) => ({ from: m.direction === 'in' ? 'contact' : m.sender, text: cut(m.text), at: m.at.toISOString() })),
-      faq: faqFor(inbox.config.faq, fresh.map((m) => m.text)),
+      faq: faqFor(
+        inbox.config.faq,
+        fresh.map((m) => m.text),
+      ),
     };
   }
 
@@ -191,9 +225,14 @@ export class ConversationBot {
 
 /** The inbox's FAQ for a turn: whole when small, else the entries closest to the new messages. */
 export function faqFor(value: unknown, texts: string[]): FaqEntry[] {
-  const faq = (Array.isArray(value) ? value : []).filter((e): e is FaqEntry => Boolean(e) && typeof e.question === 'string' && typeof e.answer === 'string')
+  const faq = (Array.isArray(value) ? value : [])
+    .filter((e): e is FaqEntry => Boolean(e) && typeof e.question === 'string' && typeof e.answer === 'string')
     .map((e) => ({ question: e.question, answer: e.answer }));
   if (JSON.stringify(faq).length <= FAQ_INLINE_CHARS) return faq;
-  return faq.map((entry, i) => ({ entry, i, score: Math.max(0, ...texts.map((t) => faqScore(t, entry.question))) }))
-    .filter((x) => x.score > 0).sort((a, b) => b.score - a.score || a.i - b.i).slice(0, FAQ_TOP).map((x) => x.entry);
+  return faq
+    .map((entry, i) => ({ entry, i, score: Math.max(0, ...texts.map((t) => faqScore(t, entry.question))) }))
+    .filter((x) => x.score > 0)
+    .sort((a, b) => b.score - a.score || a.i - b.i)
+    .slice(0, FAQ_TOP)
+    .map((x) => x.entry);
 }

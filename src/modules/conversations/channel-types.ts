@@ -59,7 +59,9 @@ export interface Outgoing {
   inbox: { id: string; name?: string; config: Record<string, unknown>; signingSecret: string | null; credentials: Record<string, string> | null };
   message: Record<string, unknown> & { id: string; text: string; at: Date | string; template?: Record<string, unknown> };
   conversation: {
-    id: string; subject: string | null; contact: { id: string; name: string | null; address: string };
+    id: string;
+    subject: string | null;
+    contact: { id: string; name: string | null; address: string };
     /** E-mail: the Message-IDs of the thread's earlier messages (received and sent), oldest first. */
     references?: string[];
   };
@@ -71,9 +73,7 @@ export interface Outgoing {
  * The channel's answer: accepted with the provider's message id, or refused. `retry`: worth trying
  * again (5xx, 429, the network); `retryAfterS`: what the provider asked for.
  */
-export type Outcome =
-  | { ok: true; externalId: string }
-  | { ok: false; retry: boolean; retryAfterS?: number; error: string };
+export type Outcome = { ok: true; externalId: string } | { ok: false; retry: boolean; retryAfterS?: number; error: string };
 
 /**
  * A channel: checks an inbox's config (and makes its secrets), and sends. Its inbound side is a
@@ -102,7 +102,10 @@ export interface ChannelAdapter {
 export function assertKnownKeys(channel: Channel, part: 'config' | 'credentials', given: Record<string, unknown>, known: readonly string[]): void {
   const what = part === 'config' ? 'a setting' : 'a credential';
   for (const key of Object.keys(given)) {
-    if (!known.includes(key)) throw badRequest(`${part}.${key} is not ${what} of the ${channel} channel`, [{ field: `body.${part}.${key}`, message: `is not ${what} of the ${channel} channel (${known.join(', ')})` }]);
+    if (!known.includes(key))
+      throw badRequest(`${part}.${key} is not ${what} of the ${channel} channel`, [
+        { field: `body.${part}.${key}`, message: `is not ${what} of the ${channel} channel (${known.join(', ')})` },
+      ]);
   }
 }
 

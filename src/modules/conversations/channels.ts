@@ -2,7 +2,16 @@ import { randomToken } from '../../platform/crypto.ts';
 import { assertOutboundUrl } from '../../platform/http-client.ts';
 import { badRequest, unprocessable } from '../../platform/errors.ts';
 import { sendSigned } from '../webhooks/index.ts';
-import { assertKnownKeys, retryAfterSeconds, type Channel, type ChannelAdapter, type ChannelEnv, type Outcome, type Outgoing, type Prepared } from './channel-types.ts';
+import {
+  assertKnownKeys,
+  retryAfterSeconds,
+  type Channel,
+  type ChannelAdapter,
+  type ChannelEnv,
+  type Outcome,
+  type Outgoing,
+  type Prepared,
+} from './channel-types.ts';
 import { WhatsAppChannel } from './whatsapp.ts';
 import { TelegramChannel } from './telegram.ts';
 import { EmailChannel } from './email.ts';
@@ -35,7 +44,10 @@ export class ApiChannel implements ChannelAdapter {
 
   async prepare(config: Record<string, unknown>, previous: Record<string, unknown> | null): Promise<Prepared> {
     const url = config.url ?? previous?.url;
-    if (typeof url !== 'string' || url === '') throw badRequest('An api inbox needs config.url, where its outbound messages are delivered', [{ field: 'body.config.url', message: 'is required for the api channel' }]);
+    if (typeof url !== 'string' || url === '')
+      throw badRequest('An api inbox needs config.url, where its outbound messages are delivered', [
+        { field: 'body.config.url', message: 'is required for the api channel' },
+      ]);
     await assertOutboundUrl(url, 'body.config.url', { allowPrivate: this.env.allowPrivate, requireHttps: true });
     assertKnownKeys('api', 'config', config, ['url', 'faq']);
     const out: Prepared = { config: { ...(previous ?? {}), ...config, url } };

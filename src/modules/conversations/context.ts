@@ -30,11 +30,19 @@ export interface ConversationsContext {
 
 export function conversationsContext(deps: Deps, ports: ConversationPorts): ConversationsContext {
   return {
-    db: deps.db, database: deps.database, clock: deps.clock, config: deps.config, ports,
+    db: deps.db,
+    database: deps.database,
+    clock: deps.clock,
+    config: deps.config,
+    ports,
     box: new SecretBox(deps.config.appSecret),
     adapters: channelAdapters({
-      allowPrivate: deps.config.webhookAllowPrivate, timeoutMs: deps.config.webhookTimeoutMs, publicUrl: deps.config.publicUrl,
-      whatsappApiBaseUrl: deps.config.whatsappApiBaseUrl, telegramApiBaseUrl: deps.config.telegramApiBaseUrl, smtpUrl: deps.config.smtpUrl,
+      allowPrivate: deps.config.webhookAllowPrivate,
+      timeoutMs: deps.config.webhookTimeoutMs,
+      publicUrl: deps.config.publicUrl,
+      whatsappApiBaseUrl: deps.config.whatsappApiBaseUrl,
+      telegramApiBaseUrl: deps.config.telegramApiBaseUrl,
+      smtpUrl: deps.config.smtpUrl,
     }),
   };
 }

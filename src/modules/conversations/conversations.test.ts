@@ -29,10 +29,21 @@ const owner = (org: OrgFixture = t.orgA) => ({ token: org.token });
 let counter = 0;
 const unique = (label: string) => `${label}-${++counter}-${Date.now()}`;
 
-interface Inbox { id: string; channel: string; inboundUrl: string; config: Record<string, unknown>; secrets?: { signingSecret: string } }
+interface Inbox {
+  id: string;
+  channel: string;
+  inboundUrl: string;
+  config: Record<string, unknown>;
+  secrets?: { signingSecret: string };
+}
 
 async function apiInbox(extra: Record<string, unknown> = {}, org: OrgFixture = t.orgA): Promise<Inbox> {
-  const res = await t.call({ method: 'POST', url: `${base(org)}/inboxes`, auth: owner(org), payload: { name: unique('api'), channel: 'api', config: { url: rx.url('/out') }, ...extra } });
+  const res = await t.call({
+    method: 'POST',
+    url: `${base(org)}/inboxes`,
+    auth: owner(org),
+    payload: { name: unique('api'), channel: 'api', config: { url: rx.url('/out') }, ...extra },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
 }
@@ -41,7 +52,8 @@ async function inbound(inboxId: string, body: Record<string, unknown>, auth: { a
   return t.call({ method: 'POST', url: `${base()}/inboxes/${inboxId}/messages`, auth, payload: body });
 }
 
-async function conversationOf(messageId: string): Promise<Record<string, any>> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function conversationOf(messageId: string): Promise<Record<string, any>> {
   const [row] = await t.database.db.select().from(messages).where(eq(messages.id, messageId));
   const res = await t.call({ method: 'GET', url: `${base()}/conversations/${row!.conversationId}`, auth: owner() });
   expect(res.statusCode, res.body).toBe(200);
@@ -62,11 +74,21 @@ describe('inboxes', () => {
     const [row] = await t.database.db.select().from(inboxes).where(eq(inboxes.id, created.id));
     expect(row!.secretSealed).not.toContain(created.secrets!.signingSecret);
     const got = await t.call({ method: 'GET', url: `${base()}/inboxes/${created.id}`, auth: owner() });
-    expect(got.json()).toMatchObject({ id: created.id, channel: 'api', bot: { enabled: true }, config: { url: rx.url('/out'), faq: [{ question: 'Hours?', answer: '9 to 5' }] } });
+    expect(got.json()).toMatchObject({
+      id: created.id,
+      channel: 'api',
+      bot: { enabled: true },
+      config: { url: rx.url('/out'), faq: [{ question: 'Hours?', answer: '9 to 5' }] },
+    });
     expect(got.json().secrets).toBeUndefined();
     const list = await t.call({ method: 'GET', url: `${base()}/inboxes`, auth: owner() });
     expect(list.json().items.map((i: Inbox) => i.id)).toContain(created.id);
-    const patched = await t.call({ method: 'PATCH', url: `${base()}/inboxes/${created.id}`, auth: owner(), payload: { name: 'Renamed', bot: { enabled: false } } });
+    const patched = await t.call({
+      method: 'PATCH',
+      url: `${base()}/inboxes/${created.id}`,
+      auth: owner(),
+      payload: { name: 'Renamed', bot: { enabled: false } },
+    });
     expect(patched.json()).toMatchObject({ name: 'Renamed', bot: { enabled: false }, config: { url: rx.url('/out') } });
     const deleted = await t.call({ method: 'DELETE', url: `${base()}/inboxes/${created.id}`, auth: owner() });
     expect(deleted.statusCode).toBe(204);
@@ -79,10 +101,20 @@ describe('inboxes', () => {
     expect(web.json()).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'body.config.allowedOrigins' }] });
     const noUrl = await t.call({ method: 'POST', url: `${base()}/inboxes`, auth: owner(), payload: { name: 'api', channel: 'api' } });
     expect(noUrl.statusCode).toBe(400);
-    const badUrl = await t.call({ method: 'POST', url: `${base()}/inboxes`, auth: owner(), payload: { name: 'api', channel: 'api', config: { url: 'ftp://example.com/x' } } });
+    const badUrl = await t.call({
+      method: 'POST',
+      url: `${base()}/inboxes`,
+      auth: owner(),
+      payload: { name: 'api', channel: 'api', config: { url: 'ftp://example.com/x' } },
+    });
     expect(badUrl.statusCode).toBe(400);
     const faq = Array.from({ length: 201 }, () => ({ question: 'q', answer: 'a' }));
-    const tooMany = await t.call({ method: 'POST', url: `${base()}/inboxes`, auth: owner(), payload: { name: 'api', channel: 'api', config: { url: rx.url(), faq } } });
+    const tooMany = await t.call({
+      method: 'POST',
+      url: `${base()}/inboxes`,
+      auth: owner(),
+      payload: { name: 'api', channel: 'api', config: { url: rx.url(), faq } },
+    });
     expect(tooMany.statusCode).toBe(400);
   });
 });
@@ -103,11 +135,13 @@ describe('inbound on the api channel', () => {
     expect((await eventsOf(t, t.orgA.orgId, 'message.received')).length).toBe(receivedBefore + 1);
   });
 
-  it('concurrent retries store one message, and a new contact\'s concurrent first messages open one thread', async () => {
+  it("concurrent retries store one message, and a new contact's concurrent first messages open one thread", async () => {
     const inbox = await apiInbox();
     const address = `${unique('burst')}@example.com`;
     const externalId = unique('same');
-    const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => inbound(inbox.id, { contact: { address }, text: i % 2 ? 'dup' : `m${i}`, ...(i % 2 ? { externalId } : {}) })));
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => inbound(inbox.id, { contact: { address }, text: i % 2 ? 'dup' : `m${i}`, ...(i % 2 ? { externalId } : {}) })),
+    );
     for (const res of answers) expect([200, 201], res.body).toContain(res.statusCode);
     expect(new Set(answers.filter((_, i) => i % 2).map((r) => r.json().id)).size).toBe(1);
     const stored = await t.database.db.select().from(messages).where(eq(messages.inboxId, inbox.id));
@@ -153,9 +187,16 @@ describe('inbound on the api channel', () => {
       const conversationId = message.data.message.conversationId;
       rx.behaviour = () => ({ status: 400, body: 'no such contact' });
       const reply = await t.call({ method: 'POST', url: `${base()}/conversations/${conversationId}/messages`, auth: owner(), payload: { text: 'on it' } });
-      const note = await t.call({ method: 'POST', url: `${base()}/conversations/${conversationId}/messages`, auth: owner(), payload: { text: 'VIP', private: true } });
+      const note = await t.call({
+        method: 'POST',
+        url: `${base()}/conversations/${conversationId}/messages`,
+        auth: owner(),
+        payload: { text: 'VIP', private: true },
+      });
       await eventually(() => heard.find((m) => m.kind === 'conversation.message' && m.data.message.id === note.json().id));
-      const failed = await eventually(() => heard.find((m) => m.kind === 'conversation.message' && m.data.message.id === reply.json().id && m.data.message.status === 'failed'));
+      const failed = await eventually(() =>
+        heard.find((m) => m.kind === 'conversation.message' && m.data.message.id === reply.json().id && m.data.message.status === 'failed'),
+      );
       expect(failed.data.message.error).toContain('no such contact');
       expect(heard.some((m) => m.data?.message?.id === reply.json().id && m.data.message.status === 'queued')).toBe(true);
     } finally {
@@ -166,7 +207,12 @@ describe('inbound on the api channel', () => {
   it('links a contact to the lead its e-mail matches, and creates a lead with source api for a new phone number', async () => {
     const inbox = await apiInbox();
     const email = `${unique('known')}@example.com`;
-    const lead = await t.call({ method: 'POST', url: `${base()}/leads`, auth: owner(), payload: { email: email.toUpperCase(), name: 'Known', source: 'import' } });
+    const lead = await t.call({
+      method: 'POST',
+      url: `${base()}/leads`,
+      auth: owner(),
+      payload: { email: email.toUpperCase(), name: 'Known', source: 'import' },
+    });
     expect(lead.statusCode).toBe(201);
     const createdBefore = (await eventsOf(t, t.orgA.orgId, 'lead.created')).length;
     const known = await inbound(inbox.id, { contact: { name: 'Someone else', address: email }, text: 'hi' });
@@ -194,16 +240,29 @@ describe('inbound on the api channel', () => {
 describe('people in conversations', () => {
   it('a human reply in a bot-handled conversation is a takeover; a private note is never sent', async () => {
     // The bot answers the first message from the FAQ and keeps the conversation.
-    const inbox = await apiInbox({ config: { url: rx.url('/out'), faq: [{ question: 'I need help', answer: 'Sure, what do you need?' }] }, bot: { enabled: true } });
+    const inbox = await apiInbox({
+      config: { url: rx.url('/out'), faq: [{ question: 'I need help', answer: 'Sure, what do you need?' }] },
+      bot: { enabled: true },
+    });
     const res = await inbound(inbox.id, { contact: { address: `${unique('t')}@example.com` }, text: 'I need help' });
     await rx.waitFor(1);
     const conversation = await conversationOf(res.json().id);
     expect(conversation.handledBy).toBe('bot');
-    const note = await t.call({ method: 'POST', url: `${base()}/conversations/${conversation.id}/messages`, auth: owner(), payload: { text: 'internal: VIP', private: true } });
+    const note = await t.call({
+      method: 'POST',
+      url: `${base()}/conversations/${conversation.id}/messages`,
+      auth: owner(),
+      payload: { text: 'internal: VIP', private: true },
+    });
     expect(note.statusCode).toBe(201);
     expect(note.json()).toMatchObject({ private: true, direction: 'out', sender: 'human' });
     expect((await conversationOf(res.json().id)).handledBy).toBe('bot');
-    const reply = await t.call({ method: 'POST', url: `${base()}/conversations/${conversation.id}/messages`, auth: owner(), payload: { text: 'A person here' } });
+    const reply = await t.call({
+      method: 'POST',
+      url: `${base()}/conversations/${conversation.id}/messages`,
+      auth: owner(),
+      payload: { text: 'A person here' },
+    });
     expect(reply.statusCode).toBe(201);
     expect(reply.json()).toMatchObject({ sender: 'human', direction: 'out', private: false });
     const after = await conversationOf(res.json().id);
@@ -224,21 +283,40 @@ describe('people in conversations', () => {
     const res = await inbound(inbox.id, { contact: { address: `${unique('h')}@example.com` }, text: 'Let me talk to a person' });
     const conversation = await conversationOf(res.json().id);
     const member = await t.member(t.orgA.orgId, 'member');
-    const handed = await t.call({ method: 'POST', url: `${base()}/conversations/${conversation.id}/handoff`, auth: owner(), payload: { reason: 'pricing', assigneeId: member.userId } });
+    const handed = await t.call({
+      method: 'POST',
+      url: `${base()}/conversations/${conversation.id}/handoff`,
+      auth: owner(),
+      payload: { reason: 'pricing', assigneeId: member.userId },
+    });
     expect(handed.statusCode, handed.body).toBe(200);
     expect(handed.json()).toMatchObject({ handledBy: 'human', handoffReason: 'pricing', assigneeId: member.userId });
     // (The bot may have handed the conversation off first: the contact asked for a person.)
-    const [event] = (await eventsOf(t, t.orgA.orgId, 'conversation.handoff')).filter((e) => e.payload.conversationId === conversation.id && e.payload.reason === 'pricing');
+    const [event] = (await eventsOf(t, t.orgA.orgId, 'conversation.handoff')).filter(
+      (e) => e.payload.conversationId === conversation.id && e.payload.reason === 'pricing',
+    );
     expect(event!.payload).toMatchObject({ reason: 'pricing', by: 'human', assignedToId: member.userId });
     const notes = await t.call({ method: 'GET', url: `${base()}/notifications`, auth: { token: member.token } });
-    expect(notes.json().items).toEqual(expect.arrayContaining([expect.objectContaining({ kind: 'conversation.handoff', link: `/conversations/${conversation.id}` })]));
-    const stranger = await t.call({ method: 'POST', url: `${base()}/conversations/${conversation.id}/assign`, auth: owner(), payload: { assigneeId: t.orgB.ownerId } });
+    expect(notes.json().items).toEqual(
+      expect.arrayContaining([expect.objectContaining({ kind: 'conversation.handoff', link: `/conversations/${conversation.id}` })]),
+    );
+    const stranger = await t.call({
+      method: 'POST',
+      url: `${base()}/conversations/${conversation.id}/assign`,
+      auth: owner(),
+      payload: { assigneeId: t.orgB.ownerId },
+    });
     expect(stranger.statusCode).toBe(400);
-    const assigned = await t.call({ method: 'POST', url: `${base()}/conversations/${conversation.id}/assign`, auth: owner(), payload: { assigneeId: t.orgA.ownerId } });
+    const assigned = await t.call({
+      method: 'POST',
+      url: `${base()}/conversations/${conversation.id}/assign`,
+      auth: owner(),
+      payload: { assigneeId: t.orgA.ownerId },
+    });
     expect(assigned.json().assigneeId).toBe(t.orgA.ownerId);
   });
 
-  it('read sets the caller\'s unread count to 0, for that caller only', async () => {
+  it("read sets the caller's unread count to 0, for that caller only", async () => {
     const inbox = await apiInbox();
     const res = await inbound(inbox.id, { contact: { address: `${unique('r')}@example.com` }, text: 'unread' });
     const conversation = await conversationOf(res.json().id);
@@ -294,9 +372,12 @@ describe('people in conversations', () => {
     expect(bad.json()).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'querystring.from' }] });
   });
 
-  it('lists with every filter and q over the messages\' text', async () => {
+  it("lists with every filter and q over the messages' text", async () => {
     // The bot answers 'the blue umbrella' from the FAQ, so the conversation stays the bot's.
-    const inbox = await apiInbox({ config: { url: rx.url('/out'), faq: [{ question: 'Is the blue umbrella in stock?', answer: 'Yes.' }] }, bot: { enabled: true } });
+    const inbox = await apiInbox({
+      config: { url: rx.url('/out'), faq: [{ question: 'Is the blue umbrella in stock?', answer: 'Yes.' }] },
+      bot: { enabled: true },
+    });
     const other = await apiInbox();
     const a = await conversationOf((await inbound(inbox.id, { contact: { address: `${unique('fa')}@example.com` }, text: 'the blue umbrella' })).json().id);
     const b = await conversationOf((await inbound(other.id, { contact: { address: `${unique('fb')}@example.com` }, text: 'a red coat' })).json().id);
@@ -323,14 +404,23 @@ describe('people in conversations', () => {
     expect((await t.call({ method: 'GET', url: `${base()}/conversations`, auth: owner(), query: { status: 'PENDING' } })).statusCode).toBe(400);
   });
 
-  it('keeps organizations apart: another organization\'s inbox and conversation are not found', async () => {
+  it("keeps organizations apart: another organization's inbox and conversation are not found", async () => {
     const inbox = await apiInbox();
     const res = await inbound(inbox.id, { contact: { address: `${unique('x')}@example.com` }, text: 'private' });
     const conversation = await conversationOf(res.json().id);
     const b = { token: t.orgB.token };
     const urls = [`/inboxes/${inbox.id}`, `/conversations/${conversation.id}`, `/conversations/${conversation.id}/messages`];
     for (const path of urls) expect((await t.call({ method: 'GET', url: `${base(t.orgB)}${path}`, auth: b })).statusCode).toBe(404);
-    expect((await t.call({ method: 'POST', url: `${base(t.orgB)}/inboxes/${inbox.id}/messages`, auth: { apiKey: t.orgB.apiKey }, payload: { contact: { address: 'a@b.co' }, text: 'x' } })).statusCode).toBe(404);
+    expect(
+      (
+        await t.call({
+          method: 'POST',
+          url: `${base(t.orgB)}/inboxes/${inbox.id}/messages`,
+          auth: { apiKey: t.orgB.apiKey },
+          payload: { contact: { address: 'a@b.co' }, text: 'x' },
+        })
+      ).statusCode,
+    ).toBe(404);
     expect((await t.call({ method: 'POST', url: `${base(t.orgB)}/conversations/${conversation.id}/close`, auth: b })).statusCode).toBe(404);
     const listB = await t.call({ method: 'GET', url: `${base(t.orgB)}/conversations`, auth: b });
     expect(listB.json().items.map((c: { id: string }) => c.id)).not.toContain(conversation.id);
@@ -342,7 +432,14 @@ describe('people in conversations', () => {
 
 describe('outbound on the api channel', () => {
   it('guards the receiver URL against private addresses when they are not allowed, and reads Retry-After in both forms', async () => {
-    const guarded = new ApiChannel({ allowPrivate: false, timeoutMs: 1000, whatsappApiBaseUrl: '', telegramApiBaseUrl: '', smtpUrl: undefined, publicUrl: 'https://service.example' });
+    const guarded = new ApiChannel({
+      allowPrivate: false,
+      timeoutMs: 1000,
+      whatsappApiBaseUrl: '',
+      telegramApiBaseUrl: '',
+      smtpUrl: undefined,
+      publicUrl: 'https://service.example',
+    });
     for (const url of ['https://127.0.0.1/hook', 'https://10.0.0.7/hook', 'https://[::1]/hook', 'http://example.com/hook']) {
       await expect(guarded.prepare({ url }, null), url).rejects.toMatchObject({ statusCode: 400 });
     }
@@ -359,7 +456,10 @@ describe('outbound on the api channel', () => {
     const conversation = await conversationOf(res.json().id);
     const reply = await t.call({ method: 'POST', url: `${base()}/conversations/${conversation.id}/messages`, auth: owner(), payload: { text: 'anyone?' } });
     const failed = await eventually(async () => {
-      const [row] = await t.database.db.select().from(messages).where(and(eq(messages.id, reply.json().id), eq(messages.status, 'failed')));
+      const [row] = await t.database.db
+        .select()
+        .from(messages)
+        .where(and(eq(messages.id, reply.json().id), eq(messages.status, 'failed')));
       return row;
     });
     // WEBHOOK_RETRY_DELAYS_S has four delays: five attempts.
@@ -368,11 +468,19 @@ describe('outbound on the api channel', () => {
     expect(failed.error).toContain('502');
   });
 
-  it('retries a 503 after its Retry-After, then records sent with the receiver\'s id and message.sent', async () => {
+  it("retries a 503 after its Retry-After, then records sent with the receiver's id and message.sent", async () => {
     const inbox = await apiInbox();
     const lead = await t.call({ method: 'POST', url: `${base()}/leads`, auth: owner(), payload: { email: `${unique('out')}@example.com`, name: 'Out' } });
-    rx.behaviour = (_req, n): ReturnType<Behaviour> => (n === 1 ? { status: 503, headers: { 'retry-after': '1' }, body: 'busy' } : { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 'rcv-42' }) });
-    const started = await t.call({ method: 'POST', url: `${base()}/conversations`, auth: owner(), payload: { inboxId: inbox.id, leadId: lead.json().id, text: 'Hi from us' } });
+    rx.behaviour = (_req, n): ReturnType<Behaviour> =>
+      n === 1
+        ? { status: 503, headers: { 'retry-after': '1' }, body: 'busy' }
+        : { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 'rcv-42' }) };
+    const started = await t.call({
+      method: 'POST',
+      url: `${base()}/conversations`,
+      auth: owner(),
+      payload: { inboxId: inbox.id, leadId: lead.json().id, text: 'Hi from us' },
+    });
     expect(started.statusCode, started.body).toBe(201);
     expect(started.json()).toMatchObject({ inboxId: inbox.id, leadId: lead.json().id, handledBy: 'human', status: 'OPEN' });
     await rx.waitFor(2, 10_000);
@@ -380,7 +488,11 @@ describe('outbound on the api channel', () => {
     expect(second!.at - first!.at).toBeGreaterThanOrEqual(900);
     for (const req of [first!, second!]) expect(verify(req, inbox.secrets!.signingSecret)).toBe(true);
     const envelope = second!.json as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-    expect(envelope).toMatchObject({ type: 'conversation.message', organizationId: t.orgA.orgId, payload: { message: { text: 'Hi from us', sender: 'human' }, conversation: { id: started.json().id } } });
+    expect(envelope).toMatchObject({
+      type: 'conversation.message',
+      organizationId: t.orgA.orgId,
+      payload: { message: { text: 'Hi from us', sender: 'human' }, conversation: { id: started.json().id } },
+    });
     expect((first!.json as { id: string }).id).toBe(envelope.id);
     const message = await eventually(async () => {
       const list = await t.call({ method: 'GET', url: `${base()}/conversations/${started.json().id}/messages`, auth: owner() });
@@ -392,14 +504,22 @@ describe('outbound on the api channel', () => {
     expect(sent.payload).toMatchObject({ sender: 'human', message: { externalId: 'rcv-42', status: 'sent' } });
   });
 
-  it('fails a message for good on a 400 with the receiver\'s error, and sends no message.sent', async () => {
+  it("fails a message for good on a 400 with the receiver's error, and sends no message.sent", async () => {
     const inbox = await apiInbox();
     rx.behaviour = () => ({ status: 400, body: '{"error":"unknown recipient"}' });
     const res = await inbound(inbox.id, { contact: { address: `${unique('f')}@example.com` }, text: 'hi' });
     const conversation = await conversationOf(res.json().id);
-    const reply = await t.call({ method: 'POST', url: `${base()}/conversations/${conversation.id}/messages`, auth: owner(), payload: { text: 'nobody gets this' } });
+    const reply = await t.call({
+      method: 'POST',
+      url: `${base()}/conversations/${conversation.id}/messages`,
+      auth: owner(),
+      payload: { text: 'nobody gets this' },
+    });
     const failed = await eventually(async () => {
-      const [row] = await t.database.db.select().from(messages).where(and(eq(messages.id, reply.json().id), eq(messages.status, 'failed')));
+      const [row] = await t.database.db
+        .select()
+        .from(messages)
+        .where(and(eq(messages.id, reply.json().id), eq(messages.status, 'failed')));
       return row;
     });
     expect(failed.error).toContain('unknown recipient');

@@ -26,16 +26,37 @@ const owner = (org: OrgFixture = t.orgA) => ({ token: org.token });
 let counter = 0;
 const unique = (label: string) => `${label}-${++counter}-${Date.now()}`;
 
-interface Inbox { id: string; channel: string; inboundUrl: string; config: Record<string, unknown>; secrets?: { token: string } }
+interface Inbox {
+  id: string;
+  channel: string;
+  inboundUrl: string;
+  config: Record<string, unknown>;
+  secrets?: { token: string };
+}
 
 async function emailInbox(org: OrgFixture = t.orgA, config: Record<string, unknown> = {}): Promise<Inbox & { secrets: { token: string } }> {
-  const res = await t.call({ method: 'POST', url: `${base(org)}/inboxes`, auth: owner(org), payload: { name: 'Support', channel: 'email', config: { address: `${unique('support')}@shop.example.com`, fromName: 'Shop Support', ...config } } });
+  const res = await t.call({
+    method: 'POST',
+    url: `${base(org)}/inboxes`,
+    auth: owner(org),
+    payload: { name: 'Support', channel: 'email', config: { address: `${unique('support')}@shop.example.com`, fromName: 'Shop Support', ...config } },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
 }
 
 /** A raw message as a mail relay posts it (CRLF line ends). */
-function mime(o: { from: string; to?: string; subject?: string; messageId?: string; inReplyTo?: string; references?: string; headers?: Record<string, string>; body?: string; contentType?: string }): string {
+function mime(o: {
+  from: string;
+  to?: string;
+  subject?: string;
+  messageId?: string;
+  inReplyTo?: string;
+  references?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  contentType?: string;
+}): string {
   const lines = [
     `From: ${o.from}`,
     `To: ${o.to ?? 'support@shop.example.com'}`,
@@ -58,7 +79,8 @@ function post(inbox: Pick<Inbox, 'id'>, raw: string | Buffer, token: string | nu
   return t.call({ method: 'POST', url, headers: { 'content-type': contentType }, payload: raw });
 }
 
-async function conversation(id: string, org: OrgFixture = t.orgA): Promise<Record<string, any>> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function conversation(id: string, org: OrgFixture = t.orgA): Promise<Record<string, any>> {
   const res = await t.call({ method: 'GET', url: `${base(org)}/conversations/${id}`, auth: owner(org) });
   expect(res.statusCode, res.body).toBe(200);
   return res.json();
@@ -93,9 +115,17 @@ describe('email inboxes', () => {
     expect(patched.statusCode, patched.body).toBe(200);
     expect(patched.json().secrets).toBeUndefined();
     expect(patched.json().config).toMatchObject({ address: inbox.config.address, fromName: 'Shop' });
-    expect((await post(inbox, mime({ from: `${unique('k')}@example.com`, messageId: `<${unique('k')}@example.com>` }), inbox.secrets.token)).statusCode).toBe(201);
+    expect((await post(inbox, mime({ from: `${unique('k')}@example.com`, messageId: `<${unique('k')}@example.com>` }), inbox.secrets.token)).statusCode).toBe(
+      201,
+    );
 
-    for (const config of [{}, { address: 'Shop <shop@example.com>' }, { address: 'not an address' }, { address: 'a@b.example.com', url: 'https://x.example.com' }, { address: 'a@b.example.com', fromName: 'Evil\r\nBcc: x@y.example.com' }]) {
+    for (const config of [
+      {},
+      { address: 'Shop <shop@example.com>' },
+      { address: 'not an address' },
+      { address: 'a@b.example.com', url: 'https://x.example.com' },
+      { address: 'a@b.example.com', fromName: 'Evil\r\nBcc: x@y.example.com' },
+    ]) {
       const res = await t.call({ method: 'POST', url: `${base()}/inboxes`, auth: owner(), payload: { name: 'bad', channel: 'email', config } });
       expect(res.statusCode, JSON.stringify(config)).toBe(400);
       expect(res.json().code).toBe('VALIDATION_ERROR');
@@ -105,7 +135,12 @@ describe('email inboxes', () => {
   it('without SMTP_URL an email inbox is refused with 422 CHANNEL_NOT_AVAILABLE naming SMTP_URL', async () => {
     const other = await buildTestApp({ workers: false });
     try {
-      const res = await other.call({ method: 'POST', url: `/api/v1/orgs/${other.orgA.orgId}/inboxes`, auth: { token: other.orgA.token }, payload: { name: 'mail', channel: 'email', config: { address: 'help@shop.example.com' } } });
+      const res = await other.call({
+        method: 'POST',
+        url: `/api/v1/orgs/${other.orgA.orgId}/inboxes`,
+        auth: { token: other.orgA.token },
+        payload: { name: 'mail', channel: 'email', config: { address: 'help@shop.example.com' } },
+      });
       expect(res.statusCode).toBe(422);
       expect(res.json().code).toBe('CHANNEL_NOT_AVAILABLE');
       expect(res.json().message).toContain('SMTP_URL');
@@ -117,29 +152,48 @@ describe('email inboxes', () => {
 });
 
 describe('inbound e-mail', () => {
-  it('a message with the token opens a conversation with its subject, linked to the lead of the sender\'s address', async () => {
+  it("a message with the token opens a conversation with its subject, linked to the lead of the sender's address", async () => {
     const inbox = await emailInbox();
     const known = `${unique('known')}@example.com`;
     const lead = await t.call({ method: 'POST', url: `${base()}/leads`, auth: owner(), payload: { email: known, name: 'Known Person', source: 'import' } });
     expect(lead.statusCode).toBe(201);
-    const res = await post(inbox, mime({ from: `"Known Person" <${known.toUpperCase()}>`, subject: 'Question about pricing', messageId: `<${unique('q')}@mail.example.com>`, body: 'How much is the pro plan?' }), inbox.secrets.token);
+    const res = await post(
+      inbox,
+      mime({
+        from: `"Known Person" <${known.toUpperCase()}>`,
+        subject: 'Question about pricing',
+        messageId: `<${unique('q')}@mail.example.com>`,
+        body: 'How much is the pro plan?',
+      }),
+      inbox.secrets.token,
+    );
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json()).toMatchObject({ duplicate: false });
     const thread = await conversation(res.json().conversationId);
-    expect(thread).toMatchObject({ channel: 'email', status: 'OPEN', subject: 'Question about pricing', leadId: lead.json().id, contact: { name: 'Known Person', address: known } });
+    expect(thread).toMatchObject({
+      channel: 'email',
+      status: 'OPEN',
+      subject: 'Question about pricing',
+      leadId: lead.json().id,
+      contact: { name: 'Known Person', address: known },
+    });
     const received = (await eventsOf(t, t.orgA.orgId, 'message.received')).filter((e) => e.payload.message.id === res.json().id);
     expect(received).toHaveLength(1);
     expect(received[0]!.payload.message).toMatchObject({ text: 'How much is the pro plan?', direction: 'in', sender: 'contact' });
 
     // A sender no lead has yet becomes one, with source email.
     const stranger = `${unique('new')}@example.com`;
-    const second = await post(inbox, mime({ from: `Nora New <${stranger}>`, subject: 'Hi', messageId: `<${unique('n')}@mail.example.com>` }), inbox.secrets.token);
+    const second = await post(
+      inbox,
+      mime({ from: `Nora New <${stranger}>`, subject: 'Hi', messageId: `<${unique('n')}@mail.example.com>` }),
+      inbox.secrets.token,
+    );
     const leadId = (await conversation(second.json().conversationId)).leadId as string;
     const created = await t.call({ method: 'GET', url: `${base()}/leads/${leadId}`, auth: owner() });
     expect(created.json()).toMatchObject({ email: stranger, name: 'Nora New', source: 'email' });
   });
 
-  it('the same Message-ID posted again (a relay\'s retry) is stored once', async () => {
+  it("the same Message-ID posted again (a relay's retry) is stored once", async () => {
     const inbox = await emailInbox();
     const raw = mime({ from: `${unique('r')}@example.com`, subject: 'Retry me', messageId: `<${unique('retry')}@mail.example.com>` });
     const first = await post(inbox, raw, inbox.secrets.token);
@@ -151,7 +205,7 @@ describe('inbound e-mail', () => {
     expect((await eventsOf(t, t.orgA.orgId, 'message.received')).filter((e) => e.payload.message.id === first.json().id)).toHaveLength(1);
   });
 
-  it('a missing or wrong token, or another inbox\'s, gives 401 and stores nothing', async () => {
+  it("a missing or wrong token, or another inbox's, gives 401 and stores nothing", async () => {
     const inbox = await emailInbox();
     const other = await emailInbox();
     const raw = mime({ from: `${unique('x')}@example.com`, messageId: `<${unique('x')}@mail.example.com>` });
@@ -180,16 +234,60 @@ describe('inbound e-mail', () => {
     const inbox = await emailInbox();
     const from = `${unique('html')}@example.com`;
     const alternative = mime({
-      from, subject: 'Both', messageId: `<${unique('alt')}@mail.example.com>`, contentType: 'multipart/alternative; boundary="b1"',
-      body: ['--b1', 'Content-Type: text/plain; charset=utf-8', '', 'The plain words', '--b1', 'Content-Type: text/html; charset=utf-8', '', '<p>The <b>HTML</b> words</p>', '--b1--', ''].join('\r\n'),
+      from,
+      subject: 'Both',
+      messageId: `<${unique('alt')}@mail.example.com>`,
+      contentType: 'multipart/alternative; boundary="b1"',
+      body: [
+        '--b1',
+        'Content-Type: text/plain; charset=utf-8',
+        '',
+        'The plain words',
+        '--b1',
+        'Content-Type: text/html; charset=utf-8',
+        '',
+        '<p>The <b>HTML</b> words</p>',
+        '--b1--',
+        '',
+      ].join('\r\n'),
     });
     const both = await post(inbox, alternative, inbox.secrets.token);
     expect(both.statusCode, both.body).toBe(201);
-    const htmlOnly = await post(inbox, mime({ from, subject: 'HTML', messageId: `<${unique('h')}@mail.example.com>`, contentType: 'text/html; charset=utf-8', body: '<html><body><p>Only <b>markup</b> here</p><script>alert(1)</script></body></html>' }), inbox.secrets.token);
-    const withFile = await post(inbox, mime({
-      from, subject: 'Offer', messageId: `<${unique('f')}@mail.example.com>`, contentType: 'multipart/mixed; boundary="m1"',
-      body: ['--m1', 'Content-Type: text/plain; charset=utf-8', '', 'See the offer.', '--m1', 'Content-Type: application/pdf; name="offer.pdf"', 'Content-Disposition: attachment; filename="offer.pdf"', 'Content-Transfer-Encoding: base64', '', 'JVBERi0xLjQK', '--m1--', ''].join('\r\n'),
-    }), inbox.secrets.token);
+    const htmlOnly = await post(
+      inbox,
+      mime({
+        from,
+        subject: 'HTML',
+        messageId: `<${unique('h')}@mail.example.com>`,
+        contentType: 'text/html; charset=utf-8',
+        body: '<html><body><p>Only <b>markup</b> here</p><script>alert(1)</script></body></html>',
+      }),
+      inbox.secrets.token,
+    );
+    const withFile = await post(
+      inbox,
+      mime({
+        from,
+        subject: 'Offer',
+        messageId: `<${unique('f')}@mail.example.com>`,
+        contentType: 'multipart/mixed; boundary="m1"',
+        body: [
+          '--m1',
+          'Content-Type: text/plain; charset=utf-8',
+          '',
+          'See the offer.',
+          '--m1',
+          'Content-Type: application/pdf; name="offer.pdf"',
+          'Content-Disposition: attachment; filename="offer.pdf"',
+          'Content-Transfer-Encoding: base64',
+          '',
+          'JVBERi0xLjQK',
+          '--m1--',
+          '',
+        ].join('\r\n'),
+      }),
+      inbox.secrets.token,
+    );
     const rows = await rowsOf(inbox.id);
     expect(rows.find((r) => r.id === both.json().id)!.text).toBe('The plain words');
     expect(rows.find((r) => r.id === withFile.json().id)!.text).toBe('See the offer.\n\n[attachments: offer.pdf]');
@@ -220,14 +318,23 @@ describe('inbound e-mail', () => {
 });
 
 describe('replies by e-mail', () => {
-  it('a human reply is mailed in the thread (Message-ID, In-Reply-To, References, Re: subject) and is sent with its Message-ID; the contact\'s answer joins the conversation', async () => {
+  it("a human reply is mailed in the thread (Message-ID, In-Reply-To, References, Re: subject) and is sent with its Message-ID; the contact's answer joins the conversation", async () => {
     const inbox = await emailInbox();
     const contact = `${unique('ann')}@example.com`;
     const firstId = `<${unique('first')}@mail.example.com>`;
-    const opened = await post(inbox, mime({ from: `Ann <${contact}>`, subject: 'Question about pricing', messageId: firstId, body: 'How much?' }), inbox.secrets.token);
+    const opened = await post(
+      inbox,
+      mime({ from: `Ann <${contact}>`, subject: 'Question about pricing', messageId: firstId, body: 'How much?' }),
+      inbox.secrets.token,
+    );
     const conversationId = opened.json().conversationId as string;
 
-    const reply = await t.call({ method: 'POST', url: `${base()}/conversations/${conversationId}/messages`, auth: owner(), payload: { text: 'It is 10 a month.' } });
+    const reply = await t.call({
+      method: 'POST',
+      url: `${base()}/conversations/${conversationId}/messages`,
+      auth: owner(),
+      payload: { text: 'It is 10 a month.' },
+    });
     expect(reply.statusCode, reply.body).toBe(201);
     const mail = await mailTo(contact);
     const domain = String(inbox.config.address).split('@')[1];
@@ -245,11 +352,18 @@ describe('replies by e-mail', () => {
     expect((await eventsOf(t, t.orgA.orgId, 'message.sent')).filter((e) => e.payload.message.id === reply.json().id)).toHaveLength(1);
 
     // The contact answers our mail from a mail reader: quoted text below the attribution goes.
-    const answer = await post(inbox, mime({
-      from: `Ann <${contact}>`, subject: 'Re: Question about pricing', messageId: `<${unique('answer')}@mail.example.com>`,
-      inReplyTo: mail.messageId, references: `${firstId} ${mail.messageId}`,
-      body: 'Great, I will take it.\n\nOn Mon, 23 Nov 2026 at 10:05, Shop Support <support@shop.example.com> wrote:\n> It is 10 a month.\n',
-    }), inbox.secrets.token);
+    const answer = await post(
+      inbox,
+      mime({
+        from: `Ann <${contact}>`,
+        subject: 'Re: Question about pricing',
+        messageId: `<${unique('answer')}@mail.example.com>`,
+        inReplyTo: mail.messageId,
+        references: `${firstId} ${mail.messageId}`,
+        body: 'Great, I will take it.\n\nOn Mon, 23 Nov 2026 at 10:05, Shop Support <support@shop.example.com> wrote:\n> It is 10 a month.\n',
+      }),
+      inbox.secrets.token,
+    );
     expect(answer.json().conversationId).toBe(conversationId);
     const [row] = await t.database.db.select().from(messages).where(eq(messages.id, answer.json().id));
     expect(row!.text).toBe('Great, I will take it.');
@@ -263,7 +377,7 @@ describe('replies by e-mail', () => {
     expect(next.subject).toBe('Re: Question about pricing');
   });
 
-  it('an answer to a closed conversation\'s mail reopens it; a new message without references after the close opens a new one', async () => {
+  it("an answer to a closed conversation's mail reopens it; a new message without references after the close opens a new one", async () => {
     const inbox = await emailInbox();
     const contact = `${unique('bob')}@example.com`;
     const firstId = `<${unique('c1')}@mail.example.com>`;
@@ -271,7 +385,11 @@ describe('replies by e-mail', () => {
     const conversationId = opened.json().conversationId as string;
     expect((await t.call({ method: 'POST', url: `${base()}/conversations/${conversationId}/close`, auth: owner() })).statusCode).toBe(200);
 
-    const late = await post(inbox, mime({ from: contact, subject: 'Re: Order 17', messageId: `<${unique('c2')}@mail.example.com>`, inReplyTo: firstId, references: firstId }), inbox.secrets.token);
+    const late = await post(
+      inbox,
+      mime({ from: contact, subject: 'Re: Order 17', messageId: `<${unique('c2')}@mail.example.com>`, inReplyTo: firstId, references: firstId }),
+      inbox.secrets.token,
+    );
     expect(late.json().conversationId).toBe(conversationId);
     expect(await conversation(conversationId)).toMatchObject({ status: 'OPEN', subject: 'Order 17' });
     expect((await eventsOf(t, t.orgA.orgId, 'conversation.opened')).filter((e) => e.payload.conversation.inboxId === inbox.id)).toHaveLength(1);
@@ -282,11 +400,16 @@ describe('replies by e-mail', () => {
     expect(await conversation(fresh.json().conversationId)).toMatchObject({ status: 'OPEN', subject: 'Something else' });
   });
 
-  it('an outbound start mails the subject without In-Reply-To; a relay\'s 5xx fails the message with its answer', async () => {
+  it("an outbound start mails the subject without In-Reply-To; a relay's 5xx fails the message with its answer", async () => {
     const inbox = await emailInbox();
     const email = `${unique('lead')}@example.com`;
     const lead = await t.call({ method: 'POST', url: `${base()}/leads`, auth: owner(), payload: { email, name: 'Lena' } });
-    const started = await t.call({ method: 'POST', url: `${base()}/conversations`, auth: owner(), payload: { inboxId: inbox.id, leadId: lead.json().id, text: 'Welcome aboard', subject: 'Welcome' } });
+    const started = await t.call({
+      method: 'POST',
+      url: `${base()}/conversations`,
+      auth: owner(),
+      payload: { inboxId: inbox.id, leadId: lead.json().id, text: 'Welcome aboard', subject: 'Welcome' },
+    });
     expect(started.statusCode, started.body).toBe(201);
     const mail = await mailTo(email);
     expect(mail.subject).toBe('Welcome');
@@ -295,7 +418,12 @@ describe('replies by e-mail', () => {
 
     const gone = `nobody-${unique('g')}@example.com`;
     const goneLead = await t.call({ method: 'POST', url: `${base()}/leads`, auth: owner(), payload: { email: gone } });
-    const failing = await t.call({ method: 'POST', url: `${base()}/conversations`, auth: owner(), payload: { inboxId: inbox.id, leadId: goneLead.json().id, text: 'Hello?' } });
+    const failing = await t.call({
+      method: 'POST',
+      url: `${base()}/conversations`,
+      auth: owner(),
+      payload: { inboxId: inbox.id, leadId: goneLead.json().id, text: 'Hello?' },
+    });
     expect(failing.statusCode, failing.body).toBe(201);
     const failed = await eventually(async () => {
       const [row] = await t.database.db.select().from(messages).where(eq(messages.conversationId, failing.json().id));
@@ -306,18 +434,31 @@ describe('replies by e-mail', () => {
     expect(failed.attempts).toBe(1);
   });
 
-  it('a relay\'s 4xx is worth another try (retry), a 5xx is final', async () => {
+  it("a relay's 4xx is worth another try (retry), a 5xx is final", async () => {
     let answer = 451;
     const relay = new SMTPServer({
-      logger: false, disabledCommands: ['STARTTLS', 'AUTH'], authOptional: true,
-      onRcptTo: (_address, _session, callback) => callback(Object.assign(new Error(`${answer === 451 ? '4.7.1 Try again later' : '5.7.1 Refused'}`), { responseCode: answer })),
+      logger: false,
+      disabledCommands: ['STARTTLS', 'AUTH'],
+      authOptional: true,
+      onRcptTo: (_address, _session, callback) =>
+        callback(Object.assign(new Error(`${answer === 451 ? '4.7.1 Try again later' : '5.7.1 Refused'}`), { responseCode: answer })),
     });
     await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
     try {
-      const channel = new EmailChannel({ allowPrivate: true, timeoutMs: 5000, whatsappApiBaseUrl: '', telegramApiBaseUrl: '', publicUrl: '', smtpUrl: `smtp://127.0.0.1:${(relay.server.address() as AddressInfo).port}` });
+      const channel = new EmailChannel({
+        allowPrivate: true,
+        timeoutMs: 5000,
+        whatsappApiBaseUrl: '',
+        telegramApiBaseUrl: '',
+        publicUrl: '',
+        smtpUrl: `smtp://127.0.0.1:${(relay.server.address() as AddressInfo).port}`,
+      });
       const out = {
-        orgId: 'org_x', projectId: 'prj_x', inbox: { id: 'inb_x', name: 'Support', config: { address: 'help@shop.example.com' }, signingSecret: null, credentials: null },
-        message: { id: 'msg_x', text: 'Hello', at: new Date() }, conversation: { id: 'conv_x', subject: null, contact: { id: 'ctc_x', name: null, address: 'someone@example.com' } },
+        orgId: 'org_x',
+        projectId: 'prj_x',
+        inbox: { id: 'inb_x', name: 'Support', config: { address: 'help@shop.example.com' }, signingSecret: null, credentials: null },
+        message: { id: 'msg_x', text: 'Hello', at: new Date() },
+        conversation: { id: 'conv_x', subject: null, contact: { id: 'ctc_x', name: null, address: 'someone@example.com' } },
       };
       const soft = await channel.send(out);
       expect(soft).toMatchObject({ ok: false, retry: true });
@@ -340,7 +481,11 @@ describe('organizations apart', () => {
     const a = await post(inboxA, mime({ from: contact, subject: 'To A', messageId: idA }), inboxA.secrets.token);
     // B's token does not open A's inbox.
     expect((await post(inboxA, mime({ from: contact, messageId: `<${unique('z')}@mail.example.com>` }), inboxB.secrets.token)).statusCode).toBe(401);
-    const b = await post(inboxB, mime({ from: contact, subject: 'To B', messageId: `<${unique('b')}@mail.example.com>`, inReplyTo: idA, references: idA }), inboxB.secrets.token);
+    const b = await post(
+      inboxB,
+      mime({ from: contact, subject: 'To B', messageId: `<${unique('b')}@mail.example.com>`, inReplyTo: idA, references: idA }),
+      inboxB.secrets.token,
+    );
     expect(b.statusCode).toBe(201);
     expect(b.json().conversationId).not.toBe(a.json().conversationId);
     const [convB] = await t.database.db.select().from(conversations).where(eq(conversations.id, b.json().conversationId));
@@ -349,7 +494,10 @@ describe('organizations apart', () => {
     const viewA = await conversation(a.json().conversationId, t.orgA);
     expect(viewB.leadId).not.toBe(viewA.leadId);
     expect((await t.call({ method: 'GET', url: `${base(t.orgB)}/conversations/${a.json().conversationId}`, auth: owner(t.orgB) })).statusCode).toBe(404);
-    expect((await t.call({ method: 'POST', url: `${base(t.orgB)}/conversations/${a.json().conversationId}/messages`, auth: owner(t.orgB), payload: { text: 'hi' } })).statusCode).toBe(404);
+    expect(
+      (await t.call({ method: 'POST', url: `${base(t.orgB)}/conversations/${a.json().conversationId}/messages`, auth: owner(t.orgB), payload: { text: 'hi' } }))
+        .statusCode,
+    ).toBe(404);
     expect((await t.call({ method: 'GET', url: `${base(t.orgB)}/inboxes/${inboxA.id}`, auth: owner(t.orgB) })).statusCode).toBe(404);
   });
 });

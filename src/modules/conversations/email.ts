@@ -40,7 +40,8 @@ const SENDER = /^[^\s@<>]{1,64}@[^\s@<>]{1,253}$/;
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** Common subjects of automatic answers (Outlook, Gmail, Exchange in several languages). */
-const AUTO_SUBJECT = /^\s*(auto(matic)?[ -]?(reply|response)|autoreply|out of (the )?office|abwesenheitsnotiz|automatische antwort|r[ée]ponse automatique|respuesta autom[aá]tica|risposta automatica|automatisch antwoord|autosvar)\b/i;
+const AUTO_SUBJECT =
+  /^\s*(auto(matic)?[ -]?(reply|response)|autoreply|out of (the )?office|abwesenheitsnotiz|automatische antwort|r[ée]ponse automatique|respuesta autom[aá]tica|risposta automatica|automatisch antwoord|autosvar)\b/i;
 /** `Re:` and its usual translations, as a reply's subject starts. */
 const REPLY_PREFIX = /^\s*(re|aw|sv|antw|r)\s*:/i;
 
@@ -136,11 +137,17 @@ export async function parseInboundMail(raw: Buffer): Promise<InboundInput> {
   let mail: ParsedMail;
   try {
     mail = await simpleParser(raw, {
-      skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true, keepCidLinks: true, checksumAlgo: false,
+      skipImageLinks: true,
+      skipTextToHtml: true,
+      skipTextLinks: true,
+      keepCidLinks: true,
+      checksumAlgo: false,
       maxHtmlLengthToParse: 2 * 1024 * 1024,
     });
   } catch (error) {
-    throw badRequest(`The body is not a MIME message: ${(error as Error).message.slice(0, 200)}`, [{ field: 'body', message: 'must be a raw e-mail message (message/rfc822)' }]);
+    throw badRequest(`The body is not a MIME message: ${(error as Error).message.slice(0, 200)}`, [
+      { field: 'body', message: 'must be a raw e-mail message (message/rfc822)' },
+    ]);
   }
   const from = mail.from?.value.find((a) => a.address);
   const address = from?.address?.trim().toLowerCase() ?? '';
@@ -186,7 +193,9 @@ export class EmailChannel implements ChannelAdapter {
   /** One transport for every e-mail inbox (the From is per message); made on the first send. */
   private get mailer(): Mailer {
     this.mailerInstance ??= new Mailer({
-      url: this.env.smtpUrl, from: 'conversations@localhost', log: pino({ enabled: false }),
+      url: this.env.smtpUrl,
+      from: 'conversations@localhost',
+      log: pino({ enabled: false }),
       timeoutMs: Math.max(this.env.timeoutMs, 15_000),
       // The outbound loop sends a batch at once (a campaign's step): a few connections, reused.
       pool: 5,
@@ -201,17 +210,27 @@ export class EmailChannel implements ChannelAdapter {
 
   async prepare(config: Record<string, unknown>, previous: Record<string, unknown> | null): Promise<Prepared> {
     if (!this.env.smtpUrl) {
-      throw unprocessable('CHANNEL_NOT_AVAILABLE', 'the email channel needs SMTP_URL: set it to the mail relay that sends the inboxes\' mail (smtp://user:password@host:587)');
+      throw unprocessable(
+        'CHANNEL_NOT_AVAILABLE',
+        "the email channel needs SMTP_URL: set it to the mail relay that sends the inboxes' mail (smtp://user:password@host:587)",
+      );
     }
     assertKnownKeys('email', 'config', config, ['address', 'fromName', 'faq']);
     const address = config.address ?? previous?.address;
-    if (typeof address !== 'string' || address.trim() === '') throw badRequest('An email inbox needs config.address, the address it sends from and receives at', [{ field: 'body.config.address', message: 'is required for the email channel' }]);
+    if (typeof address !== 'string' || address.trim() === '')
+      throw badRequest('An email inbox needs config.address, the address it sends from and receives at', [
+        { field: 'body.config.address', message: 'is required for the email channel' },
+      ]);
     const problem = recipientProblem(address.trim());
-    if (problem) throw badRequest(`config.address: ${problem}`, [{ field: 'body.config.address', message: 'must be one plain e-mail address (no display name)' }]);
+    if (problem)
+      throw badRequest(`config.address: ${problem}`, [{ field: 'body.config.address', message: 'must be one plain e-mail address (no display name)' }]);
     const next: Record<string, unknown> = { ...(previous ?? {}), ...config, address: address.trim().toLowerCase() };
     if (config.fromName !== undefined) {
       const name = typeof config.fromName === 'string' ? config.fromName.trim() : '';
-      if (CONTROL.test(name)) throw badRequest('config.fromName must be one line of text', [{ field: 'body.config.fromName', message: 'must not contain line breaks or control characters' }]);
+      if (CONTROL.test(name))
+        throw badRequest('config.fromName must be one line of text', [
+          { field: 'body.config.fromName', message: 'must not contain line breaks or control characters' },
+        ]);
       if (name) next.fromName = name;
       else delete next.fromName;
     }
@@ -235,7 +254,9 @@ export class EmailChannel implements ChannelAdapter {
       await this.mailer.send({
         from: { address, ...(fromName ? { name: fromName } : {}) },
         to: out.conversation.contact.address,
-        subject, text: out.message.text, messageId,
+        subject,
+        text: out.message.text,
+        messageId,
         ...(references.length ? { inReplyTo: references.at(-1)!, references } : {}),
         ...(out.unsubscribeUrl ? { listUnsubscribe: out.unsubscribeUrl } : {}),
       });
@@ -250,11 +271,11 @@ export class EmailChannel implements ChannelAdapter {
 }
 
 const Params = Type.Object({ inboxId: Type.String({ maxLength: 64 }) });
-const Query = Type.Object({ token: Type.Optional(Type.String({ maxLength: 200, description: 'the inbox\'s `secrets.token`, shown when it was created' })) });
+const Query = Type.Object({ token: Type.Optional(Type.String({ maxLength: 200, description: "the inbox's `secrets.token`, shown when it was created" })) });
 const Answer = Type.Object({
   id: Type.String({ description: 'the stored message' }),
   conversationId: Type.String(),
-  duplicate: Type.Boolean({ description: 'true when this Message-ID was stored before (a relay\'s retry): nothing new was written' }),
+  duplicate: Type.Boolean({ description: "true when this Message-ID was stored before (a relay's retry): nothing new was written" }),
 });
 
 /**
@@ -272,7 +293,18 @@ export function emailHookRoutes(app: App, conversations: InboundRoutesService): 
       security: [],
       consumes: ['message/rfc822'],
       // Documents the raw message; the bytes are read from request.rawBody (the parsed body stays empty).
-      body: { content: { 'message/rfc822': { schema: Type.Unsafe<undefined>({ type: ['string', 'null'], format: 'binary', maxLength: EMAIL_BODY_BYTES, description: 'the message as received (RFC 5322 with its MIME parts), at most 10 MB' }) } } },
+      body: {
+        content: {
+          'message/rfc822': {
+            schema: Type.Unsafe<undefined>({
+              type: ['string', 'null'],
+              format: 'binary',
+              maxLength: EMAIL_BODY_BYTES,
+              description: 'the message as received (RFC 5322 with its MIME parts), at most 10 MB',
+            }),
+          },
+        },
+      },
       params: Params,
       querystring: Query,
       response: { 200: Answer, 201: Answer, ...errors(413, 415) },
@@ -284,12 +316,18 @@ export function emailHookRoutes(app: App, conversations: InboundRoutesService): 
     },
     refusal: () => unauthorized('Unknown inbox or wrong token'),
     handle: async (inbox, request, reply) => {
-      const type = String(request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+      const type = String(request.headers['content-type'] ?? '')
+        .split(';')[0]!
+        .trim()
+        .toLowerCase();
       if (type !== 'message/rfc822') {
-        throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', `Content-Type '${type}' is not accepted here: send Content-Type: message/rfc822`, [{ field: 'headers.content-type', message: 'must be message/rfc822', code: 'contentType', allowed: ['message/rfc822'] }]);
+        throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', `Content-Type '${type}' is not accepted here: send Content-Type: message/rfc822`, [
+          { field: 'headers.content-type', message: 'must be message/rfc822', code: 'contentType', allowed: ['message/rfc822'] },
+        ]);
       }
       const raw = request.rawBody;
-      if (!raw || raw.length === 0) throw badRequest('The body is empty: post the raw message', [{ field: 'body', message: 'must be a raw e-mail message (message/rfc822)' }]);
+      if (!raw || raw.length === 0)
+        throw badRequest('The body is empty: post the raw message', [{ field: 'body', message: 'must be a raw e-mail message (message/rfc822)' }]);
       const { message, duplicate } = await conversations.receiveInbound(inbox, await parseInboundMail(raw));
       reply.code(duplicate ? 200 : 201);
       return { id: message.id, conversationId: message.conversationId, duplicate };

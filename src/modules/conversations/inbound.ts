@@ -32,7 +32,16 @@ function reachedOutSql(orgId: string | Placeholder, channel: string | Placeholde
 }
 
 /** Whether the thread's lead was reached out to, inside RECEIVE_FAST: its parameters from $18 on. */
-const REPLIED = fixedFragment(reachedOutSql(sql.placeholder('orgId'), sql.placeholder('channel'), sql`${sql.placeholder('leadId')}::text`, sql`${sql.placeholder('conversationId')}::text`, sql.placeholder('at')), 18);
+const REPLIED = fixedFragment(
+  reachedOutSql(
+    sql.placeholder('orgId'),
+    sql.placeholder('channel'),
+    sql`${sql.placeholder('leadId')}::text`,
+    sql`${sql.placeholder('conversationId')}::text`,
+    sql.placeholder('at'),
+  ),
+  18,
+);
 
 /**
  * An inbound message in a thread that is open, in one autocommitted statement of fixed text (prepared
@@ -62,7 +71,12 @@ const RECEIVE_FAST = `
   select (select count(*) from m)::int as stored, (select version from conv) as version, (select count(*) from told)::int as told`;
 
 /** A contact and its open thread as last read or written here, with the row versions that prove it. */
-interface Thread { contact: ContactRow; contactVersion: string; conversation: ConversationRow; version: string }
+interface Thread {
+  contact: ContactRow;
+  contactVersion: string;
+  conversation: ConversationRow;
+  version: string;
+}
 
 /**
  * receiveInbound's read — the contact, its open thread, their row versions, whether the provider's
@@ -71,11 +85,18 @@ interface Thread { contact: ContactRow; contactVersion: string; conversation: Co
  */
 function receiveReadQuery(db: Db) {
   const p = sql.placeholder;
-  return db.select({
-    contact: contacts, conversation: conversations,
-    contactVersion: sql<string>`${contacts}.xmin::text`, version: sql<string | null>`${conversations}.xmin::text`,
-    duplicate: sql<string | null>`(select ${messages.id} from ${messages} where ${messages.inboxId} = ${p('inboxId')} and ${messages.direction} = 'in' and ${messages.externalId} = ${p('externalId')}::text)`,
-  }).from(contacts).leftJoin(conversations, and(eq(conversations.contactId, contacts.id), eq(conversations.status, 'OPEN')))
+  return db
+    .select({
+      contact: contacts,
+      conversation: conversations,
+      contactVersion: sql<string>`${contacts}.xmin::text`,
+      version: sql<string | null>`${conversations}.xmin::text`,
+      duplicate: sql<
+        string | null
+      >`(select ${messages.id} from ${messages} where ${messages.inboxId} = ${p('inboxId')} and ${messages.direction} = 'in' and ${messages.externalId} = ${p('externalId')}::text)`,
+    })
+    .from(contacts)
+    .leftJoin(conversations, and(eq(conversations.contactId, contacts.id), eq(conversations.status, 'OPEN')))
     .where(and(eq(contacts.inboxId, p('inboxId')), eq(contacts.address, p('address'))))
     .prepare('conversation_receive_read');
 }
@@ -110,22 +131,36 @@ export class Inbound {
    * conversation. A contact already linked keeps its lead. Returns the contact's lead, if any.
    */
   async identifyContact(inbox: InboxRow, contactId: string, who: { name?: string; email?: string; phone?: string }): Promise<string | null> {
-    const [contact] = await this.ctx.db.select().from(contacts).where(and(eq(contacts.id, contactId), eq(contacts.inboxId, inbox.id)));
+    const [contact] = await this.ctx.db
+      .select()
+      .from(contacts)
+      .where(and(eq(contacts.id, contactId), eq(contacts.inboxId, inbox.id)));
     if (!contact) return null;
     if (contact.leadId) return contact.leadId;
     const scope: Scope = { orgId: inbox.orgId, projectId: inbox.projectId, actor: { type: 'system', id: `inbox:${inbox.id}` } };
-    const leadId = (who.email ? await leadFor(this.ctx.ports.leads, scope, inbox, who.email, who.name) : null) ?? (who.phone ? await leadFor(this.ctx.ports.leads, scope, inbox, who.phone, who.name) : null);
+    const leadId =
+      (who.email ? await leadFor(this.ctx.ports.leads, scope, inbox, who.email, who.name) : null) ??
+      (who.phone ? await leadFor(this.ctx.ports.leads, scope, inbox, who.phone, who.name) : null);
     if (!leadId) return null;
     await transaction(this.ctx.db, async (tx) => {
-      await tx.update(contacts).set({ leadId, ...(who.name && !contact.name ? { name: who.name } : {}) }).where(and(eq(contacts.id, contact.id), sql`${contacts.leadId} is null`));
-      await tx.update(conversations).set({ leadId }).where(and(eq(conversations.contactId, contact.id), eq(conversations.status, 'OPEN'), sql`${conversations.leadId} is null`));
+      await tx
+        .update(contacts)
+        .set({ leadId, ...(who.name && !contact.name ? { name: who.name } : {}) })
+        .where(and(eq(contacts.id, contact.id), sql`${contacts.leadId} is null`));
+      await tx
+        .update(conversations)
+        .set({ leadId })
+        .where(and(eq(conversations.contactId, contact.id), eq(conversations.status, 'OPEN'), sql`${conversations.leadId} is null`));
     });
     return leadId;
   }
 
   /** identifyContact for the contact of an inbox with that address (a Telegram chat id), if there is one. */
   async identifyAddress(inbox: InboxRow, address: string, who: { name?: string; email?: string; phone?: string }): Promise<string | null> {
-    const [contact] = await this.ctx.db.select({ id: contacts.id }).from(contacts).where(and(eq(contacts.inboxId, inbox.id), eq(contacts.address, address)));
+    const [contact] = await this.ctx.db
+      .select({ id: contacts.id })
+      .from(contacts)
+      .where(and(eq(contacts.inboxId, inbox.id), eq(contacts.address, address)));
     return contact ? this.identifyContact(inbox, contact.id, who) : null;
   }
 
@@ -140,8 +175,10 @@ export class Inbound {
     // from the thread this instance last wrote for the contact (its row versions prove it unchanged)
     // or else from one read.
     const key = `${inbox.id}\n${address}`;
-    const fastWay = (thread: Thread) => (input.contact.name === undefined || input.contact.name === thread.contact.name)
-      && (!thread.contact.leadId || thread.conversation.leadId === thread.contact.leadId) && !input.threadIds?.length;
+    const fastWay = (thread: Thread) =>
+      (input.contact.name === undefined || input.contact.name === thread.contact.name) &&
+      (!thread.contact.leadId || thread.conversation.leadId === thread.contact.leadId) &&
+      !input.threadIds?.length;
     const hot = this.recent.get(key);
     if (hot) {
       const fast = fastWay(hot) ? await this.receiveFast(inbox, hot, input, key) : null;
@@ -150,7 +187,13 @@ export class Inbound {
     }
     const [known] = await (this.receiveRead ??= receiveReadQuery(this.ctx.db)).execute({ inboxId: inbox.id, address, externalId: input.externalId ?? null });
     // A new contact has no stored message, unless its first message was stored a moment ago.
-    const duplicate = known ? (known.duplicate ? await this.messageRow(known.duplicate) : undefined) : input.externalId ? await this.byExternalId(inbox.id, input.externalId) : undefined;
+    const duplicate = known
+      ? known.duplicate
+        ? await this.messageRow(known.duplicate)
+        : undefined
+      : input.externalId
+        ? await this.byExternalId(inbox.id, input.externalId)
+        : undefined;
     if (duplicate) return { message: publicMessage(duplicate), duplicate: true };
     const existing = known?.contact;
     if (known?.conversation && known.version) {
@@ -159,7 +202,8 @@ export class Inbound {
       if (fast) return fast;
     }
     const newLeads = new Set<string>();
-    const leadId = existing?.leadId ?? (input.linkLead === false ? null : await leadFor(this.ctx.ports.leads, scope, inbox, address, input.contact.name, newLeads));
+    const leadId =
+      existing?.leadId ?? (input.linkLead === false ? null : await leadFor(this.ctx.ports.leads, scope, inbox, address, input.contact.name, newLeads));
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.store(inbox, address, input, leadId, leadId !== null && newLeads.has(leadId));
@@ -185,9 +229,27 @@ export class Inbound {
     const { contact, conversation } = thread;
     const now = this.ctx.clock.now();
     const message: MessageRow = {
-      id: newId('message', now.getTime()), orgId: inbox.orgId, projectId: inbox.projectId, inboxId: inbox.id, conversationId: conversation.id,
-      direction: 'in', sender: 'contact', authorId: null, text: input.text, subject: null, mediaUrl: input.mediaUrl ?? null, template: null, private: false,
-      autoReply: input.autoReply ?? false, status: 'received', externalId: input.externalId ?? null, error: null, attempts: 0, nextAttemptAt: null, lockedUntil: null, at: now,
+      id: newId('message', now.getTime()),
+      orgId: inbox.orgId,
+      projectId: inbox.projectId,
+      inboxId: inbox.id,
+      conversationId: conversation.id,
+      direction: 'in',
+      sender: 'contact',
+      authorId: null,
+      text: input.text,
+      subject: null,
+      mediaUrl: input.mediaUrl ?? null,
+      template: null,
+      private: false,
+      autoReply: input.autoReply ?? false,
+      status: 'received',
+      externalId: input.externalId ?? null,
+      error: null,
+      attempts: 0,
+      nextAttemptAt: null,
+      lockedUntil: null,
+      at: now,
       streamSeq: null,
     };
     const written = { ...conversation, lastMessageAt: now };
@@ -198,11 +260,32 @@ export class Inbound {
     const heard = streamMessage(message, inbox.channel, { row: written, contact });
     const others = this.ctx.ports.orgStream.notifyOthersParams(inbox.orgId, [heard]);
     if (others === false) return null;
-    const replyParams = fillPlaceholders(REPLIED.params, { orgId: inbox.orgId, channel: inbox.channel, leadId: contact.leadId, conversationId: conversation.id, at: now.toISOString() });
+    const replyParams = fillPlaceholders(REPLIED.params, {
+      orgId: inbox.orgId,
+      channel: inbox.channel,
+      leadId: contact.leadId,
+      conversationId: conversation.id,
+      at: now.toISOString(),
+    });
     const [result] = await this.ctx.database.prepared<{ stored: number; version: string | null }>('conversation_receive_fast', RECEIVE_FAST, [
-      conversation.id, message.id, inbox.orgId, inbox.projectId, inbox.id, message.text, message.externalId, message.mediaUrl, message.autoReply,
-      now.toISOString(), outboxParam(eventRows(received, now)), others?.channel ?? null, others?.payload ?? null, thread.version, contact.id, thread.contactVersion,
-      outboxParam(eventRows(replied, now)), ...replyParams,
+      conversation.id,
+      message.id,
+      inbox.orgId,
+      inbox.projectId,
+      inbox.id,
+      message.text,
+      message.externalId,
+      message.mediaUrl,
+      message.autoReply,
+      now.toISOString(),
+      outboxParam(eventRows(received, now)),
+      others?.channel ?? null,
+      others?.payload ?? null,
+      thread.version,
+      contact.id,
+      thread.contactVersion,
+      outboxParam(eventRows(replied, now)),
+      ...replyParams,
     ]);
     if (result?.stored !== 1 || !result.version) return null;
     if (this.recent.size >= THREAD_CACHE_MAX) this.recent.clear();
@@ -224,17 +307,45 @@ export class Inbound {
       const events: NewEvent[] = [];
       let conversation = await this.threads.contactThread(tx, contact.id, input.threadIds?.length ? { inboxId: inbox.id, ids: input.threadIds } : undefined);
       if (!conversation) {
-        [conversation] = await this.threads.openThread(tx, inbox, [{
-          contact, leadId: contact.leadId, subject: input.subject ?? null, handledBy: inbox.bot.enabled ? 'bot' : 'human',
-        }], now, events);
+        [conversation] = await this.threads.openThread(
+          tx,
+          inbox,
+          [
+            {
+              contact,
+              leadId: contact.leadId,
+              subject: input.subject ?? null,
+              handledBy: inbox.bot.enabled ? 'bot' : 'human',
+            },
+          ],
+          now,
+          events,
+        );
       } else {
-        [conversation] = await tx.update(conversations).set({ lastMessageAt: now, ...(contact.leadId && !conversation.leadId ? { leadId: contact.leadId } : {}) })
-          .where(eq(conversations.id, conversation.id)).returning();
+        [conversation] = await tx
+          .update(conversations)
+          .set({ lastMessageAt: now, ...(contact.leadId && !conversation.leadId ? { leadId: contact.leadId } : {}) })
+          .where(eq(conversations.id, conversation.id))
+          .returning();
       }
-      const [message] = await tx.insert(messages).values({
-        id: newId('message', now.getTime()), orgId: inbox.orgId, projectId: inbox.projectId, inboxId: inbox.id, conversationId: conversation!.id,
-        direction: 'in', sender: 'contact', text: input.text, status: 'received', externalId: input.externalId ?? null, mediaUrl: input.mediaUrl ?? null, autoReply: input.autoReply ?? false, at: now,
-      }).returning();
+      const [message] = await tx
+        .insert(messages)
+        .values({
+          id: newId('message', now.getTime()),
+          orgId: inbox.orgId,
+          projectId: inbox.projectId,
+          inboxId: inbox.id,
+          conversationId: conversation!.id,
+          direction: 'in',
+          sender: 'contact',
+          text: input.text,
+          status: 'received',
+          externalId: input.externalId ?? null,
+          mediaUrl: input.mediaUrl ?? null,
+          autoReply: input.autoReply ?? false,
+          at: now,
+        })
+        .returning();
       events.push(messageReceived(message!, conversation!, contact));
       if (contact.leadId && !input.autoReply && !newLead && (await this.wasReachedOut(tx, inbox, contact.leadId, conversation!.id, now))) {
         const lead = await this.ctx.ports.leads.find(tx, inbox.orgId, contact.leadId);
@@ -256,7 +367,10 @@ export class Inbound {
    * whose expression and predicate this repeats).
    */
   private async wasReachedOut(tx: Db, inbox: Pick<InboxRow, 'orgId' | 'channel'>, leadId: string, conversationId: string, before: Date): Promise<boolean> {
-    const [found] = await rows<{ reached: boolean }>(tx, sql`select ${reachedOutSql(inbox.orgId, inbox.channel, sql`${leadId}::text`, sql`${conversationId}::text`, before)} as reached`);
+    const [found] = await rows<{ reached: boolean }>(
+      tx,
+      sql`select ${reachedOutSql(inbox.orgId, inbox.channel, sql`${leadId}::text`, sql`${conversationId}::text`, before)} as reached`,
+    );
     return found?.reached === true;
   }
 
@@ -269,8 +383,20 @@ export class Inbound {
     const rank = (s: string) => RECEIPT_ORDER.indexOf(s as (typeof RECEIPT_ORDER)[number]);
     const allowedFrom = status === 'failed' ? ['queued', 'sent'] : RECEIPT_ORDER.filter((s) => rank(s) < rank(status));
     return transaction(this.ctx.db, async (tx) => {
-      const [row] = await tx.update(messages).set({ status, ...(status === 'failed' ? { error: (error ?? 'the provider reported a failure').slice(0, 1000), nextAttemptAt: null, lockedUntil: null } : {}) })
-        .where(and(eq(messages.inboxId, inbox.id), eq(messages.direction, 'out'), eq(messages.externalId, externalId), sql`${messages.status} = any(${sql.param(allowedFrom)}::text[])`))
+      const [row] = await tx
+        .update(messages)
+        .set({
+          status,
+          ...(status === 'failed' ? { error: (error ?? 'the provider reported a failure').slice(0, 1000), nextAttemptAt: null, lockedUntil: null } : {}),
+        })
+        .where(
+          and(
+            eq(messages.inboxId, inbox.id),
+            eq(messages.direction, 'out'),
+            eq(messages.externalId, externalId),
+            sql`${messages.status} = any(${sql.param(allowedFrom)}::text[])`,
+          ),
+        )
         .returning();
       if (!row) return false;
       await this.threads.announce(tx, row, inbox.channel);
@@ -280,7 +406,10 @@ export class Inbound {
   }
 
   private async byExternalId(inboxId: string, externalId: string): Promise<MessageRow | undefined> {
-    const [row] = await this.ctx.db.select().from(messages).where(and(eq(messages.inboxId, inboxId), eq(messages.direction, 'in'), eq(messages.externalId, externalId)));
+    const [row] = await this.ctx.db
+      .select()
+      .from(messages)
+      .where(and(eq(messages.inboxId, inboxId), eq(messages.direction, 'in'), eq(messages.externalId, externalId)));
     return row;
   }
 }

@@ -51,13 +51,24 @@ export class Inboxes {
 
   publicInbox(row: InboxRow) {
     return {
-      id: row.id, name: row.name, channel: row.channel, projectId: row.projectId, config: row.config, bot: row.bot, inboundUrl: this.inboundUrl(row), createdAt: row.createdAt, updatedAt: row.updatedAt,
+      id: row.id,
+      name: row.name,
+      channel: row.channel,
+      projectId: row.projectId,
+      config: row.config,
+      bot: row.bot,
+      inboundUrl: this.inboundUrl(row),
+      createdAt: row.createdAt,
+      updatedAt: row.updatedAt,
       ...(row.channel === 'web' ? { widgetSnippet: widgetSnippet(this.ctx.config.publicUrl, row.id) } : {}),
     };
   }
 
   private adapter(channel: string): ChannelAdapter {
-    if (!(CHANNELS as readonly string[]).includes(channel)) throw badRequest(`Unknown channel '${channel}'; channels: ${CHANNELS.join(', ')}`, [{ field: 'body.channel', message: `must be one of ${CHANNELS.join(', ')}` }]);
+    if (!(CHANNELS as readonly string[]).includes(channel))
+      throw badRequest(`Unknown channel '${channel}'; channels: ${CHANNELS.join(', ')}`, [
+        { field: 'body.channel', message: `must be one of ${CHANNELS.join(', ')}` },
+      ]);
     const adapter = this.ctx.adapters[channel as Channel];
     if (!adapter) throw notAvailable(channel);
     return adapter;
@@ -126,25 +137,43 @@ export class Inboxes {
     const plans = this.ctx.ports.plans?.enabled ? this.ctx.ports.plans : null;
     // Checked before the channel is set up (a Telegram webhook is registered then), and again with the insert.
     if (plans) await transaction(this.ctx.db, (tx) => plans.assertRoom(tx, scope.orgId, 'inboxes'));
-    const prepared = await adapter.prepare(input.config ?? {}, null, { inboxId: id, inboundUrl, credentials: input.credentials ?? null, credentialsChanged: Boolean(input.credentials) });
-    const insert = (db: Db) => db.insert(inboxes).values({
-      id, orgId: scope.orgId, projectId, name: input.name, channel: input.channel, config: prepared.config,
-      bot: input.bot ?? { enabled: false },
-      credentialsSealed: input.credentials ? this.ctx.box.seal(JSON.stringify(input.credentials)) : null,
-      secretSealed: null, secretHash: null,
-      ...this.preparedColumns(prepared),
-    }).returning();
+    const prepared = await adapter.prepare(input.config ?? {}, null, {
+      inboxId: id,
+      inboundUrl,
+      credentials: input.credentials ?? null,
+      credentialsChanged: Boolean(input.credentials),
+    });
+    const insert = (db: Db) =>
+      db
+        .insert(inboxes)
+        .values({
+          id,
+          orgId: scope.orgId,
+          projectId,
+          name: input.name,
+          channel: input.channel,
+          config: prepared.config,
+          bot: input.bot ?? { enabled: false },
+          credentialsSealed: input.credentials ? this.ctx.box.seal(JSON.stringify(input.credentials)) : null,
+          secretSealed: null,
+          secretHash: null,
+          ...this.preparedColumns(prepared),
+        })
+        .returning();
     const [row] = plans
       ? await transaction(this.ctx.db, async (tx) => {
-        await plans.assertRoom(tx, scope.orgId, 'inboxes');
-        return insert(tx);
-      })
+          await plans.assertRoom(tx, scope.orgId, 'inboxes');
+          return insert(tx);
+        })
       : await insert(this.ctx.db);
     return { ...this.publicInbox(row!), ...(prepared.secrets ? { secrets: prepared.secrets } : {}) };
   }
 
   async inboxRow(scope: Scope, id: string): Promise<InboxRow> {
-    const [row] = await this.ctx.db.select().from(inboxes).where(inScope(scope, inboxes, eq(inboxes.id, id)));
+    const [row] = await this.ctx.db
+      .select()
+      .from(inboxes)
+      .where(inScope(scope, inboxes, eq(inboxes.id, id)));
     if (!row) throw notFound('Inbox');
     return row;
   }
@@ -154,9 +183,16 @@ export class Inboxes {
     const where = inScope(scope, inboxes, query.channel ? eq(inboxes.channel, query.channel) : undefined);
     const [items, counted] = await Promise.all([
       this.ctx.db.select().from(inboxes).where(where).orderBy(desc(inboxes.id)).limit(page.limit).offset(page.offset),
-      this.ctx.db.select({ n: sql<number>`count(*)::int` }).from(inboxes).where(where),
+      this.ctx.db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(inboxes)
+        .where(where),
     ]);
-    return envelope(items.map((r) => this.publicInbox(r)), counted[0]?.n ?? 0, page);
+    return envelope(
+      items.map((r) => this.publicInbox(r)),
+      counted[0]?.n ?? 0,
+      page,
+    );
   }
 
   async updateInbox(scope: Scope, id: string, patch: Partial<Pick<InboxInput, 'name' | 'config' | 'credentials' | 'bot'>>) {
@@ -168,11 +204,18 @@ export class Inboxes {
     if (patch.config !== undefined || patch.credentials !== undefined) {
       // New credentials may need the provider told again (a new bot token re-registers its webhook).
       const prepared = await this.adapter(before.channel).prepare(patch.config ?? {}, before.config, {
-        inboxId: before.id, inboundUrl: this.inboundUrl(before), credentials: patch.credentials ?? this.credentialsOf(before), credentialsChanged: patch.credentials !== undefined,
+        inboxId: before.id,
+        inboundUrl: this.inboundUrl(before),
+        credentials: patch.credentials ?? this.credentialsOf(before),
+        credentialsChanged: patch.credentials !== undefined,
       });
       Object.assign(set, this.preparedColumns(prepared));
     }
-    const [row] = await this.ctx.db.update(inboxes).set(set).where(inScope(scope, inboxes, eq(inboxes.id, id))).returning();
+    const [row] = await this.ctx.db
+      .update(inboxes)
+      .set(set)
+      .where(inScope(scope, inboxes, eq(inboxes.id, id)))
+      .returning();
     this.inboxCache.delete(id);
     if (patch.credentials !== undefined) await this.retire(before.channel, this.credentialsOf(before), patch.credentials);
     return this.publicInbox(row!);

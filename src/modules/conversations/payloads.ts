@@ -19,19 +19,44 @@ type ContactView = Pick<ContactRow, 'id' | 'name' | 'address'>;
 
 export function publicMessage(row: MessageRow) {
   const out: Record<string, unknown> = {
-    id: row.id, conversationId: row.conversationId, direction: row.direction, sender: row.sender, text: row.text,
-    private: row.private, status: row.status, at: row.at,
+    id: row.id,
+    conversationId: row.conversationId,
+    direction: row.direction,
+    sender: row.sender,
+    text: row.text,
+    private: row.private,
+    status: row.status,
+    at: row.at,
   };
   if (row.mediaUrl) out.mediaUrl = row.mediaUrl;
   if (row.externalId) out.externalId = row.externalId;
   if (row.error) out.error = row.error;
-  return out as { id: string; conversationId: string; direction: string; sender: string; text: string; private: boolean; status: string; at: Date; externalId?: string; error?: string; mediaUrl?: string };
+  return out as {
+    id: string;
+    conversationId: string;
+    direction: string;
+    sender: string;
+    text: string;
+    private: boolean;
+    status: string;
+    at: Date;
+    externalId?: string;
+    error?: string;
+    mediaUrl?: string;
+  };
 }
 
 export function publicConversation(row: ConversationRow, contact: ContactView, unreadCount = 0) {
   const out: Record<string, unknown> = {
-    id: row.id, inboxId: row.inboxId, channel: row.channel, contact: { id: contact.id, name: contact.name, address: contact.address },
-    status: row.status, handledBy: row.handledBy, unreadCount, lastMessageAt: row.lastMessageAt, openedAt: row.openedAt,
+    id: row.id,
+    inboxId: row.inboxId,
+    channel: row.channel,
+    contact: { id: contact.id, name: contact.name, address: contact.address },
+    status: row.status,
+    handledBy: row.handledBy,
+    unreadCount,
+    lastMessageAt: row.lastMessageAt,
+    openedAt: row.openedAt,
   };
   if (row.leadId) out.leadId = row.leadId;
   if (row.assigneeId) out.assigneeId = row.assigneeId;
@@ -47,11 +72,15 @@ const about = (row: { orgId: string; projectId: string }) => ({ orgId: row.orgId
 /** `conversation.opened`: `conversationId, channel, contactId, leadId?` (SPEC), with the conversation. */
 export function conversationOpened(conversation: ConversationRow, contact: ContactView): NewEvent {
   return {
-    ...about(conversation), type: 'conversation.opened',
+    ...about(conversation),
+    type: 'conversation.opened',
     payload: {
-      conversationId: conversation.id, channel: conversation.channel, contactId: contact.id,
+      conversationId: conversation.id,
+      channel: conversation.channel,
+      contactId: contact.id,
       ...(conversation.leadId ? { leadId: conversation.leadId } : {}),
-      inboxId: conversation.inboxId, conversation: publicConversation(conversation, contact),
+      inboxId: conversation.inboxId,
+      conversation: publicConversation(conversation, contact),
     },
   };
 }
@@ -62,12 +91,20 @@ export function conversationOpened(conversation: ConversationRow, contact: Conta
  */
 export function messageReceived(message: MessageRow, conversation: ConversationRow, contact: ContactView & Pick<ContactRow, 'leadId'>): NewEvent {
   return {
-    ...about(message), type: 'message.received',
+    ...about(message),
+    type: 'message.received',
     payload: {
-      conversationId: conversation.id, channel: conversation.channel, contactId: contact.id, contactName: contact.name ?? null,
-      text: message.text, ...(message.mediaUrl ? { mediaUrl: message.mediaUrl } : {}), ...(contact.leadId ? { leadId: contact.leadId } : {}),
-      messageId: message.id, inboxId: message.inboxId,
-      message: publicMessage(message), conversation: publicConversation(conversation, contact),
+      conversationId: conversation.id,
+      channel: conversation.channel,
+      contactId: contact.id,
+      contactName: contact.name ?? null,
+      text: message.text,
+      ...(message.mediaUrl ? { mediaUrl: message.mediaUrl } : {}),
+      ...(contact.leadId ? { leadId: contact.leadId } : {}),
+      messageId: message.id,
+      inboxId: message.inboxId,
+      message: publicMessage(message),
+      conversation: publicConversation(conversation, contact),
     },
   };
 }
@@ -78,7 +115,8 @@ export function messageReceived(message: MessageRow, conversation: ConversationR
  */
 export function leadReplied(lead: Lead, message: MessageRow, channel: string): NewEvent {
   return {
-    ...about(message), type: 'lead.replied',
+    ...about(message),
+    type: 'lead.replied',
     payload: { lead, conversationId: message.conversationId, channel, text: message.text, leadId: lead.id, messageId: message.id },
   };
 }
@@ -90,10 +128,17 @@ export function leadReplied(lead: Lead, message: MessageRow, channel: string): N
  */
 export function messageSent(message: MessageRow, sent: { channel: string; to: string; leadId: string | null }): NewEvent {
   return {
-    ...about(message), type: 'message.sent',
+    ...about(message),
+    type: 'message.sent',
     payload: {
-      conversationId: message.conversationId, channel: sent.channel, to: sent.to, text: message.text, sender: message.sender, messageId: message.id,
-      ...(sent.leadId ? { leadId: sent.leadId } : {}), message: publicMessage(message),
+      conversationId: message.conversationId,
+      channel: sent.channel,
+      to: sent.to,
+      text: message.text,
+      sender: message.sender,
+      messageId: message.id,
+      ...(sent.leadId ? { leadId: sent.leadId } : {}),
+      message: publicMessage(message),
     },
   };
 }
@@ -106,7 +151,10 @@ export function messageSent(message: MessageRow, sent: { channel: string; to: st
  */
 export function streamMessage(message: MessageRow, channel: string, conversation?: { row: ConversationRow; contact: ContactView }): OrgMessage {
   const data = {
-    conversationId: message.conversationId, channel, message: publicMessage(message), projectId: message.projectId,
+    conversationId: message.conversationId,
+    channel,
+    message: publicMessage(message),
+    projectId: message.projectId,
     ...(conversation ? { conversation: { ...publicConversation(conversation.row, conversation.contact), projectId: message.projectId } } : {}),
   };
   // Dates as the stream's JSON has them, whether the message stays in this process or crosses a NOTIFY.

@@ -27,7 +27,8 @@ const auth = () => ({ token: t.orgA.token });
 let counter = 0;
 const unique = (label: string) => `${label}-${++counter}-${Date.now()}`;
 
-async function create(path: string, payload: Record<string, unknown>): Promise<Record<string, any>> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function create(path: string, payload: Record<string, unknown>): Promise<Record<string, any>> {
   const res = await t.call({ method: 'POST', url: url(path), auth: auth(), payload });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
@@ -68,7 +69,12 @@ describe('lead.replied', () => {
     expect(events).toHaveLength(1);
     // SPEC's fields: the lead as in lead.created, the conversation, the channel and the reply's text.
     expect(events[0]!.payload).toEqual({
-      lead: { ...lead, updatedAt: expect.any(String) }, conversationId, channel: 'api', text: 'Tell me more', leadId: lead.id, messageId: first.json().id,
+      lead: { ...lead, updatedAt: expect.any(String) },
+      conversationId,
+      channel: 'api',
+      text: 'Tell me more',
+      leadId: lead.id,
+      messageId: first.json().id,
     });
 
     const externalId = unique('ext');
@@ -77,7 +83,7 @@ describe('lead.replied', () => {
     expect((await replied(lead.id)).map((e) => e.payload.messageId)).toHaveLength(2);
   });
 
-  it('a first contact by the lead is not a reply; after a person answers, the lead\'s next message is', async () => {
+  it("a first contact by the lead is not a reply; after a person answers, the lead's next message is", async () => {
     const box = await apiInbox();
     const email = `${unique('first')}@example.com`;
     const first = await inbound(box.id, { contact: { address: email }, text: 'Hi, I found you online' });
@@ -114,7 +120,10 @@ describe('lead.replied', () => {
     const campaignBox = await apiInbox('/campaign');
     const wf = await create('/workflows', {
       name: 'outreach',
-      nodes: [{ id: 'start', type: 'trigger.manual' }, { id: 'msg', type: 'messaging.send', params: { inboxId: campaignBox.id, leadId: lead.id, text: 'Our offer' } }],
+      nodes: [
+        { id: 'start', type: 'trigger.manual' },
+        { id: 'msg', type: 'messaging.send', params: { inboxId: campaignBox.id, leadId: lead.id, text: 'Our offer' } },
+      ],
       edges: [{ from: 'start', to: 'msg' }],
     });
     const run = await create(`/workflows/${wf.id}/run`, {});
@@ -130,15 +139,28 @@ describe('lead.replied', () => {
     rx.behaviour = () => ({ status: 200, body: 'ok' });
   });
 
-  it('e-mail: an out-of-office answer to outreach is not a reply, the person\'s own answer is', async () => {
+  it("e-mail: an out-of-office answer to outreach is not a reply, the person's own answer is", async () => {
     const box = await create('/inboxes', { name: unique('mail'), channel: 'email', config: { address: `${unique('sales')}@shop.example.com` } });
     const email = `${unique('buyer')}@example.com`;
     const lead = await create('/leads', { name: 'Buyer', email });
     await outreach(box.id, lead.id, 'Our spring offer');
-    const post = (headers: string[], body: string) => t.call({
-      method: 'POST', url: `/api/v1/hooks/email/${box.id}?token=${encodeURIComponent(box.secrets.token)}`, headers: { 'content-type': 'message/rfc822' },
-      payload: [`From: Buyer <${email}>`, `To: ${box.config.address}`, 'Subject: Re: Our spring offer', `Message-ID: <${unique('m')}@example.com>`, ...headers, 'MIME-Version: 1.0', 'Content-Type: text/plain; charset=utf-8', '', body].join('\r\n'),
-    });
+    const post = (headers: string[], body: string) =>
+      t.call({
+        method: 'POST',
+        url: `/api/v1/hooks/email/${box.id}?token=${encodeURIComponent(box.secrets.token)}`,
+        headers: { 'content-type': 'message/rfc822' },
+        payload: [
+          `From: Buyer <${email}>`,
+          `To: ${box.config.address}`,
+          'Subject: Re: Our spring offer',
+          `Message-ID: <${unique('m')}@example.com>`,
+          ...headers,
+          'MIME-Version: 1.0',
+          'Content-Type: text/plain; charset=utf-8',
+          '',
+          body,
+        ].join('\r\n'),
+      });
     const away = await post(['Auto-Submitted: auto-replied'], 'I am out of the office until Monday.');
     expect(away.statusCode, away.body).toBeLessThan(300);
     expect(await replied(lead.id)).toHaveLength(0);

@@ -30,7 +30,10 @@ function telegram(req: Received): { status: number; headers: Record<string, stri
   if (method === 'sendMessage') {
     const plan = sendPlan?.(calls('sendMessage').length);
     if (plan) return answer(plan.status, plan.body);
-    return answer(200, { ok: true, result: { message_id: ++nextMessageId, chat: { id: body.chat_id, type: 'private' }, date: Math.floor(Date.now() / 1000), text: body.text } });
+    return answer(200, {
+      ok: true,
+      result: { message_id: ++nextMessageId, chat: { id: body.chat_id, type: 'private' }, date: Math.floor(Date.now() / 1000), text: body.text },
+    });
   }
   return answer(404, { ok: false, error_code: 404, description: 'Not Found: method not found' });
 }
@@ -65,10 +68,21 @@ function botToken(): string {
   return token;
 }
 
-interface Inbox { id: string; channel: string; inboundUrl: string; config: Record<string, unknown>; secrets: { secretToken: string } }
+interface Inbox {
+  id: string;
+  channel: string;
+  inboundUrl: string;
+  config: Record<string, unknown>;
+  secrets: { secretToken: string };
+}
 
 async function telegramInbox(org: OrgFixture = t.orgA, token = botToken()): Promise<Inbox & { token: string }> {
-  const res = await t.call({ method: 'POST', url: `${base(org)}/inboxes`, auth: owner(org), payload: { name: unique('tg'), channel: 'telegram', credentials: { botToken: token } } });
+  const res = await t.call({
+    method: 'POST',
+    url: `${base(org)}/inboxes`,
+    auth: owner(org),
+    payload: { name: unique('tg'), channel: 'telegram', credentials: { botToken: token } },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return { ...res.json(), token };
 }
@@ -92,14 +106,20 @@ function textUpdate(chat: number, text: string, message: Record<string, unknown>
 }
 
 function deliver(inboxId: string, update: Record<string, unknown>, secret?: string | null) {
-  return t.call({ method: 'POST', url: `/api/v1/hooks/telegram/${inboxId}`, headers: secret ? { 'x-telegram-bot-api-secret-token': secret } : {}, payload: update });
+  return t.call({
+    method: 'POST',
+    url: `/api/v1/hooks/telegram/${inboxId}`,
+    headers: secret ? { 'x-telegram-bot-api-secret-token': secret } : {},
+    payload: update,
+  });
 }
 
 async function storedIn(inboxId: string) {
   return t.database.db.select().from(messages).where(eq(messages.inboxId, inboxId)).orderBy(messages.at, messages.id);
 }
 
-async function conversationsOf(inboxId: string, org: OrgFixture = t.orgA): Promise<Record<string, any>[]> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function conversationsOf(inboxId: string, org: OrgFixture = t.orgA): Promise<Record<string, any>[]> {
   const res = await t.call({ method: 'GET', url: `${base(org)}/conversations`, auth: owner(org), query: { inboxId } });
   expect(res.statusCode, res.body).toBe(200);
   return res.json().items;
@@ -142,7 +162,8 @@ describe('telegram inboxes', () => {
 
   it('refuses a missing or malformed bot token with 400, and a token Telegram refuses with 422 CHANNEL_SETUP_FAILED, storing nothing', async () => {
     const before = (await t.database.db.select().from(inboxes).where(eq(inboxes.channel, 'telegram'))).length;
-    const create = (payload: Record<string, unknown>) => t.call({ method: 'POST', url: `${base()}/inboxes`, auth: owner(), payload: { name: 'tg', channel: 'telegram', ...payload } });
+    const create = (payload: Record<string, unknown>) =>
+      t.call({ method: 'POST', url: `${base()}/inboxes`, auth: owner(), payload: { name: 'tg', channel: 'telegram', ...payload } });
     const missing = await create({});
     expect(missing.statusCode).toBe(400);
     expect(missing.json().details).toEqual([expect.objectContaining({ field: 'body.credentials.botToken' })]);
@@ -165,13 +186,23 @@ describe('telegram inboxes', () => {
     const inbox = await telegramInbox();
     const chat = chatId();
     // A change without credentials leaves Telegram alone.
-    const renamed = await t.call({ method: 'PATCH', url: `${base()}/inboxes/${inbox.id}`, auth: owner(), payload: { name: 'Support bot', config: { faq: [{ question: 'Hours?', answer: '9 to 5' }] } } });
+    const renamed = await t.call({
+      method: 'PATCH',
+      url: `${base()}/inboxes/${inbox.id}`,
+      auth: owner(),
+      payload: { name: 'Support bot', config: { faq: [{ question: 'Hours?', answer: '9 to 5' }] } },
+    });
     expect(renamed.statusCode, renamed.body).toBe(200);
     expect(calls('setWebhook')).toHaveLength(1);
     expect((await deliver(inbox.id, textUpdate(chat, 'still here'), inbox.secrets.secretToken)).statusCode).toBe(200);
 
     // A token Telegram refuses changes nothing.
-    const refused = await t.call({ method: 'PATCH', url: `${base()}/inboxes/${inbox.id}`, auth: owner(), payload: { credentials: { botToken: `${700000000 + ++counter}:AAnope` } } });
+    const refused = await t.call({
+      method: 'PATCH',
+      url: `${base()}/inboxes/${inbox.id}`,
+      auth: owner(),
+      payload: { credentials: { botToken: `${700000000 + ++counter}:AAnope` } },
+    });
     expect(refused.statusCode).toBe(422);
     expect((await deliver(inbox.id, textUpdate(chat, 'and now'), inbox.secrets.secretToken)).statusCode).toBe(200);
 
@@ -192,13 +223,22 @@ describe('telegram inboxes', () => {
 
     // Replies now go out through the new bot.
     const [conversation] = await conversationsOf(inbox.id);
-    const reply = await t.call({ method: 'POST', url: `${base()}/conversations/${conversation!.id}/messages`, auth: owner(), payload: { text: 'from the new bot' } });
+    const reply = await t.call({
+      method: 'POST',
+      url: `${base()}/conversations/${conversation!.id}/messages`,
+      auth: owner(),
+      payload: { text: 'from the new bot' },
+    });
     expect((await finalState(reply.json().id)).status).toBe('sent');
     expect(calls('sendMessage').map((r) => r.url)).toEqual([`/bot${newToken}/sendMessage`]);
 
     // Deleting the inbox deletes the bot's webhook: Telegram stops retrying into a 401.
     expect((await t.call({ method: 'DELETE', url: `${base()}/inboxes/${inbox.id}`, auth: owner() })).statusCode).toBe(204);
-    expect(calls('deleteWebhook').map((r) => r.url).at(-1)).toBe(`/bot${newToken}/deleteWebhook`);
+    expect(
+      calls('deleteWebhook')
+        .map((r) => r.url)
+        .at(-1),
+    ).toBe(`/bot${newToken}/deleteWebhook`);
   });
 
   it('keeps organizations apart: another organization cannot see, change or delete the inbox or its conversations', async () => {
@@ -207,9 +247,13 @@ describe('telegram inboxes', () => {
     for (const path of [`/inboxes/${inbox.id}`, `/conversations/${conversation.id}`, `/conversations/${conversation.id}/messages`]) {
       expect((await t.call({ method: 'GET', url: `${base(t.orgB)}${path}`, auth: b })).statusCode, path).toBe(404);
     }
-    expect((await t.call({ method: 'PATCH', url: `${base(t.orgB)}/inboxes/${inbox.id}`, auth: b, payload: { credentials: { botToken: botToken() } } })).statusCode).toBe(404);
+    expect(
+      (await t.call({ method: 'PATCH', url: `${base(t.orgB)}/inboxes/${inbox.id}`, auth: b, payload: { credentials: { botToken: botToken() } } })).statusCode,
+    ).toBe(404);
     expect((await t.call({ method: 'DELETE', url: `${base(t.orgB)}/inboxes/${inbox.id}`, auth: b })).statusCode).toBe(404);
-    expect((await t.call({ method: 'POST', url: `${base(t.orgB)}/conversations/${conversation.id}/messages`, auth: b, payload: { text: 'hijack' } })).statusCode).toBe(404);
+    expect(
+      (await t.call({ method: 'POST', url: `${base(t.orgB)}/conversations/${conversation.id}/messages`, auth: b, payload: { text: 'hijack' } })).statusCode,
+    ).toBe(404);
     const listB = await t.call({ method: 'GET', url: `${base(t.orgB)}/inboxes`, auth: b });
     expect(listB.json().items.map((i: { id: string }) => i.id)).not.toContain(inbox.id);
     expect(calls('setWebhook')).toHaveLength(0);
@@ -253,10 +297,15 @@ describe('telegram inbound', () => {
     expect(list.json().items.map((m: { text: string }) => m.text)).toEqual(['Hi, do you ship to Lisbon?', 'Also Porto']);
   });
 
-  it('refuses a wrong or missing secret token, another inbox\'s token, an unknown inbox and an inbox of another channel with 401, storing nothing', async () => {
+  it("refuses a wrong or missing secret token, another inbox's token, an unknown inbox and an inbox of another channel with 401, storing nothing", async () => {
     const inbox = await telegramInbox();
     const other = await telegramInbox();
-    const apiInbox = await t.call({ method: 'POST', url: `${base()}/inboxes`, auth: owner(), payload: { name: 'api', channel: 'api', config: { url: 'https://example.com/out' } } });
+    const apiInbox = await t.call({
+      method: 'POST',
+      url: `${base()}/inboxes`,
+      auth: owner(),
+      payload: { name: 'api', channel: 'api', config: { url: 'https://example.com/out' } },
+    });
     const receivedBefore = (await eventsOf(t, t.orgA.orgId, 'message.received')).length;
     const attempts: [string, string | null][] = [
       [inbox.id, 'wrong-secret'],
@@ -280,7 +329,11 @@ describe('telegram inbound', () => {
     const inbox = await telegramInbox();
     const secret = inbox.secrets.secretToken;
     const chat = chatId();
-    const photo = textUpdate(chat, '', { text: undefined, photo: [{ file_id: 'AgAD', file_unique_id: 'x', width: 90, height: 90 }], caption: 'Is this one in stock?' });
+    const photo = textUpdate(chat, '', {
+      text: undefined,
+      photo: [{ file_id: 'AgAD', file_unique_id: 'x', width: 90, height: 90 }],
+      caption: 'Is this one in stock?',
+    });
     const sticker = textUpdate(chat, '', { text: undefined, sticker: { file_id: 'CAAD', emoji: '👍' } });
     const edited = { update_id: ++updateId, edited_message: textUpdate(chat, 'edited').message };
     const joined = textUpdate(chat, '', { text: undefined, new_chat_members: [{ id: 1, is_bot: false, first_name: 'Bo' }] });
@@ -304,7 +357,12 @@ describe('telegram inbound', () => {
 describe('telegram outbound', () => {
   it('sends a human reply with sendMessage to the chat; the message is sent with <chat id>:<message id> and message.sent', async () => {
     const { inbox, chat, conversation } = await conversationWithContact();
-    const reply = await t.call({ method: 'POST', url: `${base()}/conversations/${conversation.id}/messages`, auth: owner(), payload: { text: 'Yes, we ship to Lisbon.' } });
+    const reply = await t.call({
+      method: 'POST',
+      url: `${base()}/conversations/${conversation.id}/messages`,
+      auth: owner(),
+      payload: { text: 'Yes, we ship to Lisbon.' },
+    });
     expect(reply.statusCode, reply.body).toBe(201);
     const sent = await finalState(reply.json().id);
     expect(sent.status).toBe('sent');
@@ -316,28 +374,49 @@ describe('telegram outbound', () => {
     expect(event.payload).toMatchObject({ sender: 'human', message: { status: 'sent', externalId: sent.externalId } });
   });
 
-  it('retries after Telegram\'s 429 (retry_after) and a 5xx, then records sent', async () => {
+  it("retries after Telegram's 429 (retry_after) and a 5xx, then records sent", async () => {
     const { conversation } = await conversationWithContact();
     sendPlan = (n) => {
-      if (n === 1) return { status: 429, body: { ok: false, error_code: 429, description: 'Too Many Requests: retry after 1', parameters: { retry_after: 1 } } };
+      if (n === 1)
+        return { status: 429, body: { ok: false, error_code: 429, description: 'Too Many Requests: retry after 1', parameters: { retry_after: 1 } } };
       if (n === 2) return { status: 502, body: { ok: false, error_code: 502, description: 'Bad Gateway' } };
       return undefined;
     };
-    const reply = await t.call({ method: 'POST', url: `${base()}/conversations/${conversation.id}/messages`, auth: owner(), payload: { text: 'third time lucky' } });
+    const reply = await t.call({
+      method: 'POST',
+      url: `${base()}/conversations/${conversation.id}/messages`,
+      auth: owner(),
+      payload: { text: 'third time lucky' },
+    });
     const sent = await finalState(reply.json().id);
     expect(sent).toMatchObject({ status: 'sent', attempts: 3 });
     expect(calls('sendMessage')).toHaveLength(3);
   });
 
   it('asks for the wait Telegram names in retry_after, and retries network failures', async () => {
-    const env = { allowPrivate: false, timeoutMs: 2000, whatsappApiBaseUrl: '', telegramApiBaseUrl: api.url(''), smtpUrl: undefined, publicUrl: 'https://service.example' };
+    const env = {
+      allowPrivate: false,
+      timeoutMs: 2000,
+      whatsappApiBaseUrl: '',
+      telegramApiBaseUrl: api.url(''),
+      smtpUrl: undefined,
+      publicUrl: 'https://service.example',
+    };
     const out = {
-      orgId: 'org_x', projectId: 'prj_x', inbox: { id: 'inb_x', config: {}, signingSecret: null, credentials: { botToken: botToken() } },
-      message: { id: 'msg_x', text: 'hi', at: new Date() }, conversation: { id: 'cnv_x', subject: null, contact: { id: 'cnt_x', name: null, address: '12345' } },
+      orgId: 'org_x',
+      projectId: 'prj_x',
+      inbox: { id: 'inb_x', config: {}, signingSecret: null, credentials: { botToken: botToken() } },
+      message: { id: 'msg_x', text: 'hi', at: new Date() },
+      conversation: { id: 'cnv_x', subject: null, contact: { id: 'cnt_x', name: null, address: '12345' } },
     };
     sendPlan = () => ({ status: 429, body: { ok: false, error_code: 429, description: 'Too Many Requests: retry after 7', parameters: { retry_after: 7 } } });
     // The operator's API base on loopback is reached even where users' URLs may not be private.
-    expect(await new TelegramChannel(env).send(out)).toEqual({ ok: false, retry: true, retryAfterS: 7, error: 'Telegram answered 429: Too Many Requests: retry after 7' });
+    expect(await new TelegramChannel(env).send(out)).toEqual({
+      ok: false,
+      retry: true,
+      retryAfterS: 7,
+      error: 'Telegram answered 429: Too Many Requests: retry after 7',
+    });
     const closed = await new Receiver().start();
     const port = closed.port;
     await closed.stop();
@@ -346,10 +425,15 @@ describe('telegram outbound', () => {
     expect((unreachable as { error: string }).error).not.toContain(out.inbox.credentials.botToken);
   });
 
-  it('fails a message Telegram refuses (403, the bot was blocked) with Telegram\'s description, once, without message.sent', async () => {
+  it("fails a message Telegram refuses (403, the bot was blocked) with Telegram's description, once, without message.sent", async () => {
     const { conversation } = await conversationWithContact();
     sendPlan = () => ({ status: 403, body: { ok: false, error_code: 403, description: 'Forbidden: bot was blocked by the user' } });
-    const reply = await t.call({ method: 'POST', url: `${base()}/conversations/${conversation.id}/messages`, auth: owner(), payload: { text: 'are you there?' } });
+    const reply = await t.call({
+      method: 'POST',
+      url: `${base()}/conversations/${conversation.id}/messages`,
+      auth: owner(),
+      payload: { text: 'are you there?' },
+    });
     const failed = await finalState(reply.json().id);
     expect(failed).toMatchObject({ status: 'failed', attempts: 1 });
     expect(failed.error).toContain('Forbidden: bot was blocked by the user');
@@ -366,9 +450,25 @@ describe('telegram outbound', () => {
     const email = `${unique('tg-ann')}@example.com`;
     const phone = `+3519${String(Date.now()).slice(-8)}`;
     expect((await deliver(inbox.id, textUpdate(byEmail, `Hi! Write to me at ${email} please`), secret)).statusCode).toBe(200);
-    expect((await deliver(inbox.id, textUpdate(byCard, '', { text: undefined, contact: { phone_number: phone.slice(1), first_name: 'Ann', user_id: byCard } }), secret)).statusCode).toBe(200);
+    expect(
+      (
+        await deliver(
+          inbox.id,
+          textUpdate(byCard, '', { text: undefined, contact: { phone_number: phone.slice(1), first_name: 'Ann', user_id: byCard } }),
+          secret,
+        )
+      ).statusCode,
+    ).toBe(200);
     // Someone else's card says nothing about who writes.
-    expect((await deliver(inbox.id, textUpdate(byOthersCard, '', { text: undefined, contact: { phone_number: '+351911111111', first_name: 'Bob', user_id: 42 } }), secret)).statusCode).toBe(200);
+    expect(
+      (
+        await deliver(
+          inbox.id,
+          textUpdate(byOthersCard, '', { text: undefined, contact: { phone_number: '+351911111111', first_name: 'Bob', user_id: 42 } }),
+          secret,
+        )
+      ).statusCode,
+    ).toBe(200);
     const threads = new Map((await conversationsOf(inbox.id)).map((c) => [c.contact.address, c]));
     const leadOf = async (query: Record<string, string>) => {
       const res = await t.call({ method: 'GET', url: `${base()}/leads`, auth: owner(), query });
@@ -382,10 +482,20 @@ describe('telegram outbound', () => {
     expect(threads.get(String(byCard))!.leadId).toBe(carded.id);
     expect(threads.get(String(byOthersCard))!.leadId).toBeUndefined();
 
-    const cold = (await t.call({ method: 'POST', url: `${base()}/leads`, auth: owner(), payload: { email: `${unique('tg-cold')}@example.com`, name: 'Cold' } })).json();
+    const cold = (
+      await t.call({ method: 'POST', url: `${base()}/leads`, auth: owner(), payload: { email: `${unique('tg-cold')}@example.com`, name: 'Cold' } })
+    ).json();
     const created = await t.call({
-      method: 'POST', url: `${base()}/campaigns`, auth: owner(),
-      payload: { name: 'Telegram news', inboxId: inbox.id, audience: { leadIds: [ann.id, carded.id, cold.id] }, steps: [{ delaySeconds: 0, text: 'News for {{ lead.name }}' }], settings: { perMinute: 1000 } },
+      method: 'POST',
+      url: `${base()}/campaigns`,
+      auth: owner(),
+      payload: {
+        name: 'Telegram news',
+        inboxId: inbox.id,
+        audience: { leadIds: [ann.id, carded.id, cold.id] },
+        steps: [{ delaySeconds: 0, text: 'News for {{ lead.name }}' }],
+        settings: { perMinute: 1000 },
+      },
     });
     expect(created.statusCode, created.body).toBe(201);
     api.received.length = 0;
@@ -396,29 +506,54 @@ describe('telegram outbound', () => {
       return c.status === 'FINISHED' ? c : undefined;
     });
     expect(finished.stats).toMatchObject({ total: 3, sent: 2, skipped: 1, failed: 0 });
-    const recipients = (await t.call({ method: 'GET', url: `${base()}/campaigns/${created.json().id}/recipients`, auth: owner() })).json().items as { leadId: string; status: string; skipReason?: string }[];
+    const recipients = (await t.call({ method: 'GET', url: `${base()}/campaigns/${created.json().id}/recipients`, auth: owner() })).json().items as {
+      leadId: string;
+      status: string;
+      skipReason?: string;
+    }[];
     expect(recipients.find((r) => r.leadId === cold.id)).toMatchObject({ status: 'SKIPPED', skipReason: 'NO_ADDRESS' });
     const sent = calls('sendMessage').map((r) => r.json as { chat_id: number | string; text: string });
     expect(sent.map((m) => String(m.chat_id)).sort()).toEqual([String(byEmail), String(byCard)].sort());
     expect(sent.find((m) => String(m.chat_id) === String(byEmail))!.text).toBe('News for Ann Lee');
     // In the chat's own conversation, not a new one.
-    const out = await t.database.db.select().from(messages).where(and(eq(messages.conversationId, threads.get(String(byEmail))!.id), eq(messages.direction, 'out')));
+    const out = await t.database.db
+      .select()
+      .from(messages)
+      .where(and(eq(messages.conversationId, threads.get(String(byEmail))!.id), eq(messages.direction, 'out')));
     expect(out.map((m) => [m.sender, m.text, m.status])).toEqual([['campaign', 'News for Ann Lee', 'sent']]);
   });
 
   it('cannot start a conversation (422 CHANNEL_CANNOT_INITIATE) and takes no templates, storing nothing', async () => {
     const inbox = await telegramInbox();
-    const lead = await t.call({ method: 'POST', url: `${base()}/leads`, auth: owner(), payload: { email: `${unique('tg-lead')}@example.com`, name: 'Cold lead' } });
-    const started = await t.call({ method: 'POST', url: `${base()}/conversations`, auth: owner(), payload: { inboxId: inbox.id, leadId: lead.json().id, text: 'Hello from us' } });
+    const lead = await t.call({
+      method: 'POST',
+      url: `${base()}/leads`,
+      auth: owner(),
+      payload: { email: `${unique('tg-lead')}@example.com`, name: 'Cold lead' },
+    });
+    const started = await t.call({
+      method: 'POST',
+      url: `${base()}/conversations`,
+      auth: owner(),
+      payload: { inboxId: inbox.id, leadId: lead.json().id, text: 'Hello from us' },
+    });
     expect(started.statusCode, started.body).toBe(422);
     expect(started.json()).toMatchObject({ code: 'CHANNEL_CANNOT_INITIATE' });
     expect(await conversationsOf(inbox.id)).toHaveLength(0);
     expect(await storedIn(inbox.id)).toHaveLength(0);
 
     const { conversation } = await conversationWithContact();
-    const template = await t.call({ method: 'POST', url: `${base()}/conversations/${conversation.id}/messages`, auth: owner(), payload: { template: { name: 'welcome', language: 'en' } } });
+    const template = await t.call({
+      method: 'POST',
+      url: `${base()}/conversations/${conversation.id}/messages`,
+      auth: owner(),
+      payload: { template: { name: 'welcome', language: 'en' } },
+    });
     expect(template.statusCode).toBe(400);
-    const rows = await t.database.db.select().from(messages).where(and(eq(messages.conversationId, conversation.id), eq(messages.direction, 'out')));
+    const rows = await t.database.db
+      .select()
+      .from(messages)
+      .where(and(eq(messages.conversationId, conversation.id), eq(messages.direction, 'out')));
     expect(rows).toHaveLength(0);
     await new Promise((r) => setTimeout(r, 200));
     expect(calls('sendMessage')).toHaveLength(0);

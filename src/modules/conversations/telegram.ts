@@ -4,7 +4,18 @@ import { badRequest, unauthorized, unprocessable } from '../../platform/errors.t
 import { Type, errors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
 import { inboundRoute } from '../../platform/inbound.ts';
-import { EMAIL_IN_TEXT, assertKnownKeys, type ChannelAdapter, type ChannelEnv, type Outcome, type Outgoing, type PrepareContext, type Prepared, type SendCheck, type InboundInput } from './channel-types.ts';
+import {
+  EMAIL_IN_TEXT,
+  assertKnownKeys,
+  type ChannelAdapter,
+  type ChannelEnv,
+  type Outcome,
+  type Outgoing,
+  type PrepareContext,
+  type Prepared,
+  type SendCheck,
+  type InboundInput,
+} from './channel-types.ts';
 import type { InboundRoutesService } from './hook-ports.ts';
 import type { inboxes } from './tables.ts';
 
@@ -28,7 +39,22 @@ const NAME_LIMIT = 200;
 
 /** Kinds of message content stored as a placeholder (with the caption, if any) when there is no text. */
 const CONTENT_KINDS = [
-  'photo', 'video', 'animation', 'audio', 'voice', 'video_note', 'document', 'sticker', 'location', 'venue', 'contact', 'poll', 'dice', 'game', 'invoice', 'story',
+  'photo',
+  'video',
+  'animation',
+  'audio',
+  'voice',
+  'video_note',
+  'document',
+  'sticker',
+  'location',
+  'venue',
+  'contact',
+  'poll',
+  'dice',
+  'game',
+  'invoice',
+  'story',
 ] as const;
 
 interface BotApiAnswer {
@@ -95,8 +121,14 @@ export class TelegramChannel implements ChannelAdapter {
     const credentials = context.credentials ?? {};
     assertKnownKeys('telegram', 'credentials', credentials, ['botToken']);
     const token = credentials.botToken;
-    if (typeof token !== 'string' || token === '') throw badRequest('A telegram inbox needs credentials.botToken, the token BotFather gave the bot', [{ field: 'body.credentials.botToken', message: 'is required for the telegram channel' }]);
-    if (!botIdOf(token)) throw badRequest('credentials.botToken is not a Telegram bot token (<bot id>:<secret>)', [{ field: 'body.credentials.botToken', message: 'must look like 123456789:AA…, as BotFather gives it' }]);
+    if (typeof token !== 'string' || token === '')
+      throw badRequest('A telegram inbox needs credentials.botToken, the token BotFather gave the bot', [
+        { field: 'body.credentials.botToken', message: 'is required for the telegram channel' },
+      ]);
+    if (!botIdOf(token))
+      throw badRequest('credentials.botToken is not a Telegram bot token (<bot id>:<secret>)', [
+        { field: 'body.credentials.botToken', message: 'must look like 123456789:AA…, as BotFather gives it' },
+      ]);
 
     // Telegram allows 1-256 characters of A-Z, a-z, 0-9, _ and -: base64url.
     const secretToken = randomToken(32);
@@ -110,7 +142,9 @@ export class TelegramChannel implements ChannelAdapter {
     if (!answer.ok) {
       const why = answer.description ?? `it answered ${answer.status}`;
       const hint = answer.status === 401 || answer.status === 404 ? ' (check the bot token)' : '';
-      throw unprocessable('CHANNEL_SETUP_FAILED', withoutToken(`Telegram refused to register the webhook: ${why}${hint}`, token), [{ field: 'body.credentials.botToken', message: withoutToken(why, token) }]);
+      throw unprocessable('CHANNEL_SETUP_FAILED', withoutToken(`Telegram refused to register the webhook: ${why}${hint}`, token), [
+        { field: 'body.credentials.botToken', message: withoutToken(why, token) },
+      ]);
     }
     return { config: merged, inboundSecret: secretToken, secrets: { secretToken } };
   }
@@ -125,7 +159,10 @@ export class TelegramChannel implements ChannelAdapter {
 
   checkSend(check: SendCheck): void {
     if (check.starting) throw unprocessable('CHANNEL_CANNOT_INITIATE', 'A Telegram bot cannot start a conversation: the contact has to write to the bot first');
-    if (check.template) throw badRequest('Templates are a WhatsApp feature; a Telegram message is text', [{ field: 'body.template', message: 'is not available on the telegram channel' }]);
+    if (check.template)
+      throw badRequest('Templates are a WhatsApp feature; a Telegram message is text', [
+        { field: 'body.template', message: 'is not available on the telegram channel' },
+      ]);
   }
 
   async send(out: Outgoing): Promise<Outcome> {
@@ -143,7 +180,8 @@ export class TelegramChannel implements ChannelAdapter {
     }
     if (answer.ok) {
       const messageId = (answer.result as { message_id?: unknown } | undefined)?.message_id;
-      if (typeof messageId === 'number' || (typeof messageId === 'string' && messageId.length <= 50)) return { ok: true, externalId: `${address}:${messageId}` };
+      if (typeof messageId === 'number' || (typeof messageId === 'string' && messageId.length <= 50))
+        return { ok: true, externalId: `${address}:${messageId}` };
       return { ok: false, retry: false, error: 'Telegram accepted the message but did not say its message_id' };
     }
     const error = withoutToken(`Telegram answered ${answer.status}${answer.description ? `: ${answer.description}` : ''}`, token);
@@ -156,7 +194,12 @@ export class TelegramChannel implements ChannelAdapter {
   }
 }
 
-interface TelegramUser { id?: unknown; first_name?: unknown; last_name?: unknown; username?: unknown }
+interface TelegramUser {
+  id?: unknown;
+  first_name?: unknown;
+  last_name?: unknown;
+  username?: unknown;
+}
 interface TelegramMessage {
   message_id?: unknown;
   from?: TelegramUser;
@@ -165,7 +208,10 @@ interface TelegramMessage {
   caption?: unknown;
   [kind: string]: unknown;
 }
-interface TelegramUpdate { update_id: number; message?: TelegramMessage }
+interface TelegramUpdate {
+  update_id: number;
+  message?: TelegramMessage;
+}
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);
 
@@ -225,7 +271,10 @@ export function inboundOf(update: TelegramUpdate, botId: string): InboundInput |
 
 const Params = Type.Object({ inboxId: Type.String({ minLength: 1, maxLength: 64 }) });
 /** Only what every update has; the rest is read defensively (a 400 would only make Telegram retry). */
-const Update = Type.Object({ update_id: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }) }, { additionalProperties: true, description: 'a Telegram Update object' });
+const Update = Type.Object(
+  { update_id: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }) },
+  { additionalProperties: true, description: 'a Telegram Update object' },
+);
 
 /**
  * `POST /api/v1/hooks/telegram/:inboxId`: Telegram's webhook deliveries. The sender is the bot whose
@@ -239,11 +288,14 @@ export function telegramHookRoutes(app: App, conversations: InboundRoutesService
     path: '/hooks/telegram/:inboxId',
     schema: {
       tags: ['Conversations'],
-      summary: 'Telegram webhook: a bot\'s updates for a telegram inbox (X-Telegram-Bot-Api-Secret-Token)',
+      summary: "Telegram webhook: a bot's updates for a telegram inbox (X-Telegram-Bot-Api-Secret-Token)",
       security: [],
       params: Params,
       body: Update,
-      response: { 200: Type.Object({ ok: Type.Boolean() }, { description: 'The update was stored (or is not a message, or was stored before)' }), ...errors(413) },
+      response: {
+        200: Type.Object({ ok: Type.Boolean() }, { description: 'The update was stored (or is not a message, or was stored before)' }),
+        ...errors(413),
+      },
     },
     verify: async ({ params, headers }) => {
       const inbox = await conversations.inboxById(params.inboxId);

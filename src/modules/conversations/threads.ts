@@ -36,9 +36,11 @@ function templateText(template: MessageTemplate): string {
 
 /** Exactly one of text and template. */
 export function outboundOf(input: OutboundInput): { text: string; template: MessageTemplate | null } {
-  if (input.text !== undefined && input.template !== undefined) throw badRequest('Send either text or a template, not both', [{ field: 'body.template', message: 'must not be given with text' }]);
+  if (input.text !== undefined && input.template !== undefined)
+    throw badRequest('Send either text or a template, not both', [{ field: 'body.template', message: 'must not be given with text' }]);
   if (input.template) return { text: templateText(input.template), template: input.template };
-  if (input.text === undefined) throw badRequest('A message needs text (or, where the channel needs one, a template)', [{ field: 'body.text', message: 'is required' }]);
+  if (input.text === undefined)
+    throw badRequest('A message needs text (or, where the channel needs one, a template)', [{ field: 'body.text', message: 'is required' }]);
   return { text: input.text, template: null };
 }
 
@@ -84,13 +86,35 @@ export class Threads {
    * `into`: the events go there, for a caller that records them with its own in one write (the
    * inbound path, with `message.received`); else they are recorded here.
    */
-  async openThread(tx: Db, inbox: Pick<InboxRow, 'id' | 'orgId' | 'projectId' | 'channel'>, list: NewThread[], now: Date, into?: NewEvent[]): Promise<ConversationRow[]> {
+  async openThread(
+    tx: Db,
+    inbox: Pick<InboxRow, 'id' | 'orgId' | 'projectId' | 'channel'>,
+    list: NewThread[],
+    now: Date,
+    into?: NewEvent[],
+  ): Promise<ConversationRow[]> {
     if (!list.length) return [];
-    const opened = await tx.insert(conversations).values(list.map((t) => ({
-      id: newId('conversation', now.getTime()), orgId: inbox.orgId, projectId: inbox.projectId, inboxId: inbox.id, channel: inbox.channel,
-      contactId: t.contact.id, leadId: t.leadId, subject: t.subject, status: 'OPEN', handledBy: t.handledBy, assigneeId: t.assigneeId ?? null,
-      lastMessageAt: now, openedAt: now, firstReplyAt: t.firstReplyAt ?? null,
-    }))).returning();
+    const opened = await tx
+      .insert(conversations)
+      .values(
+        list.map((t) => ({
+          id: newId('conversation', now.getTime()),
+          orgId: inbox.orgId,
+          projectId: inbox.projectId,
+          inboxId: inbox.id,
+          channel: inbox.channel,
+          contactId: t.contact.id,
+          leadId: t.leadId,
+          subject: t.subject,
+          status: 'OPEN',
+          handledBy: t.handledBy,
+          assigneeId: t.assigneeId ?? null,
+          lastMessageAt: now,
+          openedAt: now,
+          firstReplyAt: t.firstReplyAt ?? null,
+        })),
+      )
+      .returning();
     const contactOf = new Map(list.map((t) => [t.contact.id, t.contact]));
     const events = opened.map((row) => conversationOpened(row, contactOf.get(row.contactId)!));
     if (into) into.push(...events);
@@ -105,16 +129,33 @@ export class Threads {
    * fails the unique index and the caller's retry joins that one.
    */
   async contactThread(tx: Db, contactId: string, thread?: { inboxId: string; ids: string[] }): Promise<ConversationRow | undefined> {
-    const [row] = await tx.select().from(conversations).where(and(eq(conversations.contactId, contactId), eq(conversations.status, 'OPEN'))).for('update');
+    const [row] = await tx
+      .select()
+      .from(conversations)
+      .where(and(eq(conversations.contactId, contactId), eq(conversations.status, 'OPEN')))
+      .for('update');
     if (row || !thread) return row;
-    const [earlier] = await tx.select({ conversationId: messages.conversationId }).from(messages)
+    const [earlier] = await tx
+      .select({ conversationId: messages.conversationId })
+      .from(messages)
       .innerJoin(conversations, eq(conversations.id, messages.conversationId))
       // Both directions named, so the (inbox, direction, external id) index finds the ids.
-      .where(and(eq(messages.inboxId, thread.inboxId), sql`${messages.direction} in ('in', 'out')`, sql`${messages.externalId} = any(${sql.param(thread.ids)}::text[])`, eq(conversations.contactId, contactId)))
-      .orderBy(desc(messages.at), desc(messages.id)).limit(1);
+      .where(
+        and(
+          eq(messages.inboxId, thread.inboxId),
+          sql`${messages.direction} in ('in', 'out')`,
+          sql`${messages.externalId} = any(${sql.param(thread.ids)}::text[])`,
+          eq(conversations.contactId, contactId),
+        ),
+      )
+      .orderBy(desc(messages.at), desc(messages.id))
+      .limit(1);
     if (!earlier) return undefined;
-    const [reopened] = await tx.update(conversations).set({ status: 'OPEN', closedAt: null, resolvedBy: null })
-      .where(and(eq(conversations.id, earlier.conversationId), eq(conversations.status, 'CLOSED'))).returning();
+    const [reopened] = await tx
+      .update(conversations)
+      .set({ status: 'OPEN', closedAt: null, resolvedBy: null })
+      .where(and(eq(conversations.id, earlier.conversationId), eq(conversations.status, 'CLOSED')))
+      .returning();
     return reopened;
   }
 
@@ -133,8 +174,10 @@ export class Threads {
   }
 
   private async view(scope: Scope, id: string) {
-    const [row] = await this.ctx.db.select({ c: conversations, contact: contacts, unread: this.unreadSql(scope) })
-      .from(conversations).innerJoin(contacts, eq(contacts.id, conversations.contactId))
+    const [row] = await this.ctx.db
+      .select({ c: conversations, contact: contacts, unread: this.unreadSql(scope) })
+      .from(conversations)
+      .innerJoin(contacts, eq(contacts.id, conversations.contactId))
       .where(inScope(scope, conversations, eq(conversations.id, id)));
     if (!row) throw notFound('Conversation');
     return { row: row.c, contact: row.contact, out: publicConversation(row.c, row.contact, row.unread) };
@@ -162,11 +205,24 @@ export class Threads {
     const where = inScope(scope, conversations, ...conditions);
     const order = orderBy(query.sort, { lastMessageAt: conversations.lastMessageAt, openedAt: conversations.openedAt }, '-lastMessageAt', conversations.id);
     const [items, counted] = await Promise.all([
-      this.ctx.db.select({ c: conversations, contact: contacts, unread: this.unreadSql(scope) }).from(conversations)
-        .innerJoin(contacts, eq(contacts.id, conversations.contactId)).where(where).orderBy(...order).limit(page.limit).offset(page.offset),
-      this.ctx.db.select({ n: sql<number>`count(*)::int` }).from(conversations).where(where),
+      this.ctx.db
+        .select({ c: conversations, contact: contacts, unread: this.unreadSql(scope) })
+        .from(conversations)
+        .innerJoin(contacts, eq(contacts.id, conversations.contactId))
+        .where(where)
+        .orderBy(...order)
+        .limit(page.limit)
+        .offset(page.offset),
+      this.ctx.db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(conversations)
+        .where(where),
     ]);
-    return envelope(items.map((r) => publicConversation(r.c, r.contact, r.unread)), counted[0]?.n ?? 0, page);
+    return envelope(
+      items.map((r) => publicConversation(r.c, r.contact, r.unread)),
+      counted[0]?.n ?? 0,
+      page,
+    );
   }
 
   async listMessages(scope: Scope, id: string, query: ListQuery) {
@@ -175,7 +231,10 @@ export class Threads {
     const where = and(eq(messages.orgId, scope.orgId), eq(messages.conversationId, id));
     const [items, counted] = await Promise.all([
       this.ctx.db.select().from(messages).where(where).orderBy(asc(messages.at), asc(messages.id)).limit(page.limit).offset(page.offset),
-      this.ctx.db.select({ n: sql<number>`count(*)::int` }).from(messages).where(where),
+      this.ctx.db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(messages)
+        .where(where),
     ]);
     return envelope(items.map(publicMessage), counted[0]?.n ?? 0, page);
   }
@@ -191,26 +250,62 @@ export class Threads {
     // Telegram's "the contact wrote first" are the contact's, not one conversation's.
     let lastInboundAt: Date | null = null;
     if (contactId) {
-      const [last] = await tx.select({ at: sql<Date | null>`max(${messages.at})` }).from(messages)
-        .where(and(sql`${messages.conversationId} in (select ${conversations.id} from ${conversations} where ${conversations.contactId} = ${contactId})`, eq(messages.direction, 'in')));
+      const [last] = await tx
+        .select({ at: sql<Date | null>`max(${messages.at})` })
+        .from(messages)
+        .where(
+          and(
+            sql`${messages.conversationId} in (select ${conversations.id} from ${conversations} where ${conversations.contactId} = ${contactId})`,
+            eq(messages.direction, 'in'),
+          ),
+        );
       lastInboundAt = last?.at ? new Date(last.at) : null;
     }
     adapter.checkSend({ starting: lastInboundAt === null, lastInboundAt, template, now });
   }
 
-
   /** An outbound message, queued for the sender loop in the caller's transaction (woken at commit). */
-  async queue(tx: Db, conversation: ConversationRow, text: string, sender: 'human' | 'bot' | 'campaign', authorId: string | null, now: Date, template: MessageTemplate | null = null, id?: string, subject: string | null = null): Promise<MessageRow> {
-    const [message] = await tx.insert(messages).values({
-      id: id ?? newId('message', now.getTime()), orgId: conversation.orgId, projectId: conversation.projectId, inboxId: conversation.inboxId,
-      conversationId: conversation.id, direction: 'out', sender, authorId, text, subject, template, status: 'queued', nextAttemptAt: now, at: now,
-    }).returning();
+  async queue(
+    tx: Db,
+    conversation: ConversationRow,
+    text: string,
+    sender: 'human' | 'bot' | 'campaign',
+    authorId: string | null,
+    now: Date,
+    template: MessageTemplate | null = null,
+    id?: string,
+    subject: string | null = null,
+  ): Promise<MessageRow> {
+    const [message] = await tx
+      .insert(messages)
+      .values({
+        id: id ?? newId('message', now.getTime()),
+        orgId: conversation.orgId,
+        projectId: conversation.projectId,
+        inboxId: conversation.inboxId,
+        conversationId: conversation.id,
+        direction: 'out',
+        sender,
+        authorId,
+        text,
+        subject,
+        template,
+        status: 'queued',
+        nextAttemptAt: now,
+        at: now,
+      })
+      .returning();
     await this.ctx.ports.bus.publishInTx(tx, OUTBOUND_WAKE, null);
     return message!;
   }
 
   private handoffEvent(row: ConversationRow, reason: string, by: 'bot' | 'human', assignedToId: string | null): NewEvent {
-    return { orgId: row.orgId, projectId: row.projectId, type: 'conversation.handoff', payload: { conversationId: row.id, reason, by, ...(assignedToId ? { assignedToId } : {}), ...(row.leadId ? { leadId: row.leadId } : {}) } };
+    return {
+      orgId: row.orgId,
+      projectId: row.projectId,
+      type: 'conversation.handoff',
+      payload: { conversationId: row.id, reason, by, ...(assignedToId ? { assignedToId } : {}), ...(row.leadId ? { leadId: row.leadId } : {}) },
+    };
   }
 
   /** A human reply (queued for sending) or a private note (never sent). A reply in a bot-handled thread is a takeover. */
@@ -219,13 +314,30 @@ export class Threads {
     const now = this.ctx.clock.now();
     const authorId = scope.actor.id;
     const message = await transaction(this.ctx.db, async (tx) => {
-      const [row] = await tx.select().from(conversations).where(inScope(scope, conversations, eq(conversations.id, id))).for('update');
+      const [row] = await tx
+        .select()
+        .from(conversations)
+        .where(inScope(scope, conversations, eq(conversations.id, id)))
+        .for('update');
       if (!row) throw notFound('Conversation');
       if (input.private) {
-        const [note] = await tx.insert(messages).values({
-          id: newId('message', now.getTime()), orgId: row.orgId, projectId: row.projectId, inboxId: row.inboxId, conversationId: row.id,
-          direction: 'out', sender: 'human', authorId, text: out.text, private: true, status: 'sent', at: now,
-        }).returning();
+        const [note] = await tx
+          .insert(messages)
+          .values({
+            id: newId('message', now.getTime()),
+            orgId: row.orgId,
+            projectId: row.projectId,
+            inboxId: row.inboxId,
+            conversationId: row.id,
+            direction: 'out',
+            sender: 'human',
+            authorId,
+            text: out.text,
+            private: true,
+            status: 'sent',
+            at: now,
+          })
+          .returning();
         await this.announce(tx, note!, row.channel);
         return note!;
       }
@@ -256,7 +368,11 @@ export class Threads {
   async botReply(scope: Scope, id: string, text: string): Promise<{ message: ReturnType<typeof publicMessage> } | { dropped: string }> {
     const now = this.ctx.clock.now();
     return transaction(this.ctx.db, async (tx) => {
-      const [row] = await tx.select().from(conversations).where(inScope(scope, conversations, eq(conversations.id, id))).for('update');
+      const [row] = await tx
+        .select()
+        .from(conversations)
+        .where(inScope(scope, conversations, eq(conversations.id, id)))
+        .for('update');
       if (!row) throw notFound('Conversation');
       if (row.status !== 'OPEN') return { dropped: 'the conversation is closed' };
       if (row.handledBy !== 'bot') return { dropped: 'a person handles this conversation' };
@@ -273,7 +389,8 @@ export class Threads {
     const out = outboundOf(input);
     const inbox = await this.inboxes.inboxRow(scope, input.inboxId);
     const lead = await this.ctx.ports.leads.get(scope, input.leadId);
-    if (lead.projectId !== inbox.projectId) throw badRequest('The lead and the inbox belong to different projects', [{ field: 'body.leadId', message: 'must be a lead of the inbox\'s project' }]);
+    if (lead.projectId !== inbox.projectId)
+      throw badRequest('The lead and the inbox belong to different projects', [{ field: 'body.leadId', message: "must be a lead of the inbox's project" }]);
     // E-mail reaches an address, WhatsApp a phone number, an api receiver whichever the lead has.
     const address = inbox.channel === 'email' ? lead.email : inbox.channel === 'whatsapp' ? lead.phone : (lead.email ?? lead.phone);
     const needs = inbox.channel === 'email' ? 'an e-mail address' : inbox.channel === 'whatsapp' ? 'a phone number' : 'an e-mail address or a phone number';
@@ -284,9 +401,21 @@ export class Threads {
       let row = await this.contactThread(tx, contact.id);
       await this.checkSend(tx, inbox.channel, contact.id, out.template !== null, now);
       if (!row) {
-        [row] = await this.openThread(tx, inbox, [{
-          contact, leadId: lead.id, subject: input.subject ?? null, handledBy: 'human', assigneeId: scope.actor.type === 'user' ? scope.actor.id : null, firstReplyAt: now,
-        }], now);
+        [row] = await this.openThread(
+          tx,
+          inbox,
+          [
+            {
+              contact,
+              leadId: lead.id,
+              subject: input.subject ?? null,
+              handledBy: 'human',
+              assigneeId: scope.actor.type === 'user' ? scope.actor.id : null,
+              firstReplyAt: now,
+            },
+          ],
+          now,
+        );
       } else {
         await tx.update(conversations).set({ lastMessageAt: now }).where(eq(conversations.id, row.id));
       }
@@ -300,7 +429,11 @@ export class Threads {
   private async change(scope: Scope, id: string, fn: (tx: Db, row: ConversationRow, now: Date) => Promise<void>) {
     const now = this.ctx.clock.now();
     await transaction(this.ctx.db, async (tx) => {
-      const [row] = await tx.select().from(conversations).where(inScope(scope, conversations, eq(conversations.id, id))).for('update');
+      const [row] = await tx
+        .select()
+        .from(conversations)
+        .where(inScope(scope, conversations, eq(conversations.id, id)))
+        .for('update');
       if (!row) throw notFound('Conversation');
       await fn(tx, row, now);
     });
@@ -308,7 +441,8 @@ export class Threads {
   }
 
   private async assertMember(orgId: string, userId: string): Promise<void> {
-    if (!(await this.ctx.ports.orgs.roleOf(orgId, userId))) throw badRequest('The assignee is not a member of this organization', [{ field: 'body.assigneeId', message: 'must be a member of the organization' }]);
+    if (!(await this.ctx.ports.orgs.roleOf(orgId, userId)))
+      throw badRequest('The assignee is not a member of this organization', [{ field: 'body.assigneeId', message: 'must be a member of the organization' }]);
   }
 
   /** A hand-off to people: `handledBy: human`, the event, and a notification to the organization. */
@@ -321,10 +455,18 @@ export class Threads {
       const assigneeId = input.assigneeId ?? row.assigneeId;
       await tx.update(conversations).set({ handledBy: 'human', handoffReason: input.reason, handoffAt: now, assigneeId }).where(eq(conversations.id, row.id));
       await this.ctx.ports.events.record(tx, this.handoffEvent(row, input.reason, scope.actor.type === 'agent' ? 'bot' : 'human', assigneeId));
-      await this.ctx.ports.notifications.notify({
-        orgId: row.orgId, projectId: row.projectId, userId: null, kind: 'conversation.handoff',
-        title: 'A conversation needs a person', body: `Handed off: ${input.reason}`, link: `/conversations/${row.id}`,
-      }, tx);
+      await this.ctx.ports.notifications.notify(
+        {
+          orgId: row.orgId,
+          projectId: row.projectId,
+          userId: null,
+          kind: 'conversation.handoff',
+          title: 'A conversation needs a person',
+          body: `Handed off: ${input.reason}`,
+          link: `/conversations/${row.id}`,
+        },
+        tx,
+      );
     });
   }
 
@@ -337,7 +479,9 @@ export class Threads {
 
   async read(scope: Scope, id: string) {
     return this.change(scope, id, async (tx, row, now) => {
-      await tx.insert(conversationReads).values({ conversationId: row.id, readerId: this.readerOf(scope), readAt: now })
+      await tx
+        .insert(conversationReads)
+        .values({ conversationId: row.id, readerId: this.readerOf(scope), readAt: now })
         .onConflictDoUpdate({ target: [conversationReads.conversationId, conversationReads.readerId], set: { readAt: now } });
     });
   }
@@ -349,14 +493,22 @@ export class Threads {
       const resolvedBy = scope.actor.type === 'agent' ? 'bot' : 'human';
       await tx.update(conversations).set({ status: 'CLOSED', closedAt: now, resolvedBy }).where(eq(conversations.id, row.id));
       const durationSec = Math.max(0, Math.round((now.getTime() - row.openedAt.getTime()) / 1000));
-      await this.ctx.ports.events.record(tx, { orgId: row.orgId, projectId: row.projectId, type: 'conversation.closed', payload: { conversationId: row.id, resolvedBy, durationSec, ...(row.leadId ? { leadId: row.leadId } : {}) } });
+      await this.ctx.ports.events.record(tx, {
+        orgId: row.orgId,
+        projectId: row.projectId,
+        type: 'conversation.closed',
+        payload: { conversationId: row.id, resolvedBy, durationSec, ...(row.leadId ? { leadId: row.leadId } : {}) },
+      });
     });
   }
 
   async reopen(scope: Scope, id: string) {
     return this.change(scope, id, async (tx, row) => {
       if (row.status === 'OPEN') return;
-      const [other] = await tx.select({ id: conversations.id }).from(conversations).where(and(eq(conversations.contactId, row.contactId), eq(conversations.status, 'OPEN')));
+      const [other] = await tx
+        .select({ id: conversations.id })
+        .from(conversations)
+        .where(and(eq(conversations.contactId, row.contactId), eq(conversations.status, 'OPEN')));
       if (other) throw conflict(`The contact has another open conversation (${other.id})`);
       await tx.update(conversations).set({ status: 'OPEN', closedAt: null, resolvedBy: null }).where(eq(conversations.id, row.id));
     });

@@ -26,10 +26,21 @@ const base = (org: OrgFixture = t.orgA) => `/api/v1/orgs/${org.orgId}`;
 const owner = (org: OrgFixture = t.orgA) => ({ token: org.token });
 let counter = 0;
 
-interface Inbox { id: string; channel: string; inboundUrl: string; config: { allowedOrigins: string[] }; widgetSnippet: string }
+interface Inbox {
+  id: string;
+  channel: string;
+  inboundUrl: string;
+  config: { allowedOrigins: string[] };
+  widgetSnippet: string;
+}
 
 async function webInbox(org: OrgFixture = t.orgA, allowedOrigins = [SITE]): Promise<Inbox> {
-  const res = await t.call({ method: 'POST', url: `${base(org)}/inboxes`, auth: owner(org), payload: { name: `site ${++counter}`, channel: 'web', config: { allowedOrigins } } });
+  const res = await t.call({
+    method: 'POST',
+    url: `${base(org)}/inboxes`,
+    auth: owner(org),
+    payload: { name: `site ${++counter}`, channel: 'web', config: { allowedOrigins } },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
 }
@@ -79,11 +90,21 @@ describe('web inboxes', () => {
 
   it('takes only exact https origins (http for localhost alone) and at least one', async () => {
     for (const origins of [[], ['https://shop.example/'], ['https://shop.example/path'], ['http://shop.example'], ['shop.example'], ['https://Shop.example']]) {
-      const res = await t.call({ method: 'POST', url: `${base()}/inboxes`, auth: owner(), payload: { name: 'bad', channel: 'web', config: { allowedOrigins: origins } } });
+      const res = await t.call({
+        method: 'POST',
+        url: `${base()}/inboxes`,
+        auth: owner(),
+        payload: { name: 'bad', channel: 'web', config: { allowedOrigins: origins } },
+      });
       expect(res.statusCode, JSON.stringify(origins)).toBe(400);
       expect(res.json().details[0].field).toMatch(/^body\.config\.allowedOrigins/);
     }
-    const other = await t.call({ method: 'POST', url: `${base()}/inboxes`, auth: owner(), payload: { name: 'bad', channel: 'web', config: { allowedOrigins: [SITE], url: 'https://x.example' } } });
+    const other = await t.call({
+      method: 'POST',
+      url: `${base()}/inboxes`,
+      auth: owner(),
+      payload: { name: 'bad', channel: 'web', config: { allowedOrigins: [SITE], url: 'https://x.example' } },
+    });
     expect(other.statusCode).toBe(400);
     await webInbox(t.orgA, ['http://localhost:3000', 'http://127.0.0.1:8080']);
   });
@@ -97,7 +118,12 @@ describe('web inboxes', () => {
     expect(res.headers['cross-origin-resource-policy']).toBe('cross-origin');
     const etag = String(res.headers.etag);
     expect((await t.call({ method: 'GET', url: widget(inbox.id, 'widget.js'), headers: { 'if-none-match': etag } })).statusCode).toBe(304);
-    const api = await t.call({ method: 'POST', url: `${base()}/inboxes`, auth: owner(), payload: { name: 'api', channel: 'api', config: { url: 'https://receiver.example/in' } } });
+    const api = await t.call({
+      method: 'POST',
+      url: `${base()}/inboxes`,
+      auth: owner(),
+      payload: { name: 'api', channel: 'api', config: { url: 'https://receiver.example/in' } },
+    });
     expect((await t.call({ method: 'GET', url: widget(api.json().id, 'widget.js') })).statusCode).toBe(404);
     expect((await t.call({ method: 'GET', url: widget('inb_nothing', 'widget.js') })).statusCode).toBe(404);
     expect((await session(api.json().id)).statusCode).toBe(404);
@@ -106,7 +132,12 @@ describe('web inboxes', () => {
   it('a web conversation cannot be started from the API: a visitor writes first', async () => {
     const inbox = await webInbox();
     const lead = await t.call({ method: 'POST', url: `${base()}/leads`, auth: owner(), payload: { email: `web-start-${Date.now()}@example.com` } });
-    const res = await t.call({ method: 'POST', url: `${base()}/conversations`, auth: owner(), payload: { inboxId: inbox.id, leadId: lead.json().id, text: 'Hello' } });
+    const res = await t.call({
+      method: 'POST',
+      url: `${base()}/conversations`,
+      auth: owner(),
+      payload: { inboxId: inbox.id, leadId: lead.json().id, text: 'Hello' },
+    });
     expect(res.statusCode).toBe(422);
     expect(res.json().code).toBe('CHANNEL_CANNOT_INITIATE');
   });
@@ -164,7 +195,7 @@ describe('visitor sessions', () => {
 });
 
 describe('visitor messages', () => {
-  it('stores the message in the visitor\'s conversation, and refuses a bad session with 401 storing nothing', async () => {
+  it("stores the message in the visitor's conversation, and refuses a bad session with 401 storing nothing", async () => {
     const inbox = await webInbox();
     const token = await newSession(inbox.id);
     const res = await say(inbox.id, token, 'Is the blue one in stock?');
@@ -185,7 +216,7 @@ describe('visitor messages', () => {
     expect((await t.database.db.select().from(messages).where(eq(messages.inboxId, inbox.id))).length).toBe(before);
   });
 
-  it('keeps each inbox\'s and organization\'s visitors apart', async () => {
+  it("keeps each inbox's and organization's visitors apart", async () => {
     const a = await webInbox(t.orgA);
     const otherInbox = await webInbox(t.orgA);
     const b = await webInbox(t.orgB);
@@ -216,7 +247,8 @@ describe('CORS', () => {
   it('answers the allowed origins (preflight included) and refuses the others without CORS headers', async () => {
     const inbox = await webInbox(t.orgA, [SITE, 'https://blog.example']);
     const preflight = await t.call({
-      method: 'OPTIONS', url: widget(inbox.id, 'messages'),
+      method: 'OPTIONS',
+      url: widget(inbox.id, 'messages'),
       headers: { origin: 'https://blog.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-widget-session' },
     });
     expect(preflight.statusCode).toBe(204);
@@ -224,7 +256,11 @@ describe('CORS', () => {
     expect(String(preflight.headers['access-control-allow-methods'])).toContain('POST');
     expect(String(preflight.headers['access-control-allow-headers'])).toContain('x-widget-session');
 
-    const evilPreflight = await t.call({ method: 'OPTIONS', url: widget(inbox.id, 'sessions'), headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+    const evilPreflight = await t.call({
+      method: 'OPTIONS',
+      url: widget(inbox.id, 'sessions'),
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
     expect(evilPreflight.statusCode).toBe(403);
     expect(evilPreflight.headers['access-control-allow-origin']).toBeUndefined();
 
@@ -245,7 +281,7 @@ describe('CORS', () => {
   });
 });
 
-describe('the visitor\'s stream', () => {
+describe("the visitor's stream", () => {
   it('replays the conversation, then shows replies live — never private notes', async () => {
     const inbox = await webInbox();
     const token = await newSession(inbox.id);
@@ -257,9 +293,19 @@ describe('the visitor\'s stream', () => {
       await client.until(() => texts(client).includes('Hello?'));
       expect(client.events('message')[0]!.data).toMatchObject({ id: first.message.id });
 
-      const note = await t.call({ method: 'POST', url: `${base()}/conversations/${first.conversationId}/messages`, auth: owner(), payload: { text: 'internal: VIP customer', private: true } });
+      const note = await t.call({
+        method: 'POST',
+        url: `${base()}/conversations/${first.conversationId}/messages`,
+        auth: owner(),
+        payload: { text: 'internal: VIP customer', private: true },
+      });
       expect(note.statusCode).toBe(201);
-      const reply = await t.call({ method: 'POST', url: `${base()}/conversations/${first.conversationId}/messages`, auth: owner(), payload: { text: 'Hi! How can we help?' } });
+      const reply = await t.call({
+        method: 'POST',
+        url: `${base()}/conversations/${first.conversationId}/messages`,
+        auth: owner(),
+        payload: { text: 'Hi! How can we help?' },
+      });
       expect(reply.statusCode).toBe(201);
       await client.until(() => texts(client).includes('Hi! How can we help?'));
       const shown = client.events('message').find((m) => (m.data as { id: string }).id === reply.json().id)!;
@@ -279,7 +325,12 @@ describe('the visitor\'s stream', () => {
       // SPEC's stream rules: `id:` is an increasing sequence number; the reply is sent again once sent.
       const ids = client.events('message').map((m) => Number(m.id));
       expect(ids.every((id, i) => Number.isInteger(id) && (i === 0 || id > ids[i - 1]!))).toBe(true);
-      expect(client.events('message').filter((m) => (m.data as { id: string }).id === reply.json().id).map((m) => (m.data as { status: string }).status)).toEqual(['queued', 'sent']);
+      expect(
+        client
+          .events('message')
+          .filter((m) => (m.data as { id: string }).id === reply.json().id)
+          .map((m) => (m.data as { status: string }).status),
+      ).toEqual(['queued', 'sent']);
     } finally {
       client.close();
     }
@@ -295,7 +346,10 @@ describe('the visitor\'s stream', () => {
       again.close();
     }
     // since=<id> replays only what changed after that event; Last-Event-ID is not used (SPEC).
-    const resumed = await SseClient.open(`${baseUrl}${widget(inbox.id, `events?session=${encodeURIComponent(token)}&since=${afterFirst}`)}`, { origin: SITE, 'last-event-id': '0' });
+    const resumed = await SseClient.open(`${baseUrl}${widget(inbox.id, `events?session=${encodeURIComponent(token)}&since=${afterFirst}`)}`, {
+      origin: SITE,
+      'last-event-id': '0',
+    });
     try {
       await resumed.until(() => texts(resumed).includes('Thanks'));
       expect(texts(resumed)).toEqual(['Hi! How can we help?', 'Thanks']);
@@ -313,11 +367,20 @@ describe('the visitor\'s stream', () => {
     const client = await stream(inbox.id, token);
     try {
       // Visitor messages and team replies (each queued, then sent by the sender loop) at once.
-      await Promise.all(Array.from({ length: 6 }, (_, i) => i % 2
-        ? say(inbox.id, token, `m${i}`)
-        : t.call({ method: 'POST', url: `${base()}/conversations/${first.conversationId}/messages`, auth: owner(), payload: { text: `r${i}` } })));
+      await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          i % 2
+            ? say(inbox.id, token, `m${i}`)
+            : t.call({ method: 'POST', url: `${base()}/conversations/${first.conversationId}/messages`, auth: owner(), payload: { text: `r${i}` } }),
+        ),
+      );
       const want = ['m0', 'm1', 'm3', 'm5', 'r0', 'r2', 'r4'];
-      await client.until(() => want.every((w) => texts(client).includes(w)) && client.events('message').filter((m) => (m.data as { status: string }).status === 'sent' && (m.data as { direction: string }).direction === 'out').length === 3);
+      await client.until(
+        () =>
+          want.every((w) => texts(client).includes(w)) &&
+          client.events('message').filter((m) => (m.data as { status: string }).status === 'sent' && (m.data as { direction: string }).direction === 'out')
+            .length === 3,
+      );
       const ids = client.events('message').map((m) => Number(m.id));
       expect(new Set(ids).size).toBe(ids.length);
       expect([...ids].sort((a, b) => a - b)).toEqual(ids);
@@ -345,7 +408,12 @@ describe('the visitor\'s stream', () => {
     const client = await stream(inbox.id, mine);
     try {
       const other = (await say(inbox.id, theirs, 'someone else here')).json();
-      await t.call({ method: 'POST', url: `${base()}/conversations/${other.conversationId}/messages`, auth: owner(), payload: { text: 'reply to someone else' } });
+      await t.call({
+        method: 'POST',
+        url: `${base()}/conversations/${other.conversationId}/messages`,
+        auth: owner(),
+        payload: { text: 'reply to someone else' },
+      });
       // My first message opens my conversation while the stream is already open: it is heard live.
       await say(inbox.id, mine, 'my own question');
       await client.until(() => texts(client).includes('my own question'));
@@ -366,14 +434,21 @@ describe('the visitor\'s stream', () => {
 });
 
 describe('shutdown', () => {
-  it('ends the visitors\' streams so the server can stop', async () => {
+  it("ends the visitors' streams so the server can stop", async () => {
     const own = await buildTestApp();
     try {
       await own.app.listen({ port: 0, host: '127.0.0.1' });
       const port = (own.app.server.address() as { port: number }).port;
-      const created = await own.call({ method: 'POST', url: `/api/v1/orgs/${own.orgA.orgId}/inboxes`, auth: { token: own.orgA.token }, payload: { name: 'site', channel: 'web', config: { allowedOrigins: [SITE] } } });
+      const created = await own.call({
+        method: 'POST',
+        url: `/api/v1/orgs/${own.orgA.orgId}/inboxes`,
+        auth: { token: own.orgA.token },
+        payload: { name: 'site', channel: 'web', config: { allowedOrigins: [SITE] } },
+      });
       const opened = await own.call({ method: 'POST', url: widget(created.json().id, 'sessions'), headers: { origin: SITE }, payload: {} });
-      const client = await SseClient.open(`http://127.0.0.1:${port}${widget(created.json().id, `events?session=${opened.json().sessionToken}`)}`, { origin: SITE });
+      const client = await SseClient.open(`http://127.0.0.1:${port}${widget(created.json().id, `events?session=${opened.json().sessionToken}`)}`, {
+        origin: SITE,
+      });
       expect(client.status).toBe(200);
       await own.app.close();
       await client.waitForEnd();

@@ -18,10 +18,17 @@ let wamids = 0;
 /** The Graph API's answer to POST /{phone-number-id}/messages. */
 const accepted: Behaviour = (req) => {
   const to = (req.json as { to?: string } | undefined)?.to ?? '';
-  return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messaging_product: 'whatsapp', contacts: [{ input: to, wa_id: to }], messages: [{ id: `wamid.HBgL${++wamids}${Date.now()}` }] }) };
+  return {
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ messaging_product: 'whatsapp', contacts: [{ input: to, wa_id: to }], messages: [{ id: `wamid.HBgL${++wamids}${Date.now()}` }] }),
+  };
 };
-const graphError = (status: number, error: Record<string, unknown>): ReturnType<Behaviour> =>
-  ({ status, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: { type: 'OAuthException', fbtrace_id: 'Ax1', ...error } }) });
+const graphError = (status: number, error: Record<string, unknown>): ReturnType<Behaviour> => ({
+  status,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ error: { type: 'OAuthException', fbtrace_id: 'Ax1', ...error } }),
+});
 
 beforeAll(async () => {
   graph = await new Receiver().start();
@@ -44,18 +51,35 @@ const unique = (label: string) => `${label}-${++counter}-${Date.now()}`;
 /** A phone number as WhatsApp writes it (wa_id: digits, country code first). */
 const waId = () => `1415${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
 
-interface WaInbox { id: string; inboundUrl: string; config: { phoneNumberId: string }; secrets: { verifyToken: string }; appSecret: string; accessToken: string }
+interface WaInbox {
+  id: string;
+  inboundUrl: string;
+  config: { phoneNumberId: string };
+  secrets: { verifyToken: string };
+  appSecret: string;
+  accessToken: string;
+}
 
 async function whatsappInbox(org: OrgFixture = t.orgA): Promise<WaInbox> {
   const appSecret = `app-secret-${unique('s')}`;
   const accessToken = `EAAG${unique('token')}`;
   const phoneNumberId = String(100000000000000 + ++counter);
-  const res = await t.call({ method: 'POST', url: `${base(org)}/inboxes`, auth: owner(org), payload: { name: unique('wa'), channel: 'whatsapp', config: { phoneNumberId }, credentials: { accessToken, appSecret } } });
+  const res = await t.call({
+    method: 'POST',
+    url: `${base(org)}/inboxes`,
+    auth: owner(org),
+    payload: { name: unique('wa'), channel: 'whatsapp', config: { phoneNumberId }, credentials: { accessToken, appSecret } },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return { ...res.json(), appSecret, accessToken };
 }
 
-interface WaMessage { from: string; id?: string; type?: string; [key: string]: unknown }
+interface WaMessage {
+  from: string;
+  id?: string;
+  type?: string;
+  [key: string]: unknown;
+}
 
 /** One change of a webhook delivery, as Meta sends it. */
 function change(inbox: WaInbox, value: { contacts?: { name: string; waId: string }[]; messages?: WaMessage[]; statuses?: Record<string, unknown>[] }) {
@@ -65,7 +89,9 @@ function change(inbox: WaInbox, value: { contacts?: { name: string; waId: string
       messaging_product: 'whatsapp',
       metadata: { display_phone_number: '15550001111', phone_number_id: inbox.config.phoneNumberId },
       ...(value.contacts ? { contacts: value.contacts.map((c) => ({ profile: { name: c.name }, wa_id: c.waId })) } : {}),
-      ...(value.messages ? { messages: value.messages.map((m) => ({ id: `wamid.${unique('in')}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', ...m })) } : {}),
+      ...(value.messages
+        ? { messages: value.messages.map((m) => ({ id: `wamid.${unique('in')}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', ...m })) }
+        : {}),
       ...(value.statuses ? { statuses: value.statuses } : {}),
     },
   };
@@ -80,7 +106,12 @@ const sign = (raw: string, secret: string) => 'sha256=' + createHmac('sha256', s
 
 async function post(inboxId: string, body: unknown, signature: string | null) {
   const raw = typeof body === 'string' ? body : JSON.stringify(body);
-  return t.call({ method: 'POST', url: `/api/v1/hooks/whatsapp/${inboxId}`, headers: { 'content-type': 'application/json', ...(signature ? { 'x-hub-signature-256': signature } : {}) }, payload: raw });
+  return t.call({
+    method: 'POST',
+    url: `/api/v1/hooks/whatsapp/${inboxId}`,
+    headers: { 'content-type': 'application/json', ...(signature ? { 'x-hub-signature-256': signature } : {}) },
+    payload: raw,
+  });
 }
 
 /** Posts a delivery signed with the inbox's app secret; expects the 200. */
@@ -125,7 +156,8 @@ async function settled(messageId: string) {
 
 describe('whatsapp inboxes', () => {
   it('needs config.phoneNumberId and both credentials, shows the verify token once and never the credentials', async () => {
-    const missing = async (payload: Record<string, unknown>) => t.call({ method: 'POST', url: `${base()}/inboxes`, auth: owner(), payload: { name: 'wa', channel: 'whatsapp', ...payload } });
+    const missing = async (payload: Record<string, unknown>) =>
+      t.call({ method: 'POST', url: `${base()}/inboxes`, auth: owner(), payload: { name: 'wa', channel: 'whatsapp', ...payload } });
     const noSecret = await missing({ config: { phoneNumberId: '123' }, credentials: { accessToken: 'EAAG1' } });
     expect(noSecret.statusCode).toBe(400);
     expect(noSecret.json().details).toEqual([expect.objectContaining({ field: 'body.credentials.appSecret' })]);
@@ -148,18 +180,27 @@ describe('whatsapp inboxes', () => {
     expect(got.body).not.toContain(inbox.appSecret);
     expect(got.body).not.toContain(inbox.accessToken);
     // A rename keeps the verify token Meta was given.
-    const renamed = await t.call({ method: 'PATCH', url: `${base()}/inboxes/${inbox.id}`, auth: owner(), payload: { name: 'Sales WhatsApp', config: { faq: [{ question: 'Hours?', answer: '9-5' }] } } });
+    const renamed = await t.call({
+      method: 'PATCH',
+      url: `${base()}/inboxes/${inbox.id}`,
+      auth: owner(),
+      payload: { name: 'Sales WhatsApp', config: { faq: [{ question: 'Hours?', answer: '9-5' }] } },
+    });
     expect(renamed.statusCode, renamed.body).toBe(200);
-    const handshake = await t.call({ method: 'GET', url: `/api/v1/hooks/whatsapp/${inbox.id}?hub.mode=subscribe&hub.verify_token=${inbox.secrets.verifyToken}&hub.challenge=1158201444` });
+    const handshake = await t.call({
+      method: 'GET',
+      url: `/api/v1/hooks/whatsapp/${inbox.id}?hub.mode=subscribe&hub.verify_token=${inbox.secrets.verifyToken}&hub.challenge=1158201444`,
+    });
     expect(handshake.statusCode).toBe(200);
   });
 });
 
 describe('whatsapp webhook', () => {
-  it('answers the subscription handshake with hub.challenge only for the inbox\'s verify token', async () => {
+  it("answers the subscription handshake with hub.challenge only for the inbox's verify token", async () => {
     const inbox = await whatsappInbox();
     const other = await whatsappInbox();
-    const hook = (id: string, token: string, mode = 'subscribe') => t.call({ method: 'GET', url: `/api/v1/hooks/whatsapp/${id}?hub.mode=${mode}&hub.verify_token=${encodeURIComponent(token)}&hub.challenge=1158201444` });
+    const hook = (id: string, token: string, mode = 'subscribe') =>
+      t.call({ method: 'GET', url: `/api/v1/hooks/whatsapp/${id}?hub.mode=${mode}&hub.verify_token=${encodeURIComponent(token)}&hub.challenge=1158201444` });
     const right = await hook(inbox.id, inbox.secrets.verifyToken);
     expect(right.statusCode).toBe(200);
     expect(right.headers['content-type']).toMatch(/^text\/plain/);
@@ -171,13 +212,29 @@ describe('whatsapp webhook', () => {
     expect((await t.call({ method: 'GET', url: `/api/v1/hooks/whatsapp/${inbox.id}?hub.mode=subscribe&hub.challenge=1` })).statusCode).toBe(403);
   });
 
-  it('stores a signed batch (two entries, two contacts) as two conversations linked to leads, and Meta\'s retry of it stores nothing new', async () => {
+  it("stores a signed batch (two entries, two contacts) as two conversations linked to leads, and Meta's retry of it stores nothing new", async () => {
     const inbox = await whatsappInbox();
     const ann = waId();
     const ben = waId();
     const body = delivery(
-      [change(inbox, { contacts: [{ name: 'Ann Lee', waId: ann }], messages: [{ from: ann, text: { body: 'Do you ship to Lisbon?' } }, { from: ann, type: 'image', image: { id: 'media-1', mime_type: 'image/jpeg', caption: 'this one' } }] })],
-      [change(inbox, { contacts: [{ name: 'Ben Ode', waId: ben }], messages: [{ from: ben, type: 'interactive', interactive: { type: 'button_reply', button_reply: { id: 'yes-1', title: 'Yes, call me' } } }, { from: ben, type: 'audio', audio: { id: 'media-2' } }] })],
+      [
+        change(inbox, {
+          contacts: [{ name: 'Ann Lee', waId: ann }],
+          messages: [
+            { from: ann, text: { body: 'Do you ship to Lisbon?' } },
+            { from: ann, type: 'image', image: { id: 'media-1', mime_type: 'image/jpeg', caption: 'this one' } },
+          ],
+        }),
+      ],
+      [
+        change(inbox, {
+          contacts: [{ name: 'Ben Ode', waId: ben }],
+          messages: [
+            { from: ben, type: 'interactive', interactive: { type: 'button_reply', button_reply: { id: 'yes-1', title: 'Yes, call me' } } },
+            { from: ben, type: 'audio', audio: { id: 'media-2' } },
+          ],
+        }),
+      ],
     );
     const receivedBefore = (await eventsOf(t, t.orgA.orgId, 'message.received')).length;
     expect(await deliver(inbox, body)).toEqual({ messages: 4, duplicates: 0, statuses: 0 });
@@ -248,17 +305,37 @@ describe('whatsapp sending', () => {
     const sentEvent = await eventually(async () => (await eventsOf(t, t.orgA.orgId, 'message.sent')).find((e) => e.payload.message.id === sent.id));
     expect(sentEvent.payload.message.externalId).toBe(sent.externalId);
 
-    const status = (id: string, kind: string, extra: Record<string, unknown> = {}) => ({ id, status: kind, timestamp: String(Math.floor(Date.now() / 1000)), recipient_id: from, ...extra });
+    const status = (id: string, kind: string, extra: Record<string, unknown> = {}) => ({
+      id,
+      status: kind,
+      timestamp: String(Math.floor(Date.now() / 1000)),
+      recipient_id: from,
+      ...extra,
+    });
     const statusOf = async (id: string) => (await messagesOf(conversation.id)).find((m) => m.id === id)!;
     expect(await deliver(inbox, delivery([change(inbox, { statuses: [status(sent.externalId!, 'delivered')] })]))).toMatchObject({ statuses: 1 });
     expect((await statusOf(sent.id)).status).toBe('delivered');
     // read, then a late delivered (batched in one delivery, in that order): it stays read.
-    expect(await deliver(inbox, delivery([change(inbox, { statuses: [status(sent.externalId!, 'read')] })], [change(inbox, { statuses: [status(sent.externalId!, 'delivered')] })]))).toMatchObject({ statuses: 1 });
+    expect(
+      await deliver(
+        inbox,
+        delivery([change(inbox, { statuses: [status(sent.externalId!, 'read')] })], [change(inbox, { statuses: [status(sent.externalId!, 'delivered')] })]),
+      ),
+    ).toMatchObject({ statuses: 1 });
     expect((await statusOf(sent.id)).status).toBe('read');
 
     const second = await reply(conversation.id, { text: 'Anything else?' });
     const secondSent = await settled(second.json().id);
-    const failure = { errors: [{ code: 131026, title: 'Message undeliverable', message: 'Message undeliverable', error_data: { details: 'Receiver is incapable of receiving this message' } }] };
+    const failure = {
+      errors: [
+        {
+          code: 131026,
+          title: 'Message undeliverable',
+          message: 'Message undeliverable',
+          error_data: { details: 'Receiver is incapable of receiving this message' },
+        },
+      ],
+    };
     await deliver(inbox, delivery([change(inbox, { statuses: [status(secondSent.externalId!, 'failed', failure)] })]));
     const failed = await statusOf(secondSent.id);
     expect(failed.status).toBe('failed');
@@ -269,7 +346,10 @@ describe('whatsapp sending', () => {
   it('outside 24 hours refuses free text with 422 CHANNEL_WINDOW_CLOSED and sends a template', async () => {
     const inbox = await whatsappInbox();
     const { conversation, from } = await openedBy(inbox, 'Hello from yesterday');
-    await t.database.db.update(messages).set({ at: new Date(Date.now() - 25 * 3600_000) }).where(and(eq(messages.conversationId, conversation.id), eq(messages.direction, 'in')));
+    await t.database.db
+      .update(messages)
+      .set({ at: new Date(Date.now() - 25 * 3600_000) })
+      .where(and(eq(messages.conversationId, conversation.id), eq(messages.direction, 'in')));
     const text = await reply(conversation.id, { text: 'Sorry for the delay' });
     expect(text.statusCode).toBe(422);
     expect(text.json()).toMatchObject({ code: 'CHANNEL_WINDOW_CLOSED' });
@@ -280,7 +360,13 @@ describe('whatsapp sending', () => {
     const template = await reply(conversation.id, { template: { name: 'follow_up', language: 'en_US', components } });
     expect(template.statusCode, template.body).toBe(201);
     expect(await settled(template.json().id)).toMatchObject({ status: 'sent' });
-    expect(graph.received[0]!.json).toEqual({ messaging_product: 'whatsapp', recipient_type: 'individual', to: from, type: 'template', template: { name: 'follow_up', language: { code: 'en_US' }, components } });
+    expect(graph.received[0]!.json).toEqual({
+      messaging_product: 'whatsapp',
+      recipient_type: 'individual',
+      to: from,
+      type: 'template',
+      template: { name: 'follow_up', language: { code: 'en_US' }, components },
+    });
 
     // Inside the window free text goes again.
     await deliver(inbox, delivery([change(inbox, { messages: [{ from, text: { body: 'ok, still interested' } }] })]));
@@ -289,35 +375,59 @@ describe('whatsapp sending', () => {
     expect(await settled(again.json().id)).toMatchObject({ status: 'sent' });
   });
 
-  it('an outbound start needs a template: text is 422, a template is queued and sent to the lead\'s phone', async () => {
+  it("an outbound start needs a template: text is 422, a template is queued and sent to the lead's phone", async () => {
     const inbox = await whatsappInbox();
     const phone = waId();
     const lead = await t.call({ method: 'POST', url: `${base()}/leads`, auth: owner(), payload: { name: 'Dana', phone: `+${phone}` } });
     expect(lead.statusCode, lead.body).toBe(201);
-    const withText = await t.call({ method: 'POST', url: `${base()}/conversations`, auth: owner(), payload: { inboxId: inbox.id, leadId: lead.json().id, text: 'Hi Dana' } });
+    const withText = await t.call({
+      method: 'POST',
+      url: `${base()}/conversations`,
+      auth: owner(),
+      payload: { inboxId: inbox.id, leadId: lead.json().id, text: 'Hi Dana' },
+    });
     expect(withText.statusCode).toBe(422);
     expect(withText.json()).toMatchObject({ code: 'CHANNEL_WINDOW_CLOSED' });
     expect(await conversationsOf(inbox.id)).toHaveLength(0);
 
-    const started = await t.call({ method: 'POST', url: `${base()}/conversations`, auth: owner(), payload: { inboxId: inbox.id, leadId: lead.json().id, template: { name: 'hello_world', language: 'en_US' } } });
+    const started = await t.call({
+      method: 'POST',
+      url: `${base()}/conversations`,
+      auth: owner(),
+      payload: { inboxId: inbox.id, leadId: lead.json().id, template: { name: 'hello_world', language: 'en_US' } },
+    });
     expect(started.statusCode, started.body).toBe(201);
     const [first] = await messagesOf(started.json().id);
     expect(first).toMatchObject({ direction: 'out' });
     expect(await settled(first!.id)).toMatchObject({ status: 'sent' });
-    expect(graph.received[0]!.json).toEqual({ messaging_product: 'whatsapp', recipient_type: 'individual', to: phone, type: 'template', template: { name: 'hello_world', language: { code: 'en_US' } } });
+    expect(graph.received[0]!.json).toEqual({
+      messaging_product: 'whatsapp',
+      recipient_type: 'individual',
+      to: phone,
+      type: 'template',
+      template: { name: 'hello_world', language: { code: 'en_US' } },
+    });
 
     // The contact's answer lands in the same thread.
-    await deliver(inbox, delivery([change(inbox, { contacts: [{ name: 'Dana', waId: phone }], messages: [{ from: phone, text: { body: 'Hi! Tell me more' } }] })]));
+    await deliver(
+      inbox,
+      delivery([change(inbox, { contacts: [{ name: 'Dana', waId: phone }], messages: [{ from: phone, text: { body: 'Hi! Tell me more' } }] })]),
+    );
     const threads = await conversationsOf(inbox.id);
     expect(threads.map((c) => c.id)).toEqual([started.json().id]);
   });
 
-  it('the window is the contact\'s: after a closed thread with a recent message, a new start may be free text', async () => {
+  it("the window is the contact's: after a closed thread with a recent message, a new start may be free text", async () => {
     const inbox = await whatsappInbox();
     const { conversation } = await openedBy(inbox, 'Can you call me back tomorrow?');
     expect((await t.call({ method: 'POST', url: `${base()}/conversations/${conversation.id}/close`, auth: owner() })).statusCode).toBe(200);
     const leadId = (await t.call({ method: 'GET', url: `${base()}/conversations/${conversation.id}`, auth: owner() })).json().leadId;
-    const started = await t.call({ method: 'POST', url: `${base()}/conversations`, auth: owner(), payload: { inboxId: inbox.id, leadId, text: 'As promised: here we are.' } });
+    const started = await t.call({
+      method: 'POST',
+      url: `${base()}/conversations`,
+      auth: owner(),
+      payload: { inboxId: inbox.id, leadId, text: 'As promised: here we are.' },
+    });
     expect(started.statusCode, started.body).toBe(201);
     expect(started.json().id).not.toBe(conversation.id);
     const [first] = await messagesOf(started.json().id);
@@ -327,7 +437,13 @@ describe('whatsapp sending', () => {
   it('a Graph API 400 fails the message with its error; a 429 and a throttling code are retried until accepted', async () => {
     const inbox = await whatsappInbox();
     const { conversation } = await openedBy(inbox);
-    graph.behaviour = () => graphError(400, { message: '(#131009) Parameter value is not valid', code: 131009, error_subcode: 2494010, error_data: { messaging_product: 'whatsapp', details: 'Recipient phone number not in allowed list' } });
+    graph.behaviour = () =>
+      graphError(400, {
+        message: '(#131009) Parameter value is not valid',
+        code: 131009,
+        error_subcode: 2494010,
+        error_data: { messaging_product: 'whatsapp', details: 'Recipient phone number not in allowed list' },
+      });
     const bad = await reply(conversation.id, { text: 'will fail' });
     const failed = await settled(bad.json().id);
     expect(failed.status).toBe('failed');
@@ -336,9 +452,12 @@ describe('whatsapp sending', () => {
     expect(graph.received).toHaveLength(1);
 
     graph.received.length = 0;
-    graph.behaviour = (req, n) => (n === 1 ? graphError(429, { message: 'Too many messages', code: 130429 })
-      : n === 2 ? graphError(400, { message: '(#80007) Rate limit issues', code: 80007 })
-        : accepted(req, n));
+    graph.behaviour = (req, n) =>
+      n === 1
+        ? graphError(429, { message: 'Too many messages', code: 130429 })
+        : n === 2
+          ? graphError(400, { message: '(#80007) Rate limit issues', code: 80007 })
+          : accepted(req, n);
     const busy = await reply(conversation.id, { text: 'will be retried' });
     const sent = await settled(busy.json().id);
     expect(sent).toMatchObject({ status: 'sent', externalId: expect.stringMatching(/^wamid\./) });
@@ -353,17 +472,42 @@ describe('whatsapp across organizations', () => {
     const theirs = await whatsappInbox(t.orgB);
     const { conversation } = await openedBy(inbox);
     expect((await t.call({ method: 'GET', url: `${base(t.orgB)}/inboxes/${inbox.id}`, auth: owner(t.orgB) })).statusCode).toBe(404);
-    expect((await t.call({ method: 'PATCH', url: `${base(t.orgB)}/inboxes/${inbox.id}`, auth: owner(t.orgB), payload: { credentials: { accessToken: 'x', appSecret: 'y' } } })).statusCode).toBe(404);
+    expect(
+      (
+        await t.call({
+          method: 'PATCH',
+          url: `${base(t.orgB)}/inboxes/${inbox.id}`,
+          auth: owner(t.orgB),
+          payload: { credentials: { accessToken: 'x', appSecret: 'y' } },
+        })
+      ).statusCode,
+    ).toBe(404);
     expect((await t.call({ method: 'GET', url: `${base(t.orgB)}/conversations/${conversation.id}`, auth: owner(t.orgB) })).statusCode).toBe(404);
     expect((await reply(conversation.id, { text: 'not mine' }, t.orgB)).statusCode).toBe(404);
     expect(await conversationsOf(inbox.id, t.orgB)).toHaveLength(0);
-    expect((await t.call({ method: 'POST', url: `${base(t.orgB)}/conversations`, auth: owner(t.orgB), payload: { inboxId: inbox.id, leadId: 'lead_x', template: { name: 'hello_world', language: 'en_US' } } })).statusCode).toBe(404);
+    expect(
+      (
+        await t.call({
+          method: 'POST',
+          url: `${base(t.orgB)}/conversations`,
+          auth: owner(t.orgB),
+          payload: { inboxId: inbox.id, leadId: 'lead_x', template: { name: 'hello_world', language: 'en_US' } },
+        })
+      ).statusCode,
+    ).toBe(404);
 
     // Organization B's app secret does not sign for organization A's inbox, nor its verify token open the handshake.
     const from = waId();
     const raw = JSON.stringify(delivery([change(inbox, { messages: [{ from, text: { body: 'cross' } }] })]));
     expect((await post(inbox.id, raw, sign(raw, theirs.appSecret))).statusCode).toBe(401);
-    expect((await t.call({ method: 'GET', url: `/api/v1/hooks/whatsapp/${inbox.id}?hub.mode=subscribe&hub.verify_token=${theirs.secrets.verifyToken}&hub.challenge=42` })).statusCode).toBe(403);
+    expect(
+      (
+        await t.call({
+          method: 'GET',
+          url: `/api/v1/hooks/whatsapp/${inbox.id}?hub.mode=subscribe&hub.verify_token=${theirs.secrets.verifyToken}&hub.challenge=42`,
+        })
+      ).statusCode,
+    ).toBe(403);
     expect((await messagesOf(conversation.id)).map((m) => m.text)).not.toContain('cross');
   });
 });

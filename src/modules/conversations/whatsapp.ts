@@ -5,7 +5,19 @@ import { outboundRequest } from '../../platform/http-client.ts';
 import { Type, FreeObject, errors } from '../../platform/http/schemas.ts';
 import type { App } from '../../platform/http/types.ts';
 import { inboundRoute } from '../../platform/inbound.ts';
-import { assertKnownKeys, retryAfterSeconds, type ChannelAdapter, type ChannelEnv, type Outcome, type Outgoing, type PrepareContext, type Prepared, type SendCheck, type InboundInput, type Receipt } from './channel-types.ts';
+import {
+  assertKnownKeys,
+  retryAfterSeconds,
+  type ChannelAdapter,
+  type ChannelEnv,
+  type Outcome,
+  type Outgoing,
+  type PrepareContext,
+  type Prepared,
+  type SendCheck,
+  type InboundInput,
+  type Receipt,
+} from './channel-types.ts';
 import type { InboundRoutesService } from './hook-ports.ts';
 import type { inboxes } from './tables.ts';
 
@@ -53,12 +65,21 @@ export class WhatsAppChannel implements ChannelAdapter {
   async prepare(config: Record<string, unknown>, previous: Record<string, unknown> | null, context: PrepareContext): Promise<Prepared> {
     assertKnownKeys('whatsapp', 'config', config, ['phoneNumberId', 'faq']);
     const phoneNumberId = config.phoneNumberId ?? previous?.phoneNumberId;
-    if (typeof phoneNumberId !== 'string' || phoneNumberId === '') throw badRequest('A whatsapp inbox needs config.phoneNumberId, the WhatsApp Business phone number id', [{ field: 'body.config.phoneNumberId', message: 'is required for the whatsapp channel' }]);
-    if (!PHONE_NUMBER_ID.test(phoneNumberId)) throw badRequest('config.phoneNumberId is the numeric id Meta shows for the phone number (not the phone number itself)', [{ field: 'body.config.phoneNumberId', message: 'must be digits only' }]);
+    if (typeof phoneNumberId !== 'string' || phoneNumberId === '')
+      throw badRequest('A whatsapp inbox needs config.phoneNumberId, the WhatsApp Business phone number id', [
+        { field: 'body.config.phoneNumberId', message: 'is required for the whatsapp channel' },
+      ]);
+    if (!PHONE_NUMBER_ID.test(phoneNumberId))
+      throw badRequest('config.phoneNumberId is the numeric id Meta shows for the phone number (not the phone number itself)', [
+        { field: 'body.config.phoneNumberId', message: 'must be digits only' },
+      ]);
     if (!previous || context.credentialsChanged) {
       const credentials = context.credentials ?? {};
       for (const key of CREDENTIAL_KEYS) {
-        if (typeof credentials[key] !== 'string' || credentials[key].trim() === '') throw badRequest(`A whatsapp inbox needs credentials.${key}`, [{ field: `body.credentials.${key}`, message: 'is required for the whatsapp channel' }]);
+        if (typeof credentials[key] !== 'string' || credentials[key].trim() === '')
+          throw badRequest(`A whatsapp inbox needs credentials.${key}`, [
+            { field: `body.credentials.${key}`, message: 'is required for the whatsapp channel' },
+          ]);
       }
       assertKnownKeys('whatsapp', 'credentials', credentials, CREDENTIAL_KEYS);
     }
@@ -74,9 +95,12 @@ export class WhatsAppChannel implements ChannelAdapter {
   checkSend(check: SendCheck): void {
     if (check.template) return;
     if (check.lastInboundAt === null || check.now.getTime() - check.lastInboundAt.getTime() > WINDOW_MS) {
-      throw unprocessable('CHANNEL_WINDOW_CLOSED', check.lastInboundAt === null
-        ? 'WhatsApp only lets a business start a conversation with a template message: send `template` instead of `text`'
-        : 'The contact\'s last WhatsApp message is more than 24 hours old: only a template message can be sent (send `template` instead of `text`)');
+      throw unprocessable(
+        'CHANNEL_WINDOW_CLOSED',
+        check.lastInboundAt === null
+          ? 'WhatsApp only lets a business start a conversation with a template message: send `template` instead of `text`'
+          : "The contact's last WhatsApp message is more than 24 hours old: only a template message can be sent (send `template` instead of `text`)",
+      );
     }
   }
 
@@ -86,10 +110,21 @@ export class WhatsAppChannel implements ChannelAdapter {
     if (!PHONE_NUMBER_ID.test(phoneNumberId)) return { ok: false, retry: false, error: 'the inbox has no valid config.phoneNumberId' };
     if (!token) return { ok: false, retry: false, error: 'the inbox has no credentials.accessToken' };
     const to = out.conversation.contact.address.replace(/\D/g, '');
-    if (to.length < 6 || to.length > 20) return { ok: false, retry: false, error: `the contact's address (${out.conversation.contact.address.slice(0, 50)}) is not a phone number WhatsApp can reach` };
+    if (to.length < 6 || to.length > 20)
+      return {
+        ok: false,
+        retry: false,
+        error: `the contact's address (${out.conversation.contact.address.slice(0, 50)}) is not a phone number WhatsApp can reach`,
+      };
     const template = out.message.template as { name: string; language: string; components?: unknown[] } | undefined;
     const body = template
-      ? { messaging_product: 'whatsapp', recipient_type: 'individual', to, type: 'template', template: { name: template.name, language: { code: template.language }, ...(template.components ? { components: template.components } : {}) } }
+      ? {
+          messaging_product: 'whatsapp',
+          recipient_type: 'individual',
+          to,
+          type: 'template',
+          template: { name: template.name, language: { code: template.language }, ...(template.components ? { components: template.components } : {}) },
+        }
       : { messaging_product: 'whatsapp', recipient_type: 'individual', to, type: 'text', text: { body: out.message.text } };
     let res;
     try {
@@ -143,7 +178,11 @@ export function inboundText(message: Json): string {
   switch (type) {
     case 'text':
       return str(part.body, MAX_TEXT) ?? '[text]';
-    case 'image': case 'video': case 'document': case 'audio': case 'sticker':
+    case 'image':
+    case 'video':
+    case 'document':
+    case 'audio':
+    case 'sticker':
       return placeholder(str(part.caption, MAX_TEXT) ?? (type === 'document' ? str(part.filename, 300) : undefined));
     case 'location': {
       const where = [str(part.name, 300), str(part.address, 500)].filter(Boolean).join(', ');
@@ -159,7 +198,12 @@ export function inboundText(message: Json): string {
     case 'reaction':
       return str(part.emoji, 50) ? `[reaction ${str(part.emoji, 50)}]` : '[reaction removed]';
     case 'contacts': {
-      const names = Array.isArray(message.contacts) ? message.contacts.slice(0, 20).map((c) => (isObject(c) && isObject(c.name) ? str(c.name.formatted_name, 200) : undefined)).filter(Boolean) : [];
+      const names = Array.isArray(message.contacts)
+        ? message.contacts
+            .slice(0, 20)
+            .map((c) => (isObject(c) && isObject(c.name) ? str(c.name.formatted_name, 200) : undefined))
+            .filter(Boolean)
+        : [];
       return names.length ? `[contacts] ${names.join(', ')}` : '[contacts]';
     }
     case 'system':
@@ -183,7 +227,10 @@ function statusError(status: Json): string | undefined {
   return parts.length ? `${parts.join(': ')}${code}` : undefined;
 }
 
-interface Delivery { inbound: InboundInput[]; receipts: { id: string; status: Receipt; error?: string }[] }
+interface Delivery {
+  inbound: InboundInput[];
+  receipts: { id: string; status: Receipt; error?: string }[];
+}
 
 /**
  * What a signed webhook delivery carries for this inbox: its messages and statuses, every entry and
@@ -249,28 +296,34 @@ function presentedDigest(header: string | string[] | undefined): string | null {
  * (`X-Hub-Signature-256`), all stored before the 200.
  */
 export function whatsappHookRoutes(app: App, conversations: InboundRoutesService): void {
-
-  app.get('/hooks/whatsapp/:inboxId', {
-    schema: {
-      tags: ['Conversations'],
-      summary: 'WhatsApp webhook handshake: echoes hub.challenge for the inbox\'s verify token',
-      security: [],
-      params: Params,
-      querystring: Handshake,
-      response: {
-        200: { description: 'The hub.challenge, as text', content: { 'text/plain': { schema: Type.String() } } },
-        ...errors(403),
+  app.get(
+    '/hooks/whatsapp/:inboxId',
+    {
+      schema: {
+        tags: ['Conversations'],
+        summary: "WhatsApp webhook handshake: echoes hub.challenge for the inbox's verify token",
+        security: [],
+        params: Params,
+        querystring: Handshake,
+        response: {
+          200: { description: 'The hub.challenge, as text', content: { 'text/plain': { schema: Type.String() } } },
+          ...errors(403),
+        },
       },
     },
-  }, async (request: FastifyRequest<{ Params: { inboxId: string }; Querystring: Record<string, string | undefined> }>, reply) => {
-    const query = request.query;
-    const inbox = await conversations.inboxById(request.params.inboxId);
-    const ok = inbox?.channel === 'whatsapp' && query['hub.mode'] === 'subscribe' && typeof query['hub.challenge'] === 'string'
-      && conversations.inboundSecretMatches(inbox, query['hub.verify_token']);
-    if (!ok) throw forbidden('The verify token does not match this inbox');
-    reply.header('x-content-type-options', 'nosniff').type('text/plain; charset=utf-8');
-    return query['hub.challenge'];
-  });
+    async (request: FastifyRequest<{ Params: { inboxId: string }; Querystring: Record<string, string | undefined> }>, reply) => {
+      const query = request.query;
+      const inbox = await conversations.inboxById(request.params.inboxId);
+      const ok =
+        inbox?.channel === 'whatsapp' &&
+        query['hub.mode'] === 'subscribe' &&
+        typeof query['hub.challenge'] === 'string' &&
+        conversations.inboundSecretMatches(inbox, query['hub.verify_token']);
+      if (!ok) throw forbidden('The verify token does not match this inbox');
+      reply.header('x-content-type-options', 'nosniff').type('text/plain; charset=utf-8');
+      return query['hub.challenge'];
+    },
+  );
 
   inboundRoute<{ inboxId: string }, unknown, InboxRow>(app, {
     path: '/hooks/whatsapp/:inboxId',
@@ -281,11 +334,14 @@ export function whatsappHookRoutes(app: App, conversations: InboundRoutesService
       params: Params,
       body: FreeObject('the WhatsApp Cloud API webhook payload (`object: "whatsapp_business_account"`, `entry[].changes[].value`)'),
       response: {
-        200: Type.Object({
-          messages: Type.Integer({ description: 'messages stored now' }),
-          duplicates: Type.Integer({ description: 'messages stored before (Meta\'s retries)' }),
-          statuses: Type.Integer({ description: 'delivery statuses that changed a message' }),
-        }, { description: 'Everything in the delivery is stored' }),
+        200: Type.Object(
+          {
+            messages: Type.Integer({ description: 'messages stored now' }),
+            duplicates: Type.Integer({ description: "messages stored before (Meta's retries)" }),
+            statuses: Type.Integer({ description: 'delivery statuses that changed a message' }),
+          },
+          { description: 'Everything in the delivery is stored' },
+        ),
         ...errors(413),
       },
     },

@@ -17,13 +17,24 @@ function append<T>(map: Map<string, T[]>, key: string, value: T): void {
   else map.set(key, [value]);
 }
 
-interface TakenRow { id: string; org_id: string; project_id: string | null; type: string; payload: string; at: Date | string }
+interface TakenRow {
+  id: string;
+  org_id: string;
+  project_id: string | null;
+  type: string;
+  payload: string;
+  at: Date | string;
+}
 
 /** An event of the batch whose payload is parsed only if someone reads it (most subscribers need only the type). */
 function eventRow(r: TakenRow): EventRow {
   let payload: Record<string, unknown> | undefined;
   return {
-    id: r.id, orgId: r.org_id, projectId: r.project_id, type: r.type, at: new Date(r.at),
+    id: r.id,
+    orgId: r.org_id,
+    projectId: r.project_id,
+    type: r.type,
+    at: new Date(r.at),
     get payload() {
       return (payload ??= JSON.parse(r.payload) as Record<string, unknown>);
     },
@@ -76,10 +87,13 @@ export class Dispatcher {
       // Taking events out of the outbox is what marks them dispatched (at commit, with all below).
       // By the primary keys (`= any(array(…))`, lateral): as `id in (…)` and a join the planner hashed
       // the whole events table while it was small enough (2,000 events: 2.7 ms a batch, against 1.2 ms).
-      const taken = await rows<TakenRow>(tx, sql`
+      const taken = await rows<TakenRow>(
+        tx,
+        sql`
         with d as (delete from event_outbox where id = any(array(select id from event_outbox order by id limit ${BATCH} for update skip locked)) returning id)
         select e.id, e.org_id, e.project_id, e.type, e.payload::text as payload, e.at
-        from d cross join lateral (select * from events where events.id = d.id) e order by e.id`);
+        from d cross join lateral (select * from events where events.id = d.id) e order by e.id`,
+      );
       if (taken.length === 0) return 0;
       const batch = taken.map(eventRow);
       for (const { fn } of this.subscribers) await fn(tx, batch);

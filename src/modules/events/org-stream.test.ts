@@ -15,7 +15,9 @@ beforeAll(async () => {
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   baseUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}/api/v1/orgs/${t.orgA.orgId}`;
 });
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
@@ -27,7 +29,9 @@ describe('organization stream', () => {
     try {
       expect(sse.status).toBe(200);
       expect(sse.contentType).toMatch(/^text\/event-stream/);
-      const lead = (await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgA.orgId}/leads`, auth: { token: t.orgA.token }, payload: { name: 'During' } })).json();
+      const lead = (
+        await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgA.orgId}/leads`, auth: { token: t.orgA.token }, payload: { name: 'During' } })
+      ).json();
       await sse.waitForEvent('lead.created');
       const events = sse.events('lead.created');
       expect(events).toHaveLength(1);
@@ -78,7 +82,13 @@ describe('organization stream', () => {
     const ownerSse = await SseClient.open(`${baseUrl}/events`, bearer(t.orgA.token));
     const memberSse = await SseClient.open(`${baseUrl}/events`, bearer(member.token));
     try {
-      await t.app.services.notifications.notify({ orgId: t.orgA.orgId, userId: t.orgA.ownerId, kind: 'test.personal', title: 'For the owner', body: 'only you' });
+      await t.app.services.notifications.notify({
+        orgId: t.orgA.orgId,
+        userId: t.orgA.ownerId,
+        kind: 'test.personal',
+        title: 'For the owner',
+        body: 'only you',
+      });
       await t.app.services.notifications.notify({ orgId: t.orgA.orgId, kind: 'test.all', title: 'For everyone', body: 'all of you' });
       await memberSse.until(() => memberSse.events('notification').length >= 1, 5000, 'member notification');
       await ownerSse.until(() => ownerSse.events('notification').length >= 2, 5000, 'owner notifications');
@@ -97,7 +107,14 @@ describe('organization stream', () => {
     const url = `http://127.0.0.1:${(second.server.address() as AddressInfo).port}/api/v1/orgs/${t.orgA.orgId}/events`;
     const sse = await SseClient.open(url, bearer(t.orgA.token));
     try {
-      const lead = (await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgA.orgId}/leads`, auth: { token: t.orgA.token }, payload: { name: 'Across instances', custom: { big: 'y'.repeat(20_000) } } })).json();
+      const lead = (
+        await t.call({
+          method: 'POST',
+          url: `/api/v1/orgs/${t.orgA.orgId}/leads`,
+          auth: { token: t.orgA.token },
+          payload: { name: 'Across instances', custom: { big: 'y'.repeat(20_000) } },
+        })
+      ).json();
       await sse.waitForEvent('lead.created');
       expect(sse.events('lead.created')[0]!.data).toMatchObject({ payload: { lead: { id: lead.id } } });
       await t.app.services.notifications.notify({ orgId: t.orgA.orgId, kind: 'test.cross', title: 'Across', body: 'x' });
@@ -122,7 +139,9 @@ describe('notifications API', () => {
     expect((await t.call({ method: 'POST', url: `${url}/${n1.id}/read`, auth: { token: t.orgA.token } })).statusCode).toBe(204);
     const unread = (await t.call({ method: 'GET', url, auth: { token: t.orgA.token }, query: { unread: 'true', kind: 'k' } })).json();
     expect(unread.items.map((n: { id: string }) => n.id)).toEqual([n2.id]);
-    expect((await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgB.orgId}/notifications/${n2.id}/read`, auth: { token: t.orgB.token } })).statusCode).toBe(404);
+    expect((await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgB.orgId}/notifications/${n2.id}/read`, auth: { token: t.orgB.token } })).statusCode).toBe(
+      404,
+    );
     expect((await t.call({ method: 'POST', url: `${url}/${n2.id}/read`, auth: { token: t.orgB.token } })).statusCode).toBe(404);
     expect((await t.call({ method: 'GET', url, auth: { apiKey: await t.key(t.orgA.orgId, ['leads:read']) } })).statusCode).toBe(403);
     expect((await t.call({ method: 'GET', url })).statusCode).toBe(401);
@@ -137,14 +156,22 @@ describe('dispatch across a restart', () => {
     const cold = await buildTestApp({ workers: false });
     try {
       const url = `/api/v1/orgs/${cold.orgA.orgId}`;
-      await cold.call({ method: 'POST', url: `${url}/webhook-endpoints`, auth: { token: cold.orgA.token }, payload: { url: rx.url(), events: ['lead.created'] } });
+      await cold.call({
+        method: 'POST',
+        url: `${url}/webhook-endpoints`,
+        auth: { token: cold.orgA.token },
+        payload: { url: rx.url(), events: ['lead.created'] },
+      });
       const ids: string[] = [];
-      for (let i = 0; i < 25; i++) ids.push((await cold.call({ method: 'POST', url: `${url}/leads`, auth: { token: cold.orgA.token }, payload: { name: `queued ${i}` } })).json().id);
+      for (let i = 0; i < 25; i++)
+        ids.push((await cold.call({ method: 'POST', url: `${url}/leads`, auth: { token: cold.orgA.token }, payload: { name: `queued ${i}` } })).json().id);
       // A transaction that rolls back leaves no event behind.
-      await cold.database.db.transaction(async (tx) => {
-        await cold.app.services.events.record(tx as never, { orgId: cold.orgA.orgId, type: 'lead.created', payload: { lead: { id: 'lead_rolled_back' } } });
-        tx.rollback();
-      }).catch(() => {});
+      await cold.database.db
+        .transaction(async (tx) => {
+          await cold.app.services.events.record(tx as never, { orgId: cold.orgA.orgId, type: 'lead.created', payload: { lead: { id: 'lead_rolled_back' } } });
+          tx.rollback();
+        })
+        .catch(() => {});
       await new Promise((r) => setTimeout(r, 300));
       expect(rx.received).toHaveLength(0);
       const restarted = await cold.restart({ workers: true });
@@ -167,18 +194,34 @@ describe('dispatch across a restart', () => {
     const app = await buildTestApp({ env: { WEBHOOK_RETRY_DELAYS_S: '1,1,1,1' } });
     try {
       const url = `/api/v1/orgs/${app.orgA.orgId}`;
-      const ep = (await app.call({ method: 'POST', url: `${url}/webhook-endpoints`, auth: { token: app.orgA.token }, payload: { url: rx.url(), events: ['lead.created'] } })).json();
+      const ep = (
+        await app.call({
+          method: 'POST',
+          url: `${url}/webhook-endpoints`,
+          auth: { token: app.orgA.token },
+          payload: { url: rx.url(), events: ['lead.created'] },
+        })
+      ).json();
       await app.call({ method: 'POST', url: `${url}/leads`, auth: { token: app.orgA.token }, payload: { name: 'Retried across a restart' } });
       await rx.waitFor(1);
       // The first attempt failed and the second is scheduled; the process stops before it is due.
       const restarted = await app.restart();
       rx.behaviour = () => ({ status: 200 });
       await rx.waitFor(2);
-      const list = await restarted.inject({ method: 'GET', url: `${url}/webhook-endpoints/${ep.id}/deliveries`, headers: { authorization: `Bearer ${app.orgA.token}` } });
+      const list = await restarted.inject({
+        method: 'GET',
+        url: `${url}/webhook-endpoints/${ep.id}/deliveries`,
+        headers: { authorization: `Bearer ${app.orgA.token}` },
+      });
       const attempts = (list.json().items as { attempt: number; status: string }[]).map((d) => [d.attempt, d.status]);
       expect(attempts).toContainEqual([1, 'failed']);
       await eventually(async () => {
-        const again = await restarted.inject({ method: 'GET', url: `${url}/webhook-endpoints/${ep.id}/deliveries`, headers: { authorization: `Bearer ${app.orgA.token}` }, query: { status: 'succeeded' } });
+        const again = await restarted.inject({
+          method: 'GET',
+          url: `${url}/webhook-endpoints/${ep.id}/deliveries`,
+          headers: { authorization: `Bearer ${app.orgA.token}` },
+          query: { status: 'succeeded' },
+        });
         return again.json().total === 1;
       });
       expect((rx.received[0]!.json as { id: string }).id).toBe((rx.received[1]!.json as { id: string }).id);

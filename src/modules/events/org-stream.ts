@@ -17,7 +17,10 @@ export interface OrgMessage {
 const channel = (orgId: string) => `org:${orgId}`;
 /** Which platform events another instance has just dispatched: ids only, the rows are in `events`. */
 const DISPATCHED = 'org-events:dispatched';
-interface Dispatched { orgId: string; ids: string[] }
+interface Dispatched {
+  orgId: string;
+  ids: string[];
+}
 
 /**
  * The live organization stream (no replay): notifications, approval requests, run and agent
@@ -39,13 +42,20 @@ export class OrgStream {
    * the events themselves, and one without pays nothing — most events have no listener anywhere.
    */
   announceDispatchedInTx(tx: Db, byOrg: Map<string, string[]>): Promise<void> {
-    return this.bus.publishToOthersInTx(tx, DISPATCHED, [...byOrg].map(([orgId, ids]): Dispatched => ({ orgId, ids })));
+    return this.bus.publishToOthersInTx(
+      tx,
+      DISPATCHED,
+      [...byOrg].map(([orgId, ids]): Dispatched => ({ orgId, ids })),
+    );
   }
 
   private async relay({ orgId, ids }: Dispatched): Promise<void> {
     if (!this.listenedHere(orgId)) return;
     const rows = await this.db.select().from(events).where(inArray(events.id, ids)).orderBy(asc(events.id));
-    this.emitLocal(orgId, rows.filter((row) => row.orgId === orgId).map((row) => ({ kind: row.type, data: toEnvelope(row) })));
+    this.emitLocal(
+      orgId,
+      rows.filter((row) => row.orgId === orgId).map((row) => ({ kind: row.type, data: toEnvelope(row) })),
+    );
   }
 
   publish(orgId: string, message: OrgMessage): Promise<void> {

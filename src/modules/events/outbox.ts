@@ -57,9 +57,7 @@ export interface EventPlaceholders {
  *    returns at most one).
  */
 export type OutboxSource =
-  | { json: string; when?: string; also?: { json: string; when: string } }
-  | { json: string; each: string }
-  | { one: EventPlaceholders; from: string };
+  { json: string; when?: string; also?: { json: string; when: string } } | { json: string; each: string } | { one: EventPlaceholders; from: string };
 
 const placeholder = (p: string) => {
   if (!/^\$\d+$/.test(p)) throw new Error(`outboxCtes: ${p} is not a placeholder`);
@@ -91,7 +89,9 @@ export function outboxCtes(source: OutboxSource): string {
 
 /** The same CTEs with the rows bound, for a Drizzle statement (`with ${outboxSql(rows)} select …`). */
 export function outboxSql(rows: EventRow[]): SQL {
-  const values = rows.map((r) => sql`(${r.id}, ${r.orgId}, ${r.projectId}, ${r.type}, ${JSON.stringify(r.payload)}::jsonb, ${r.at.toISOString()}::timestamptz)`);
+  const values = rows.map(
+    (r) => sql`(${r.id}, ${r.orgId}, ${r.projectId}, ${r.type}, ${JSON.stringify(r.payload)}::jsonb, ${r.at.toISOString()}::timestamptz)`,
+  );
   return sql`${sql.raw(HEAD)}values ${sql.join(values, sql`, `)}${sql.raw(TAIL)}`;
 }
 
@@ -100,7 +100,17 @@ export function outboxSql(rows: EventRow[]): SQL {
  * each event describes. Dates inside payloads become ISO strings, exactly as the API shows them.
  */
 export function outboxParam(rows: EventRow[], subjects?: string[]): string {
-  return JSON.stringify(rows.map((r, i) => ({ id: r.id, org_id: r.orgId, project_id: r.projectId, type: r.type, payload: r.payload, at: r.at, ...(subjects ? { subject: subjects[i] } : {}) })));
+  return JSON.stringify(
+    rows.map((r, i) => ({
+      id: r.id,
+      org_id: r.orgId,
+      project_id: r.projectId,
+      type: r.type,
+      payload: r.payload,
+      at: r.at,
+      ...(subjects ? { subject: subjects[i] } : {}),
+    })),
+  );
 }
 
 /** Event rows to write: ids and the time fixed now, so a caller knows them before its statement runs. */

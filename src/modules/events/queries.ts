@@ -13,8 +13,17 @@ export async function eventsAboutLead(db: Db, orgId: string, leadId: string, pag
   const about = sql`${events.orgId} = ${orgId} and (${events.payload} ? 'lead' or ${events.payload} ? 'leadId')
     and coalesce(${events.payload}->'lead'->>'id', ${events.payload}->>'leadId') = ${leadId}`;
   const [rows, [count]] = await Promise.all([
-    db.select().from(events).where(about).orderBy(sql`${events.id} desc`).limit(page.limit).offset(page.offset),
-    db.select({ n: sql<number>`count(*)::int` }).from(events).where(about),
+    db
+      .select()
+      .from(events)
+      .where(about)
+      .orderBy(sql`${events.id} desc`)
+      .limit(page.limit)
+      .offset(page.offset),
+    db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(events)
+      .where(about),
   ]);
   return { rows: rows.map(toEnvelope), total: count!.n };
 }
@@ -50,7 +59,10 @@ export interface EventsInRange {
  * which read the dispatched events only at the edges of the range and the others throughout).
  */
 export function eventsInRange(q: EventsInRange): SQL {
-  const types = sql.join(q.types.map((t) => sql`${t}`), sql`, `);
+  const types = sql.join(
+    q.types.map((t) => sql`${t}`),
+    sql`, `,
+  );
   const project = q.projectId ? sql` and project_id = ${q.projectId}` : sql``;
   return q.dispatched
     ? sql`

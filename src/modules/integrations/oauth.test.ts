@@ -15,7 +15,9 @@ const HOUR = 3_600_000;
 
 /** The app's and the providers' clock: tests move time instead of waiting. */
 const clock = { ms: Date.now(), now: () => new Date(clock.ms) };
-const advance = (ms: number) => { clock.ms += ms; };
+const advance = (ms: number) => {
+  clock.ms += ms;
+};
 
 let t: TestApp;
 let provider: OAuthStandIn;
@@ -32,8 +34,12 @@ beforeAll(async () => {
   t = await buildTestApp({
     clock,
     env: {
-      ...provider.env(), PUBLIC_URL, LINKEDIN_API_URL: api.url, X_API_URL: api.url,
-      PUBLISH_RETRY_DELAYS_S: '1,1,1', PUBLISHER_POLL_MS: '50',
+      ...provider.env(),
+      PUBLIC_URL,
+      LINKEDIN_API_URL: api.url,
+      X_API_URL: api.url,
+      PUBLISH_RETRY_DELAYS_S: '1,1,1',
+      PUBLISHER_POLL_MS: '50',
     },
   });
   base = `/api/v1/orgs/${t.orgA.orgId}`;
@@ -44,7 +50,13 @@ afterAll(async () => {
   await provider.stop();
 });
 
-interface Connected { id: string; authorizationUrl: URL; callback: URL; location: URL; cookies: Cookies }
+interface Connected {
+  id: string;
+  authorizationUrl: URL;
+  callback: URL;
+  location: URL;
+  cookies: Cookies;
+}
 type Cookies = Record<string, string>;
 
 async function start(p: OAuthProviderName, body: Record<string, unknown> = {}, auth = ownerA(), orgBase = base) {
@@ -84,10 +96,11 @@ async function post(payload: Record<string, unknown>) {
   expect(approved.statusCode, approved.body).toBe(200);
   return approved.json() as { id: string; status: string };
 }
-const settled = (id: string) => eventually(async () => {
-  const p = (await t.call({ method: 'GET', url: `${base}/content/${id}`, auth: ownerA() })).json();
-  return ['PUBLISHED', 'FAILED'].includes(p.status) ? p : undefined;
-}, 15_000);
+const settled = (id: string) =>
+  eventually(async () => {
+    const p = (await t.call({ method: 'GET', url: `${base}/content/${id}`, auth: ownerA() })).json();
+    return ['PUBLISHED', 'FAILED'].includes(p.status) ? p : undefined;
+  }, 15_000);
 
 describe('connecting through the provider', () => {
   it('X: the authorization URL carries the client, S256 challenge, state and scopes; the callback stores, emits and redirects', async () => {
@@ -122,7 +135,11 @@ describe('connecting through the provider', () => {
   it('LinkedIn: client_secret_post, the member URN from OpenID userinfo, and a post authored by it', async () => {
     const c = await connect('linkedin', { projectId: t.orgA.projectId });
     expect(c.authorizationUrl.searchParams.get('scope')).toBe('openid profile w_member_social');
-    expect(provider.tokenRequests.filter((r) => r.provider === 'linkedin').at(-1)).toMatchObject({ grantType: 'authorization_code', clientAuth: 'post', status: 200 });
+    expect(provider.tokenRequests.filter((r) => r.provider === 'linkedin').at(-1)).toMatchObject({
+      grantType: 'authorization_code',
+      clientAuth: 'post',
+      status: 200,
+    });
     // No returnTo: the panel's integrations page.
     expect(c.location.toString()).toBe(`${PUBLIC_URL}/orgs/${t.orgA.orgId}/settings/integrations?connected=${c.id}`);
     const integration = await get(c.id);
@@ -206,8 +223,14 @@ describe('connecting through the provider', () => {
     expect(provider.tokenRequests.length).toBe(exchanges);
   });
 
-  it('returnTo must be on PUBLIC_URL\'s origin', async () => {
-    for (const returnTo of ['https://evil.example.com/orgs', '//evil.example.com/x', 'http://app.example.com/orgs', 'javascript:alert(1)', '/\\evil.example.com']) {
+  it("returnTo must be on PUBLIC_URL's origin", async () => {
+    for (const returnTo of [
+      'https://evil.example.com/orgs',
+      '//evil.example.com/x',
+      'http://app.example.com/orgs',
+      'javascript:alert(1)',
+      '/\\evil.example.com',
+    ]) {
       const res = await start('x', { returnTo });
       expect(res.statusCode, returnTo).toBe(400);
       expect(res.json().details[0].field).toBe('body.returnTo');
@@ -239,12 +262,22 @@ describe('connecting through the provider', () => {
     const bare = await buildTestApp({ workers: false, env: { LINKEDIN_CLIENT_ID: 'only-linkedin', LINKEDIN_CLIENT_SECRET: 's' } });
     try {
       for (const p of ['x', 'google']) {
-        const res = await bare.call({ method: 'POST', url: `/api/v1/orgs/${bare.orgA.orgId}/integrations/oauth/${p}/start`, auth: { apiKey: bare.orgA.apiKey }, payload: {} });
+        const res = await bare.call({
+          method: 'POST',
+          url: `/api/v1/orgs/${bare.orgA.orgId}/integrations/oauth/${p}/start`,
+          auth: { apiKey: bare.orgA.apiKey },
+          payload: {},
+        });
         expect(res.statusCode).toBe(422);
         expect(res.json().code).toBe('INTEGRATION_NOT_CONFIGURED');
         expect(res.json().message).toContain(`${p.toUpperCase()}_CLIENT_ID`);
       }
-      const ok = await bare.call({ method: 'POST', url: `/api/v1/orgs/${bare.orgA.orgId}/integrations/oauth/linkedin/start`, auth: { apiKey: bare.orgA.apiKey }, payload: {} });
+      const ok = await bare.call({
+        method: 'POST',
+        url: `/api/v1/orgs/${bare.orgA.orgId}/integrations/oauth/linkedin/start`,
+        auth: { apiKey: bare.orgA.apiKey },
+        payload: {},
+      });
       expect(ok.statusCode).toBe(200);
       expect(ok.json().authorizationUrl).toMatch(/^https:\/\/www\.linkedin\.com\/oauth\/v2\/authorization\?/);
     } finally {
@@ -255,12 +288,21 @@ describe('connecting through the provider', () => {
 
 describe('the flow is bound to the browser that started it (RFC 9700 §4.7)', () => {
   const baseB = () => `/api/v1/orgs/${t.orgB.orgId}`;
-  const stored = async (orgBase: string, auth: Credentials) => (await t.call({ method: 'GET', url: `${orgBase}/integrations?pageSize=100`, auth })).json().total as number;
+  const stored = async (orgBase: string, auth: Credentials) =>
+    (await t.call({ method: 'GET', url: `${orgBase}/integrations?pageSize=100`, auth })).json().total as number;
   const nameOf = (started: { cookies: { name: string }[] }) => started.cookies.find((c) => c.name.startsWith('oauth_flow_'))!.name;
 
-  it('the start sets an HttpOnly, SameSite=Lax cookie for the callback\'s path only, Secure over https, for the state\'s 10 minutes', async () => {
+  it("the start sets an HttpOnly, SameSite=Lax cookie for the callback's path only, Secure over https, for the state's 10 minutes", async () => {
     const started = await start('x');
-    const cookies = started.cookies as { name: string; value: string; path?: string; httpOnly?: boolean; secure?: boolean; sameSite?: string; maxAge?: number }[];
+    const cookies = started.cookies as {
+      name: string;
+      value: string;
+      path?: string;
+      httpOnly?: boolean;
+      secure?: boolean;
+      sameSite?: string;
+      maxAge?: number;
+    }[];
     expect(cookies).toHaveLength(1);
     expect(cookies[0]).toMatchObject({ path: '/api/v1/oauth', httpOnly: true, secure: true, sameSite: 'Lax', maxAge: 600 });
     expect(cookies[0]!.name).toMatch(/^oauth_flow_[0-9a-f]{16}$/);
@@ -269,12 +311,16 @@ describe('the flow is bound to the browser that started it (RFC 9700 §4.7)', ()
     expect(Object.keys(started.json())).toEqual(['authorizationUrl']);
   });
 
-  it('another organization\'s state completed by a browser without its cookie is refused, stores nothing, and stays for its own browser', async () => {
+  it("another organization's state completed by a browser without its cookie is refused, stores nothing, and stays for its own browser", async () => {
     // Organization B starts; its authorization URL (with the state) reaches a victim's browser.
     const started = await start('linkedin', {}, ownerB(), baseB());
     expect(started.statusCode).toBe(200);
     const callback = new URL(await follow(started.json().authorizationUrl));
-    const [exchanges, countB, eventsB] = [provider.tokenRequests.length, await stored(baseB(), ownerB()), (await eventsOf(t, t.orgB.orgId, 'integration.connected')).length];
+    const [exchanges, countB, eventsB] = [
+      provider.tokenRequests.length,
+      await stored(baseB(), ownerB()),
+      (await eventsOf(t, t.orgB.orgId, 'integration.connected')).length,
+    ];
     for (const headers of [{}, { accept: 'text/html' }] as Record<string, string>[]) {
       const refused = await callBack(callback, {}, headers);
       expect(refused.statusCode).toBe(400);
@@ -299,7 +345,10 @@ describe('the flow is bound to the browser that started it (RFC 9700 §4.7)', ()
     const id = new URL(own.headers.location as string).searchParams.get('connected');
     expect(id).toMatch(/^int_/);
     expect(await stored(baseB(), ownerB())).toBe(countB + 1);
-    expect((await t.call({ method: 'GET', url: `${baseB()}/integrations/${id}`, auth: ownerB() })).json()).toMatchObject({ provider: 'linkedin', authType: 'oauth' });
+    expect((await t.call({ method: 'GET', url: `${baseB()}/integrations/${id}`, auth: ownerB() })).json()).toMatchObject({
+      provider: 'linkedin',
+      authType: 'oauth',
+    });
   });
 
   it('two flows of one browser (two tabs) each complete with their own cookie; the callback clears it, refused or not', async () => {
@@ -309,12 +358,17 @@ describe('the flow is bound to the browser that started it (RFC 9700 §4.7)', ()
     expect(Object.keys(jar)).toHaveLength(2);
     const firstBack = new URL(await follow(first.json().authorizationUrl));
     const secondBack = new URL(await follow(second.json().authorizationUrl));
-    for (const [callback, started] of [[secondBack, second], [firstBack, first]] as const) {
+    for (const [callback, started] of [
+      [secondBack, second],
+      [firstBack, first],
+    ] as const) {
       const res = await callBack(callback, jar);
       expect(res.statusCode, res.body).toBe(302);
       expect(new URL(res.headers.location as string).searchParams.get('connected')).toMatch(/^int_/);
       // Cleared: the same name, path and attributes, expired.
-      const cleared = (res.cookies as { name: string; value: string; path?: string; expires?: Date; maxAge?: number }[]).find((c) => c.name === nameOf(started))!;
+      const cleared = (res.cookies as { name: string; value: string; path?: string; expires?: Date; maxAge?: number }[]).find(
+        (c) => c.name === nameOf(started),
+      )!;
       expect(cleared).toMatchObject({ value: '', path: '/api/v1/oauth' });
       expect(cleared.expires!.getTime()).toBeLessThanOrEqual(Date.now());
     }
@@ -373,7 +427,9 @@ describe('refresh', () => {
     expect((await tokensOf(c.id)).refreshToken).toBe(refreshToken);
     // Reconnecting when Google's answer has no refresh token (consented before): the one we hold stays.
     provider.googleRefreshOnPromptConsent = false;
-    const again = await connect('google', { integrationId: c.id }).finally(() => { provider.googleRefreshOnPromptConsent = true; });
+    const again = await connect('google', { integrationId: c.id }).finally(() => {
+      provider.googleRefreshOnPromptConsent = true;
+    });
     expect(provider.tokenRequests.at(-1)).toMatchObject({ provider: 'google', grantType: 'authorization_code', status: 200 });
     expect(again.id).toBe(c.id);
     const after = await tokensOf(c.id);
@@ -387,7 +443,12 @@ describe('refresh', () => {
     const creds = await t.app.services.integrations.freshCredentials(await rowOf(c.id));
     expect(provider.isValid(creds.accessToken!)).toBe(true);
     expect(creds.author).toBe('urn:li:person:li-member-1');
-    const pasted = await t.call({ method: 'POST', url: `${base}/integrations`, auth: ownerA(), payload: { provider: 'x', name: 'pasted', credentials: { accessToken: 'ok-pasted' } } });
+    const pasted = await t.call({
+      method: 'POST',
+      url: `${base}/integrations`,
+      auth: ownerA(),
+      payload: { provider: 'x', name: 'pasted', credentials: { accessToken: 'ok-pasted' } },
+    });
     expect(pasted.json()).toMatchObject({ authType: 'token', tokenExpiresAt: null });
     expect(await t.app.services.integrations.freshCredentials(await rowOf(pasted.json().id))).toEqual({ accessToken: 'ok-pasted' });
     expect(provider.tokenRequests.length).toBe(before);
@@ -457,8 +518,16 @@ describe('refresh', () => {
     const errors = (await eventsOf(t, t.orgA.orgId, 'integration.error')).filter((e) => e.payload.integrationId === c.id);
     expect(errors).toHaveLength(1);
     expect(errors[0]!.payload).toMatchObject({ integrationId: c.id, provider: 'x', code: 'REAUTH_REQUIRED' });
-    const told = await t.database.db.select().from(notifications)
-      .where(and(eq(notifications.orgId, t.orgA.orgId), eq(notifications.kind, 'integration.error'), eq(notifications.link, `/api/v1/orgs/${t.orgA.orgId}/integrations/${c.id}`)));
+    const told = await t.database.db
+      .select()
+      .from(notifications)
+      .where(
+        and(
+          eq(notifications.orgId, t.orgA.orgId),
+          eq(notifications.kind, 'integration.error'),
+          eq(notifications.link, `/api/v1/orgs/${t.orgA.orgId}/integrations/${c.id}`),
+        ),
+      );
     expect(told).toHaveLength(1);
     expect(told[0]!.title).toContain('Reconnect');
 
@@ -474,7 +543,12 @@ describe('refresh', () => {
   it('reconnect keeps the id: a post scheduled before it publishes with the new token', async () => {
     const c = await connect('linkedin');
     const old = (await tokensOf(c.id)).accessToken!;
-    const p = await post({ platform: 'LINKEDIN', body: 'Scheduled before the reconnect', integrationId: c.id, scheduledAt: new Date(clock.ms + 30 * 60_000).toISOString() });
+    const p = await post({
+      platform: 'LINKEDIN',
+      body: 'Scheduled before the reconnect',
+      integrationId: c.id,
+      scheduledAt: new Date(clock.ms + 30 * 60_000).toISOString(),
+    });
     const connectedEvents = (await eventsOf(t, t.orgA.orgId, 'integration.connected')).length;
     const again = await connect('linkedin', { integrationId: c.id, returnTo: `${PUBLIC_URL}/orgs/${t.orgA.orgId}/settings/integrations` });
     expect(again.id).toBe(c.id);
@@ -496,7 +570,13 @@ describe('one refresh at a time across instances', () => {
   beforeAll(async () => {
     // A second instance on the same store: its own connection pool on PostgreSQL.
     if (t.database.kind === 'postgres') secondDb = openDatabase({ databaseUrl: t.database.url!, dataDir: '/tmp', poolSize: 5 });
-    second = await buildApp({ config: testConfig({ ...provider.env(), PUBLIC_URL, LINKEDIN_API_URL: api.url, X_API_URL: api.url }), database: secondDb ?? t.database, clock, logger: false, workers: false });
+    second = await buildApp({
+      config: testConfig({ ...provider.env(), PUBLIC_URL, LINKEDIN_API_URL: api.url, X_API_URL: api.url }),
+      database: secondDb ?? t.database,
+      clock,
+      logger: false,
+      workers: false,
+    });
     await second.ready();
   });
   afterAll(async () => {
@@ -536,7 +616,10 @@ describe('settings, isolation and access', () => {
     const ok = await patch({ name: 'GA4 + GSC', config: { propertyId: '123456789', siteUrl: 'https://www.example.com/' } });
     expect(ok.statusCode, ok.body).toBe(200);
     expect(ok.json()).toMatchObject({ name: 'GA4 + GSC', config: { propertyId: 'properties/123456789', siteUrl: 'https://www.example.com/' } });
-    expect((await patch({ config: { siteUrl: 'sc-domain:example.com' } })).json().config).toEqual({ propertyId: 'properties/123456789', siteUrl: 'sc-domain:example.com' });
+    expect((await patch({ config: { siteUrl: 'sc-domain:example.com' } })).json().config).toEqual({
+      propertyId: 'properties/123456789',
+      siteUrl: 'sc-domain:example.com',
+    });
     expect((await patch({ config: { propertyId: '' } })).json().config).toEqual({ siteUrl: 'sc-domain:example.com' });
     for (const [config, field] of [
       [{ propertyId: 'UA-12345-1' }, 'body.config.propertyId'],
@@ -551,9 +634,18 @@ describe('settings, isolation and access', () => {
     expect((await patch({ config: { propertyId: 7 } })).statusCode).toBe(400);
     const x = await connect('x');
     expect((await patch({ config: { propertyId: '1' } }, x.id)).statusCode).toBe(400);
-    expect((await t.call({ method: 'GET', url: `${base}/integrations?provider=google&pageSize=100`, auth: ownerA() })).json().items.every((i: { provider: string }) => i.provider === 'google')).toBe(true);
+    expect(
+      (await t.call({ method: 'GET', url: `${base}/integrations?provider=google&pageSize=100`, auth: ownerA() }))
+        .json()
+        .items.every((i: { provider: string }) => i.provider === 'google'),
+    ).toBe(true);
     // Pasting credentials stays for linkedin and x.
-    const pasted = await t.call({ method: 'POST', url: `${base}/integrations`, auth: ownerA(), payload: { provider: 'google', name: 'g', credentials: { accessToken: 'a' } } });
+    const pasted = await t.call({
+      method: 'POST',
+      url: `${base}/integrations`,
+      auth: ownerA(),
+      payload: { provider: 'google', name: 'g', credentials: { accessToken: 'a' } },
+    });
     expect(pasted.statusCode).toBe(400);
   });
 
@@ -589,12 +681,16 @@ describe('settings, isolation and access', () => {
       expect((await t.call({ method, url, auth: { token: member.token }, payload })).statusCode, `member ${method} ${url}`).toBe(403);
     }
     expect((await t.call({ method: 'POST', url: `${base}/integrations/oauth/x/start`, auth: { apiKey: writer }, payload: {} })).statusCode).toBe(200);
-    expect((await t.call({ method: 'PATCH', url: `${base}/integrations/${c.id}`, auth: { apiKey: writer }, payload: { name: 'renamed' } })).statusCode).toBe(200);
+    expect((await t.call({ method: 'PATCH', url: `${base}/integrations/${c.id}`, auth: { apiKey: writer }, payload: { name: 'renamed' } })).statusCode).toBe(
+      200,
+    );
     expect((await t.call({ method: 'GET', url: `${base}/integrations/${c.id}`, auth: { apiKey: readOnly } })).json().name).toBe('renamed');
     // A key bound to a project cannot change an organization-wide integration nor start an organization-wide one.
     const projectKey = await t.key(t.orgA.orgId, ['*'], t.orgA.projectId);
     expect((await t.call({ method: 'PATCH', url: `${base}/integrations/${c.id}`, auth: { apiKey: projectKey }, payload: { name: 'p' } })).statusCode).toBe(403);
-    expect((await t.call({ method: 'POST', url: `${base}/integrations/oauth/x/start`, auth: { apiKey: projectKey }, payload: { integrationId: c.id } })).statusCode).toBe(403);
+    expect(
+      (await t.call({ method: 'POST', url: `${base}/integrations/oauth/x/start`, auth: { apiKey: projectKey }, payload: { integrationId: c.id } })).statusCode,
+    ).toBe(403);
     const own = await t.call({ method: 'POST', url: `${base}/integrations/oauth/x/start`, auth: { apiKey: projectKey }, payload: {} });
     expect(own.statusCode).toBe(200);
     // The callback needs no login: the state and the starting browser's cookie are the credential.

@@ -30,7 +30,9 @@ export const PROVIDER_SPECS: Record<OAuthProvider, ProviderSpec> = {
   x: { label: 'X', issuer: 'https://x.com', scopes: ['tweet.read', 'tweet.write', 'users.read', 'offline.access'], clientAuth: 'basic' },
   // Google: a refresh token only with access_type=offline; prompt=consent asks again on a reconnect.
   google: {
-    label: 'Google', issuer: 'https://accounts.google.com', clientAuth: 'basic',
+    label: 'Google',
+    issuer: 'https://accounts.google.com',
+    clientAuth: 'basic',
     scopes: ['openid', 'email', 'https://www.googleapis.com/auth/analytics.readonly', 'https://www.googleapis.com/auth/webmasters.readonly'],
     extra: { access_type: 'offline', prompt: 'consent' },
   },
@@ -155,7 +157,15 @@ export class OAuthClients {
     const as = this.server(provider);
     const client = this.client(provider);
     return this.tokenCall(provider, async () => {
-      const res = await oauth.authorizationCodeGrantRequest(as, client, this.clientAuth(provider), checked, this.redirectUri, verifier, this.requestOptions(provider));
+      const res = await oauth.authorizationCodeGrantRequest(
+        as,
+        client,
+        this.clientAuth(provider),
+        checked,
+        this.redirectUri,
+        verifier,
+        this.requestOptions(provider),
+      );
       return oauth.processAuthorizationCodeResponse(as, client, res);
     });
   }
@@ -202,8 +212,14 @@ function classify(label: string, error: unknown): TokenError {
     if (error.error === 'invalid_grant' || error.status === 401) {
       return new TokenError('reauth', `${label} refused the authorization (${error.error}${detail}); connect the account again`, error.error, error.status);
     }
-    if (error.status >= 500 || error.status === 429) return new TokenError('retryable', `${label}'s token endpoint failed (HTTP ${error.status}, ${error.error})`, error.error, error.status);
-    return new TokenError('rejected', `${label}'s token endpoint refused the request (HTTP ${error.status}, ${error.error}${detail})`, error.error, error.status);
+    if (error.status >= 500 || error.status === 429)
+      return new TokenError('retryable', `${label}'s token endpoint failed (HTTP ${error.status}, ${error.error})`, error.error, error.status);
+    return new TokenError(
+      'rejected',
+      `${label}'s token endpoint refused the request (HTTP ${error.status}, ${error.error}${detail})`,
+      error.error,
+      error.status,
+    );
   }
   if (error instanceof oauth.WWWAuthenticateChallengeError) {
     if (error.status === 401) return new TokenError('reauth', `${label} refused the client or grant (HTTP 401); connect the account again`, undefined, 401);
@@ -214,7 +230,12 @@ function classify(label: string, error: unknown): TokenError {
     const status = (error.cause as { status?: unknown } | undefined)?.status;
     const n = typeof status === 'number' ? status : undefined;
     if (n === 401) return new TokenError('reauth', `${label} refused the client or grant (HTTP 401); connect the account again`, undefined, 401);
-    return new TokenError(n !== undefined && n < 500 && n !== 429 ? 'rejected' : 'retryable', `${label}'s token endpoint gave an unusable answer: ${error.message}`, undefined, n);
+    return new TokenError(
+      n !== undefined && n < 500 && n !== 429 ? 'rejected' : 'retryable',
+      `${label}'s token endpoint gave an unusable answer: ${error.message}`,
+      undefined,
+      n,
+    );
   }
   const message = error instanceof Error ? error.message : String(error);
   // fetch failed, timed out or was aborted: the provider is unreachable for now.

@@ -71,7 +71,8 @@ const CONFIG_KEYS: Record<string, Record<string, { check: (v: string) => string 
         if (/^sc-domain:[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$/i.test(v)) return null;
         try {
           const url = new URL(v);
-          if ((url.protocol === 'https:' || url.protocol === 'http:') && v.endsWith('/') && !url.search && !url.hash && !url.username && !url.password) return null;
+          if ((url.protocol === 'https:' || url.protocol === 'http:') && v.endsWith('/') && !url.search && !url.hash && !url.username && !url.password)
+            return null;
         } catch {
           // not a URL
         }
@@ -106,7 +107,10 @@ export class IntegrationsService {
     this.oauth = new OAuthClients(deps.config, deps.clock);
   }
 
-  async connect(scope: Scope, input: { provider: Provider; name: string; projectId?: string | null; credentials: Record<string, unknown> }): Promise<Integration> {
+  async connect(
+    scope: Scope,
+    input: { provider: Provider; name: string; projectId?: string | null; credentials: Record<string, unknown> },
+  ): Promise<Integration> {
     const connector = connectorFor(input.provider);
     if (!connector) throw badRequest(`Unknown provider ${input.provider}`, [{ field: 'body.provider', message: 'must be linkedin or x' }]);
     const problem = connector.checkCredentials(input.credentials);
@@ -117,17 +121,20 @@ export class IntegrationsService {
     for (const [k, v] of Object.entries(input.credentials)) if (typeof v === 'string') credentials[k] = v;
     const now = this.clock.now();
     return transaction(this.db, async (tx) => {
-      const [row] = await tx.insert(integrations).values({
-        id: newId('integration', now.getTime()),
-        orgId: scope.orgId,
-        projectId,
-        provider: input.provider,
-        name: input.name,
-        credentialsSealed: this.box.seal(JSON.stringify(credentials)),
-        status: 'connected',
-        createdAt: now,
-        updatedAt: now,
-      }).returning();
+      const [row] = await tx
+        .insert(integrations)
+        .values({
+          id: newId('integration', now.getTime()),
+          orgId: scope.orgId,
+          projectId,
+          provider: input.provider,
+          name: input.name,
+          credentialsSealed: this.box.seal(JSON.stringify(credentials)),
+          status: 'connected',
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning();
       await this.recordConnected(tx, row!);
       return publicIntegration(row!);
     });
@@ -142,17 +149,28 @@ export class IntegrationsService {
 
   async list(scope: Scope, query: ListQuery & { provider?: string; status?: string }) {
     const page = pageOf(query);
-    const where = inScopeOrgWide(scope, integrations, query.provider ? eq(integrations.provider, query.provider) : undefined, query.status ? eq(integrations.status, query.status) : undefined);
+    const where = inScopeOrgWide(
+      scope,
+      integrations,
+      query.provider ? eq(integrations.provider, query.provider) : undefined,
+      query.status ? eq(integrations.status, query.status) : undefined,
+    );
     const [items, counted] = await Promise.all([
       this.db.select().from(integrations).where(where).orderBy(desc(integrations.id)).limit(page.limit).offset(page.offset),
-      this.db.select({ n: sql<number>`count(*)::int` }).from(integrations).where(where),
+      this.db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(integrations)
+        .where(where),
     ]);
     return envelope(items.map(publicIntegration), counted[0]?.n ?? 0, page);
   }
 
   /** An integration the scope can see: its project's or an organization-wide one (content checks a post's project this way). */
   async row(scope: Tenant, id: string, db: Db = this.db): Promise<Row | undefined> {
-    const [row] = await db.select().from(integrations).where(inScopeOrgWide(scope, integrations, eq(integrations.id, id)));
+    const [row] = await db
+      .select()
+      .from(integrations)
+      .where(inScopeOrgWide(scope, integrations, eq(integrations.id, id)));
     return row;
   }
 
@@ -191,9 +209,11 @@ export class IntegrationsService {
         config[key] = rule.normalize ? rule.normalize(value) : value;
       }
     }
-    const [after] = await this.db.update(integrations)
+    const [after] = await this.db
+      .update(integrations)
       .set({ ...(patch.name !== undefined ? { name: patch.name } : {}), config, updatedAt: this.clock.now() })
-      .where(inScope(scope, integrations, eq(integrations.id, id))).returning();
+      .where(inScope(scope, integrations, eq(integrations.id, id)))
+      .returning();
     if (!after) throw notFound('Integration');
     return publicIntegration(after);
   }
@@ -203,7 +223,10 @@ export class IntegrationsService {
     const row = await this.row(scope, id);
     if (!row) throw notFound('Integration');
     assertCanChange(scope, row.projectId, 'This integration');
-    const deleted = await this.db.delete(integrations).where(inScope(scope, integrations, eq(integrations.id, id))).returning({ id: integrations.id });
+    const deleted = await this.db
+      .delete(integrations)
+      .where(inScope(scope, integrations, eq(integrations.id, id)))
+      .returning({ id: integrations.id });
     if (deleted.length === 0) throw notFound('Integration');
   }
 
@@ -215,20 +238,29 @@ export class IntegrationsService {
   /** Marks the integration in error (re-authorization needed) and emits integration.error, in the caller's transaction. */
   async markError(tx: Db, row: Row, error: { code: string; message: string }): Promise<void> {
     const now = this.clock.now();
-    await tx.update(integrations)
+    await tx
+      .update(integrations)
       .set({ status: 'error', lastError: { ...error, at: now.toISOString() }, errorAt: now, updatedAt: now })
       .where(inScope({ orgId: row.orgId, projectId: null }, integrations, eq(integrations.id, row.id)));
-    await this.events.record(tx, { orgId: row.orgId, type: 'integration.error', payload: { integrationId: row.id, provider: row.provider, code: error.code, message: error.message } });
+    await this.events.record(tx, {
+      orgId: row.orgId,
+      type: 'integration.error',
+      payload: { integrationId: row.id, provider: row.provider, code: error.code, message: error.message },
+    });
   }
 
   /** A success proves the credentials work again (not after REAUTH_REQUIRED: only a reconnect ends that). */
   async markHealthy(tx: Db, row: Row): Promise<void> {
     if (row.status === 'connected') return;
-    await tx.update(integrations).set({ status: 'connected', lastError: null, errorAt: null, updatedAt: this.clock.now() })
-      .where(and(
-        inScope({ orgId: row.orgId, projectId: null }, integrations, eq(integrations.id, row.id)),
-        sql`coalesce(${integrations.lastError}->>'code', '') <> ${REAUTH_REQUIRED}`,
-      ));
+    await tx
+      .update(integrations)
+      .set({ status: 'connected', lastError: null, errorAt: null, updatedAt: this.clock.now() })
+      .where(
+        and(
+          inScope({ orgId: row.orgId, projectId: null }, integrations, eq(integrations.id, row.id)),
+          sql`coalesce(${integrations.lastError}->>'code', '') <> ${REAUTH_REQUIRED}`,
+        ),
+      );
   }
 
   // ── OAuth 2.0 connections (CONTRACT §10) ────────────────────────────────────────────────────────
@@ -239,11 +271,18 @@ export class IntegrationsService {
    * 10 minutes; answers the provider's authorization URL. With `integrationId` it reconnects that
    * integration (same organization and provider), keeping its id.
    */
-  async startOAuth(scope: Scope, provider: OAuthProvider, input: { name?: string; projectId?: string | null; returnTo?: string; integrationId?: string }): Promise<{ authorizationUrl: string; flow: { state: string; secret: string } }> {
+  async startOAuth(
+    scope: Scope,
+    provider: OAuthProvider,
+    input: { name?: string; projectId?: string | null; returnTo?: string; integrationId?: string },
+  ): Promise<{ authorizationUrl: string; flow: { state: string; secret: string } }> {
     if (!isOAuthProvider(provider)) throw notFound('Provider');
     if (!this.oauth.configured(provider)) {
       const env = provider.toUpperCase();
-      throw unprocessable('INTEGRATION_NOT_CONFIGURED', `${PROVIDER_SPECS[provider].label} is not configured on this server: set ${env}_CLIENT_ID and ${env}_CLIENT_SECRET`);
+      throw unprocessable(
+        'INTEGRATION_NOT_CONFIGURED',
+        `${PROVIDER_SPECS[provider].label} is not configured on this server: set ${env}_CLIENT_ID and ${env}_CLIENT_SECRET`,
+      );
     }
     const returnTo = this.checkReturnTo(input.returnTo);
     let projectId: string | null;
@@ -261,7 +300,8 @@ export class IntegrationsService {
     const now = this.clock.now();
     await this.db.delete(oauthStates).where(lte(oauthStates.expiresAt, now));
     const [pending] = await this.db.select({ n: count() }).from(oauthStates).where(eq(oauthStates.orgId, scope.orgId));
-    if ((pending?.n ?? 0) >= MAX_PENDING_STATES) throw rateLimited(OAUTH_STATE_TTL_MS / 1000, 'RATE_LIMIT', 'Too many connections in progress; finish or wait for them to expire');
+    if ((pending?.n ?? 0) >= MAX_PENDING_STATES)
+      throw rateLimited(OAUTH_STATE_TTL_MS / 1000, 'RATE_LIMIT', 'Too many connections in progress; finish or wait for them to expire');
     const { state, verifier, challenge } = await this.oauth.newAuthorization();
     const browser = newFlowSecret();
     await this.db.insert(oauthStates).values({
@@ -308,13 +348,18 @@ export class IntegrationsService {
    */
   async completeOAuth(query: Record<string, string | undefined>, browserSecret: string | undefined): Promise<{ location: string; integrationId?: string }> {
     const state = query.state;
-    if (!state) throw badRequest('The provider\'s answer has no state', [{ field: 'querystring.state', message: 'is required' }]);
+    if (!state) throw badRequest("The provider's answer has no state", [{ field: 'querystring.state', message: 'is required' }]);
     if (!browserSecret) {
       // Told apart from an unknown state by the request alone: it says nothing about stored states.
-      throw new AppError(400, 'OAUTH_STATE_INVALID', 'This connection was not started in this browser (or the browser did not keep its cookie); start connecting again from the same browser');
+      throw new AppError(
+        400,
+        'OAUTH_STATE_INVALID',
+        'This connection was not started in this browser (or the browser did not keep its cookie); start connecting again from the same browser',
+      );
     }
     const now = this.clock.now();
-    const [pending] = await this.db.delete(oauthStates)
+    const [pending] = await this.db
+      .delete(oauthStates)
       .where(and(eq(oauthStates.stateHash, sha256Hex(state)), eq(oauthStates.browserHash, sha256Hex(browserSecret))))
       .returning();
     if (!pending || pending.expiresAt.getTime() <= now.getTime() || !isOAuthProvider(pending.provider)) {
@@ -359,38 +404,47 @@ export class IntegrationsService {
 
     const stored = await transaction(this.db, async (tx) => {
       if (pending.integrationId) {
-        const [before] = await tx.select().from(integrations)
+        const [before] = await tx
+          .select()
+          .from(integrations)
           .where(and(eq(integrations.id, pending.integrationId), eq(integrations.orgId, pending.orgId), eq(integrations.provider, provider)))
           .for('update');
         if (!before) return null;
         const old = this.credentialsOf(before);
         // Google gives a refresh token only on the first consent: keep the one we have.
         if (!credentials.refreshToken && old.refreshToken && before.authType === 'oauth') credentials.refreshToken = old.refreshToken;
-        const [after] = await tx.update(integrations).set({
-          credentialsSealed: this.box.seal(JSON.stringify(credentials)),
-          authType: 'oauth',
-          tokenExpiresAt: tokens.expiresAt ?? null,
-          status: 'connected',
-          lastError: null,
-          errorAt: null,
-          ...(pending.name ? { name: pending.name } : {}),
-          updatedAt: now,
-        }).where(eq(integrations.id, before.id)).returning();
+        const [after] = await tx
+          .update(integrations)
+          .set({
+            credentialsSealed: this.box.seal(JSON.stringify(credentials)),
+            authType: 'oauth',
+            tokenExpiresAt: tokens.expiresAt ?? null,
+            status: 'connected',
+            lastError: null,
+            errorAt: null,
+            ...(pending.name ? { name: pending.name } : {}),
+            updatedAt: now,
+          })
+          .where(eq(integrations.id, before.id))
+          .returning();
         return after!;
       }
-      const [row] = await tx.insert(integrations).values({
-        id: newId('integration', now.getTime()),
-        orgId: pending.orgId,
-        projectId: pending.projectId,
-        provider,
-        name: (pending.name ?? accountName ?? `${PROVIDER_SPECS[provider].label} account`).slice(0, 200),
-        credentialsSealed: this.box.seal(JSON.stringify(credentials)),
-        status: 'connected',
-        authType: 'oauth',
-        tokenExpiresAt: tokens.expiresAt ?? null,
-        createdAt: now,
-        updatedAt: now,
-      }).returning();
+      const [row] = await tx
+        .insert(integrations)
+        .values({
+          id: newId('integration', now.getTime()),
+          orgId: pending.orgId,
+          projectId: pending.projectId,
+          provider,
+          name: (pending.name ?? accountName ?? `${PROVIDER_SPECS[provider].label} account`).slice(0, 200),
+          credentialsSealed: this.box.seal(JSON.stringify(credentials)),
+          status: 'connected',
+          authType: 'oauth',
+          tokenExpiresAt: tokens.expiresAt ?? null,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning();
       await this.recordConnected(tx, row!);
       return row!;
     });
@@ -406,8 +460,12 @@ export class IntegrationsService {
     if (provider === 'google') return { name: tokens.idToken?.email };
     const get = async (url: string) => {
       const res = await outboundRequest({
-        method: 'GET', url, headers: { authorization: `Bearer ${tokens.accessToken}`, accept: 'application/json' },
-        allowPrivate: this.config.webhookAllowPrivate, timeoutMs: PROFILE_TIMEOUT_MS, readBytes: 64 * 1024,
+        method: 'GET',
+        url,
+        headers: { authorization: `Bearer ${tokens.accessToken}`, accept: 'application/json' },
+        allowPrivate: this.config.webhookAllowPrivate,
+        timeoutMs: PROFILE_TIMEOUT_MS,
+        readBytes: 64 * 1024,
       });
       if (res.status !== 200) throw new Error(`${url} answered HTTP ${res.status}`);
       return JSON.parse(res.body) as Record<string, unknown>;
@@ -459,11 +517,18 @@ export class IntegrationsService {
    */
   async refreshDue(): Promise<boolean> {
     const horizon = new Date(this.clock.now().getTime() + PROACTIVE_REFRESH_MS);
-    const due = await this.db.select().from(integrations).where(and(
-      eq(integrations.authType, 'oauth'),
-      lte(integrations.tokenExpiresAt, horizon),
-      or(ne(integrations.status, 'error'), sql`coalesce(${integrations.lastError}->>'code', '') <> ${REAUTH_REQUIRED}`),
-    )).orderBy(asc(integrations.tokenExpiresAt)).limit(REFRESH_BATCH);
+    const due = await this.db
+      .select()
+      .from(integrations)
+      .where(
+        and(
+          eq(integrations.authType, 'oauth'),
+          lte(integrations.tokenExpiresAt, horizon),
+          or(ne(integrations.status, 'error'), sql`coalesce(${integrations.lastError}->>'code', '') <> ${REAUTH_REQUIRED}`),
+        ),
+      )
+      .orderBy(asc(integrations.tokenExpiresAt))
+      .limit(REFRESH_BATCH);
     let refreshed = 0;
     for (const row of due) {
       try {
@@ -481,10 +546,19 @@ export class IntegrationsService {
    * The refresh itself, under the integration's row lock: the row is read again once locked, so a
    * caller that waited for another's refresh uses its token instead of refreshing again.
    */
-  private async refreshLocked(row: Row, minValidityMs: number, rejected: string | undefined, options: { keepWithoutRefreshToken?: boolean } = {}): Promise<Record<string, string>> {
+  private async refreshLocked(
+    row: Row,
+    minValidityMs: number,
+    rejected: string | undefined,
+    options: { keepWithoutRefreshToken?: boolean } = {},
+  ): Promise<Record<string, string>> {
     type Outcome = { kind: 'ok'; credentials: Record<string, string> } | { kind: 'reauth' | 'retryable' | 'failed' | 'missing'; message: string; row?: Row };
     const outcome: Outcome = await transaction(this.db, async (tx) => {
-      const [current] = await tx.select().from(integrations).where(and(eq(integrations.id, row.id), eq(integrations.orgId, row.orgId))).for('update');
+      const [current] = await tx
+        .select()
+        .from(integrations)
+        .where(and(eq(integrations.id, row.id), eq(integrations.orgId, row.orgId)))
+        .for('update');
       if (!current) return { kind: 'missing', message: `Integration ${row.id} no longer exists` };
       if (this.isReauthError(current)) return { kind: 'reauth', message: current.lastError!.message, row: current };
       const credentials = this.credentialsOf(current);
@@ -515,19 +589,27 @@ export class IntegrationsService {
       if (tokens.expiresAt) next.expiresAt = tokens.expiresAt.toISOString();
       else delete next.expiresAt;
       if (tokens.scope) next.scope = tokens.scope;
-      await tx.update(integrations).set({
-        credentialsSealed: this.box.seal(JSON.stringify(next)),
-        tokenExpiresAt: tokens.expiresAt ?? null,
-        updatedAt: this.clock.now(),
-      }).where(eq(integrations.id, current.id));
+      await tx
+        .update(integrations)
+        .set({
+          credentialsSealed: this.box.seal(JSON.stringify(next)),
+          tokenExpiresAt: tokens.expiresAt ?? null,
+          updatedAt: this.clock.now(),
+        })
+        .where(eq(integrations.id, current.id));
       return { kind: 'ok', credentials: next };
     });
     switch (outcome.kind) {
-      case 'ok': return outcome.credentials;
-      case 'reauth': throw reauthRequired(outcome.row ?? row, outcome.message);
-      case 'retryable': throw oauthUnavailable(outcome.message);
-      case 'missing': throw unprocessable('INTEGRATION_MISSING', outcome.message);
-      default: throw new AppError(502, 'OAUTH_REFRESH_FAILED', outcome.message);
+      case 'ok':
+        return outcome.credentials;
+      case 'reauth':
+        throw reauthRequired(outcome.row ?? row, outcome.message);
+      case 'retryable':
+        throw oauthUnavailable(outcome.message);
+      case 'missing':
+        throw unprocessable('INTEGRATION_MISSING', outcome.message);
+      default:
+        throw new AppError(502, 'OAUTH_REFRESH_FAILED', outcome.message);
     }
   }
 
@@ -539,22 +621,35 @@ export class IntegrationsService {
    */
   async requireReauth(tx: Db, row: Row, message: string): Promise<boolean> {
     const now = this.clock.now();
-    const changed = await tx.update(integrations)
+    const changed = await tx
+      .update(integrations)
       .set({ status: 'error', lastError: { code: REAUTH_REQUIRED, message, at: now.toISOString() }, errorAt: now, updatedAt: now })
-      .where(and(
-        eq(integrations.id, row.id), eq(integrations.orgId, row.orgId),
-        or(ne(integrations.status, 'error'), sql`coalesce(${integrations.lastError}->>'code', '') <> ${REAUTH_REQUIRED}`),
-      ))
+      .where(
+        and(
+          eq(integrations.id, row.id),
+          eq(integrations.orgId, row.orgId),
+          or(ne(integrations.status, 'error'), sql`coalesce(${integrations.lastError}->>'code', '') <> ${REAUTH_REQUIRED}`),
+        ),
+      )
       .returning({ id: integrations.id });
     if (changed.length === 0) return false;
-    await this.events.record(tx, { orgId: row.orgId, type: 'integration.error', payload: { integrationId: row.id, provider: row.provider, code: REAUTH_REQUIRED, message } });
+    await this.events.record(tx, {
+      orgId: row.orgId,
+      type: 'integration.error',
+      payload: { integrationId: row.id, provider: row.provider, code: REAUTH_REQUIRED, message },
+    });
     const label = PROVIDER_SPECS[row.provider as OAuthProvider]?.label ?? row.provider;
-    await this.notifications.notify({
-      orgId: row.orgId, projectId: row.projectId, kind: 'integration.error',
-      link: `/api/v1/orgs/${row.orgId}/integrations/${row.id}`,
-      title: `Reconnect ${row.name}: ${label} needs you to sign in again`,
-      body: `${message}. Open the integrations page and choose Reconnect on ${row.name}; its scheduled posts keep their place and publish once it is connected.`,
-    }, tx);
+    await this.notifications.notify(
+      {
+        orgId: row.orgId,
+        projectId: row.projectId,
+        kind: 'integration.error',
+        link: `/api/v1/orgs/${row.orgId}/integrations/${row.id}`,
+        title: `Reconnect ${row.name}: ${label} needs you to sign in again`,
+        body: `${message}. Open the integrations page and choose Reconnect on ${row.name}; its scheduled posts keep their place and publish once it is connected.`,
+      },
+      tx,
+    );
     return true;
   }
 

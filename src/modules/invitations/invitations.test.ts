@@ -25,7 +25,8 @@ afterAll(async () => {
 
 const base = () => `/api/v1/orgs/${t.orgA.orgId}/invitations`;
 const invite = (email: string, role = 'member', token = t.orgA.token) => t.call({ method: 'POST', url: base(), auth: { token }, payload: { email, role } });
-const accept = (payload: Record<string, unknown>, token?: string) => t.call({ method: 'POST', url: '/api/v1/auth/invitations/accept', payload, auth: token ? { token } : undefined });
+const accept = (payload: Record<string, unknown>, token?: string) =>
+  t.call({ method: 'POST', url: '/api/v1/auth/invitations/accept', payload, auth: token ? { token } : undefined });
 const tokenOf = (url: string) => new URL(url).searchParams.get('token')!;
 
 describe('inviting', () => {
@@ -34,9 +35,15 @@ describe('inviting', () => {
     expect(res.statusCode).toBe(201);
     const body = res.json();
     expect(body).toEqual({
-      id: expect.stringMatching(/^inv_/), email: 'new.person@example.com', role: 'admin', status: 'pending',
-      expiresAt: new Date(now.getTime() + 7 * 24 * 3600_000).toISOString(), invitedBy: t.orgA.ownerId, createdAt: now.toISOString(),
-      url: expect.stringMatching(/^https:\/\/panel\.example\.com\/accept-invitation\?token=[\w-]{43}$/), emailed: true,
+      id: expect.stringMatching(/^inv_/),
+      email: 'new.person@example.com',
+      role: 'admin',
+      status: 'pending',
+      expiresAt: new Date(now.getTime() + 7 * 24 * 3600_000).toISOString(),
+      invitedBy: t.orgA.ownerId,
+      createdAt: now.toISOString(),
+      url: expect.stringMatching(/^https:\/\/panel\.example\.com\/accept-invitation\?token=[\w-]{43}$/),
+      emailed: true,
     });
     const mail = (await relay.waitFor(1))[0]!;
     expect(mail.rcptTo).toEqual(['new.person@example.com']);
@@ -48,7 +55,15 @@ describe('inviting', () => {
     const list = await t.call({ url: base(), auth: { token: t.orgA.token } });
     expect(list.statusCode).toBe(200);
     const listed = list.json().find((i: { id: string }) => i.id === body.id);
-    expect(listed).toEqual({ id: body.id, email: 'new.person@example.com', role: 'admin', status: 'pending', expiresAt: body.expiresAt, invitedBy: t.orgA.ownerId, createdAt: body.createdAt });
+    expect(listed).toEqual({
+      id: body.id,
+      email: 'new.person@example.com',
+      role: 'admin',
+      status: 'pending',
+      expiresAt: body.expiresAt,
+      invitedBy: t.orgA.ownerId,
+      createdAt: body.createdAt,
+    });
     expect(JSON.stringify(list.json())).not.toContain(tokenOf(body.url));
     const rows = await t.database.db.select().from(invitations);
     for (const row of rows) expect(row.tokenHash).toMatch(/^[0-9a-f]{64}$/);
@@ -65,7 +80,9 @@ describe('inviting', () => {
     expect(body.tokens).toEqual({ accessToken: expect.any(String), refreshToken: expect.any(String), expiresIn: 900 });
     const me = await t.call({ url: '/api/v1/auth/me', auth: { token: body.tokens.accessToken } });
     expect(me.json().memberships).toEqual([{ organizationId: t.orgA.orgId, role: 'member' }]);
-    expect((await t.call({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'joiner@example.com', password: NEW_PASSWORD } })).statusCode).toBe(200);
+    expect((await t.call({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'joiner@example.com', password: NEW_PASSWORD } })).statusCode).toBe(
+      200,
+    );
 
     // Single use; and an accepted invitation leaves the list (it is a member now).
     const again = await accept({ token: tokenOf(created.url), password: NEW_PASSWORD });
@@ -106,7 +123,12 @@ describe('inviting', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json().user.id).toBe(t.orgB.ownerId);
     const me = await t.call({ url: '/api/v1/auth/me', auth: { token: res.json().tokens.accessToken } });
-    expect(me.json().memberships).toEqual(expect.arrayContaining([{ organizationId: t.orgA.orgId, role: 'viewer' }, { organizationId: t.orgB.orgId, role: 'owner' }]));
+    expect(me.json().memberships).toEqual(
+      expect.arrayContaining([
+        { organizationId: t.orgA.orgId, role: 'viewer' },
+        { organizationId: t.orgB.orgId, role: 'owner' },
+      ]),
+    );
     // Their password is unchanged and still theirs.
     expect((await t.call({ method: 'POST', url: '/api/v1/auth/login', payload: { email: t.orgB.ownerEmail, password: TEST_PASSWORD } })).statusCode).toBe(200);
   });
@@ -170,7 +192,10 @@ describe('who may manage invitations', () => {
 
     for (const role of ['member', 'viewer'] as const) {
       const m = await t.member(t.orgA.orgId, role);
-      for (const [method, payload] of [['GET', undefined], ['POST', { email: 'x@example.com', role: 'member' }]] as const) {
+      for (const [method, payload] of [
+        ['GET', undefined],
+        ['POST', { email: 'x@example.com', role: 'member' }],
+      ] as const) {
         const res = await t.call({ method, url: base(), auth: { token: m.token }, payload });
         expect(res.statusCode, `${role} ${method}`).toBe(403);
         expect(res.json().code).toBe('FORBIDDEN');
@@ -194,7 +219,12 @@ describe('who may manage invitations', () => {
   it('validates the body', async () => {
     const res = await t.call({ method: 'POST', url: base(), auth: { token: t.orgA.token }, payload: { email: 'not-an-address', role: 'boss' } });
     expect(res.statusCode).toBe(400);
-    expect(res.json().details.map((d: { field: string }) => d.field).sort()).toEqual(['body.email', 'body.role']);
+    expect(
+      res
+        .json()
+        .details.map((d: { field: string }) => d.field)
+        .sort(),
+    ).toEqual(['body.email', 'body.role']);
   });
 });
 
@@ -202,7 +232,12 @@ describe('without SMTP_URL', () => {
   it('the invitation is made and its link returned, with emailed: false', async () => {
     const plain = await buildTestApp({ workers: false });
     try {
-      const res = await plain.call({ method: 'POST', url: `/api/v1/orgs/${plain.orgA.orgId}/invitations`, auth: { token: plain.orgA.token }, payload: { email: 'someone@example.com', role: 'member' } });
+      const res = await plain.call({
+        method: 'POST',
+        url: `/api/v1/orgs/${plain.orgA.orgId}/invitations`,
+        auth: { token: plain.orgA.token },
+        payload: { email: 'someone@example.com', role: 'member' },
+      });
       expect(res.statusCode).toBe(201);
       expect(res.json()).toMatchObject({ emailed: false, url: expect.stringMatching(/^http:\/\/localhost:3000\/accept-invitation\?token=/) });
     } finally {

@@ -2,7 +2,13 @@ import { escapeHtml, type MailMessage } from '../../platform/mail.ts';
 
 /** The invitation e-mail: who invites, to which organization, with which role, and the link. */
 export function invitationMail(input: {
-  to: string; url: string; organizationName: string; role: string; inviter: string | null; expiresAt: Date; publicUrl: string;
+  to: string;
+  url: string;
+  organizationName: string;
+  role: string;
+  inviter: string | null;
+  expiresAt: Date;
+  publicUrl: string;
 }): MailMessage {
   const site = new URL(input.publicUrl).host;
   const who = input.inviter ?? 'Someone';

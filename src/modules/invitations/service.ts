@@ -58,7 +58,9 @@ export class InvitationsService {
 
   /** The organization's open invitations, newest first; accepted ones are members now. */
   async list(orgId: string): Promise<InvitationView[]> {
-    const rows = await this.db.select().from(invitations)
+    const rows = await this.db
+      .select()
+      .from(invitations)
       .where(and(eq(invitations.orgId, orgId), isNull(invitations.acceptedAt)))
       .orderBy(desc(invitations.createdAt), asc(invitations.id));
     return rows.map((row) => this.view(row));
@@ -68,7 +70,13 @@ export class InvitationsService {
    * Invites an address; inviting it again replaces the open invitation's role and link (the earlier
    * link stops working). A member already: 409. `emailed` says whether the relay took the e-mail.
    */
-  async create(input: { orgId: string; invitedBy: string; inviterRole: Role | null; email: string; role: Role }): Promise<InvitationView & { status: 'pending'; url: string; emailed: boolean }> {
+  async create(input: {
+    orgId: string;
+    invitedBy: string;
+    inviterRole: Role | null;
+    email: string;
+    role: Role;
+  }): Promise<InvitationView & { status: 'pending'; url: string; emailed: boolean }> {
     if (input.role === 'owner' && input.inviterRole !== 'owner') throw forbidden('Only an owner can invite another owner');
     const email = normalizeEmail(input.email);
     const existing = await this.ports.auth.findByEmail(email);
@@ -76,15 +84,27 @@ export class InvitationsService {
     const plans = this.ports.plans;
     if (plans?.enabled) await transaction(this.db, (tx) => plans.assertRoom(tx, input.orgId, 'members'));
     const now = this.clock.now();
-    const [open] = await this.db.select({ n: count() }).from(invitations).where(and(eq(invitations.orgId, input.orgId), isNull(invitations.acceptedAt)));
+    const [open] = await this.db
+      .select({ n: count() })
+      .from(invitations)
+      .where(and(eq(invitations.orgId, input.orgId), isNull(invitations.acceptedAt)));
     if ((open?.n ?? 0) >= MAX_OPEN_INVITATIONS) {
-      const [same] = await this.db.select({ id: invitations.id }).from(invitations)
+      const [same] = await this.db
+        .select({ id: invitations.id })
+        .from(invitations)
         .where(and(eq(invitations.orgId, input.orgId), eq(invitations.email, email), isNull(invitations.acceptedAt)));
       if (!same) throw conflict(`This organization has ${MAX_OPEN_INVITATIONS} open invitations; revoke some first`);
     }
     const token = randomToken(32);
-    const values = { tokenHash: sha256Hex(token), role: input.role, invitedBy: input.invitedBy, expiresAt: new Date(now.getTime() + INVITATION_TTL_MS), createdAt: now };
-    const [row] = await this.db.insert(invitations)
+    const values = {
+      tokenHash: sha256Hex(token),
+      role: input.role,
+      invitedBy: input.invitedBy,
+      expiresAt: new Date(now.getTime() + INVITATION_TTL_MS),
+      createdAt: now,
+    };
+    const [row] = await this.db
+      .insert(invitations)
       .values({ id: newId('invitation'), orgId: input.orgId, email, ...values })
       .onConflictDoUpdate({ target: [invitations.orgId, invitations.email], targetWhere: sql`accepted_at is null`, set: values })
       .returning();
@@ -94,7 +114,8 @@ export class InvitationsService {
 
   /** Revokes an open invitation: its link stops working. */
   async revoke(orgId: string, id: string): Promise<void> {
-    const deleted = await this.db.delete(invitations)
+    const deleted = await this.db
+      .delete(invitations)
       .where(and(eq(invitations.orgId, orgId), eq(invitations.id, id), isNull(invitations.acceptedAt)))
       .returning({ id: invitations.id });
     if (deleted.length === 0) throw notFound('Invitation');
@@ -105,9 +126,15 @@ export class InvitationsService {
    * address is new) becomes a member with the invited role, and gets a new session. `signedInAs` is
    * the user of the request's access token, if any.
    */
-  async accept(input: { token: string; password?: string; name?: string }, signedInAs: string | null): Promise<{ user: User; organization: Organization; tokens: Tokens }> {
+  async accept(
+    input: { token: string; password?: string; name?: string },
+    signedInAs: string | null,
+  ): Promise<{ user: User; organization: Organization; tokens: Tokens }> {
     const now = this.clock.now();
-    const [invitation] = await this.db.select().from(invitations).where(eq(invitations.tokenHash, sha256Hex(input.token)));
+    const [invitation] = await this.db
+      .select()
+      .from(invitations)
+      .where(eq(invitations.tokenHash, sha256Hex(input.token)));
     if (!invitation || invitation.acceptedAt || invitation.expiresAt.getTime() <= now.getTime()) {
       throw badRequest(`body.token ${INVALID_TOKEN}`, [{ field: 'body.token', message: INVALID_TOKEN }]);
     }
@@ -126,7 +153,9 @@ export class InvitationsService {
     const user = await transaction(this.db, async (tx) => {
       const member = existing ?? (await this.ports.auth.insertUser(tx, { email: invitation.email, passwordHash: passwordHash!, name: input.name }));
       if (!member) throw conflict(`An account for ${invitation.email} was created meanwhile; sign in as it and accept the invitation again`);
-      const claimed = await tx.update(invitations).set({ acceptedAt: now, acceptedBy: member.id })
+      const claimed = await tx
+        .update(invitations)
+        .set({ acceptedAt: now, acceptedBy: member.id })
         .where(and(eq(invitations.id, invitation.id), isNull(invitations.acceptedAt), gt(invitations.expiresAt, now)))
         .returning({ id: invitations.id });
       if (claimed.length === 0) throw badRequest(`body.token ${INVALID_TOKEN}`, [{ field: 'body.token', message: INVALID_TOKEN }]);
@@ -149,9 +178,13 @@ export class InvitationsService {
 
   private view(row: Row): InvitationView {
     return {
-      id: row.id, email: row.email, role: row.role as Role,
+      id: row.id,
+      email: row.email,
+      role: row.role as Role,
       status: row.expiresAt.getTime() <= this.clock.now().getTime() ? 'expired' : 'pending',
-      expiresAt: row.expiresAt, invitedBy: row.invitedBy, createdAt: row.createdAt,
+      expiresAt: row.expiresAt,
+      invitedBy: row.invitedBy,
+      createdAt: row.createdAt,
     };
   }
 
@@ -160,9 +193,17 @@ export class InvitationsService {
     if (!this.ports.mailer.enabled) return false;
     try {
       const [organization, inviter] = await Promise.all([this.ports.orgs.get(row.orgId), row.invitedBy ? this.ports.auth.getUser(row.invitedBy) : undefined]);
-      await this.ports.mailer.send(invitationMail({
-        to: row.email, url, organizationName: organization.name, role: row.role, inviter: inviter?.name ?? inviter?.email ?? null, expiresAt: row.expiresAt, publicUrl: this.config.publicUrl,
-      }));
+      await this.ports.mailer.send(
+        invitationMail({
+          to: row.email,
+          url,
+          organizationName: organization.name,
+          role: row.role,
+          inviter: inviter?.name ?? inviter?.email ?? null,
+          expiresAt: row.expiresAt,
+          publicUrl: this.config.publicUrl,
+        }),
+      );
       return true;
     } catch (error) {
       this.log.warn({ mail: 'invitation', invitationId: row.id, err: error }, 'invitation e-mail not sent');

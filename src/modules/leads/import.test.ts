@@ -8,7 +8,9 @@ beforeAll(async () => {
   t = await buildTestApp();
   base = `/api/v1/orgs/${t.orgA.orgId}/leads`;
 });
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
 const owner = () => ({ token: t.orgA.token });
 const importRows = (payload: unknown, auth: { token?: string; apiKey?: string } = owner()) =>
@@ -62,7 +64,8 @@ describe('POST …/leads/import', () => {
   });
 
   it('reads CSV with a header: known columns, tags split, other columns into custom, dryRun in the query', async () => {
-    const csv = '\uFEFFName,Email,Tags,custom.plan,Region\n' +
+    const csv =
+      '\uFEFFName,Email,Tags,custom.plan,Region\n' +
       '"Lovelace, Ada",ada@imp3.example,vip;uk,pro,EMEA\n' +
       'Grace,grace@imp3.example,"us|navy",,\n' +
       ',,,,\n' +
@@ -103,7 +106,10 @@ describe('POST …/leads/import', () => {
       { email: 'new-address@imp8.example', website: 'imp8.example/contact', company: 'Site Co' },
     ];
     expect((await importRows({ rows })).json()).toEqual({ created: 30, merged: 1, rejected: [] });
-    expect((await t.call({ method: 'GET', url: `${base}/${known.id}`, auth: owner() })).json()).toMatchObject({ email: 'new-address@imp8.example', company: 'Site Co' });
+    expect((await t.call({ method: 'GET', url: `${base}/${known.id}`, auth: owner() })).json()).toMatchObject({
+      email: 'new-address@imp8.example',
+      company: 'Site Co',
+    });
     expect(await total('imp8.example')).toBe(31);
   });
 
@@ -125,11 +131,19 @@ describe('POST …/leads/import', () => {
   it('needs leads:write, stays in the organization and in a bound key’s project', async () => {
     const reader = await t.key(t.orgA.orgId, ['leads:read']);
     expect((await importRows({ rows: [{ name: 'x' }] }, { apiKey: reader })).statusCode).toBe(403);
-    const other = await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgA.orgId}/leads/import`, auth: { token: t.orgB.token }, payload: { rows: [{ name: 'x' }] } });
+    const other = await t.call({
+      method: 'POST',
+      url: `/api/v1/orgs/${t.orgA.orgId}/leads/import`,
+      auth: { token: t.orgB.token },
+      payload: { rows: [{ name: 'x' }] },
+    });
     expect([403, 404]).toContain(other.statusCode);
     const project2 = (await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgA.orgId}/projects`, auth: owner(), payload: { name: 'Import P2' } })).json();
     const bound = await t.key(t.orgA.orgId, ['leads:write', 'leads:read'], project2.id);
-    const res = await importRows({ rows: [{ email: 'bound@imp5.example' }, { email: 'elsewhere@imp5.example', projectId: t.orgA.projectId }] }, { apiKey: bound });
+    const res = await importRows(
+      { rows: [{ email: 'bound@imp5.example' }, { email: 'elsewhere@imp5.example', projectId: t.orgA.projectId }] },
+      { apiKey: bound },
+    );
     expect(res.statusCode).toBe(200);
     expect(res.json().created).toBe(1);
     expect(res.json().rejected).toHaveLength(1);
@@ -167,7 +181,10 @@ describe('an import beside other work', () => {
     const rows = Array.from({ length: IMPORT_MAX_ROWS }, (_, i) => ({ name: `Gone ${i}`, email: `g${i}@imp7.example` }));
     const client = new AbortController();
     const request = fetch(`${address}${base}/import`, {
-      method: 'POST', headers: { authorization: `Bearer ${t.orgA.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ rows }), signal: client.signal,
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.orgA.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ rows }),
+      signal: client.signal,
     }).catch((error: unknown) => error);
     // Under way: some leads are in.
     while ((await count(t.orgA.orgId, t.orgA.token, 'imp7.example')) === 0) await pause(20);
@@ -186,7 +203,12 @@ describe('an import beside other work', () => {
   });
 
   it("answers another organization's lead list while a large import runs", async () => {
-    await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgB.orgId}/leads`, auth: { token: t.orgB.token }, payload: { name: 'B only', email: 'b@imp9.example' } });
+    await t.call({
+      method: 'POST',
+      url: `/api/v1/orgs/${t.orgB.orgId}/leads`,
+      auth: { token: t.orgB.token },
+      payload: { name: 'B only', email: 'b@imp9.example' },
+    });
     const rows = Array.from({ length: 3000 }, (_, i) => ({ name: `Busy ${i}`, email: `busy${i}@imp9.example` }));
     const order: string[] = [];
     const imported = importRows({ rows }).then((res) => {

@@ -69,8 +69,10 @@ export function csvRows(text: string): (Record<string, unknown> | null)[] {
     throw badRequest(`The CSV could not be read: ${(error as Error).message}`, [{ field: 'body', message: 'must be CSV with a header row' }]);
   }
   const [header, ...lines] = records;
-  if (!header || header.every((h) => h === '')) throw badRequest('The CSV needs a header row naming its columns (name, email, phone, company, website, source, tags, custom.<key>)');
-  if (lines.length > IMPORT_MAX_ROWS) throw badRequest(`An import holds at most ${IMPORT_MAX_ROWS} rows`, [{ field: 'body', message: `must have at most ${IMPORT_MAX_ROWS} rows` }]);
+  if (!header || header.every((h) => h === ''))
+    throw badRequest('The CSV needs a header row naming its columns (name, email, phone, company, website, source, tags, custom.<key>)');
+  if (lines.length > IMPORT_MAX_ROWS)
+    throw badRequest(`An import holds at most ${IMPORT_MAX_ROWS} rows`, [{ field: 'body', message: `must have at most ${IMPORT_MAX_ROWS} rows` }]);
   const columns = header.map((h) => h.trim());
   return lines.map((cells) => {
     if (cells.every((cell) => cell === '')) return null;
@@ -80,7 +82,11 @@ export function csvRows(text: string): (Record<string, unknown> | null)[] {
       const value = cells[i];
       if (value === undefined || value === '' || column === '') return;
       const lower = column.toLowerCase();
-      if (lower === 'tags') row.tags = value.split(/[;,|]/).map((t) => t.trim()).filter(Boolean);
+      if (lower === 'tags')
+        row.tags = value
+          .split(/[;,|]/)
+          .map((t) => t.trim())
+          .filter(Boolean);
       else if (KNOWN_COLUMNS.has(lower)) row[COLUMN_NAMES[lower] ?? lower] = value;
       else custom[lower.startsWith('custom.') ? column.slice('custom.'.length) : column] = value;
     });
@@ -218,7 +224,13 @@ export class LeadImporter {
   }
 
   /** The valid rows among rows[from, to), with their project and keys; the others go to `rejected`. */
-  private async validate(rows: unknown[], from: number, to: number, projectOf: (requested: string | undefined) => Promise<string>, rejected: Map<number, string>) {
+  private async validate(
+    rows: unknown[],
+    from: number,
+    to: number,
+    projectOf: (requested: string | undefined) => Promise<string>,
+    rejected: Map<number, string>,
+  ) {
     const valid: Valid[] = [];
     for (let index = from; index < to; index++) {
       const row = rows[index];

@@ -9,11 +9,12 @@ beforeAll(async () => {
   t = await buildTestApp();
   url = `/api/v1/orgs/${t.orgA.orgId}/leads`;
 });
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
 const owner = () => ({ token: t.orgA.token });
-const create = (payload: Record<string, unknown>, auth: { token?: string; apiKey?: string } = owner()) =>
-  t.call({ method: 'POST', url, auth, payload });
+const create = (payload: Record<string, unknown>, auth: { token?: string; apiKey?: string } = owner()) => t.call({ method: 'POST', url, auth, payload });
 
 /** Organization A's events of a type about one lead. */
 async function leadEvents(type: string, leadId: string) {
@@ -22,12 +23,30 @@ async function leadEvents(type: string, leadId: string) {
 
 describe('create and de-duplication', () => {
   it('creates a lead with 201, defaults and a lead.created event in the envelope shape', async () => {
-    const res = await create({ name: 'Ada Lovelace', email: ' Ada@Example.COM ', phone: '+44 20 7946 0958', company: 'Engines', website: 'https://www.analytical.example/about', source: 'form', tags: ['vip', 'vip', 'uk'], custom: { plan: 'pro' } });
+    const res = await create({
+      name: 'Ada Lovelace',
+      email: ' Ada@Example.COM ',
+      phone: '+44 20 7946 0958',
+      company: 'Engines',
+      website: 'https://www.analytical.example/about',
+      source: 'form',
+      tags: ['vip', 'vip', 'uk'],
+      custom: { plan: 'pro' },
+    });
     expect(res.statusCode).toBe(201);
     const lead = res.json();
     expect(lead).toMatchObject({
-      projectId: t.orgA.projectId, name: 'Ada Lovelace', email: 'Ada@Example.COM', phone: '+442079460958', company: 'Engines',
-      website: 'https://www.analytical.example/about', source: 'form', status: 'NEW', score: 0, tags: ['vip', 'uk'], custom: { plan: 'pro' },
+      projectId: t.orgA.projectId,
+      name: 'Ada Lovelace',
+      email: 'Ada@Example.COM',
+      phone: '+442079460958',
+      company: 'Engines',
+      website: 'https://www.analytical.example/about',
+      source: 'form',
+      status: 'NEW',
+      score: 0,
+      tags: ['vip', 'uk'],
+      custom: { plan: 'pro' },
     });
     expect(lead.id).toMatch(/^lead_/);
     expect(lead.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -43,7 +62,14 @@ describe('create and de-duplication', () => {
     const res = await create({ email: '  GRACE@navy.example', company: 'Navy', tags: ['b', 'a'], custom: { y: 2, z: 3 } });
     expect(res.statusCode).toBe(200);
     const merged = res.json();
-    expect(merged).toMatchObject({ id: first.id, name: 'Grace', company: 'Navy', tags: ['a', 'b'], custom: { x: 1, y: 2, z: 3 }, deduplicated: { matchedOn: 'email' } });
+    expect(merged).toMatchObject({
+      id: first.id,
+      name: 'Grace',
+      company: 'Navy',
+      tags: ['a', 'b'],
+      custom: { x: 1, y: 2, z: 3 },
+      deduplicated: { matchedOn: 'email' },
+    });
     const [updated] = await leadEvents('lead.updated', first.id);
     const payload = updated!.payload as { changes: Record<string, unknown>; actor: unknown };
     expect(payload.changes).toMatchObject({ company: { from: null, to: 'Navy' }, tags: { from: ['a'], to: ['a', 'b'] } });
@@ -69,7 +95,12 @@ describe('create and de-duplication', () => {
     await create({ email: 'same@person.example' });
     const project = (await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgA.orgId}/projects`, auth: owner(), payload: { name: 'Other' } })).json();
     expect((await create({ email: 'same@person.example', projectId: project.id })).statusCode).toBe(201);
-    const inB = await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgB.orgId}/leads`, auth: { token: t.orgB.token }, payload: { email: 'same@person.example' } });
+    const inB = await t.call({
+      method: 'POST',
+      url: `/api/v1/orgs/${t.orgB.orgId}/leads`,
+      auth: { token: t.orgB.token },
+      payload: { email: 'same@person.example' },
+    });
     expect(inB.statusCode).toBe(201);
   });
 
@@ -81,7 +112,15 @@ describe('create and de-duplication', () => {
   });
 
   it('needs one of name, email, phone, website; rejects bad phone, website, email and extra fields', async () => {
-    for (const payload of [{}, { company: 'Only company' }, { phone: '12345' }, { website: 'not a url' }, { email: 'nope' }, { name: 'x', color: 'red' }, { name: 'x', tags: 'a' }]) {
+    for (const payload of [
+      {},
+      { company: 'Only company' },
+      { phone: '12345' },
+      { website: 'not a url' },
+      { email: 'nope' },
+      { name: 'x', color: 'red' },
+      { name: 'x', tags: 'a' },
+    ]) {
       const res = await create(payload);
       expect(res.statusCode, JSON.stringify(payload)).toBe(400);
       expect(res.json().code).toBe('VALIDATION_ERROR');
@@ -96,8 +135,9 @@ describe('create and de-duplication', () => {
 
   it('twenty concurrent creates of one person give one lead', async () => {
     const email = `race-${Date.now()}@example.com`;
-    const responses = await Promise.all(Array.from({ length: 20 }, (_, i) =>
-      create({ email: i % 2 ? email.toUpperCase() : email, tags: [`t${i}`], phone: '+33 1 23 45 67 89' })));
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => create({ email: i % 2 ? email.toUpperCase() : email, tags: [`t${i}`], phone: '+33 1 23 45 67 89' })),
+    );
     const ids = new Set(responses.map((r) => r.json().id));
     expect(ids.size).toBe(1);
     expect(responses.filter((r) => r.statusCode === 201)).toHaveLength(1);
@@ -111,8 +151,11 @@ describe('create and de-duplication', () => {
 
   it('concurrent creates sharing only some keys still meet: one lead carrying all of them', async () => {
     const email = `partial-${Date.now()}@example.com`;
-    const responses = await Promise.all(Array.from({ length: 12 }, (_, i) =>
-      create(i % 3 === 0 ? { email, phone: '+33 6 12 34 56 78' } : i % 3 === 1 ? { email, website: 'partial.example' } : { email, name: `Partial ${i}` })));
+    const responses = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        create(i % 3 === 0 ? { email, phone: '+33 6 12 34 56 78' } : i % 3 === 1 ? { email, website: 'partial.example' } : { email, name: `Partial ${i}` }),
+      ),
+    );
     expect(new Set(responses.map((r) => r.json().id)).size).toBe(1);
     expect(responses.filter((r) => r.statusCode === 201)).toHaveLength(1);
     const lead = (await t.call({ method: 'GET', url: `${url}/${responses[0]!.json().id}`, auth: owner() })).json();
@@ -129,7 +172,10 @@ describe('create and de-duplication', () => {
     ];
     const responses = await Promise.all(bodies.map((payload) => create(payload)));
     expect(responses.slice(0, 16).map((r) => r.statusCode)).toEqual(Array(16).fill(201));
-    expect(responses.slice(16).map((r) => [r.statusCode, r.json().id])).toEqual([[200, known.id], [200, known.id]]);
+    expect(responses.slice(16).map((r) => [r.statusCode, r.json().id])).toEqual([
+      [200, known.id],
+      [200, known.id],
+    ]);
     const lead = (await t.call({ method: 'GET', url: `${url}/${known.id}`, auth: owner() })).json();
     expect(lead).toMatchObject({ company: 'Known Co', phone: '+33655443322' });
     for (const response of responses.slice(0, 16)) {
@@ -173,7 +219,7 @@ describe('create and de-duplication', () => {
 });
 
 describe('read, change, delete', () => {
-  it('gets a lead; another organization\'s lead is 404', async () => {
+  it("gets a lead; another organization's lead is 404", async () => {
     const lead = (await create({ name: 'Readable' })).json();
     expect((await t.call({ method: 'GET', url: `${url}/${lead.id}`, auth: owner() })).json()).toMatchObject({ id: lead.id, name: 'Readable' });
     const bLead = (await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgB.orgId}/leads`, auth: { token: t.orgB.token }, payload: { name: 'B' } })).json();
@@ -187,7 +233,12 @@ describe('read, change, delete', () => {
 
   it('patches fields, status and score; QUALIFIED emits lead.qualified once', async () => {
     const lead = (await create({ name: 'To qualify', email: 'q@example.com' })).json();
-    const res = await t.call({ method: 'PATCH', url: `${url}/${lead.id}`, auth: owner(), payload: { status: 'QUALIFIED', score: 87, scoreReason: 'Budget and need', company: 'Q Inc' } });
+    const res = await t.call({
+      method: 'PATCH',
+      url: `${url}/${lead.id}`,
+      auth: owner(),
+      payload: { status: 'QUALIFIED', score: 87, scoreReason: 'Budget and need', company: 'Q Inc' },
+    });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ status: 'QUALIFIED', score: 87, company: 'Q Inc' });
     const [updated] = await leadEvents('lead.updated', lead.id);
@@ -239,7 +290,9 @@ describe('list', () => {
     await t2.call({ method: 'PATCH', url: `${base}/${byName['Bob Warm']}`, auth: { token: t2.orgA.token }, payload: { status: 'CONTACTED', score: 50 } });
     await t2.call({ method: 'PATCH', url: `${base}/${byName['Carol Cold']}`, auth: { token: t2.orgA.token }, payload: { score: 10 } });
   });
-  afterAll(async () => { await t2.close(); });
+  afterAll(async () => {
+    await t2.close();
+  });
   const list = async (query: Record<string, string>) => {
     const res = await t2.call({ method: 'GET', url: base, auth: { token: t2.orgA.token }, query });
     return { res, names: (res.json().items ?? []).map((l: { name: string }) => l.name) as string[] };
@@ -300,7 +353,9 @@ describe('bulk', () => {
   it('tags, untags, sets status and deletes, counting matched and updated', async () => {
     const ids = [] as string[];
     for (const name of ['Bulk 1', 'Bulk 2', 'Bulk 3']) ids.push((await create({ name, tags: name === 'Bulk 1' ? ['hot'] : [] })).json().id);
-    const bLead = (await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgB.orgId}/leads`, auth: { token: t.orgB.token }, payload: { name: 'B bulk' } })).json();
+    const bLead = (
+      await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgB.orgId}/leads`, auth: { token: t.orgB.token }, payload: { name: 'B bulk' } })
+    ).json();
     const bulk = (payload: object) => t.call({ method: 'POST', url: `${url}/bulk`, auth: owner(), payload });
 
     const tag = await bulk({ ids: [...ids, bLead.id], action: 'tag', value: 'hot' });
@@ -352,7 +407,15 @@ describe('access', () => {
   });
 
   it('no credentials: 401 on every lead route', async () => {
-    for (const [method, path] of [['GET', url], ['POST', url], ['GET', `${url}/stats`], ['POST', `${url}/bulk`], ['GET', `${url}/x`], ['PATCH', `${url}/x`], ['DELETE', `${url}/x`]] as const) {
+    for (const [method, path] of [
+      ['GET', url],
+      ['POST', url],
+      ['GET', `${url}/stats`],
+      ['POST', `${url}/bulk`],
+      ['GET', `${url}/x`],
+      ['PATCH', `${url}/x`],
+      ['DELETE', `${url}/x`],
+    ] as const) {
       const res = await t.call({ method, url: path, payload: method === 'POST' || method === 'PATCH' ? {} : undefined });
       expect(res.statusCode, `${method} ${path}`).toBe(401);
       expect(res.json()).toMatchObject({ statusCode: 401, error: 'Unauthorized', code: 'UNAUTHORIZED' });

@@ -71,7 +71,10 @@ export function searchConditions(q: string): { indexed: SQL; recheck?: SQL } {
   const words = pattern.split(/[^\p{L}\p{N}]+/u).filter(Boolean);
   const long = words.filter((w) => w.length >= 4);
   if (long.length === 0 || (long.length === words.length && words.length === 1)) return { indexed: whole };
-  const indexed = sql.join(long.map((w) => sql`${leads.search} like ${like(w)}`), sql` and `);
+  const indexed = sql.join(
+    long.map((w) => sql`${leads.search} like ${like(w)}`),
+    sql` and `,
+  );
   return { indexed: sql`(${indexed})`, recheck: sql`(${leads.search} || '') like ${like(pattern)}` };
 }
 
@@ -92,9 +95,15 @@ export class LeadListPlanner {
     const page = pageOf(query);
     const conditions: (SQL | undefined)[] = [];
     if (query.status) {
-      const statuses = query.status.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean);
+      const statuses = query.status
+        .split(',')
+        .map((s) => s.trim().toUpperCase())
+        .filter(Boolean);
       const bad = statuses.filter((s) => !(LEAD_STATUSES as readonly string[]).includes(s));
-      if (bad.length) throw badRequest(`Unknown status ${bad.join(', ')}; allowed: ${LEAD_STATUSES.join(', ')}`, [{ field: 'querystring.status', message: `must be one of ${LEAD_STATUSES.join(', ')}` }]);
+      if (bad.length)
+        throw badRequest(`Unknown status ${bad.join(', ')}; allowed: ${LEAD_STATUSES.join(', ')}`, [
+          { field: 'querystring.status', message: `must be one of ${LEAD_STATUSES.join(', ')}` },
+        ]);
       conditions.push(inArray(leads.status, statuses));
     }
     if (query.minScore !== undefined) conditions.push(gte(leads.score, query.minScore));
@@ -125,7 +134,12 @@ export class LeadListPlanner {
     if (ranks) {
       const ranked = await this.rankedPage(where, query.sort, page);
       const matched = ranked[0]!.matched;
-      if (matched <= EXACT_TOTAL) return envelope(ranked.flatMap((r) => (r.lead ? [present(r.lead)] : [])), matched, page);
+      if (matched <= EXACT_TOTAL)
+        return envelope(
+          ranked.flatMap((r) => (r.lead ? [present(r.lead)] : [])),
+          matched,
+          page,
+        );
       above = true;
     }
     // Filters in an index's order, and broad searches: the page comes from the matches in order (an
@@ -134,7 +148,13 @@ export class LeadListPlanner {
     // estimate: an exact count would read every match on every page (CONTRACT §3).
     const approximately = await estimate();
     const [items, counted] = await Promise.all([
-      this.db.select().from(leads).where(where).orderBy(...order).limit(page.limit).offset(page.offset),
+      this.db
+        .select()
+        .from(leads)
+        .where(where)
+        .orderBy(...order)
+        .limit(page.limit)
+        .offset(page.offset),
       above ? EXACT_TOTAL + 1 : this.cappedCount(where, approximately),
     ]);
     if (counted <= EXACT_TOTAL) return envelope(items.map(present), counted, page);
@@ -154,16 +174,25 @@ export class LeadListPlanner {
   private async rankedPage(where: SQL, sort: string | undefined, page: ReturnType<typeof pageOf>) {
     const field = (sort && sort.length > 0 ? sort : '-createdAt').replace(/^-/, '') as SortKey;
     // The order's columns alone: (org_id, score, created_at, id) answers minScore without the rows.
-    const matches = this.db.select({ id: leads.id, createdAt: sql`${leads.createdAt}`.as('created_key'), key: sql`${SORTABLE[field]}`.as('sort_key') })
-      .from(leads).where(where).limit(EXACT_TOTAL + 1).as('m');
+    const matches = this.db
+      .select({ id: leads.id, createdAt: sql`${leads.createdAt}`.as('created_key'), key: sql`${SORTABLE[field]}`.as('sort_key') })
+      .from(leads)
+      .where(where)
+      .limit(EXACT_TOTAL + 1)
+      .as('m');
     const [created, key] = [matches.createdAt, matches.key] as unknown as [AnyColumn, AnyColumn];
     const keys = { createdAt: created, updatedAt: key, name: key, email: key, company: key, score: key, status: key, id: matches.id };
     const ordered = sql`(array_agg(${matches.id} order by ${sql.join(leadOrder(sort, keys), sql`, `)}))[${page.offset + 1}:${page.offset + page.limit}]`;
-    const ranked = this.db.select({ matched: sql<number>`count(*)::int`.as('matched'), ids: sql<string[] | null>`${ordered}`.as('page_ids') })
-      .from(matches).as('r');
+    const ranked = this.db
+      .select({ matched: sql<number>`count(*)::int`.as('matched'), ids: sql<string[] | null>`${ordered}`.as('page_ids') })
+      .from(matches)
+      .as('r');
     // The page's rows in the same order (its keys end with the id: one order however they compare).
-    return this.db.select({ lead: leads, matched: ranked.matched }).from(ranked)
-      .leftJoin(leads, sql`${leads.id} = any(${ranked.ids})`).orderBy(...leadOrder(sort, leads));
+    return this.db
+      .select({ lead: leads, matched: ranked.matched })
+      .from(ranked)
+      .leftJoin(leads, sql`${leads.id} = any(${ranked.ids})`)
+      .orderBy(...leadOrder(sort, leads));
   }
 
   /**
@@ -184,15 +213,26 @@ export class LeadListPlanner {
    * search: half a million rows to count ten thousand), so bitmap scans are off for that count.
    */
   private async cappedCount(where: SQL, estimated: number): Promise<number> {
-    const capped = (db: Db) => db.select({ n: sql<number>`count(*)::int` }).from(db.select({ one: sql`1` }).from(leads).where(where).limit(EXACT_TOTAL + 1).as('capped'));
+    const capped = (db: Db) =>
+      db.select({ n: sql<number>`count(*)::int` }).from(
+        db
+          .select({ one: sql`1` })
+          .from(leads)
+          .where(where)
+          .limit(EXACT_TOTAL + 1)
+          .as('capped'),
+      );
     if (estimated <= SCAN_OVER) return (await capped(this.db))[0]!.n;
     return (await withoutBitmapScans(this.db, capped))[0]!.n;
   }
 
   /** The planner's estimate of the matches (a plan, no execution). */
   private async estimate(where: SQL): Promise<number> {
-    const matches = this.db.select({ one: sql`1` }).from(leads).where(where);
-    const plan = await this.db.execute(sql`explain (format json) ${matches}`) as unknown as { rows: { 'QUERY PLAN': unknown }[] };
+    const matches = this.db
+      .select({ one: sql`1` })
+      .from(leads)
+      .where(where);
+    const plan = (await this.db.execute(sql`explain (format json) ${matches}`)) as unknown as { rows: { 'QUERY PLAN': unknown }[] };
     const output = plan.rows[0]!['QUERY PLAN'];
     const [top] = (typeof output === 'string' ? JSON.parse(output) : output) as { Plan: { 'Plan Rows': number } }[];
     return Math.round(top!.Plan['Plan Rows']);

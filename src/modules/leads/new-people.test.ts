@@ -9,8 +9,12 @@ import { NewPeopleWriter, type NewPerson } from './new-people.ts';
 import { leadKeys, leads } from './tables.ts';
 
 let t: TestApp;
-beforeAll(async () => { t = await buildTestApp({ workers: false }); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await buildTestApp({ workers: false });
+});
+afterAll(async () => {
+  await t.close();
+});
 
 /** The database as the writer sees it, counting the writer's statements on the way through. */
 function counting(database: Database): { database: Database; statements: () => number } {
@@ -37,9 +41,25 @@ const lockOf = (key: string) => {
 function person(name: string, emailKey: string | null, phoneKey: string | null = null, id = newId('lead')): NewPerson {
   const now = new Date();
   const row = {
-    id, orgId: t.orgA.orgId, projectId: t.orgA.projectId, name, email: emailKey, phone: phoneKey, company: null, website: null,
-    source: 'test', status: 'NEW', score: 0, scoreReason: null, tags: ['batch'], custom: { n: name }, emailKey, phoneKey,
-    websiteKey: null, createdAt: now, updatedAt: now,
+    id,
+    orgId: t.orgA.orgId,
+    projectId: t.orgA.projectId,
+    name,
+    email: emailKey,
+    phone: phoneKey,
+    company: null,
+    website: null,
+    source: 'test',
+    status: 'NEW',
+    score: 0,
+    scoreReason: null,
+    tags: ['batch'],
+    custom: { n: name },
+    emailKey,
+    phoneKey,
+    websiteKey: null,
+    createdAt: now,
+    updatedAt: now,
   };
   const keys = [...(emailKey ? [{ kind: 'email' as const, key: emailKey }] : []), ...(phoneKey ? [{ kind: 'phone' as const, key: phoneKey }] : [])];
   const [event] = eventRows([{ orgId: row.orgId, projectId: row.projectId, type: 'lead.created', payload: { lead: { id, name } } }], now);
@@ -52,8 +72,28 @@ async function stored(people: NewPerson[]) {
   return {
     leads: (await db.select({ id: leads.id }).from(leads).where(inArray(leads.id, ids))).map((r) => r.id).sort(),
     claims: (await db.select({ leadId: leadKeys.leadId, key: leadKeys.key }).from(leadKeys).where(inArray(leadKeys.leadId, ids))).map((r) => r.key).sort(),
-    events: (await db.select({ id: events.id }).from(events).where(inArray(events.id, people.map((p) => p.event.id)))).length,
-    outbox: (await db.select({ id: eventOutbox.id }).from(eventOutbox).where(inArray(eventOutbox.id, people.map((p) => p.event.id)))).length,
+    events: (
+      await db
+        .select({ id: events.id })
+        .from(events)
+        .where(
+          inArray(
+            events.id,
+            people.map((p) => p.event.id),
+          ),
+        )
+    ).length,
+    outbox: (
+      await db
+        .select({ id: eventOutbox.id })
+        .from(eventOutbox)
+        .where(
+          inArray(
+            eventOutbox.id,
+            people.map((p) => p.event.id),
+          ),
+        )
+    ).length,
   };
 }
 
@@ -61,7 +101,9 @@ describe('new people written together', () => {
   it('creates that arrive together share one statement, each lead with its keys and its event', async () => {
     const { database, statements } = counting(t.database);
     const writer = new NewPeopleWriter(database);
-    const people = Array.from({ length: 12 }, (_, i) => person(`Together ${i}`, `together-${i}@example.com`, i % 3 ? null : `+3361234${String(i).padStart(4, '0')}`));
+    const people = Array.from({ length: 12 }, (_, i) =>
+      person(`Together ${i}`, `together-${i}@example.com`, i % 3 ? null : `+3361234${String(i).padStart(4, '0')}`),
+    );
     // Values that an array or JSON literal would have to quote, as they are.
     const awkward = { tags: ['a,b', 'c"d', '{x}', 'NULL', 'back\\slash', 'ünï', ''], custom: { nested: [1, { z: null }], 'quo"te': 'é' } };
     Object.assign(people[0]!.row, awkward);
@@ -73,7 +115,10 @@ describe('new people written together', () => {
     expect(found.claims).toEqual(people.flatMap((p) => p.keys.map((k) => k.key)).sort());
     expect(found.events).toBe(12);
     expect(found.outbox).toBe(12);
-    const [first] = await t.database.db.select({ tags: leads.tags, custom: leads.custom }).from(leads).where(inArray(leads.id, [people[0]!.row.id]));
+    const [first] = await t.database.db
+      .select({ tags: leads.tags, custom: leads.custom })
+      .from(leads)
+      .where(inArray(leads.id, [people[0]!.row.id]));
     expect(first).toEqual(awkward);
   });
 
@@ -90,7 +135,7 @@ describe('new people written together', () => {
     expect(found.events).toBe(1);
   });
 
-  it("a person whose keys are taken in part fails the shared statement, which is redone one by one: nothing of it stays half-written", async () => {
+  it('a person whose keys are taken in part fails the shared statement, which is redone one by one: nothing of it stays half-written', async () => {
     const writer = new NewPeopleWriter(t.database);
     const known = person('Known', 'known-partly@example.com');
     expect(await writer.write(known)).toBe(true);

@@ -149,15 +149,36 @@ export class NewPeopleWriter {
   private async insert(people: NewPerson[]): Promise<Set<string>> {
     const keys = people.flatMap((p) => p.keys.map((k) => ({ ...k, row: p.row })));
     const rows = people.map(({ row, keys: own }) => ({
-      id: row.id, org_id: row.orgId, project_id: row.projectId, name: row.name, email: row.email, phone: row.phone, company: row.company,
-      website: row.website, source: row.source, status: row.status, tags: row.tags, custom: row.custom, email_key: row.emailKey,
-      phone_key: row.phoneKey, website_key: row.websiteKey, created_at: row.createdAt, keys: own.length,
+      id: row.id,
+      org_id: row.orgId,
+      project_id: row.projectId,
+      name: row.name,
+      email: row.email,
+      phone: row.phone,
+      company: row.company,
+      website: row.website,
+      source: row.source,
+      status: row.status,
+      tags: row.tags,
+      custom: row.custom,
+      email_key: row.emailKey,
+      phone_key: row.phoneKey,
+      website_key: row.websiteKey,
+      created_at: row.createdAt,
+      keys: own.length,
     }));
     const result = await this.database.prepared<{ id: string }>('lead_create_new_people', CREATE_NEW_PEOPLE, [
       lockOrder(people.flatMap((p) => p.locks)),
-      keys.map((k) => k.row.projectId), keys.map((k) => k.kind), keys.map((k) => k.key), keys.map((k) => k.row.orgId), keys.map((k) => k.row.id),
+      keys.map((k) => k.row.projectId),
+      keys.map((k) => k.kind),
+      keys.map((k) => k.key),
+      keys.map((k) => k.row.orgId),
+      keys.map((k) => k.row.id),
       JSON.stringify(rows),
-      outboxParam(people.map((p) => p.event), people.map((p) => p.row.id)),
+      outboxParam(
+        people.map((p) => p.event),
+        people.map((p) => p.row.id),
+      ),
     ]);
     return new Set(result.map((r) => r.id));
   }

@@ -7,14 +7,22 @@ import { leads } from './tables.ts';
 
 /** How many leads an organization has, or a project-bound key's project, and how many are NEW. */
 export async function leadCounts(db: Db, scope: Tenant): Promise<{ total: number; fresh: number }> {
-  const [row] = await db.select({ total: sql<number>`count(*)::int`, fresh: sql<number>`(count(*) filter (where ${leads.status} = 'NEW'))::int` }).from(leads).where(tenant(scope, leads));
+  const [row] = await db
+    .select({ total: sql<number>`count(*)::int`, fresh: sql<number>`(count(*) filter (where ${leads.status} = 'NEW'))::int` })
+    .from(leads)
+    .where(tenant(scope, leads));
   return row!;
 }
 
 export type LeadRow = typeof leads.$inferSelect;
 
 /** A filter of an organization's project's leads, as other modules name an audience. */
-export interface LeadFilter { leadIds?: string[]; status?: string[]; tags?: string[]; minScore?: number }
+export interface LeadFilter {
+  leadIds?: string[];
+  status?: string[];
+  tags?: string[];
+  minScore?: number;
+}
 
 /**
  * A subquery of the leads a filter selects in a project — `lead_id`, `email` (lower case) and
@@ -36,6 +44,9 @@ export function leadsByIds(db: Db, ids: string[]): Promise<LeadRow[]> {
 
 /** One lead the scope may see, or undefined. */
 export async function leadInScope(db: Db, scope: Tenant, id: string): Promise<LeadRow | undefined> {
-  const [row] = await db.select().from(leads).where(inScope(scope, leads, and(eq(leads.id, id))));
+  const [row] = await db
+    .select()
+    .from(leads)
+    .where(inScope(scope, leads, and(eq(leads.id, id))));
   return row;
 }

@@ -24,7 +24,9 @@ beforeAll(async () => {
     from generate_series(1, 10200) as i`);
   await t.database.db.execute(sql`analyze leads`);
 }, 120_000);
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
 describe('lead search and totals at scale', () => {
   it('counts exactly up to 10,000 matches and flags an estimate above', async () => {
@@ -40,10 +42,26 @@ describe('lead search and totals at scale', () => {
   });
 
   it('finds a substring of any of the five fields, in any case, and not across two fields', async () => {
-    const lead = (await t.call({ method: 'POST', url: base, auth: auth(), payload: { name: 'Zelda Quux', email: 'zq@hyrule.example', phone: '+1 415 555 0199', company: 'Triforce Ltd', website: 'https://www.kokiri.example/forest' } })).json();
+    const lead = (
+      await t.call({
+        method: 'POST',
+        url: base,
+        auth: auth(),
+        payload: {
+          name: 'Zelda Quux',
+          email: 'zq@hyrule.example',
+          phone: '+1 415 555 0199',
+          company: 'Triforce Ltd',
+          website: 'https://www.kokiri.example/forest',
+        },
+      })
+    ).json();
     for (const q of ['zelda q', 'HYRULE', 'triforce', 'kokiri.example/for', '4155550199', '+1415555']) {
       const found = await list(`q=${encodeURIComponent(q)}`);
-      expect(found.items.map((l: { id: string }) => l.id), q).toEqual([lead.id]);
+      expect(
+        found.items.map((l: { id: string }) => l.id),
+        q,
+      ).toEqual([lead.id]);
     }
     // The end of the name and the start of the e-mail are not one text.
     expect((await list(`q=${encodeURIComponent('Quuxzq@')}`)).total).toBe(0);
@@ -72,7 +90,10 @@ describe('lead search and totals at scale', () => {
     for (const query of ['minScore=90', 'tags=vip', 'minScore=90&tags=vip&source=fair']) {
       const found = await list(query);
       expect(found.total, query).toBe(3);
-      expect(found.items.map((l: { id: string }) => l.id), query).toEqual(['lead_bulk000100', 'lead_bulk000200', 'lead_bulk000300']);
+      expect(
+        found.items.map((l: { id: string }) => l.id),
+        query,
+      ).toEqual(['lead_bulk000100', 'lead_bulk000200', 'lead_bulk000300']);
     }
     // Equal companies: the newest first when descending, the oldest first when ascending.
     const desc = (await list('source=import&sort=-company&pageSize=3')).items.map((l: { name: string }) => l.name);

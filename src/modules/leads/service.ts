@@ -177,7 +177,8 @@ export class LeadsService {
   /** Claims the keys for a lead that now carries them (a key claimed before stays with its first lead). */
   private async claimKeys(tx: Db, row: { orgId: string; projectId: string; id: string }, keys: Keys): Promise<void> {
     const values = this.keyValues(row, keys);
-    if (values.length) await tx.execute(sql`insert into lead_keys (project_id, kind, key, org_id, lead_id) values ${sql.join(values, sql`, `)} on conflict do nothing`);
+    if (values.length)
+      await tx.execute(sql`insert into lead_keys (project_id, kind, key, org_id, lead_id) values ${sql.join(values, sql`, `)} on conflict do nothing`);
   }
 
   /** A new person, in a statement it may share with other creates (NewPeopleWriter). False means "not created here": the caller goes the locked way and merges. */
@@ -257,39 +258,64 @@ export class LeadsService {
     const keys: Keys = { emailKey: contact.emailKey, phoneKey: contact.phoneKey, websiteKey: contact.websiteKey };
     const now = this.clock.now();
     const fresh: LeadRow = {
-      id: newId('lead', now.getTime()), orgId: scope.orgId, projectId, name: input.name ?? null, email: null, phone: null,
-      company: input.company ?? null, website: null, source: input.source ?? null, status: 'NEW', score: 0, scoreReason: null,
-      tags: uniq(input.tags ?? []), custom: input.custom ?? {}, emailKey: null, phoneKey: null, websiteKey: null, createdAt: now, updatedAt: now,
+      id: newId('lead', now.getTime()),
+      orgId: scope.orgId,
+      projectId,
+      name: input.name ?? null,
+      email: null,
+      phone: null,
+      company: input.company ?? null,
+      website: null,
+      source: input.source ?? null,
+      status: 'NEW',
+      score: 0,
+      scoreReason: null,
+      tags: uniq(input.tags ?? []),
+      custom: input.custom ?? {},
+      emailKey: null,
+      phoneKey: null,
+      websiteKey: null,
+      createdAt: now,
+      updatedAt: now,
       ...contact,
     };
     const created: NewEvent = { orgId: scope.orgId, projectId, type: 'lead.created', payload: { lead: publicLead(fresh), actor: scope.actor } };
     // Under a leads limit, a new person is counted under the organization's lock (assertRoom): the locked way.
     const limited = this.plans?.enabled === true && (await this.plans.limitOf(scope.orgId, 'leads')) !== null;
-    if (!limited && await this.createNew(fresh, keys, created)) return { lead: publicLead(fresh), created: true };
-    const locked = () => this.write(async (tx) => {
-      // Holding the keys' locks, this sees every lead a concurrent create of the same person committed.
-      await this.lockKeys(tx, projectId, keys);
-      const match = await this.findMatch(tx, scope.orgId, projectId, keys);
-      if (!match) {
-        // The claim outlived its lead's value (changed or deleted), or none was tried: a new person.
-        await this.plans?.assertRoom(tx, scope.orgId, 'leads');
-        const [row] = await tx.insert(leads).values(fresh).returning();
-        await this.claimKeys(tx, row!, keys);
-        await this.events.record(tx, { orgId: scope.orgId, projectId, type: 'lead.created', payload: { lead: publicLead(row!), actor: scope.actor } }, CALLER_WAKES);
-        return { lead: publicLead(row!), created: true };
-      }
-      const before = match.row;
-      const next: Partial<LeadRow> = { ...contact };
-      for (const field of ['name', 'company', 'source'] as const) if (input[field] !== undefined) next[field] = input[field];
-      if (input.tags) next.tags = uniq([...before.tags, ...input.tags]);
-      if (input.custom) next.custom = { ...before.custom, ...input.custom };
-      const changes = diff(before, next);
-      if (Object.keys(changes).length === 0) return { lead: publicLead(before), created: false, matchedOn: match.matchedOn };
-      const [after] = await tx.update(leads).set({ ...next, updatedAt: now }).where(inScope(scope, leads, eq(leads.id, before.id))).returning();
-      await this.claimKeys(tx, after!, { emailKey: after!.emailKey, phoneKey: after!.phoneKey, websiteKey: after!.websiteKey });
-      await this.events.record(tx, this.updatedEvents(scope, before, after!, changes), CALLER_WAKES);
-      return { lead: publicLead(after!), created: false, matchedOn: match.matchedOn };
-    });
+    if (!limited && (await this.createNew(fresh, keys, created))) return { lead: publicLead(fresh), created: true };
+    const locked = () =>
+      this.write(async (tx) => {
+        // Holding the keys' locks, this sees every lead a concurrent create of the same person committed.
+        await this.lockKeys(tx, projectId, keys);
+        const match = await this.findMatch(tx, scope.orgId, projectId, keys);
+        if (!match) {
+          // The claim outlived its lead's value (changed or deleted), or none was tried: a new person.
+          await this.plans?.assertRoom(tx, scope.orgId, 'leads');
+          const [row] = await tx.insert(leads).values(fresh).returning();
+          await this.claimKeys(tx, row!, keys);
+          await this.events.record(
+            tx,
+            { orgId: scope.orgId, projectId, type: 'lead.created', payload: { lead: publicLead(row!), actor: scope.actor } },
+            CALLER_WAKES,
+          );
+          return { lead: publicLead(row!), created: true };
+        }
+        const before = match.row;
+        const next: Partial<LeadRow> = { ...contact };
+        for (const field of ['name', 'company', 'source'] as const) if (input[field] !== undefined) next[field] = input[field];
+        if (input.tags) next.tags = uniq([...before.tags, ...input.tags]);
+        if (input.custom) next.custom = { ...before.custom, ...input.custom };
+        const changes = diff(before, next);
+        if (Object.keys(changes).length === 0) return { lead: publicLead(before), created: false, matchedOn: match.matchedOn };
+        const [after] = await tx
+          .update(leads)
+          .set({ ...next, updatedAt: now })
+          .where(inScope(scope, leads, eq(leads.id, before.id)))
+          .returning();
+        await this.claimKeys(tx, after!, { emailKey: after!.emailKey, phoneKey: after!.phoneKey, websiteKey: after!.websiteKey });
+        await this.events.record(tx, this.updatedEvents(scope, before, after!, changes), CALLER_WAKES);
+        return { lead: publicLead(after!), created: false, matchedOn: match.matchedOn };
+      });
     return options.lockedWay ? options.lockedWay(locked) : locked();
   }
 
@@ -300,7 +326,11 @@ export class LeadsService {
   async findOrCreate(scope: Scope, input: LeadInput): Promise<{ lead: Lead; created: boolean }> {
     const projectId = await this.resolveProject(scope, input.projectId);
     const contact = this.normalizedContact(input);
-    const match = await this.findMatch(this.db, scope.orgId, projectId, { emailKey: contact.emailKey, phoneKey: contact.phoneKey, websiteKey: contact.websiteKey });
+    const match = await this.findMatch(this.db, scope.orgId, projectId, {
+      emailKey: contact.emailKey,
+      phoneKey: contact.phoneKey,
+      websiteKey: contact.websiteKey,
+    });
     if (match) return { lead: publicLead(match.row), created: false };
     const { lead, created } = await this.create(scope, { ...input, projectId });
     return { lead, created };
@@ -314,7 +344,10 @@ export class LeadsService {
   }
 
   async get(scope: Scope, id: string): Promise<Lead> {
-    const [row] = await this.db.select().from(leads).where(inScope(scope, leads, eq(leads.id, id)));
+    const [row] = await this.db
+      .select()
+      .from(leads)
+      .where(inScope(scope, leads, eq(leads.id, id)));
     if (!row) throw notFound('Lead');
     return publicLead(row);
   }
@@ -324,7 +357,10 @@ export class LeadsService {
    * not be read through the pool — or null: for an event that carries the lead as it is (`lead.replied`).
    */
   async find(db: Db, orgId: string, id: string): Promise<Lead | null> {
-    const [row] = await db.select().from(leads).where(inScope({ orgId, projectId: null }, leads, eq(leads.id, id)));
+    const [row] = await db
+      .select()
+      .from(leads)
+      .where(inScope({ orgId, projectId: null }, leads, eq(leads.id, id)));
     return row ? publicLead(row) : null;
   }
 
@@ -332,7 +368,11 @@ export class LeadsService {
     const contact = this.normalizedContact(patch);
     const targetProject = patch.projectId === undefined ? undefined : await this.resolveProject(scope, patch.projectId);
     return this.write(async (tx) => {
-      const [before] = await tx.select().from(leads).where(inScope(scope, leads, eq(leads.id, id))).for('update');
+      const [before] = await tx
+        .select()
+        .from(leads)
+        .where(inScope(scope, leads, eq(leads.id, id)))
+        .for('update');
       if (!before) throw notFound('Lead');
       const next: Partial<LeadRow> = { ...contact };
       for (const field of ['name', 'company', 'source', 'status', 'score', 'scoreReason'] as const) {
@@ -354,7 +394,11 @@ export class LeadsService {
         const clash = await this.findMatch(tx, scope.orgId, projectId, keys, id);
         if (clash) throw conflict(`Another lead in this project has the same ${clash.matchedOn} (${clash.row.id})`);
       }
-      const [after] = await tx.update(leads).set({ ...next, updatedAt: this.clock.now() }).where(inScope(scope, leads, eq(leads.id, id))).returning();
+      const [after] = await tx
+        .update(leads)
+        .set({ ...next, updatedAt: this.clock.now() })
+        .where(inScope(scope, leads, eq(leads.id, id)))
+        .returning();
       if (changes.email || changes.phone || changes.website || changes.projectId) await this.claimKeys(tx, after!, keys);
       await this.events.record(tx, this.updatedEvents(scope, before, after!, changes), CALLER_WAKES);
       return publicLead(after!);
@@ -372,15 +416,22 @@ export class LeadsService {
    * carried key keeps a claim. Returns how many leads were deleted.
    */
   private async deleteLeads(tx: Db, where: SQL): Promise<number> {
-    const gone = await tx.delete(leads).where(where).returning({ projectId: leads.projectId, emailKey: leads.emailKey, phoneKey: leads.phoneKey, websiteKey: leads.websiteKey });
+    const gone = await tx
+      .delete(leads)
+      .where(where)
+      .returning({ projectId: leads.projectId, emailKey: leads.emailKey, phoneKey: leads.phoneKey, websiteKey: leads.websiteKey });
     const keys = gone.flatMap((row) => presentKeys(row).map(({ kind, key }) => ({ projectId: row.projectId, kind, key })));
     if (keys.length) {
       const list = (kind: MatchKind) => keys.filter((k) => k.kind === kind);
-      const carriers = (['email', 'phone', 'website'] as const).filter((kind) => list(kind).length).map((kind) => sql`(
+      const carriers = (['email', 'phone', 'website'] as const)
+        .filter((kind) => list(kind).length)
+        .map(
+          (kind) => sql`(
         select distinct on (l.project_id, l.${sql.raw(`${kind}_key`)}) l.project_id, ${kind}::text, l.${sql.raw(`${kind}_key`)}, l.org_id, l.id
         from leads l join unnest(${sql.param(list(kind).map((k) => k.projectId))}::text[], ${sql.param(list(kind).map((k) => k.key))}::text[]) as k(project_id, key)
           on l.project_id = k.project_id and l.${sql.raw(`${kind}_key`)} = k.key
-        order by l.project_id, l.${sql.raw(`${kind}_key`)}, l.id)`);
+        order by l.project_id, l.${sql.raw(`${kind}_key`)}, l.id)`,
+        );
       await tx.execute(sql`insert into lead_keys (project_id, kind, key, org_id, lead_id) ${sql.join(carriers, sql` union all `)} on conflict do nothing`);
     }
     return gone.length;
@@ -399,11 +450,17 @@ export class LeadsService {
     if (action === 'tag' || action === 'untag') {
       const v = input.value;
       tagValues = uniq(typeof v === 'string' ? [v] : Array.isArray(v) && v.every((t) => typeof t === 'string') ? (v as string[]) : []);
-      if (tagValues.length === 0) throw badRequest(`${action} needs value: a tag or an array of tags`, [{ field: 'body.value', message: 'must be a non-empty string or array of strings' }]);
-      if (tagValues.some((t) => t.length > 100)) throw badRequest('A tag is at most 100 characters', [{ field: 'body.value', message: 'tag longer than 100 characters' }]);
+      if (tagValues.length === 0)
+        throw badRequest(`${action} needs value: a tag or an array of tags`, [
+          { field: 'body.value', message: 'must be a non-empty string or array of strings' },
+        ]);
+      if (tagValues.some((t) => t.length > 100))
+        throw badRequest('A tag is at most 100 characters', [{ field: 'body.value', message: 'tag longer than 100 characters' }]);
     } else if (action === 'setStatus') {
       if (typeof input.value !== 'string' || !(LEAD_STATUSES as readonly string[]).includes(input.value)) {
-        throw badRequest(`setStatus needs value: one of ${LEAD_STATUSES.join(', ')}`, [{ field: 'body.value', message: `must be one of ${LEAD_STATUSES.join(', ')}` }]);
+        throw badRequest(`setStatus needs value: one of ${LEAD_STATUSES.join(', ')}`, [
+          { field: 'body.value', message: `must be one of ${LEAD_STATUSES.join(', ')}` },
+        ]);
       }
       status = input.value as LeadStatus;
     }
@@ -412,18 +469,29 @@ export class LeadsService {
         const deleted = await this.deleteLeads(tx, inScope(scope, leads, inArray(leads.id, ids)));
         return { action, matched: deleted, updated: deleted };
       }
-      const rows = await tx.select().from(leads).where(inScope(scope, leads, inArray(leads.id, ids))).orderBy(leads.id).for('update');
+      const rows = await tx
+        .select()
+        .from(leads)
+        .where(inScope(scope, leads, inArray(leads.id, ids)))
+        .orderBy(leads.id)
+        .for('update');
       const now = this.clock.now();
       const pending: NewEvent[] = [];
       let updated = 0;
       for (const before of rows) {
         const next: Partial<LeadRow> =
-          action === 'tag' ? { tags: uniq([...before.tags, ...tagValues]) }
-          : action === 'untag' ? { tags: before.tags.filter((t) => !tagValues.includes(t)) }
-          : { status };
+          action === 'tag'
+            ? { tags: uniq([...before.tags, ...tagValues]) }
+            : action === 'untag'
+              ? { tags: before.tags.filter((t) => !tagValues.includes(t)) }
+              : { status };
         const changes = diff(before, next);
         if (Object.keys(changes).length === 0) continue;
-        const [after] = await tx.update(leads).set({ ...next, updatedAt: now }).where(inScope(scope, leads, eq(leads.id, before.id))).returning();
+        const [after] = await tx
+          .update(leads)
+          .set({ ...next, updatedAt: now })
+          .where(inScope(scope, leads, eq(leads.id, before.id)))
+          .returning();
         pending.push(...this.updatedEvents(scope, before, after!, changes));
         updated++;
       }
@@ -437,14 +505,25 @@ export class LeadsService {
     const now = this.clock.now().getTime();
     const day = 86_400_000;
     const [totals, statuses, sources] = await Promise.all([
-      this.db.select({
-        total: sql<number>`count(*)::int`,
-        averageScore: sql<number>`coalesce(avg(${leads.score}), 0)::float8`,
-        last7: sql<number>`count(*) filter (where ${leads.createdAt} >= ${new Date(now - 7 * day).toISOString()}::timestamptz)::int`,
-        last30: sql<number>`count(*) filter (where ${leads.createdAt} >= ${new Date(now - 30 * day).toISOString()}::timestamptz)::int`,
-      }).from(leads).where(where),
-      this.db.select({ key: leads.status, n: sql<number>`count(*)::int` }).from(leads).where(where).groupBy(leads.status),
-      this.db.select({ key: leads.source, n: sql<number>`count(*)::int` }).from(leads).where(where).groupBy(leads.source),
+      this.db
+        .select({
+          total: sql<number>`count(*)::int`,
+          averageScore: sql<number>`coalesce(avg(${leads.score}), 0)::float8`,
+          last7: sql<number>`count(*) filter (where ${leads.createdAt} >= ${new Date(now - 7 * day).toISOString()}::timestamptz)::int`,
+          last30: sql<number>`count(*) filter (where ${leads.createdAt} >= ${new Date(now - 30 * day).toISOString()}::timestamptz)::int`,
+        })
+        .from(leads)
+        .where(where),
+      this.db
+        .select({ key: leads.status, n: sql<number>`count(*)::int` })
+        .from(leads)
+        .where(where)
+        .groupBy(leads.status),
+      this.db
+        .select({ key: leads.source, n: sql<number>`count(*)::int` })
+        .from(leads)
+        .where(where)
+        .groupBy(leads.source),
     ]);
     const byStatus: Record<string, number> = Object.fromEntries(LEAD_STATUSES.map((s) => [s, 0]));
     for (const s of statuses) byStatus[s.key] = s.n;

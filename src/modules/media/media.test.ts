@@ -16,11 +16,34 @@ beforeAll(async () => {
   t = await buildTestApp({ env: { MEDIA_MAX_BYTES: String(LIMIT) } });
   base = `/api/v1/orgs/${t.orgA.orgId}`;
 });
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
-function upload(bytes: Buffer, options: { filename?: string; contentType?: string; field?: string; auth?: { token?: string; apiKey?: string }; orgBase?: string; fields?: Record<string, string> } = {}) {
-  const form = formData(options.fields ?? {}, { name: options.field ?? 'file', filename: options.filename ?? 'file.bin', contentType: options.contentType ?? 'application/octet-stream', bytes });
-  return t.call({ method: 'POST', url: `${options.orgBase ?? base}/media/upload`, auth: options.auth ?? owner(), headers: { 'content-type': form.contentType }, payload: form.body });
+function upload(
+  bytes: Buffer,
+  options: {
+    filename?: string;
+    contentType?: string;
+    field?: string;
+    auth?: { token?: string; apiKey?: string };
+    orgBase?: string;
+    fields?: Record<string, string>;
+  } = {},
+) {
+  const form = formData(options.fields ?? {}, {
+    name: options.field ?? 'file',
+    filename: options.filename ?? 'file.bin',
+    contentType: options.contentType ?? 'application/octet-stream',
+    bytes,
+  });
+  return t.call({
+    method: 'POST',
+    url: `${options.orgBase ?? base}/media/upload`,
+    auth: options.auth ?? owner(),
+    headers: { 'content-type': form.contentType },
+    payload: form.body,
+  });
 }
 
 describe('media upload', () => {
@@ -85,19 +108,32 @@ describe('media upload', () => {
     expect((await t.app.inject({ method: 'GET', url: `/api/v1/media/med_00000000000000000000000000/abc.png` })).statusCode).toBe(404);
   });
 
-  it('posts carry uploaded images; unknown media, videos and another organization\'s media are refused', async () => {
+  it("posts carry uploaded images; unknown media, videos and another organization's media are refused", async () => {
     const image = (await upload(PNG)).json();
     const video = (await upload(MP4)).json();
     const post = await t.call({ method: 'POST', url: `${base}/content`, auth: owner(), payload: { platform: 'LINKEDIN', body: 'pic', mediaIds: [image.id] } });
     expect(post.statusCode).toBe(201);
     expect(post.json().mediaIds).toEqual([image.id]);
-    expect((await t.call({ method: 'POST', url: `${base}/content`, auth: owner(), payload: { platform: 'X', body: 'vid', mediaIds: [video.id] } })).statusCode).toBe(400);
+    expect(
+      (await t.call({ method: 'POST', url: `${base}/content`, auth: owner(), payload: { platform: 'X', body: 'vid', mediaIds: [video.id] } })).statusCode,
+    ).toBe(400);
     const foreign = (await upload(PNG, { auth: { token: t.orgB.token }, orgBase: `/api/v1/orgs/${t.orgB.orgId}` })).json();
-    expect((await t.call({ method: 'POST', url: `${base}/content`, auth: owner(), payload: { platform: 'X', body: 'x', mediaIds: [foreign.id] } })).statusCode).toBe(400);
-    expect((await t.call({ method: 'POST', url: `${base}/content`, auth: owner(), payload: { platform: 'X', body: 'x', mediaIds: [image.id, image.id + 'a', 'b', 'c', 'd'] } })).statusCode).toBe(400);
+    expect(
+      (await t.call({ method: 'POST', url: `${base}/content`, auth: owner(), payload: { platform: 'X', body: 'x', mediaIds: [foreign.id] } })).statusCode,
+    ).toBe(400);
+    expect(
+      (
+        await t.call({
+          method: 'POST',
+          url: `${base}/content`,
+          auth: owner(),
+          payload: { platform: 'X', body: 'x', mediaIds: [image.id, image.id + 'a', 'b', 'c', 'd'] },
+        })
+      ).statusCode,
+    ).toBe(400);
   });
 
-  it('scopes and organizations: media:write uploads, content:read does not; another org\'s media is 404', async () => {
+  it("scopes and organizations: media:write uploads, content:read does not; another org's media is 404", async () => {
     const writer = await t.key(t.orgA.orgId, ['media:write']);
     expect((await upload(PNG, { auth: { apiKey: writer } })).statusCode).toBe(201);
     const reader = await t.key(t.orgA.orgId, ['content:read']);

@@ -24,7 +24,10 @@ const ID_PATTERN = /^med_[0-9a-z]{26}$/;
 
 function safeFilename(name: string | undefined): string {
   const base = (name ?? '').split(/[\\/]/).pop() ?? '';
-  const cleaned = base.replace(/[^\w.\- ]+/g, '_').trim().slice(0, 200);
+  const cleaned = base
+    .replace(/[^\w.\- ]+/g, '_')
+    .trim()
+    .slice(0, 200);
   return cleaned || 'upload';
 }
 
@@ -63,7 +66,15 @@ export class MediaService {
   }
 
   publicMedia(row: MediaRow) {
-    return { id: row.id, url: this.urlOf(row), contentType: row.contentType, size: row.size, filename: row.filename, projectId: row.projectId, createdAt: row.createdAt };
+    return {
+      id: row.id,
+      url: this.urlOf(row),
+      contentType: row.contentType,
+      size: row.size,
+      filename: row.filename,
+      projectId: row.projectId,
+      createdAt: row.createdAt,
+    };
   }
 
   /** Streams one upload to disk with the size limit, sniffs it, and records it in `projectId` (null: organization-wide), already resolved by OrgsService.projectFor. */
@@ -89,13 +100,28 @@ export class MediaService {
       if (size === 0) throw new AppError(400, 'VALIDATION_ERROR', 'The file is empty', [{ field: 'file', message: 'is empty' }]);
       const type = await fileTypeFromFile(partial);
       if (!type || !(type.mime.startsWith('image/') || type.mime.startsWith('video/'))) {
-        throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', `Only images and videos can be uploaded; the file's content is ${type ? type.mime : 'not a recognized image or video'}`);
+        throw new AppError(
+          415,
+          'UNSUPPORTED_MEDIA_TYPE',
+          `Only images and videos can be uploaded; the file's content is ${type ? type.mime : 'not a recognized image or video'}`,
+        );
       }
       await rename(partial, target);
-      const [row] = await this.db.insert(media).values({
-        id, orgId: scope.orgId, projectId, filename: safeFilename(file.filename), contentType: type.mime, extension: type.ext,
-        size, sha256: hash.digest('hex'), createdBy: scope.actor, createdAt: this.clock.now(),
-      }).returning();
+      const [row] = await this.db
+        .insert(media)
+        .values({
+          id,
+          orgId: scope.orgId,
+          projectId,
+          filename: safeFilename(file.filename),
+          contentType: type.mime,
+          extension: type.ext,
+          size,
+          sha256: hash.digest('hex'),
+          createdBy: scope.actor,
+          createdAt: this.clock.now(),
+        })
+        .returning();
       return this.publicMedia(row!);
     } catch (error) {
       await rm(partial, { force: true });
@@ -109,7 +135,10 @@ export class MediaService {
    * project's, and may delete only its project's (CONTRACT §2).
    */
   async get(scope: Scope, id: string): Promise<MediaRow> {
-    const [row] = await this.db.select().from(media).where(inScopeOrgWide(scope, media, eq(media.id, id)));
+    const [row] = await this.db
+      .select()
+      .from(media)
+      .where(inScopeOrgWide(scope, media, eq(media.id, id)));
     if (!row) throw notFound('Media');
     return row;
   }
@@ -117,13 +146,19 @@ export class MediaService {
   /** The media among these ids that the scope can see (the others are simply absent). */
   async many(scope: Tenant, ids: string[], db: Db = this.db): Promise<MediaRow[]> {
     if (ids.length === 0) return [];
-    return db.select().from(media).where(inScopeOrgWide(scope, media, inArray(media.id, ids)));
+    return db
+      .select()
+      .from(media)
+      .where(inScopeOrgWide(scope, media, inArray(media.id, ids)));
   }
 
   async delete(scope: Scope, id: string): Promise<void> {
     const found = await this.get(scope, id);
     assertCanChange(scope, found.projectId, 'This upload');
-    const [row] = await this.db.delete(media).where(inScope(scope, media, eq(media.id, id))).returning();
+    const [row] = await this.db
+      .delete(media)
+      .where(inScope(scope, media, eq(media.id, id)))
+      .returning();
     if (!row) throw notFound('Media');
     await rm(this.pathOf(row), { force: true });
   }

@@ -26,8 +26,16 @@ type Row = typeof notifications.$inferSelect;
 /** `readAt` is the reader's own; a notification stays unread for everyone else. */
 export function publicNotification(row: Row, readAt: Date | null = null) {
   return {
-    id: row.id, kind: row.kind, title: row.title, body: row.body, link: row.link, userId: row.userId, projectId: row.projectId,
-    read: readAt !== null, readAt, createdAt: row.createdAt,
+    id: row.id,
+    kind: row.kind,
+    title: row.title,
+    body: row.body,
+    link: row.link,
+    userId: row.userId,
+    projectId: row.projectId,
+    read: readAt !== null,
+    readAt,
+    createdAt: row.createdAt,
   };
 }
 
@@ -44,16 +52,19 @@ export class NotificationsService {
   /** With a transaction, the notification and its stream message exist only if it commits. */
   async notify(input: NewNotification, tx?: Db): Promise<ReturnType<typeof publicNotification>> {
     const db = tx ?? this.db;
-    const [row] = await db.insert(notifications).values({
-      id: newId('notification'),
-      orgId: input.orgId,
-      projectId: input.projectId ?? null,
-      userId: input.userId ?? null,
-      kind: input.kind,
-      title: input.title.slice(0, 300),
-      body: input.body.slice(0, 4000),
-      link: input.link ?? null,
-    }).returning();
+    const [row] = await db
+      .insert(notifications)
+      .values({
+        id: newId('notification'),
+        orgId: input.orgId,
+        projectId: input.projectId ?? null,
+        userId: input.userId ?? null,
+        kind: input.kind,
+        title: input.title.slice(0, 300),
+        body: input.body.slice(0, 4000),
+        link: input.link ?? null,
+      })
+      .returning();
     const out = publicNotification(row!);
     // `data.projectId` lets the stream keep a project-bound key to its project's notifications.
     const message = { kind: 'notification', data: JSON.parse(JSON.stringify(out)), userId: out.userId };
@@ -89,19 +100,34 @@ export class NotificationsService {
       query.kind ? eq(notifications.kind, query.kind) : undefined,
     );
     const [items, counted] = await Promise.all([
-      this.db.select({ row: notifications, readAt: this.readAt() }).from(notifications).leftJoin(notificationReads, mine)
-        .where(where).orderBy(desc(notifications.id)).limit(page.limit).offset(page.offset),
-      this.db.select({ n: sql<number>`count(*)::int` }).from(notifications).leftJoin(notificationReads, mine).where(where),
+      this.db
+        .select({ row: notifications, readAt: this.readAt() })
+        .from(notifications)
+        .leftJoin(notificationReads, mine)
+        .where(where)
+        .orderBy(desc(notifications.id))
+        .limit(page.limit)
+        .offset(page.offset),
+      this.db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(notifications)
+        .leftJoin(notificationReads, mine)
+        .where(where),
     ]);
-    return envelope(items.map((i) => publicNotification(i.row, i.readAt)), counted[0]?.n ?? 0, page);
+    return envelope(
+      items.map((i) => publicNotification(i.row, i.readAt)),
+      counted[0]?.n ?? 0,
+      page,
+    );
   }
 
   /** Marks it read for this reader only; marking twice keeps the first time. */
   async markRead(scope: Scope, id: string, at: Date): Promise<void> {
-    const [row] = await this.db.select({ id: notifications.id }).from(notifications).where(and(this.visible(scope), eq(notifications.id, id)));
+    const [row] = await this.db
+      .select({ id: notifications.id })
+      .from(notifications)
+      .where(and(this.visible(scope), eq(notifications.id, id)));
     if (!row) throw notFound('Notification');
-    await this.db.insert(notificationReads)
-      .values({ notificationId: row.id, readerId: scope.actor.id, orgId: scope.orgId, readAt: at })
-      .onConflictDoNothing();
+    await this.db.insert(notificationReads).values({ notificationId: row.id, readerId: scope.actor.id, orgId: scope.orgId, readAt: at }).onConflictDoNothing();
   }
 }

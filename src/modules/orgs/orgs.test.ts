@@ -2,11 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/harness.ts';
 
 let t: TestApp;
-beforeAll(async () => { t = await buildTestApp(); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await buildTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
 
 describe('organizations', () => {
-  it('lists only the caller\'s organizations', async () => {
+  it("lists only the caller's organizations", async () => {
     const res = await t.call({ method: 'GET', url: '/api/v1/orgs', auth: { token: t.orgA.token } });
     expect(res.statusCode).toBe(200);
     expect(res.json().map((o: { id: string }) => o.id)).toEqual([t.orgA.orgId]);
@@ -52,8 +56,12 @@ describe('projects', () => {
       const list = await t.call({ method: 'GET', url: `/api/v1/orgs/${t.orgA.orgId}/projects`, auth: { token: m.token } });
       expect(list.statusCode).toBe(200);
     }
-    expect((await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgA.orgId}/projects`, auth: { apiKey: t.orgA.apiKey }, payload: { name: 'No' } })).statusCode).toBe(403);
-    expect((await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgB.orgId}/projects`, auth: { token: t.orgA.token }, payload: { name: 'No' } })).statusCode).toBe(404);
+    expect(
+      (await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgA.orgId}/projects`, auth: { apiKey: t.orgA.apiKey }, payload: { name: 'No' } })).statusCode,
+    ).toBe(403);
+    expect(
+      (await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgB.orgId}/projects`, auth: { token: t.orgA.token }, payload: { name: 'No' } })).statusCode,
+    ).toBe(404);
   });
 });
 
@@ -61,29 +69,58 @@ describe('members', () => {
   it('adds an existing user with a role, who then sees the organization', async () => {
     const other = await t.member(t.orgB.orgId, 'member');
     const me = await t.app.services.auth.getUser(other.userId);
-    const res = await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgA.orgId}/members`, auth: { token: t.orgA.token }, payload: { email: me!.email, role: 'admin' } });
+    const res = await t.call({
+      method: 'POST',
+      url: `/api/v1/orgs/${t.orgA.orgId}/members`,
+      auth: { token: t.orgA.token },
+      payload: { email: me!.email, role: 'admin' },
+    });
     expect(res.statusCode).toBe(201);
     expect(res.json()).toMatchObject({ userId: other.userId, role: 'admin' });
     const orgs = await t.call({ method: 'GET', url: '/api/v1/orgs', auth: { token: other.token } });
     expect(orgs.json().map((o: { id: string }) => o.id)).toContain(t.orgA.orgId);
-    const again = await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgA.orgId}/members`, auth: { token: t.orgA.token }, payload: { email: me!.email, role: 'admin' } });
+    const again = await t.call({
+      method: 'POST',
+      url: `/api/v1/orgs/${t.orgA.orgId}/members`,
+      auth: { token: t.orgA.token },
+      payload: { email: me!.email, role: 'admin' },
+    });
     expect(again.statusCode).toBe(409);
     const list = await t.call({ method: 'GET', url: `/api/v1/orgs/${t.orgA.orgId}/members`, auth: { token: t.orgA.token } });
     expect(list.json().map((m: { role: string }) => m.role)).toContain('admin');
   });
 
   it('404 for an unknown email; 403 for members, viewers and keys; 404 across organizations', async () => {
-    const unknown = await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgA.orgId}/members`, auth: { token: t.orgA.token }, payload: { email: 'ghost@example.com', role: 'member' } });
+    const unknown = await t.call({
+      method: 'POST',
+      url: `/api/v1/orgs/${t.orgA.orgId}/members`,
+      auth: { token: t.orgA.token },
+      payload: { email: 'ghost@example.com', role: 'member' },
+    });
     expect(unknown.statusCode).toBe(404);
     const m = await t.member(t.orgA.orgId, 'member');
-    expect((await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgA.orgId}/members`, auth: { token: m.token }, payload: { email: 'x@example.com', role: 'member' } })).statusCode).toBe(403);
+    expect(
+      (
+        await t.call({
+          method: 'POST',
+          url: `/api/v1/orgs/${t.orgA.orgId}/members`,
+          auth: { token: m.token },
+          payload: { email: 'x@example.com', role: 'member' },
+        })
+      ).statusCode,
+    ).toBe(403);
     expect((await t.call({ method: 'GET', url: `/api/v1/orgs/${t.orgA.orgId}/members`, auth: { apiKey: t.orgA.apiKey } })).statusCode).toBe(403);
     expect((await t.call({ method: 'GET', url: `/api/v1/orgs/${t.orgB.orgId}/members`, auth: { token: t.orgA.token } })).statusCode).toBe(404);
   });
 
   it('an admin cannot add an owner', async () => {
     const admin = await t.member(t.orgA.orgId, 'admin');
-    const res = await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgA.orgId}/members`, auth: { token: admin.token }, payload: { email: t.orgB.ownerEmail, role: 'owner' } });
+    const res = await t.call({
+      method: 'POST',
+      url: `/api/v1/orgs/${t.orgA.orgId}/members`,
+      auth: { token: admin.token },
+      payload: { email: t.orgB.ownerEmail, role: 'owner' },
+    });
     expect(res.statusCode).toBe(403);
   });
 });
@@ -97,7 +134,9 @@ describe('changing and removing members', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ userId: m.userId, role: 'viewer' });
     // A viewer now: writes are refused.
-    expect((await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgA.orgId}/leads`, auth: { token: m.token }, payload: { name: 'X' } })).statusCode).toBe(403);
+    expect((await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgA.orgId}/leads`, auth: { token: m.token }, payload: { name: 'X' } })).statusCode).toBe(
+      403,
+    );
     const removed = await t.call({ method: 'DELETE', url: memberUrl(t.orgA.orgId, m.userId), auth: { token: t.orgA.token } });
     expect(removed.statusCode).toBe(204);
     expect((await t.call({ url: `/api/v1/orgs/${t.orgA.orgId}/leads`, auth: { token: m.token } })).statusCode).toBe(404);
@@ -106,7 +145,10 @@ describe('changing and removing members', () => {
 
   it('the last owner cannot be demoted or removed (409); with a second owner they can', async () => {
     const org = (await t.call({ method: 'POST', url: '/api/v1/orgs', auth: { token: t.orgA.token }, payload: { name: 'Owners' } })).json();
-    for (const [method, payload] of [['PATCH', { role: 'admin' }], ['DELETE', undefined]] as const) {
+    for (const [method, payload] of [
+      ['PATCH', { role: 'admin' }],
+      ['DELETE', undefined],
+    ] as const) {
       const res = await t.call({ method, url: memberUrl(org.id, t.orgA.ownerId), auth: { token: t.orgA.token }, payload });
       expect(res.statusCode, method).toBe(409);
       expect(res.json()).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('last owner') });
@@ -120,10 +162,14 @@ describe('changing and removing members', () => {
   it('an admin manages members and admins but not owners; members, viewers and keys are refused', async () => {
     const admin = await t.member(t.orgA.orgId, 'admin');
     const m = await t.member(t.orgA.orgId, 'member');
-    expect((await t.call({ method: 'PATCH', url: memberUrl(t.orgA.orgId, m.userId), auth: { token: admin.token }, payload: { role: 'admin' } })).statusCode).toBe(200);
+    expect(
+      (await t.call({ method: 'PATCH', url: memberUrl(t.orgA.orgId, m.userId), auth: { token: admin.token }, payload: { role: 'admin' } })).statusCode,
+    ).toBe(200);
     const promote = await t.call({ method: 'PATCH', url: memberUrl(t.orgA.orgId, m.userId), auth: { token: admin.token }, payload: { role: 'owner' } });
     expect(promote.statusCode).toBe(403);
-    expect((await t.call({ method: 'PATCH', url: memberUrl(t.orgA.orgId, t.orgA.ownerId), auth: { token: admin.token }, payload: { role: 'member' } })).statusCode).toBe(403);
+    expect(
+      (await t.call({ method: 'PATCH', url: memberUrl(t.orgA.orgId, t.orgA.ownerId), auth: { token: admin.token }, payload: { role: 'member' } })).statusCode,
+    ).toBe(403);
     expect((await t.call({ method: 'DELETE', url: memberUrl(t.orgA.orgId, t.orgA.ownerId), auth: { token: admin.token } })).statusCode).toBe(403);
     const viewer = await t.member(t.orgA.orgId, 'viewer');
     expect((await t.call({ method: 'DELETE', url: memberUrl(t.orgA.orgId, m.userId), auth: { token: viewer.token } })).statusCode).toBe(403);

@@ -11,7 +11,10 @@ export async function storedPlan(db: Db, orgId: string): Promise<string | null |
 
 /** Sets an organization's plan (the CLI's set-plan); its id and name, or undefined for no such organization. */
 export async function storePlan(db: Db, orgId: string, plan: string): Promise<{ id: string; name: string } | undefined> {
-  const [row] = await rows<{ id: string; name: string }>(db, sql`update organizations set plan = ${plan}, updated_at = now() where id = ${orgId} returning id, name`);
+  const [row] = await rows<{ id: string; name: string }>(
+    db,
+    sql`update organizations set plan = ${plan}, updated_at = now() where id = ${orgId} returning id, name`,
+  );
   return row;
 }
 

@@ -29,7 +29,10 @@ export class OrgsService {
 
   /** A new organization with its owner and its "Default" project, in the caller's transaction. */
   async create(tx: Db, input: { name: string; ownerUserId: string }): Promise<Organization> {
-    const [org] = await tx.insert(organizations).values({ id: newId('organization'), name: input.name, plan: this.plans?.initialPlan ?? null }).returning();
+    const [org] = await tx
+      .insert(organizations)
+      .values({ id: newId('organization'), name: input.name, plan: this.plans?.initialPlan ?? null })
+      .returning();
     await tx.insert(projects).values({ id: newId('project'), orgId: org!.id, name: 'Default' });
     await tx.insert(memberships).values({ id: newId('membership'), orgId: org!.id, userId: input.ownerUserId, role: 'owner' });
     return org!;
@@ -37,7 +40,13 @@ export class OrgsService {
 
   listForUser(userId: string): Promise<Organization[]> {
     return this.db
-      .select({ id: organizations.id, name: organizations.name, plan: organizations.plan, createdAt: organizations.createdAt, updatedAt: organizations.updatedAt })
+      .select({
+        id: organizations.id,
+        name: organizations.name,
+        plan: organizations.plan,
+        createdAt: organizations.createdAt,
+        updatedAt: organizations.updatedAt,
+      })
       .from(organizations)
       .innerJoin(memberships, eq(memberships.orgId, organizations.id))
       .where(eq(memberships.userId, userId))
@@ -52,7 +61,10 @@ export class OrgsService {
 
   /** The organizations whose id or name is `idOrName` (the CLI names them either way; names are not unique). */
   findByIdOrName(idOrName: string): Promise<Organization[]> {
-    return this.db.select().from(organizations).where(or(eq(organizations.id, idOrName), eq(organizations.name, idOrName)));
+    return this.db
+      .select()
+      .from(organizations)
+      .where(or(eq(organizations.id, idOrName), eq(organizations.name, idOrName)));
   }
 
   async exists(orgId: string): Promise<boolean> {
@@ -81,7 +93,10 @@ export class OrgsService {
   }
 
   async createProject(orgId: string, name: string): Promise<Project> {
-    const [project] = await this.db.insert(projects).values({ id: newId('project'), orgId, name }).returning();
+    const [project] = await this.db
+      .insert(projects)
+      .values({ id: newId('project'), orgId, name })
+      .returning();
     return project!;
   }
 
@@ -103,7 +118,10 @@ export class OrgsService {
   async assertProject(orgId: string, projectId: string): Promise<void> {
     const key = `${orgId}/${projectId}`;
     if (this.known.has(key)) return;
-    const [row] = await this.db.select({ id: projects.id }).from(projects).where(and(eq(projects.orgId, orgId), eq(projects.id, projectId)));
+    const [row] = await this.db
+      .select({ id: projects.id })
+      .from(projects)
+      .where(and(eq(projects.orgId, orgId), eq(projects.id, projectId)));
     if (!row) throw notFound('Project');
     if (this.known.size >= 10_000) this.known.clear();
     this.known.add(key);
@@ -137,10 +155,17 @@ export class OrgsService {
     const user = await userByEmail(this.db, email);
     if (!user) throw notFound('User with that email');
     const inserted = await transaction(this.db, async (tx) => {
-      const [already] = await tx.select({ id: memberships.id }).from(memberships).where(and(eq(memberships.orgId, orgId), eq(memberships.userId, user.id)));
+      const [already] = await tx
+        .select({ id: memberships.id })
+        .from(memberships)
+        .where(and(eq(memberships.orgId, orgId), eq(memberships.userId, user.id)));
       if (already) return [];
       await this.plans?.assertRoom(tx, orgId, 'members');
-      return tx.insert(memberships).values({ id: newId('membership'), orgId, userId: user.id, role }).onConflictDoNothing().returning();
+      return tx
+        .insert(memberships)
+        .values({ id: newId('membership'), orgId, userId: user.id, role })
+        .onConflictDoNothing()
+        .returning();
     });
     if (inserted.length === 0) throw conflict('That user is already a member of this organization');
     const m = inserted[0]!;
@@ -156,7 +181,10 @@ export class OrgsService {
     await transaction(this.db, async (tx) => {
       const target = await this.lockForChange(tx, orgId, userId, actorRole, role === 'owner');
       if (target.role === 'owner' && role !== 'owner') await this.assertNotLastOwner(tx, orgId, 'demoted');
-      await tx.update(memberships).set({ role }).where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId)));
+      await tx
+        .update(memberships)
+        .set({ role })
+        .where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId)));
     });
     const member = (await this.listMembers(orgId)).find((m) => m.userId === userId);
     if (!member) throw notFound('Member');
@@ -174,30 +202,50 @@ export class OrgsService {
 
   /** Locks the organization's owners and the target membership; 404 if not a member, 403 when an admin touches an owner. */
   private async lockForChange(tx: Db, orgId: string, userId: string, actorRole: Role | null, makesOwner: boolean) {
-    await tx.select({ id: memberships.id }).from(memberships).where(and(eq(memberships.orgId, orgId), eq(memberships.role, 'owner'))).for('update');
-    const [target] = await tx.select().from(memberships).where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId))).for('update');
+    await tx
+      .select({ id: memberships.id })
+      .from(memberships)
+      .where(and(eq(memberships.orgId, orgId), eq(memberships.role, 'owner')))
+      .for('update');
+    const [target] = await tx
+      .select()
+      .from(memberships)
+      .where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId)))
+      .for('update');
     if (!target) throw notFound('Member');
     if ((target.role === 'owner' || makesOwner) && actorRole !== 'owner') throw forbidden('Only an owner can change or remove an owner, or make one');
     return target;
   }
 
   private async assertNotLastOwner(tx: Db, orgId: string, what: string): Promise<void> {
-    const owners = await tx.select({ id: memberships.id }).from(memberships).where(and(eq(memberships.orgId, orgId), eq(memberships.role, 'owner')));
+    const owners = await tx
+      .select({ id: memberships.id })
+      .from(memberships)
+      .where(and(eq(memberships.orgId, orgId), eq(memberships.role, 'owner')));
     if (owners.length <= 1) throw conflict(`The last owner cannot be ${what}; make another member an owner first`);
   }
 
   /** Makes a user a member in the caller's transaction; false when they already were (their role is kept). */
   async addMembership(tx: Db, orgId: string, userId: string, role: Role): Promise<boolean> {
-    const [already] = await tx.select({ id: memberships.id }).from(memberships).where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId)));
+    const [already] = await tx
+      .select({ id: memberships.id })
+      .from(memberships)
+      .where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId)));
     if (already) return false;
     await this.plans?.assertRoom(tx, orgId, 'members');
-    const inserted = await tx.insert(memberships).values({ id: newId('membership'), orgId, userId, role }).onConflictDoNothing().returning({ id: memberships.id });
+    const inserted = await tx
+      .insert(memberships)
+      .values({ id: newId('membership'), orgId, userId, role })
+      .onConflictDoNothing()
+      .returning({ id: memberships.id });
     return inserted.length > 0;
   }
 
   /** The owners of an organization, for notifications addressed to them. */
   async ownerIds(orgId: string): Promise<string[]> {
-    const rows = await this.db.select({ userId: memberships.userId }).from(memberships)
+    const rows = await this.db
+      .select({ userId: memberships.userId })
+      .from(memberships)
       .where(and(eq(memberships.orgId, orgId), eq(memberships.role, 'owner')));
     return rows.map((r) => r.userId);
   }

@@ -7,13 +7,26 @@ import type { Feature } from '../../shared/plans.ts';
  * analytics (Google): either feature lets them through.
  */
 export const FEATURE_AREAS: Record<string, readonly Feature[]> = {
-  workflows: ['workflows'], runs: ['workflows'], approvals: ['workflows'], templates: ['workflows'], 'node-types': ['workflows'], secrets: ['workflows'],
-  agents: ['agents'], 'agent-runs': ['agents'], 'agent-types': ['agents'], reports: ['agents'],
-  content: ['content'], media: ['content'], integrations: ['content', 'analytics'],
-  inboxes: ['conversations'], conversations: ['conversations'],
-  campaigns: ['campaigns'], suppressions: ['campaigns'],
+  workflows: ['workflows'],
+  runs: ['workflows'],
+  approvals: ['workflows'],
+  templates: ['workflows'],
+  'node-types': ['workflows'],
+  secrets: ['workflows'],
+  agents: ['agents'],
+  'agent-runs': ['agents'],
+  'agent-types': ['agents'],
+  reports: ['agents'],
+  content: ['content'],
+  media: ['content'],
+  integrations: ['content', 'analytics'],
+  inboxes: ['conversations'],
+  conversations: ['conversations'],
+  campaigns: ['campaigns'],
+  suppressions: ['campaigns'],
   analytics: ['analytics'],
-  'webhook-endpoints': ['webhooks'], 'webhook-deliveries': ['webhooks'],
+  'webhook-endpoints': ['webhooks'],
+  'webhook-deliveries': ['webhooks'],
 };
 
 /** Areas every plan has: the organization itself, its people and keys, leads, usage, budget, notifications, the stream, the plan. */
@@ -28,7 +41,7 @@ export function featuresOfRoute(url: string): readonly Feature[] {
   if (features) return features;
   const path = url.replace(/^\/api\/v1\/orgs\/:orgId\/?/, '');
   // A lead's consents are the campaigns' (CONTRACT §9).
-  features = /\/consents(\/|$)/.test(path) ? ['campaigns'] : FEATURE_AREAS[path.split('/')[0] ?? ''] ?? NONE;
+  features = /\/consents(\/|$)/.test(path) ? ['campaigns'] : (FEATURE_AREAS[path.split('/')[0] ?? ''] ?? NONE);
   known.set(url, features);
   return features;
 }

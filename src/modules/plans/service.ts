@@ -3,8 +3,16 @@ import { rows, type Db } from '../../platform/db.ts';
 import type { Deps } from '../../platform/deps.ts';
 import { AppError, notFound } from '../../platform/errors.ts';
 import {
-  COUNT_LIMITS, FEATURES, MONTHLY_LIMITS, UNLIMITED,
-  type CountLimit, type Feature, type LimitName, type MonthlyLimit, type PlanDefinition, type Plans,
+  COUNT_LIMITS,
+  FEATURES,
+  MONTHLY_LIMITS,
+  UNLIMITED,
+  type CountLimit,
+  type Feature,
+  type LimitName,
+  type MonthlyLimit,
+  type PlanDefinition,
+  type Plans,
 } from '../../shared/plans.ts';
 import type { CountedResources, OrgPlansPort, PlansBusPort, PlansPorts } from './ports.ts';
 
@@ -115,8 +123,13 @@ export class PlansService {
   private limitError(limit: LimitName, value: number, used: number): AppError {
     const monthly = (MONTHLY_LIMITS as readonly string[]).includes(limit);
     const what = monthly ? `this month (until ${monthOf(this.clock.now()).end.toISOString()})` : 'for this organization';
-    return new AppError(429, 'PLAN_LIMIT', `The plan's ${limit} limit (${value}) is reached ${what}`, { limit, value, used },
-      monthly ? { 'retry-after': String(this.retryAfterS()) } : undefined);
+    return new AppError(
+      429,
+      'PLAN_LIMIT',
+      `The plan's ${limit} limit (${value}) is reached ${what}`,
+      { limit, value, used },
+      monthly ? { 'retry-after': String(this.retryAfterS()) } : undefined,
+    );
   }
 
   /**
@@ -135,9 +148,7 @@ export class PlansService {
   /** Rows an organization holds (up to `cap`). */
   private async countHeld(db: Db, orgId: string, limit: CountLimit, cap?: number): Promise<number> {
     const held = this.counted.held[limit](orgId);
-    const query = cap === undefined
-      ? sql`select count(*)::int as n from (${held}) t`
-      : sql`select count(*)::int as n from (${held} limit ${cap}) t`;
+    const query = cap === undefined ? sql`select count(*)::int as n from (${held}) t` : sql`select count(*)::int as n from (${held} limit ${cap}) t`;
     const [row] = await rows<{ n: number }>(db, query);
     return row?.n ?? 0;
   }
@@ -163,16 +174,22 @@ export class PlansService {
     const value = await this.limitOf(orgId, limit, tx);
     const month = monthOf(this.clock.now());
     for (let attempt = 0; attempt < 3; attempt++) {
-      const [row] = await rows<{ used: number }>(tx, sql`update plan_usage set used = used + ${n}
-        where org_id = ${orgId} and metric = ${limit} and month = ${month.key} and (${value}::int is null or used + ${n} <= ${value}::int) returning used`);
+      const [row] = await rows<{ used: number }>(
+        tx,
+        sql`update plan_usage set used = used + ${n}
+        where org_id = ${orgId} and metric = ${limit} and month = ${month.key} and (${value}::int is null or used + ${n} <= ${value}::int) returning used`,
+      );
       if (row) return;
-      const [current] = await rows<{ used: number }>(tx, sql`select used from plan_usage where org_id = ${orgId} and metric = ${limit} and month = ${month.key}`);
+      const [current] = await rows<{ used: number }>(
+        tx,
+        sql`select used from plan_usage where org_id = ${orgId} and metric = ${limit} and month = ${month.key}`,
+      );
       if (!current) await this.seed(tx, orgId, limit, month);
       else if (value !== null && current.used + n > value) throw this.limitError(limit, value, current.used);
       // Otherwise a concurrent start created the month's row after the update looked (each statement
       // sees what was committed when it began) and there is room in it: the update is tried again.
     }
-    throw new Error('plan_usage: the month\'s row could not be created');
+    throw new Error("plan_usage: the month's row could not be created");
   }
 
   /**
@@ -193,7 +210,10 @@ export class PlansService {
   async add(tx: Db, orgId: string, limit: MonthlyLimit, n: number): Promise<void> {
     if (!this.enabled || n <= 0) return;
     const month = monthOf(this.clock.now());
-    const [row] = await rows<{ used: number }>(tx, sql`update plan_usage set used = used + ${n} where org_id = ${orgId} and metric = ${limit} and month = ${month.key} returning used`);
+    const [row] = await rows<{ used: number }>(
+      tx,
+      sql`update plan_usage set used = used + ${n} where org_id = ${orgId} and metric = ${limit} and month = ${month.key} returning used`,
+    );
     if (row) return;
     await this.seed(tx, orgId, limit, month);
     await tx.execute(sql`update plan_usage set used = used + ${n} where org_id = ${orgId} and metric = ${limit} and month = ${month.key}`);
@@ -224,7 +244,12 @@ export class PlansService {
 
   /** Assigns a plan (the CLI's set-plan); 422 for a name not in PLANS, 404 for no such organization. */
   async setPlan(orgId: string, plan: string): Promise<{ organization: { id: string; name: string }; plan: string }> {
-    if (!this.plans) throw new AppError(422, 'PLANS_NOT_CONFIGURED', 'No PLANS are configured here, so every organization is unlimited: set PLANS and DEFAULT_PLAN (the CLI reads the same environment as the server)');
+    if (!this.plans)
+      throw new AppError(
+        422,
+        'PLANS_NOT_CONFIGURED',
+        'No PLANS are configured here, so every organization is unlimited: set PLANS and DEFAULT_PLAN (the CLI reads the same environment as the server)',
+      );
     if (!this.plans[plan]) throw new AppError(422, 'UNKNOWN_PLAN', `No plan "${plan}"; the plans are: ${this.names().join(', ')}`);
     const row = await this.orgs.storePlan(this.db, orgId, plan);
     if (!row) throw notFound('Organization');

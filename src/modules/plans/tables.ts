@@ -7,9 +7,15 @@ import { organizations } from '../orgs/tables.ts';
  * one guarded update (`used + n <= limit`), so two starts cannot both take the last one. A month's
  * row is seeded from the stored rows (runs, agent runs, campaign sends) the first time it is needed.
  */
-export const planUsage = pgTable('plan_usage', {
-  orgId: text('org_id').notNull().references(() => organizations.id, { onDelete: 'cascade' }),
-  metric: text('metric').notNull(),
-  month: text('month').notNull(),
-  used: integer('used').notNull(),
-}, (t) => [primaryKey({ columns: [t.orgId, t.metric, t.month] })]);
+export const planUsage = pgTable(
+  'plan_usage',
+  {
+    orgId: text('org_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    metric: text('metric').notNull(),
+    month: text('month').notNull(),
+    used: integer('used').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.orgId, t.metric, t.month] })],
+);

@@ -15,27 +15,39 @@ export const ACTION_PARAMS = {
   tag_leads: Type.Object({ leadIds: LeadIds, tags: Tags }, { additionalProperties: false }),
   untag_leads: Type.Object({ leadIds: LeadIds, tags: Tags }, { additionalProperties: false }),
   set_lead_status: Type.Object({ leadIds: LeadIds, status: Type.Union(LEAD_STATUSES.map((s) => Type.Literal(s))) }, { additionalProperties: false }),
-  create_draft: Type.Object({
-    projectId: Type.Optional(Type.String({ maxLength: 64 })),
-    platform: Type.String({ minLength: 1, maxLength: 32 }),
-    body: Type.String({ minLength: 1, maxLength: 10_000 }),
-    hashtags: Type.Optional(Type.Array(Type.String({ minLength: 2, maxLength: 100 }), { maxItems: 30 })),
-    scheduledAt: Type.Optional(Type.String({ maxLength: 40 })),
-  }, { additionalProperties: false }),
-  start_workflow: Type.Object({
-    workflowId: Type.String({ minLength: 1, maxLength: 64 }),
-    input: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  }, { additionalProperties: false }),
-  run_agent: Type.Object({
-    type: Type.String({ minLength: 1, maxLength: 64 }),
-    task: Type.String({ minLength: 1, maxLength: 4000 }),
-    input: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  }, { additionalProperties: false }),
-  use_template: Type.Object({
-    templateId: Type.String({ minLength: 1, maxLength: 100 }),
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    projectId: Type.Optional(Type.String({ maxLength: 64 })),
-  }, { additionalProperties: false }),
+  create_draft: Type.Object(
+    {
+      projectId: Type.Optional(Type.String({ maxLength: 64 })),
+      platform: Type.String({ minLength: 1, maxLength: 32 }),
+      body: Type.String({ minLength: 1, maxLength: 10_000 }),
+      hashtags: Type.Optional(Type.Array(Type.String({ minLength: 2, maxLength: 100 }), { maxItems: 30 })),
+      scheduledAt: Type.Optional(Type.String({ maxLength: 40 })),
+    },
+    { additionalProperties: false },
+  ),
+  start_workflow: Type.Object(
+    {
+      workflowId: Type.String({ minLength: 1, maxLength: 64 }),
+      input: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    },
+    { additionalProperties: false },
+  ),
+  run_agent: Type.Object(
+    {
+      type: Type.String({ minLength: 1, maxLength: 64 }),
+      task: Type.String({ minLength: 1, maxLength: 4000 }),
+      input: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    },
+    { additionalProperties: false },
+  ),
+  use_template: Type.Object(
+    {
+      templateId: Type.String({ minLength: 1, maxLength: 100 }),
+      name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+      projectId: Type.Optional(Type.String({ maxLength: 64 })),
+    },
+    { additionalProperties: false },
+  ),
 } satisfies Record<string, TSchema>;
 
 export type ActionType = keyof typeof ACTION_PARAMS;

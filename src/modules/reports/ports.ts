@@ -35,7 +35,11 @@ export interface ContentPort {
 
 /** `start_workflow` and `use_template` (the workflows module). */
 export interface WorkflowsPort {
-  startForScope(scope: { orgId: string; projectId: string | null }, workflowId: string, options: { input?: Record<string, unknown>; trigger?: Record<string, unknown> & { type: string } }): Promise<unknown>;
+  startForScope(
+    scope: { orgId: string; projectId: string | null },
+    workflowId: string,
+    options: { input?: Record<string, unknown>; trigger?: Record<string, unknown> & { type: string } },
+  ): Promise<unknown>;
   useTemplate(scope: { orgId: string; projectId: string | null }, templateId: string, input: { name: string; projectId?: string | null }): Promise<unknown>;
 }
 

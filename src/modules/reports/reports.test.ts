@@ -10,7 +10,9 @@ beforeAll(async () => {
   t = await buildTestApp();
   base = `/api/v1/orgs/${t.orgA.orgId}`;
 });
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
 async function lead(payload: Record<string, unknown>) {
   return (await t.call({ method: 'POST', url: `${base}/leads`, auth: owner(), payload })).json();
@@ -25,7 +27,8 @@ describe('reports from agents', () => {
   let weakId: string;
 
   beforeAll(async () => {
-    strongId = (await lead({ name: 'Strong', email: 'boss@bigco.example', phone: '+14155550199', company: 'BigCo', website: 'bigco.example', source: 'demo' })).id;
+    strongId = (await lead({ name: 'Strong', email: 'boss@bigco.example', phone: '+14155550199', company: 'BigCo', website: 'bigco.example', source: 'demo' }))
+      .id;
     weakId = (await lead({ email: 'someone@gmail.com' })).id;
     const run = await runAgent(t, t.orgA.orgId, owner(), { type: 'LEAD_QUALIFIER', task: 'Qualify', projectId: t.orgA.projectId });
     reportId = run.reportId;
@@ -46,7 +49,15 @@ describe('reports from agents', () => {
     expect((await t.call({ method: 'GET', url: `${base}/reports`, auth: owner(), query: { type: 'NOPE' } })).statusCode).toBe(400);
     expect((await t.call({ method: 'GET', url: `${base}/reports`, auth: owner(), query: { sort: 'body' } })).statusCode).toBe(400);
     const report = (await t.call({ method: 'GET', url: `${base}/reports/${reportId}`, auth: owner() })).json();
-    expect(report).toMatchObject({ id: reportId, type: 'LEAD_QUALIFICATION', projectId: t.orgA.projectId, agentType: 'LEAD_QUALIFIER', title: expect.any(String), summary: expect.any(String), metrics: { evaluated: 2 } });
+    expect(report).toMatchObject({
+      id: reportId,
+      type: 'LEAD_QUALIFICATION',
+      projectId: t.orgA.projectId,
+      agentType: 'LEAD_QUALIFIER',
+      title: expect.any(String),
+      summary: expect.any(String),
+      metrics: { evaluated: 2 },
+    });
     expect(report.recommendations.map((r: { index: number }) => r.index)).toEqual([0, 1, 2]);
     for (const r of report.recommendations) expect(r.appliedAt).toBeUndefined();
   });
@@ -63,7 +74,9 @@ describe('reports from agents', () => {
     expect(again.statusCode).toBe(409);
     expect(again.json().code).toBe('CONFLICT');
     expect((await apply(reportId, 3)).statusCode).toBe(404);
-    expect((await t.call({ method: 'POST', url: `${base}/reports/${reportId}/apply-recommendation`, auth: owner(), payload: { index: -1 } })).statusCode).toBe(400);
+    expect((await t.call({ method: 'POST', url: `${base}/reports/${reportId}/apply-recommendation`, auth: owner(), payload: { index: -1 } })).statusCode).toBe(
+      400,
+    );
   });
 
   it('applies set_lead_status and tag_leads on the weak leads', async () => {
@@ -87,18 +100,33 @@ describe('reports from agents', () => {
   });
 
   it('applies create_draft (content module) and start_workflow (workflow engine)', async () => {
-    const plan = await runAgent(t, t.orgA.orgId, owner(), { type: 'CONTENT_WRITER', task: 'Plan only', input: { topic: 'customer stories', platforms: ['LINKEDIN'], draft: false } });
+    const plan = await runAgent(t, t.orgA.orgId, owner(), {
+      type: 'CONTENT_WRITER',
+      task: 'Plan only',
+      input: { topic: 'customer stories', platforms: ['LINKEDIN'], draft: false },
+    });
     const report = (await t.call({ method: 'GET', url: `${base}/reports/${plan.reportId}`, auth: owner() })).json();
     expect(report.recommendations[0].action).toMatchObject({ type: 'create_draft', params: { platform: 'LINKEDIN' } });
     const drafted = (await apply(plan.reportId, 0)).json();
     expect(drafted.result).toMatchObject({ id: expect.stringMatching(/^post_/), status: 'DRAFT', platform: 'LINKEDIN' });
     expect((await t.call({ method: 'GET', url: `${base}/content/${drafted.result.id}`, auth: owner() })).statusCode).toBe(200);
 
-    const workflow = await t.call({ method: 'POST', url: `${base}/workflows`, auth: owner(), payload: { name: 'Follow up', nodes: [{ id: 'start', type: 'trigger.manual' }], edges: [] } });
+    const workflow = await t.call({
+      method: 'POST',
+      url: `${base}/workflows`,
+      auth: owner(),
+      payload: { name: 'Follow up', nodes: [{ id: 'start', type: 'trigger.manual' }], edges: [] },
+    });
     expect(workflow.statusCode).toBe(201);
     const saved = await t.app.services.reports.create({
-      orgId: t.orgA.orgId, projectId: null, type: 'CAMPAIGN_PLAN', title: 'Campaign', summary: 'Start the follow-up',
-      recommendations: [{ title: 'Start the follow-up workflow', action: { type: 'start_workflow', params: { workflowId: workflow.json().id, input: { reason: 'report' } } } }],
+      orgId: t.orgA.orgId,
+      projectId: null,
+      type: 'CAMPAIGN_PLAN',
+      title: 'Campaign',
+      summary: 'Start the follow-up',
+      recommendations: [
+        { title: 'Start the follow-up workflow', action: { type: 'start_workflow', params: { workflowId: workflow.json().id, input: { reason: 'report' } } } },
+      ],
     });
     const started = (await apply(saved.id, 0)).json();
     expect(started.result).toMatchObject({ id: expect.stringMatching(/^run_/), workflowId: workflow.json().id });
@@ -108,7 +136,11 @@ describe('reports from agents', () => {
 
   it('a failing action leaves the recommendation applicable', async () => {
     const saved = await t.app.services.reports.create({
-      orgId: t.orgA.orgId, projectId: null, type: 'GENERAL', title: 'Broken', summary: 'Points at a missing workflow',
+      orgId: t.orgA.orgId,
+      projectId: null,
+      type: 'GENERAL',
+      title: 'Broken',
+      summary: 'Points at a missing workflow',
       recommendations: [{ title: 'Start', action: { type: 'start_workflow', params: { workflowId: 'wf_missing' } } }],
     });
     expect((await apply(saved.id, 0)).statusCode).toBe(404);
@@ -117,17 +149,29 @@ describe('reports from agents', () => {
   });
 
   it('refuses reports with actions that cannot be executed', async () => {
-    await expect(t.app.services.reports.create({
-      orgId: t.orgA.orgId, projectId: null, type: 'GENERAL', title: 'Bad', summary: 'x',
-      recommendations: [{ title: 'Launch rockets', action: { type: 'launch_rockets', params: {} } }],
-    })).rejects.toThrow(/Unknown action type/);
-    await expect(t.app.services.reports.create({
-      orgId: t.orgA.orgId, projectId: null, type: 'GENERAL', title: 'Bad', summary: 'x',
-      recommendations: [{ title: 'Tag', action: { type: 'tag_leads', params: { leadIds: [] } } }],
-    })).rejects.toThrow(/tag_leads/);
+    await expect(
+      t.app.services.reports.create({
+        orgId: t.orgA.orgId,
+        projectId: null,
+        type: 'GENERAL',
+        title: 'Bad',
+        summary: 'x',
+        recommendations: [{ title: 'Launch rockets', action: { type: 'launch_rockets', params: {} } }],
+      }),
+    ).rejects.toThrow(/Unknown action type/);
+    await expect(
+      t.app.services.reports.create({
+        orgId: t.orgA.orgId,
+        projectId: null,
+        type: 'GENERAL',
+        title: 'Bad',
+        summary: 'x',
+        recommendations: [{ title: 'Tag', action: { type: 'tag_leads', params: { leadIds: [] } } }],
+      }),
+    ).rejects.toThrow(/tag_leads/);
   });
 
-  it('another organization\'s reports are 404; scopes and roles are enforced', async () => {
+  it("another organization's reports are 404; scopes and roles are enforced", async () => {
     const asB = { token: t.orgB.token };
     expect((await t.call({ method: 'GET', url: `${base}/reports/${reportId}`, auth: asB })).statusCode).toBe(404);
     expect((await t.call({ method: 'GET', url: `/api/v1/orgs/${t.orgB.orgId}/reports/${reportId}`, auth: asB })).statusCode).toBe(404);

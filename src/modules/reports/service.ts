@@ -98,42 +98,55 @@ export class ReportsService {
     }));
     const now = this.deps.clock.now();
     return transaction(this.db, async (tx) => {
-      const [row] = await tx.insert(reports).values({
-        id: newId('report', now.getTime()),
-        orgId: input.orgId,
-        projectId: input.projectId,
-        type: input.type,
-        title: input.title,
-        summary: input.summary,
-        body: input.body ?? null,
-        metrics: input.metrics ?? {},
-        recommendations,
-        agentRunId: input.agentRunId ?? null,
-        agentType: input.agentType ?? null,
-        createdAt: now,
-        updatedAt: now,
-      }).returning();
+      const [row] = await tx
+        .insert(reports)
+        .values({
+          id: newId('report', now.getTime()),
+          orgId: input.orgId,
+          projectId: input.projectId,
+          type: input.type,
+          title: input.title,
+          summary: input.summary,
+          body: input.body ?? null,
+          metrics: input.metrics ?? {},
+          recommendations,
+          agentRunId: input.agentRunId ?? null,
+          agentType: input.agentType ?? null,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning();
       const report = publicReport(row!);
       await this.events.record(tx, {
         orgId: input.orgId,
         projectId: input.projectId,
         type: 'agent.report.created',
-        payload: { report: { id: report.id, type: report.type, title: report.title, summary: report.summary, metrics: report.metrics }, agentType: input.agentType ?? null, agentRunId: input.agentRunId ?? null },
+        payload: {
+          report: { id: report.id, type: report.type, title: report.title, summary: report.summary, metrics: report.metrics },
+          agentType: input.agentType ?? null,
+          agentRunId: input.agentRunId ?? null,
+        },
       });
-      await this.notifications.notify({
-        orgId: input.orgId,
-        projectId: input.projectId,
-        kind: 'report.created',
-        title: `New report: ${report.title}`,
-        body: report.summary,
-        link: `/reports/${report.id}`,
-      }, tx);
+      await this.notifications.notify(
+        {
+          orgId: input.orgId,
+          projectId: input.projectId,
+          kind: 'report.created',
+          title: `New report: ${report.title}`,
+          body: report.summary,
+          link: `/reports/${report.id}`,
+        },
+        tx,
+      );
       return report;
     });
   }
 
   async get(scope: Scope, id: string): Promise<Report> {
-    const [row] = await this.db.select().from(reports).where(inScope(scope, reports, eq(reports.id, id)));
+    const [row] = await this.db
+      .select()
+      .from(reports)
+      .where(inScope(scope, reports, eq(reports.id, id)));
     if (!row) throw notFound('Report');
     return publicReport(row);
   }
@@ -150,8 +163,17 @@ export class ReportsService {
     const where = inScope(scope, reports, ...conditions);
     const order = orderBy(query.sort, SORTABLE, '-createdAt', reports.id);
     const [items, counted] = await Promise.all([
-      this.db.select().from(reports).where(where).orderBy(...order).limit(page.limit).offset(page.offset),
-      this.db.select({ n: sql<number>`count(*)::int` }).from(reports).where(where),
+      this.db
+        .select()
+        .from(reports)
+        .where(where)
+        .orderBy(...order)
+        .limit(page.limit)
+        .offset(page.offset),
+      this.db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(reports)
+        .where(where),
     ]);
     return envelope(items.map(publicReport), counted[0]?.n ?? 0, page);
   }
@@ -162,13 +184,20 @@ export class ReportsService {
    */
   async applyRecommendation(scope: Scope, id: string, index: number) {
     const claimed = await transaction(this.db, async (tx) => {
-      const [row] = await tx.select().from(reports).where(inScope(scope, reports, eq(reports.id, id))).for('update');
+      const [row] = await tx
+        .select()
+        .from(reports)
+        .where(inScope(scope, reports, eq(reports.id, id)))
+        .for('update');
       if (!row) throw notFound('Report');
       const rec = row.recommendations[index];
       if (!rec) throw notFound('Recommendation');
       if (rec.appliedAt) throw conflict(`Recommendation ${index} was already applied at ${rec.appliedAt}`);
       const list = row.recommendations.map((r) => (r.index === index ? { ...r, appliedAt: this.deps.clock.now().toISOString(), appliedBy: scope.actor } : r));
-      await tx.update(reports).set({ recommendations: list, updatedAt: this.deps.clock.now() }).where(inScope(scope, reports, eq(reports.id, id)));
+      await tx
+        .update(reports)
+        .set({ recommendations: list, updatedAt: this.deps.clock.now() })
+        .where(inScope(scope, reports, eq(reports.id, id)));
       return rec;
     });
     let result: unknown;
@@ -191,10 +220,18 @@ export class ReportsService {
 
   private async patchRecommendation(orgId: string, id: string, index: number, fn: (r: StoredRecommendation) => StoredRecommendation): Promise<Row> {
     return transaction(this.db, async (tx) => {
-      const [row] = await tx.select().from(reports).where(inScope({ orgId, projectId: null }, reports, eq(reports.id, id))).for('update');
+      const [row] = await tx
+        .select()
+        .from(reports)
+        .where(inScope({ orgId, projectId: null }, reports, eq(reports.id, id)))
+        .for('update');
       if (!row) throw notFound('Report');
       const list = row.recommendations.map((r) => (r.index === index ? fn(r) : r));
-      const [after] = await tx.update(reports).set({ recommendations: list, updatedAt: this.deps.clock.now() }).where(inScope({ orgId, projectId: null }, reports, eq(reports.id, id))).returning();
+      const [after] = await tx
+        .update(reports)
+        .set({ recommendations: list, updatedAt: this.deps.clock.now() })
+        .where(inScope({ orgId, projectId: null }, reports, eq(reports.id, id)))
+        .returning();
       return after!;
     });
   }

@@ -11,7 +11,9 @@ function terseDigest(request: ChatRequest): Reply {
   const names = ModelServer.toolResults(request).map((r) => r.name);
   if (!names.includes('lead_stats')) return { toolCalls: [{ name: 'lead_stats', arguments: {} }] };
   if (!names.includes('create_report')) {
-    return { toolCalls: [{ name: 'create_report', arguments: { type: 'WEEKLY_DIGEST', title: 'Quiet week', summary: 'No leads yet, nothing to follow up.' } }] };
+    return {
+      toolCalls: [{ name: 'create_report', arguments: { type: 'WEEKLY_DIGEST', title: 'Quiet week', summary: 'No leads yet, nothing to follow up.' } }],
+    };
   }
   return { content: 'Digest written.' };
 }
@@ -22,7 +24,9 @@ let t: TestApp;
 beforeAll(async () => {
   server = new ModelServer();
   server.script = terseDigest;
-  t = await buildTestApp({ env: { OPENAI_COMPATIBLE_BASE_URL: await server.start(), MODEL_PRICES: JSON.stringify({ [MODEL]: { inputPerMTok: 0, outputPerMTok: 0 } }) } });
+  t = await buildTestApp({
+    env: { OPENAI_COMPATIBLE_BASE_URL: await server.start(), MODEL_PRICES: JSON.stringify({ [MODEL]: { inputPerMTok: 0, outputPerMTok: 0 } }) },
+  });
 });
 afterAll(async () => {
   await t.close();
@@ -44,19 +48,30 @@ describe('a report on an organization with little data still has a recommendatio
     const report = await getReport(org, run.reportId);
     expect(report.title).toBe('Quiet week');
     expect(report.recommendations.length).toBeGreaterThanOrEqual(1);
-    const capture = (report.recommendations as Rec[]).find((r) => r.action.type === 'use_template' && r.action.params.templateId === 'capture-leads-from-webhook');
+    const capture = (report.recommendations as Rec[]).find(
+      (r) => r.action.type === 'use_template' && r.action.params.templateId === 'capture-leads-from-webhook',
+    );
     expect(capture, JSON.stringify(report.recommendations)).toBeDefined();
 
     const applied = await apply(org, report.id, capture!.index);
     expect(applied.statusCode, applied.body).toBe(200);
     const workflow = applied.json().result;
-    expect(workflow).toMatchObject({ id: expect.stringMatching(/^wf_/), templateId: 'capture-leads-from-webhook', active: true, webhookUrl: expect.any(String) });
+    expect(workflow).toMatchObject({
+      id: expect.stringMatching(/^wf_/),
+      templateId: 'capture-leads-from-webhook',
+      active: true,
+      webhookUrl: expect.any(String),
+    });
     // The secret URL goes to the caller once, not into the stored report.
     expect(applied.json().recommendation.result).not.toHaveProperty('webhookUrl');
     expect(JSON.stringify(await getReport(org, report.id))).not.toContain(workflow.webhookToken);
 
     // A form submission through the new workflow becomes the lead the next report can talk about.
-    const hook = await t.call({ method: 'POST', url: new URL(workflow.webhookUrl).pathname, payload: { name: 'Ada', email: 'ada@firstlead.example', company: 'First Lead' } });
+    const hook = await t.call({
+      method: 'POST',
+      url: new URL(workflow.webhookUrl).pathname,
+      payload: { name: 'Ada', email: 'ada@firstlead.example', company: 'First Lead' },
+    });
     expect(hook.statusCode).toBe(202);
     const leads = await eventually(async () => {
       const list = (await t.call({ method: 'GET', url: `${orgBase(org)}/leads`, auth: auth(org) })).json();
@@ -72,7 +87,7 @@ describe('a report on an organization with little data still has a recommendatio
     expect(types).toContain('run_agent:LEAD_QUALIFIER');
   });
 
-  it('deterministic path: an empty organization\'s digest has recommendations, and each one applies', async () => {
+  it("deterministic path: an empty organization's digest has recommendations, and each one applies", async () => {
     const org = t.orgA;
     const run = await runAgent(t, org.orgId, auth(org), { type: 'REPORT_WRITER', task: 'Weekly digest', projectId: org.projectId });
     expect(run.status).toBe('succeeded');
@@ -93,9 +108,15 @@ describe('a report on an organization with little data still has a recommendatio
   });
 
   it('a recommendation to use an unknown template is refused when the report is saved', async () => {
-    await expect(t.app.services.reports.create({
-      orgId: t.orgA.orgId, projectId: null, type: 'GENERAL', title: 'Bad', summary: 'x',
-      recommendations: [{ title: 'Use it', action: { type: 'use_template', params: { templateId: 'no-such-template' } } }],
-    })).rejects.toThrow(/no template "no-such-template"/);
+    await expect(
+      t.app.services.reports.create({
+        orgId: t.orgA.orgId,
+        projectId: null,
+        type: 'GENERAL',
+        title: 'Bad',
+        summary: 'x',
+        recommendations: [{ title: 'Use it', action: { type: 'use_template', params: { templateId: 'no-such-template' } } }],
+      }),
+    ).rejects.toThrow(/no template "no-such-template"/);
   });
 });

@@ -49,7 +49,14 @@ export async function starterRecommendations(db: Db, available: ActionType[], sc
     out.push({
       title: 'Draft your first LinkedIn post',
       description: 'Runs the content writer for one LinkedIn draft to review under Content; published posts give the next report reach to measure.',
-      action: { type: 'run_agent', params: { type: 'CONTENT_WRITER', task: 'Write a first LinkedIn post that introduces what we do and who we help', input: { topic: 'what we do and who we help', platforms: ['LINKEDIN'], count: 1 } } },
+      action: {
+        type: 'run_agent',
+        params: {
+          type: 'CONTENT_WRITER',
+          task: 'Write a first LinkedIn post that introduces what we do and who we help',
+          input: { topic: 'what we do and who we help', platforms: ['LINKEDIN'], count: 1 },
+        },
+      },
     });
   }
 

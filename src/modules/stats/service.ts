@@ -109,8 +109,13 @@ export class StatsService {
     }
     if (counts.size === 0) return;
     const values = [...counts.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
-    await tx.insert(statsHourly).values(values)
-      .onConflictDoUpdate({ target: [statsHourly.orgId, statsHourly.type, statsHourly.hour, statsHourly.projectId], set: { n: sql`${statsHourly.n} + excluded.n` } });
+    await tx
+      .insert(statsHourly)
+      .values(values)
+      .onConflictDoUpdate({
+        target: [statsHourly.orgId, statsHourly.type, statsHourly.hour, statsHourly.projectId],
+        set: { n: sql`${statsHourly.n} + excluded.n` },
+      });
   }
 
   /**
@@ -121,13 +126,16 @@ export class StatsService {
   async rebuild(orgId: string): Promise<number> {
     return transaction(this.db, async (tx) => {
       await tx.delete(statsHourly).where(eq(statsHourly.orgId, orgId));
-      const inserted = await rows<{ n: number }>(tx, sql`
+      const inserted = await rows<{ n: number }>(
+        tx,
+        sql`
         with inserted as (
           insert into stats_hourly (org_id, project_id, type, hour, n)
           ${dispatchedEventsPerHour(orgId)}
           on conflict (org_id, type, hour, project_id) do update set n = excluded.n
           returning 1)
-        select count(*)::int as n from inserted`);
+        select count(*)::int as n from inserted`,
+      );
       return inserted[0]?.n ?? 0;
     });
   }
@@ -139,24 +147,33 @@ export class StatsService {
   async query(scope: Scope, input: StatsQuery) {
     const metrics = [...new Set(input.metrics)];
     const unknown = metrics.filter((m) => !METRICS.includes(m));
-    if (unknown.length) throw badRequest(`Unknown metric ${unknown.join(', ')}; available: ${METRICS.join(', ')}`, [{ field: 'body.metrics', message: `must be among ${METRICS.join(', ')}` }]);
+    if (unknown.length)
+      throw badRequest(`Unknown metric ${unknown.join(', ')}; available: ${METRICS.join(', ')}`, [
+        { field: 'body.metrics', message: `must be among ${METRICS.join(', ')}` },
+      ]);
     const tz = assertTimezone(input.timezone ?? 'UTC', 'body.timezone');
     const range = parseRange(input.from, input.to, tz);
     const g = input.granularity;
     const points = (range.to.getTime() - range.from.getTime()) / 1000 / APPROX_SECONDS[g];
-    if (points > MAX_POINTS) throw badRequest(`That is about ${Math.ceil(points)} ${g} buckets; at most ${MAX_POINTS} per query — use a coarser granularity`, [{ field: 'body.granularity', message: 'too many buckets for the range' }]);
+    if (points > MAX_POINTS)
+      throw badRequest(`That is about ${Math.ceil(points)} ${g} buckets; at most ${MAX_POINTS} per query — use a coarser granularity`, [
+        { field: 'body.granularity', message: 'too many buckets for the range' },
+      ]);
     const projectId = await this.orgs.projectFor(scope, input.projectId);
 
     const from = range.from.toISOString();
     const to = range.to.toISOString();
     const step = `1 ${g}`;
     // Bucket starts as instants: truncated in local time, then read back in the zone (DST-safe).
-    const buckets = await rows<{ ms: number }>(this.db, sql`
+    const buckets = await rows<{ ms: number }>(
+      this.db,
+      sql`
       select (extract(epoch from (b at time zone ${tz})) * 1000)::float8 as ms
       from generate_series(
         date_trunc(${g}, ${from}::timestamptz at time zone ${tz}),
         (${to}::timestamptz - interval '1 microsecond') at time zone ${tz},
-        ${step}::interval) as b`);
+        ${step}::interval) as b`,
+    );
 
     // Rows are placed by a binary search over the bucket starts (width_bucket), not by converting
     // every row's time into the zone: the zone work is done once per bucket, above.
@@ -170,7 +187,10 @@ export class StatsService {
     const work: Promise<void>[] = [];
     if (eventMetrics.length) {
       const types = eventMetrics.map((m) => EVENT_METRICS[m]!);
-      const typeList = sql.join(types.map((t) => sql`${t}`), sql`, `);
+      const typeList = sql.join(
+        types.map((t) => sql`${t}`),
+        sql`, `,
+      );
       // Whole UTC hours come from the hourly counts, but only where the zone's offset is whole
       // hours (else an hour could straddle two buckets); the partial hours at the edges, and events
       // the dispatcher has not counted yet, from the outbox. One statement: one snapshot, so an
@@ -181,37 +201,47 @@ export class StatsService {
       const dispatched = (lo: string, hi: string) => eventsInRange({ orgId: scope.orgId, types, from: lo, to: hi, projectId, dispatched: true });
       const branches: SQL[] = middle
         ? [
-          sql`select type, hour as at, n from stats_hourly
+            sql`select type, hour as at, n from stats_hourly
             where org_id = ${scope.orgId} and type in (${typeList}) and hour >= ${mid.from}::timestamptz and hour < ${mid.to}::timestamptz ${project(sql`project_id`)}`,
-          dispatched(from, mid.from),
-          dispatched(mid.to, to),
-        ]
+            dispatched(from, mid.from),
+            dispatched(mid.to, to),
+          ]
         : [dispatched(from, to)];
       branches.push(eventsInRange({ orgId: scope.orgId, types, from, to, projectId, dispatched: false }));
       const counted = sql.join(branches, sql` union all `);
-      work.push(rows<{ type: string; i: number; v: number }>(this.db, sql`
+      work.push(
+        rows<{ type: string; i: number; v: number }>(
+          this.db,
+          sql`
         select type, width_bucket(at, ${starts}) as i, sum(n)::float8 as v
         from (${counted}) as c
-        group by 1, 2`).then((found) => {
-        for (const m of eventMetrics) {
-          const map = new Map<number, number>();
-          for (const r of found) if (r.type === EVENT_METRICS[m]) map.set(bucketMs(r.i), Number(r.v));
-          values.set(m, map);
-        }
-      }));
+        group by 1, 2`,
+        ).then((found) => {
+          for (const m of eventMetrics) {
+            const map = new Map<number, number>();
+            for (const r of found) if (r.type === EVENT_METRICS[m]) map.set(bucketMs(r.i), Number(r.v));
+            values.set(m, map);
+          }
+        }),
+      );
     }
     if (usageMetrics.length) {
       const sums = usageMetrics.map((m, i) => sql`coalesce(sum(${sql.raw(USAGE_METRICS[m]!)}), 0)::float8 as ${sql.raw('v' + i)}`);
-      work.push(rows<Record<string, number>>(this.db, sql`
+      work.push(
+        rows<Record<string, number>>(
+          this.db,
+          sql`
         select width_bucket(at, ${starts}) as i, ${sql.join(sums, sql`, `)}
         from (${usageRecordsInRange(scope.orgId, from, to, projectId)}) as u
-        group by 1`).then((found) => {
-        usageMetrics.forEach((m, i) => {
-          const map = new Map<number, number>();
-          for (const r of found) map.set(bucketMs(r.i!), Number(r['v' + i]));
-          values.set(m, map);
-        });
-      }));
+        group by 1`,
+        ).then((found) => {
+          usageMetrics.forEach((m, i) => {
+            const map = new Map<number, number>();
+            for (const r of found) map.set(bucketMs(r.i!), Number(r['v' + i]));
+            values.set(m, map);
+          });
+        }),
+      );
     }
     const ratioTotals = new Map<string, number>();
     const analyticsMetrics = metrics.filter((m) => ANALYTICS_METRICS[m]);
@@ -220,27 +250,35 @@ export class StatsService {
       // The days are summed first (the rows of every integration of a day, by the typed columns),
       // then the few hundred days are placed in buckets; the exact range is applied to the days.
       const day = sql`((date::date)::timestamp at time zone ${tz})`;
-      const found = rows<{ i: number; sessions: number; users: number; conversions: number; clicks: number; impressions: number; weighted: number }>(this.db, sql`
-        with days as (${analyticsDaysSummed(scope.orgId,
+      const found = rows<{ i: number; sessions: number; users: number; conversions: number; clicks: number; impressions: number; weighted: number }>(
+        this.db,
+        sql`
+        with days as (${analyticsDaysSummed(
+          scope.orgId,
           sql`to_char((${from}::timestamptz at time zone ${tz})::date, 'YYYY-MM-DD')`,
-          sql`to_char((${to}::timestamptz at time zone ${tz})::date, 'YYYY-MM-DD')`, projectId)})
+          sql`to_char((${to}::timestamptz at time zone ${tz})::date, 'YYYY-MM-DD')`,
+          projectId,
+        )})
         select width_bucket(${day}, ${starts}) as i, sum(sessions) as sessions, sum(users) as users, sum(conversions) as conversions,
           sum(clicks) as clicks, sum(impressions) as impressions, sum(weighted) as weighted
         from days
         where ${day} >= ${from}::timestamptz and ${day} < ${to}::timestamptz
-        group by 1`);
-      work.push(found.then((list) => {
-        const ratio = (a: number, b: number) => (b > 0 ? a / b : 0);
-        const of = (r: (typeof list)[number], metric: string) => {
-          if (metric === 'gsc.ctr') return ratio(Number(r.clicks ?? 0), Number(r.impressions ?? 0));
-          if (metric === 'gsc.position') return ratio(Number(r.weighted ?? 0), Number(r.impressions ?? 0));
-          return Number(r[ANALYTICS_METRICS[metric]!.field as 'sessions'] ?? 0);
-        };
-        const sum = (field: 'clicks' | 'impressions' | 'weighted') => list.reduce((s, r) => s + Number(r[field] ?? 0), 0);
-        ratioTotals.set('gsc.ctr', ratio(sum('clicks'), sum('impressions')));
-        ratioTotals.set('gsc.position', ratio(sum('weighted'), sum('impressions')));
-        for (const m of analyticsMetrics) values.set(m, new Map(list.map((r) => [bucketMs(r.i), of(r, m)])));
-      }));
+        group by 1`,
+      );
+      work.push(
+        found.then((list) => {
+          const ratio = (a: number, b: number) => (b > 0 ? a / b : 0);
+          const of = (r: (typeof list)[number], metric: string) => {
+            if (metric === 'gsc.ctr') return ratio(Number(r.clicks ?? 0), Number(r.impressions ?? 0));
+            if (metric === 'gsc.position') return ratio(Number(r.weighted ?? 0), Number(r.impressions ?? 0));
+            return Number(r[ANALYTICS_METRICS[metric]!.field as 'sessions'] ?? 0);
+          };
+          const sum = (field: 'clicks' | 'impressions' | 'weighted') => list.reduce((s, r) => s + Number(r[field] ?? 0), 0);
+          ratioTotals.set('gsc.ctr', ratio(sum('clicks'), sum('impressions')));
+          ratioTotals.set('gsc.position', ratio(sum('weighted'), sum('impressions')));
+          for (const m of analyticsMetrics) values.set(m, new Map(list.map((r) => [bucketMs(r.i), of(r, m)])));
+        }),
+      );
     }
     await Promise.all(work);
 
@@ -253,7 +291,11 @@ export class StatsService {
       series: metrics.map((metric) => {
         const map = values.get(metric) ?? new Map<number, number>();
         const pointsOut = buckets.map((b) => ({ at: new Date(Number(b.ms)), value: round(metric, map.get(Number(b.ms)) ?? 0) }));
-        return { metric, total: round(metric, RATIOS.has(metric) ? ratioTotals.get(metric) ?? 0 : pointsOut.reduce((s, p) => s + p.value, 0)), points: pointsOut };
+        return {
+          metric,
+          total: round(metric, RATIOS.has(metric) ? (ratioTotals.get(metric) ?? 0) : pointsOut.reduce((s, p) => s + p.value, 0)),
+          points: pointsOut,
+        };
       }),
     };
   }

@@ -32,7 +32,9 @@ beforeAll(async () => {
   t = await buildTestApp();
   url = `/api/v1/orgs/${t.orgA.orgId}/stats/query`;
 });
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
 type Series = { metric: string; total: number; points: { at: string; value: number }[] };
 const seriesOf = (body: { series: Series[] }, metric: string) => body.series.find((s) => s.metric === metric)!;
@@ -40,9 +42,14 @@ const seriesOf = (body: { series: Series[] }, metric: string) => body.series.fin
 describe('stats/query', () => {
   it('sums equal what was created through the API today', async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgA.orgId}/leads`, auth: owner(), payload: { email: `stats${i}@example.com` } })).json().id);
-    for (const id of ids.slice(0, 2)) await t.call({ method: 'PATCH', url: `/api/v1/orgs/${t.orgA.orgId}/leads/${id}`, auth: owner(), payload: { status: 'QUALIFIED' } });
-    for (let i = 0; i < 3; i++) await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgA.orgId}/content`, auth: owner(), payload: { platform: 'X', body: `post ${i}` } });
+    for (let i = 0; i < 5; i++)
+      ids.push(
+        (await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgA.orgId}/leads`, auth: owner(), payload: { email: `stats${i}@example.com` } })).json().id,
+      );
+    for (const id of ids.slice(0, 2))
+      await t.call({ method: 'PATCH', url: `/api/v1/orgs/${t.orgA.orgId}/leads/${id}`, auth: owner(), payload: { status: 'QUALIFIED' } });
+    for (let i = 0; i < 3; i++)
+      await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgA.orgId}/content`, auth: owner(), payload: { platform: 'X', body: `post ${i}` } });
     // Another organization's activity is not counted.
     await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgB.orgId}/leads`, auth: { token: t.orgB.token }, payload: { email: 'b@example.com' } });
     const today = new Date().toISOString().slice(0, 10);
@@ -114,7 +121,14 @@ describe('stats/query', () => {
 
   it('usage.costUsd and tokens sum the usage records', async () => {
     const rows = [0.25, 0.125, 1.5].map((cost, i) => ({
-      id: newId('usage'), orgId: t.orgA.orgId, projectId: t.orgA.projectId, modelId: 'offline', inputTokens: 100 * (i + 1), outputTokens: 10, costUsd: cost, at: new Date(`2031-05-0${i + 1}T12:00:00Z`),
+      id: newId('usage'),
+      orgId: t.orgA.orgId,
+      projectId: t.orgA.projectId,
+      modelId: 'offline',
+      inputTokens: 100 * (i + 1),
+      outputTokens: 10,
+      costUsd: cost,
+      at: new Date(`2031-05-0${i + 1}T12:00:00Z`),
     }));
     await t.database.db.insert(usageRecords).values([...rows, { ...rows[0]!, id: newId('usage'), orgId: t.orgB.orgId }]);
     const res = (await query({ metrics: ['usage.costUsd', 'usage.inputTokens'], from: '2031-05-01', to: '2031-05-31', granularity: 'week' })).json();
@@ -126,21 +140,37 @@ describe('stats/query', () => {
   it('ga4.* and gsc.* come from the synced analytics days: sums per bucket, ctr and position as ratios weighted by impressions; other organizations not counted', async () => {
     const integration = async (orgId: string) => {
       const id = newId('integration');
-      await t.database.db.insert(integrations).values({ id, orgId, projectId: null, provider: 'google', name: 'Google', credentialsSealed: 'x', authType: 'oauth' });
+      await t.database.db
+        .insert(integrations)
+        .values({ id, orgId, projectId: null, provider: 'google', name: 'Google', credentialsSealed: 'x', authType: 'oauth' });
       return id;
     };
     const mine = await integration(t.orgA.orgId);
     const theirs = await integration(t.orgB.orgId);
-    const day = (integrationId: string, orgId: string, date: string, ga4: Record<string, number>, gsc: Record<string, number>): (typeof analyticsDaily.$inferInsert)[] => [
+    const day = (
+      integrationId: string,
+      orgId: string,
+      date: string,
+      ga4: Record<string, number>,
+      gsc: Record<string, number>,
+    ): (typeof analyticsDaily.$inferInsert)[] => [
       { integrationId, orgId, source: 'ga4', date, metrics: ga4 },
       { integrationId, orgId, source: 'gsc', date, metrics: gsc },
     ];
-    await t.database.db.insert(analyticsDaily).values([
-      ...day(mine, t.orgA.orgId, '2032-03-01', { sessions: 100, users: 80, conversions: 3 }, { clicks: 10, impressions: 100, ctr: 0.1, position: 4 }),
-      ...day(mine, t.orgA.orgId, '2032-03-02', { sessions: 50, users: 40, conversions: 0 }, { clicks: 30, impressions: 300, ctr: 0.1, position: 8 }),
-      ...day(mine, t.orgA.orgId, '2032-03-08', { sessions: 7, users: 7, conversions: 1 }, { clicks: 0, impressions: 0, ctr: 0, position: 0 }),
-      ...day(theirs, t.orgB.orgId, '2032-03-01', { sessions: 9999, users: 9999, conversions: 9999 }, { clicks: 9999, impressions: 9999, ctr: 1, position: 1 }),
-    ]);
+    await t.database.db
+      .insert(analyticsDaily)
+      .values([
+        ...day(mine, t.orgA.orgId, '2032-03-01', { sessions: 100, users: 80, conversions: 3 }, { clicks: 10, impressions: 100, ctr: 0.1, position: 4 }),
+        ...day(mine, t.orgA.orgId, '2032-03-02', { sessions: 50, users: 40, conversions: 0 }, { clicks: 30, impressions: 300, ctr: 0.1, position: 8 }),
+        ...day(mine, t.orgA.orgId, '2032-03-08', { sessions: 7, users: 7, conversions: 1 }, { clicks: 0, impressions: 0, ctr: 0, position: 0 }),
+        ...day(
+          theirs,
+          t.orgB.orgId,
+          '2032-03-01',
+          { sessions: 9999, users: 9999, conversions: 9999 },
+          { clicks: 9999, impressions: 9999, ctr: 1, position: 1 },
+        ),
+      ]);
     const metrics = ['ga4.sessions', 'ga4.users', 'ga4.conversions', 'gsc.clicks', 'gsc.impressions', 'gsc.ctr', 'gsc.position'];
     const days = (await query({ metrics, from: '2032-03-01', to: '2032-03-03', granularity: 'day' })).json();
     expect(seriesOf(days, 'ga4.sessions').points.map((p) => p.value)).toEqual([100, 50, 0]);
@@ -167,7 +197,9 @@ describe('stats/query', () => {
     expect(seriesOf(only, 'leads.created').total).toBe(1);
     const all = (await query({ metrics: ['leads.created'], from: '2031-07-01', to: '2031-07-01', granularity: 'day' })).json();
     expect(seriesOf(all, 'leads.created').total).toBe(2);
-    expect((await query({ metrics: ['leads.created'], from: '2031-07-01', to: '2031-07-01', granularity: 'day', projectId: t.orgB.projectId })).statusCode).toBe(404);
+    expect(
+      (await query({ metrics: ['leads.created'], from: '2031-07-01', to: '2031-07-01', granularity: 'day', projectId: t.orgB.projectId })).statusCode,
+    ).toBe(404);
   });
 
   it('refuses unknown metrics, granularities, time zones, bad ranges and too many buckets', async () => {
@@ -203,7 +235,14 @@ describe('stats/query', () => {
 
 describe('hourly counts', () => {
   it('the same answer before and after the dispatcher counts the events, edges of partial hours included', async () => {
-    for (const at of ['2032-02-03T10:20:00Z', '2032-02-03T10:40:00Z', '2032-02-03T11:10:00Z', '2032-02-03T11:50:00Z', '2032-02-03T12:10:00Z', '2032-02-03T12:20:00Z']) {
+    for (const at of [
+      '2032-02-03T10:20:00Z',
+      '2032-02-03T10:40:00Z',
+      '2032-02-03T11:10:00Z',
+      '2032-02-03T11:50:00Z',
+      '2032-02-03T12:10:00Z',
+      '2032-02-03T12:20:00Z',
+    ]) {
       await event('lead.replied', at);
     }
     const body = { metrics: ['leads.replied'], from: '2032-02-03T10:30:00Z', to: '2032-02-03T12:15:00Z', granularity: 'hour' };
@@ -239,16 +278,24 @@ describe('hourly counts', () => {
     await t.app.services.stats.rebuild(t.orgA.orgId);
     expect(seriesOf((await query(body)).json(), 'approvals.requested').total).toBe(2);
     // Counts already kept by the dispatcher survive a rebuild unchanged.
-    expect(seriesOf((await query({ metrics: ['leads.replied'], from: '2032-02-03', to: '2032-02-03', granularity: 'day' })).json(), 'leads.replied').total).toBe(6);
+    expect(
+      seriesOf((await query({ metrics: ['leads.replied'], from: '2032-02-03', to: '2032-02-03', granularity: 'day' })).json(), 'leads.replied').total,
+    ).toBe(6);
   });
 });
 
 describe('date ranges (CONTRACT §6)', () => {
   it('a date is the whole day (to included); a timestamp to is excluded; dates follow the time zone', () => {
     expect(parseRange('2026-11-01', '2026-11-01')).toEqual({ from: new Date('2026-11-01T00:00:00Z'), to: new Date('2026-11-02T00:00:00Z') });
-    expect(parseRange('2026-11-01T10:00:00+02:00', '2026-11-02T00:00:00Z')).toEqual({ from: new Date('2026-11-01T08:00:00Z'), to: new Date('2026-11-02T00:00:00Z') });
+    expect(parseRange('2026-11-01T10:00:00+02:00', '2026-11-02T00:00:00Z')).toEqual({
+      from: new Date('2026-11-01T08:00:00Z'),
+      to: new Date('2026-11-02T00:00:00Z'),
+    });
     expect(parseRange('2026-11-01', '2026-11-01', 'Asia/Tokyo')).toEqual({ from: new Date('2026-10-31T15:00:00Z'), to: new Date('2026-11-01T15:00:00Z') });
     // New York leaves daylight time on 1 November 2026: that day lasts 25 hours.
-    expect(parseRange('2026-11-01', '2026-11-01', 'America/New_York')).toEqual({ from: new Date('2026-11-01T04:00:00Z'), to: new Date('2026-11-02T05:00:00Z') });
+    expect(parseRange('2026-11-01', '2026-11-01', 'America/New_York')).toEqual({
+      from: new Date('2026-11-01T04:00:00Z'),
+      to: new Date('2026-11-02T05:00:00Z'),
+    });
   });
 });

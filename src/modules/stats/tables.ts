@@ -7,11 +7,15 @@ import { ts } from '../../platform/columns.ts';
  * stats query reads whole hours from here and only the edges of the range (and events not yet
  * dispatched) from the outbox itself.
  */
-export const statsHourly = pgTable('stats_hourly', {
-  orgId: text('org_id').notNull(),
-  /** '' for events without a project. */
-  projectId: text('project_id').notNull().default(''),
-  type: text('type').notNull(),
-  hour: ts('hour').notNull(),
-  n: bigint('n', { mode: 'number' }).notNull(),
-}, (t) => [primaryKey({ columns: [t.orgId, t.type, t.hour, t.projectId] })]);
+export const statsHourly = pgTable(
+  'stats_hourly',
+  {
+    orgId: text('org_id').notNull(),
+    /** '' for events without a project. */
+    projectId: text('project_id').notNull().default(''),
+    type: text('type').notNull(),
+    hour: ts('hour').notNull(),
+    n: bigint('n', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.orgId, t.type, t.hour, t.projectId] })],
+);

@@ -81,7 +81,8 @@ export class UsageService {
 
   /** USD spent by an organization in [from, to). */
   async spent(orgId: string, from: Date, to: Date, db: Db = this.db): Promise<number> {
-    const [row] = await db.select({ usd: sql<number>`coalesce(sum(${usageRecords.costUsd}), 0)::float8` })
+    const [row] = await db
+      .select({ usd: sql<number>`coalesce(sum(${usageRecords.costUsd}), 0)::float8` })
       .from(usageRecords)
       .where(and(eq(usageRecords.orgId, orgId), gte(usageRecords.at, from), lt(usageRecords.at, to)));
     return roundUsd(row?.usd ?? 0);
@@ -102,13 +103,21 @@ export class UsageService {
       runs: sql<number>`count(distinct ${usageRecords.agentRunId})::int`,
     };
     const clean = (f: { inputTokens: number; outputTokens: number; costUsd: number; runs: number }): UsageFigures => ({
-      inputTokens: Number(f.inputTokens), outputTokens: Number(f.outputTokens), costUsd: roundUsd(Number(f.costUsd)), runs: Number(f.runs),
+      inputTokens: Number(f.inputTokens),
+      outputTokens: Number(f.outputTokens),
+      costUsd: roundUsd(Number(f.costUsd)),
+      runs: Number(f.runs),
     });
     const [totals] = await this.db.select(figures).from(usageRecords).where(where);
     let groups: (UsageFigures & { key: string | null })[] = [];
     if (options.groupBy) {
       const key = GROUP_COLUMN[options.groupBy];
-      const rows = await this.db.select({ key: sql<string | null>`${key}`, ...figures }).from(usageRecords).where(where).groupBy(key).orderBy(key);
+      const rows = await this.db
+        .select({ key: sql<string | null>`${key}`, ...figures })
+        .from(usageRecords)
+        .where(where)
+        .groupBy(key)
+        .orderBy(key);
       groups = rows.map((r) => ({ key: r.key, ...clean(r) }));
     }
     return { totals: clean(totals!), groups };

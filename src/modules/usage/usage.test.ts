@@ -16,11 +16,14 @@ beforeAll(async () => {
   t = await buildTestApp({ env: { MODEL_PRICES: JSON.stringify({ offline: { inputPerMTok: PRICE, outputPerMTok: PRICE } }) } });
   base = `/api/v1/orgs/${t.orgA.orgId}`;
 });
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
 const usage = async (query: Record<string, string> = {}, auth: Auth = owner()) => t.call({ method: 'GET', url: `${base}/usage`, auth, query });
 const budget = async () => (await t.call({ method: 'GET', url: `${base}/budget`, auth: owner() })).json();
-const setBudget = (monthlyLimitUsd: number | null, auth: Auth = owner()) => t.call({ method: 'PUT', url: `${base}/budget`, auth, payload: { monthlyLimitUsd } });
+const setBudget = (monthlyLimitUsd: number | null, auth: Auth = owner()) =>
+  t.call({ method: 'PUT', url: `${base}/budget`, auth, payload: { monthlyLimitUsd } });
 
 describe('cost arithmetic and usage figures', () => {
   let runId: string;
@@ -29,7 +32,10 @@ describe('cost arithmetic and usage figures', () => {
     const run = await runAgent(t, t.orgA.orgId, owner(), { type: 'REPORT_WRITER', task: 'Digest', projectId: t.orgA.projectId });
     runId = run.id;
     expect(run.status).toBe('succeeded');
-    const rows = await t.database.db.select().from(usageRecords).where(and(eq(usageRecords.orgId, t.orgA.orgId), eq(usageRecords.agentRunId, run.id)));
+    const rows = await t.database.db
+      .select()
+      .from(usageRecords)
+      .where(and(eq(usageRecords.orgId, t.orgA.orgId), eq(usageRecords.agentRunId, run.id)));
     expect(rows.length).toBeGreaterThanOrEqual(2);
     let sum = 0;
     for (const r of rows) {
@@ -44,11 +50,25 @@ describe('cost arithmetic and usage figures', () => {
 
   it('GET /usage: totals, every groupBy, budget figures, date ranges', async () => {
     await runAgent(t, t.orgA.orgId, owner(), { type: 'LEAD_QUALIFIER', task: 'Qualify' });
-    await t.app.services.agents.runInline({ orgId: t.orgA.orgId, projectId: null, type: 'REPORT_WRITER', task: 'From a workflow', workflowId: 'wf_usage', workflowRunId: 'run_usage' });
+    await t.app.services.agents.runInline({
+      orgId: t.orgA.orgId,
+      projectId: null,
+      type: 'REPORT_WRITER',
+      task: 'From a workflow',
+      workflowId: 'wf_usage',
+      workflowRunId: 'run_usage',
+    });
     const all = (await usage()).json();
     const rows = await t.database.db.select().from(usageRecords).where(eq(usageRecords.orgId, t.orgA.orgId));
-    expect(all.totals).toMatchObject({ runs: 3, inputTokens: rows.reduce((a, r) => a + r.inputTokens, 0), outputTokens: rows.reduce((a, r) => a + r.outputTokens, 0) });
-    expect(all.totals.costUsd).toBeCloseTo(rows.reduce((a, r) => a + r.costUsd, 0), 9);
+    expect(all.totals).toMatchObject({
+      runs: 3,
+      inputTokens: rows.reduce((a, r) => a + r.inputTokens, 0),
+      outputTokens: rows.reduce((a, r) => a + r.outputTokens, 0),
+    });
+    expect(all.totals.costUsd).toBeCloseTo(
+      rows.reduce((a, r) => a + r.costUsd, 0),
+      9,
+    );
     expect(all.budget).toEqual({ limitUsd: null, usedUsd: all.totals.costUsd, pct: null });
     expect(all.groups).toEqual([]);
 
@@ -57,9 +77,15 @@ describe('cost arithmetic and usage figures', () => {
     const today = new Date().toISOString().slice(0, 10);
     expect((await usage({ groupBy: 'day' })).json().groups).toEqual([{ key: today, ...all.totals }]);
     const byType = (await usage({ groupBy: 'agentType' })).json().groups;
-    expect(byType.map((g: { key: string; runs: number }) => [g.key, g.runs])).toEqual([['LEAD_QUALIFIER', 1], ['REPORT_WRITER', 2]]);
+    expect(byType.map((g: { key: string; runs: number }) => [g.key, g.runs])).toEqual([
+      ['LEAD_QUALIFIER', 1],
+      ['REPORT_WRITER', 2],
+    ]);
     const byWorkflow = (await usage({ groupBy: 'workflow' })).json().groups;
-    expect(byWorkflow.map((g: { key: string | null; runs: number }) => [g.key, g.runs])).toEqual([['wf_usage', 1], [null, 2]]);
+    expect(byWorkflow.map((g: { key: string | null; runs: number }) => [g.key, g.runs])).toEqual([
+      ['wf_usage', 1],
+      [null, 2],
+    ]);
     const byProject = (await usage({ groupBy: 'project' })).json().groups;
     expect(byProject.find((g: { key: string | null }) => g.key === t.orgA.projectId).runs).toBe(1);
     const costs = [byType, byWorkflow, byProject].map((groups) => groups.reduce((a: number, g: { costUsd: number }) => a + g.costUsd, 0));
@@ -148,7 +174,16 @@ describe('monthly budget', () => {
     const agent = (await t.call({ method: 'POST', url: `${base}/agents`, auth: owner(), payload: { name: 'Saved', type: 'REPORT_WRITER' } })).json();
     expect((await t.call({ method: 'POST', url: `${base}/agents/${agent.id}/run`, auth: owner(), payload: { task: 'x' } })).statusCode).toBe(429);
     // Other organizations are not affected.
-    expect((await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgB.orgId}/agents/run`, auth: { token: t.orgB.token }, payload: { type: 'REPORT_WRITER', task: 'x' } })).statusCode).toBe(202);
+    expect(
+      (
+        await t.call({
+          method: 'POST',
+          url: `/api/v1/orgs/${t.orgB.orgId}/agents/run`,
+          auth: { token: t.orgB.token },
+          payload: { type: 'REPORT_WRITER', task: 'x' },
+        })
+      ).statusCode,
+    ).toBe(202);
     await setBudget(null);
     expect((await t.call({ method: 'POST', url: `${base}/agents/run`, auth: owner(), payload: { type: 'REPORT_WRITER', task: 'x' } })).statusCode).toBe(202);
   });
@@ -156,7 +191,10 @@ describe('monthly budget', () => {
 
 describe('prices and ranges (units)', () => {
   it('merges MODEL_PRICES over the built-in table and matches dated variants by prefix', () => {
-    const prices = new PriceTable({ 'openai:gpt-4.1-mini': { inputPerMTok: 1, outputPerMTok: 2 }, 'openai-compatible:qwen2.5': { inputPerMTok: 0.5, outputPerMTok: 0.5 } });
+    const prices = new PriceTable({
+      'openai:gpt-4.1-mini': { inputPerMTok: 1, outputPerMTok: 2 },
+      'openai-compatible:qwen2.5': { inputPerMTok: 0.5, outputPerMTok: 0.5 },
+    });
     expect(prices.cost('openai:gpt-4.1-mini', 1_000_000, 500_000)).toBe(2);
     expect(prices.cost('openai:gpt-4.1', 1000, 1000)).toBeCloseTo((1000 * 2 + 1000 * 8) / 1e6, 12);
     expect(prices.cost('anthropic:claude-sonnet-4-20250514', 1_000_000, 0)).toBe(3);
@@ -168,7 +206,10 @@ describe('prices and ranges (units)', () => {
   it('parses dates as whole UTC days and timestamps as given', () => {
     const fallback = { from: new Date(0), to: new Date(1) };
     expect(parseRange('2026-11-01', '2026-11-30', fallback)).toEqual({ from: new Date('2026-11-01T00:00:00Z'), to: new Date('2026-12-01T00:00:00Z') });
-    expect(parseRange('2026-11-01T10:00:00+02:00', '2026-11-02T00:00:00Z', fallback)).toEqual({ from: new Date('2026-11-01T08:00:00Z'), to: new Date('2026-11-02T00:00:00Z') });
+    expect(parseRange('2026-11-01T10:00:00+02:00', '2026-11-02T00:00:00Z', fallback)).toEqual({
+      from: new Date('2026-11-01T08:00:00Z'),
+      to: new Date('2026-11-02T00:00:00Z'),
+    });
     expect(parseRange(undefined, undefined, fallback)).toEqual(fallback);
   });
 });

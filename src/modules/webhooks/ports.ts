@@ -18,7 +18,10 @@ export interface WebhooksPlansPort {
 
 /** The notifications module: an owner is told of a deactivated endpoint. */
 export interface WebhooksNotificationsPort {
-  notify(input: { orgId: string; projectId?: string | null; userId?: string | null; kind: string; title: string; body: string; link?: string | null }, tx?: Db): Promise<unknown>;
+  notify(
+    input: { orgId: string; projectId?: string | null; userId?: string | null; kind: string; title: string; body: string; link?: string | null },
+    tx?: Db,
+  ): Promise<unknown>;
 }
 
 /** WebhooksService: the orgs module, and the plans module when plans are on. */

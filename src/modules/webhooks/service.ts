@@ -23,16 +23,34 @@ export const DELIVERIES_WAKE = 'wake:webhook-deliveries';
 
 export function publicEndpoint(row: EndpointRow) {
   return {
-    id: row.id, url: row.url, events: row.events, projectId: row.projectId, active: row.active, description: row.description,
-    consecutiveFailures: row.consecutiveFailures, disabledReason: row.disabledReason, createdAt: row.createdAt, updatedAt: row.updatedAt,
+    id: row.id,
+    url: row.url,
+    events: row.events,
+    projectId: row.projectId,
+    active: row.active,
+    description: row.description,
+    consecutiveFailures: row.consecutiveFailures,
+    disabledReason: row.disabledReason,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
   };
 }
 
 export function publicDelivery(row: DeliveryRow) {
   return {
-    id: row.id, endpointId: row.endpointId, eventId: row.eventId, eventType: row.eventType, attempt: row.attempt, status: row.status,
-    statusCode: row.statusCode, durationMs: row.durationMs, responseBodyPreview: row.responseBodyPreview, error: row.error,
-    createdAt: row.createdAt, finishedAt: row.finishedAt, nextAttemptAt: row.status === 'pending' ? row.nextAttemptAt : null,
+    id: row.id,
+    endpointId: row.endpointId,
+    eventId: row.eventId,
+    eventType: row.eventType,
+    attempt: row.attempt,
+    status: row.status,
+    statusCode: row.statusCode,
+    durationMs: row.durationMs,
+    responseBodyPreview: row.responseBodyPreview,
+    error: row.error,
+    createdAt: row.createdAt,
+    finishedAt: row.finishedAt,
+    nextAttemptAt: row.status === 'pending' ? row.nextAttemptAt : null,
   };
 }
 
@@ -52,9 +70,13 @@ function checkEvents(events: string[]): void {
   const unknown = [...new Set(events.filter((name) => name !== '*' && !isPlatformEventName(name)))];
   if (unknown.length === 0) return;
   const list = unknown.map((name) => `'${name}'`).join(', ');
-  throw badRequest(`Unknown event name${unknown.length > 1 ? 's' : ''} ${list}: use the platform event names (such as 'lead.created') or '*'`, unknown.map((name) => ({
-    field: `body.events[${events.indexOf(name)}]`, message: `unknown event name '${name}'`,
-  })));
+  throw badRequest(
+    `Unknown event name${unknown.length > 1 ? 's' : ''} ${list}: use the platform event names (such as 'lead.created') or '*'`,
+    unknown.map((name) => ({
+      field: `body.events[${events.indexOf(name)}]`,
+      message: `unknown event name '${name}'`,
+    })),
+  );
 }
 
 /**
@@ -119,29 +141,35 @@ export class WebhooksService {
     assertMayMakeOrgWide(scope, input.projectId, 'webhook endpoint');
     const projectId = await this.orgs.projectFor(scope, input.projectId);
     const secret = input.secret || newSecret();
-    const insert = (db: Db) => db.insert(webhookEndpoints).values({
-      id: newId('webhookEndpoint'),
-      orgId: scope.orgId,
-      projectId,
-      url: input.url,
-      description: input.description ?? null,
-      events: [...new Set(input.events)],
-      active: input.active ?? true,
-      secretSealed: this.box.seal(secret),
-    }).returning();
+    const insert = (db: Db) =>
+      db
+        .insert(webhookEndpoints)
+        .values({
+          id: newId('webhookEndpoint'),
+          orgId: scope.orgId,
+          projectId,
+          url: input.url,
+          description: input.description ?? null,
+          events: [...new Set(input.events)],
+          active: input.active ?? true,
+          secretSealed: this.box.seal(secret),
+        })
+        .returning();
     const plans = this.plans;
     const [row] = plans?.enabled
       ? await transaction(this.db, async (tx) => {
-        await plans.assertRoom(tx, scope.orgId, 'webhookEndpoints');
-        return insert(tx);
-      })
+          await plans.assertRoom(tx, scope.orgId, 'webhookEndpoints');
+          return insert(tx);
+        })
       : await insert(this.db);
     return { ...publicEndpoint(row!), secret };
   }
 
   /** An endpoint the scope can see: its project's, or organization-wide ones (read-only for a bound key). */
   async row(scope: Scope, id: string): Promise<EndpointRow> {
-    const [row] = await this.db.select().from(webhookEndpoints)
+    const [row] = await this.db
+      .select()
+      .from(webhookEndpoints)
       .where(inScopeOrgWide(scope, webhookEndpoints, eq(webhookEndpoints.id, id)));
     if (!row) throw notFound('Webhook endpoint');
     return row;
@@ -159,7 +187,10 @@ export class WebhooksService {
     const where = inScopeOrgWide(scope, webhookEndpoints);
     const [items, counted] = await Promise.all([
       this.db.select().from(webhookEndpoints).where(where).orderBy(desc(webhookEndpoints.id)).limit(page.limit).offset(page.offset),
-      this.db.select({ n: sql<number>`count(*)::int` }).from(webhookEndpoints).where(where),
+      this.db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(webhookEndpoints)
+        .where(where),
     ]);
     return envelope(items.map(publicEndpoint), counted[0]?.n ?? 0, page);
   }
@@ -183,7 +214,11 @@ export class WebhooksService {
         set.disabledReason = null;
       }
     }
-    const [row] = await this.db.update(webhookEndpoints).set(set).where(inScope(scope, webhookEndpoints, eq(webhookEndpoints.id, id))).returning();
+    const [row] = await this.db
+      .update(webhookEndpoints)
+      .set(set)
+      .where(inScope(scope, webhookEndpoints, eq(webhookEndpoints.id, id)))
+      .returning();
     if (patch.active === false) await this.cancelPending(this.db, scope.orgId, id, 'endpoint deactivated');
     return publicEndpoint(row!);
   }
@@ -196,7 +231,10 @@ export class WebhooksService {
   async rotateSecret(scope: Scope, id: string) {
     await this.ownRow(scope, id);
     const secret = newSecret();
-    await this.db.update(webhookEndpoints).set({ secretSealed: this.box.seal(secret), updatedAt: this.clock.now() }).where(inScope(scope, webhookEndpoints, eq(webhookEndpoints.id, id)));
+    await this.db
+      .update(webhookEndpoints)
+      .set({ secretSealed: this.box.seal(secret), updatedAt: this.clock.now() })
+      .where(inScope(scope, webhookEndpoints, eq(webhookEndpoints.id, id)));
     return { secret };
   }
 
@@ -204,10 +242,23 @@ export class WebhooksService {
   async test(scope: Scope, id: string): Promise<SendResult & { ok: boolean }> {
     const row = await this.ownRow(scope, id);
     const at = this.clock.now();
-    const ping = { id: newId('event', at.getTime()), type: 'ping', organizationId: scope.orgId, ...(row.projectId ? { projectId: row.projectId } : {}), at: at.toISOString(), payload: { endpointId: row.id } };
+    const ping = {
+      id: newId('event', at.getTime()),
+      type: 'ping',
+      organizationId: scope.orgId,
+      ...(row.projectId ? { projectId: row.projectId } : {}),
+      at: at.toISOString(),
+      payload: { endpointId: row.id },
+    };
     return sendSigned({
-      url: row.url, secret: this.secretOf(row), body: JSON.stringify(ping), eventType: 'ping',
-      deliveryId: newId('delivery'), allowPrivate: this.config.webhookAllowPrivate, previewBytes: 1024, timeoutMs: this.config.webhookTimeoutMs,
+      url: row.url,
+      secret: this.secretOf(row),
+      body: JSON.stringify(ping),
+      eventType: 'ping',
+      deliveryId: newId('delivery'),
+      allowPrivate: this.config.webhookAllowPrivate,
+      previewBytes: 1024,
+      timeoutMs: this.config.webhookTimeoutMs,
     });
   }
 
@@ -224,10 +275,17 @@ export class WebhooksService {
   async deliveries(scope: Scope, id: string, query: ListQuery & { status?: string }) {
     await this.deliveringRow(scope, id);
     const page = pageOf(query);
-    const where = and(eq(webhookDeliveries.orgId, scope.orgId), eq(webhookDeliveries.endpointId, id), query.status ? eq(webhookDeliveries.status, query.status) : undefined);
+    const where = and(
+      eq(webhookDeliveries.orgId, scope.orgId),
+      eq(webhookDeliveries.endpointId, id),
+      query.status ? eq(webhookDeliveries.status, query.status) : undefined,
+    );
     const [items, counted] = await Promise.all([
       this.db.select().from(webhookDeliveries).where(where).orderBy(desc(webhookDeliveries.id)).limit(page.limit).offset(page.offset),
-      this.db.select({ n: sql<number>`count(*)::int` }).from(webhookDeliveries).where(where),
+      this.db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(webhookDeliveries)
+        .where(where),
     ]);
     return envelope(items.map(publicDelivery), counted[0]?.n ?? 0, page);
   }
@@ -236,19 +294,32 @@ export class WebhooksService {
   async resend(scope: Scope, endpointId: string, deliveryId: string) {
     const orgId = scope.orgId;
     await this.ownRow(scope, endpointId);
-    const [old] = await this.db.select().from(webhookDeliveries)
+    const [old] = await this.db
+      .select()
+      .from(webhookDeliveries)
       .where(and(eq(webhookDeliveries.orgId, orgId), eq(webhookDeliveries.endpointId, endpointId), eq(webhookDeliveries.id, deliveryId)));
     if (!old) throw notFound('Delivery');
-    const [row] = await this.db.insert(webhookDeliveries).values({
-      id: newId('delivery'), orgId, endpointId, eventId: old.eventId, eventType: old.eventType, attempt: 1, status: 'pending', nextAttemptAt: this.clock.now(),
-    }).returning();
+    const [row] = await this.db
+      .insert(webhookDeliveries)
+      .values({
+        id: newId('delivery'),
+        orgId,
+        endpointId,
+        eventId: old.eventId,
+        eventType: old.eventType,
+        attempt: 1,
+        status: 'pending',
+        nextAttemptAt: this.clock.now(),
+      })
+      .returning();
     return publicDelivery(row!);
   }
 
   /** Dispatcher subscriber: one pending delivery per matching active endpoint, in the dispatch transaction. */
   async fanOut(tx: Db, batch: EventRow[]): Promise<void> {
     const orgIds = [...new Set(batch.map((e) => e.orgId))];
-    const endpoints = await tx.select({ id: webhookEndpoints.id, orgId: webhookEndpoints.orgId, projectId: webhookEndpoints.projectId, events: webhookEndpoints.events })
+    const endpoints = await tx
+      .select({ id: webhookEndpoints.id, orgId: webhookEndpoints.orgId, projectId: webhookEndpoints.projectId, events: webhookEndpoints.events })
       .from(webhookEndpoints)
       .where(and(inArray(webhookEndpoints.orgId, orgIds), eq(webhookEndpoints.active, true)));
     if (endpoints.length === 0) return;
@@ -266,9 +337,9 @@ export class WebhooksService {
   }
 
   async cancelPending(db: Db, orgId: string, endpointId: string, reason: string): Promise<void> {
-    await db.update(webhookDeliveries)
+    await db
+      .update(webhookDeliveries)
       .set({ status: 'failed', error: reason, finishedAt: this.clock.now(), lockedUntil: null })
       .where(and(eq(webhookDeliveries.orgId, orgId), eq(webhookDeliveries.endpointId, endpointId), eq(webhookDeliveries.status, 'pending')));
   }
-
 }

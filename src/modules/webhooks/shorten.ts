@@ -20,7 +20,15 @@ export function envelopeBody(envelope: object, limit = MAX_ENVELOPE_BYTES): stri
   }
   // Only ids left: keep the envelope fields and the payload's ids.
   const e = envelope as Record<string, unknown>;
-  return JSON.stringify({ id: e.id, type: e.type, organizationId: e.organizationId, projectId: e.projectId, at: e.at, payload: idsOnly(e.payload), truncated: true });
+  return JSON.stringify({
+    id: e.id,
+    type: e.type,
+    organizationId: e.organizationId,
+    projectId: e.projectId,
+    at: e.at,
+    payload: idsOnly(e.payload),
+    truncated: true,
+  });
 }
 
 function trim(value: unknown, cap: number, key = ''): unknown {

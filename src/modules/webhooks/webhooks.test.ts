@@ -59,7 +59,12 @@ describe('endpoint management', () => {
     const list = await t.call({ method: 'GET', url: `${base}/webhook-endpoints`, auth: owner() });
     expect(list.json()).toMatchObject({ total: 1, items: [expect.objectContaining({ id: created.id })] });
     expect(JSON.stringify(list.json())).not.toContain(created.secret);
-    const patched = await t.call({ method: 'PATCH', url: `${base}/webhook-endpoints/${created.id}`, auth: owner(), payload: { events: ['*'], description: null } });
+    const patched = await t.call({
+      method: 'PATCH',
+      url: `${base}/webhook-endpoints/${created.id}`,
+      auth: owner(),
+      payload: { events: ['*'], description: null },
+    });
     expect(patched.json()).toMatchObject({ events: ['*'], description: null });
     const rotated = await t.call({ method: 'POST', url: `${base}/webhook-endpoints/${created.id}/rotate-secret`, auth: owner() });
     expect(rotated.json().secret).toMatch(/^whsec_/);
@@ -75,12 +80,22 @@ describe('endpoint management', () => {
   it('keeps a given secret and validates input', async () => {
     const created = await endpoint({ secret: 'my-own-secret-value' });
     expect(created.secret).toBe('my-own-secret-value');
-    for (const payload of [{ url: 'not a url', events: ['*'] }, { url: rx.url(), events: [] }, { url: rx.url(), events: ['Bad Event'] }, { url: 'ftp://x.example/', events: ['*'] }]) {
+    for (const payload of [
+      { url: 'not a url', events: ['*'] },
+      { url: rx.url(), events: [] },
+      { url: rx.url(), events: ['Bad Event'] },
+      { url: 'ftp://x.example/', events: ['*'] },
+    ]) {
       const res = await t.call({ method: 'POST', url: `${base}/webhook-endpoints`, auth: owner(), payload });
       expect(res.statusCode, JSON.stringify(payload)).toBe(400);
       expect(res.json().code).toBe('VALIDATION_ERROR');
     }
-    const otherProject = await t.call({ method: 'POST', url: `${base}/webhook-endpoints`, auth: owner(), payload: { url: rx.url(), events: ['*'], projectId: t.orgB.projectId } });
+    const otherProject = await t.call({
+      method: 'POST',
+      url: `${base}/webhook-endpoints`,
+      auth: owner(),
+      payload: { url: rx.url(), events: ['*'], projectId: t.orgB.projectId },
+    });
     expect(otherProject.statusCode).toBe(404);
   });
 
@@ -94,11 +109,36 @@ describe('endpoint management', () => {
     expect((await create(['lead.synced'])).json().message).toContain("'lead.synced'");
     expect((await t.call({ method: 'GET', url: `${base}/webhook-endpoints`, auth: owner() })).json().total).toBe(0);
 
-    const all = ['lead.created', 'lead.updated', 'lead.qualified', 'lead.replied', 'message.received', 'message.sent', 'conversation.opened',
-      'conversation.handoff', 'conversation.closed', 'post.created', 'post.approved', 'post.published', 'post.failed', 'campaign.started',
-      'campaign.finished', 'workflow.run.started', 'workflow.run.finished', 'workflow.run.failed', 'agent.run.finished', 'agent.report.created',
-      'analytics.synced', 'analytics.threshold', 'integration.connected', 'integration.error', 'approval.requested', 'approval.resolved',
-      'budget.warning', 'budget.exceeded'];
+    const all = [
+      'lead.created',
+      'lead.updated',
+      'lead.qualified',
+      'lead.replied',
+      'message.received',
+      'message.sent',
+      'conversation.opened',
+      'conversation.handoff',
+      'conversation.closed',
+      'post.created',
+      'post.approved',
+      'post.published',
+      'post.failed',
+      'campaign.started',
+      'campaign.finished',
+      'workflow.run.started',
+      'workflow.run.finished',
+      'workflow.run.failed',
+      'agent.run.finished',
+      'agent.report.created',
+      'analytics.synced',
+      'analytics.threshold',
+      'integration.connected',
+      'integration.error',
+      'approval.requested',
+      'approval.resolved',
+      'budget.warning',
+      'budget.exceeded',
+    ];
     const created = await create(all);
     expect(created.statusCode, created.body).toBe(201);
     expect(created.json().events).toEqual(all);
@@ -117,14 +157,23 @@ describe('endpoint management', () => {
   it('guards every route: cross-organization 404, scope and role 403', async () => {
     const created = await endpoint({});
     const routes = [
-      ['GET', `/webhook-endpoints/${created.id}`], ['PATCH', `/webhook-endpoints/${created.id}`], ['DELETE', `/webhook-endpoints/${created.id}`],
-      ['POST', `/webhook-endpoints/${created.id}/rotate-secret`], ['POST', `/webhook-endpoints/${created.id}/test`],
-      ['GET', `/webhook-endpoints/${created.id}/deliveries`], ['POST', `/webhook-endpoints/${created.id}/deliveries/dlv_x/resend`],
+      ['GET', `/webhook-endpoints/${created.id}`],
+      ['PATCH', `/webhook-endpoints/${created.id}`],
+      ['DELETE', `/webhook-endpoints/${created.id}`],
+      ['POST', `/webhook-endpoints/${created.id}/rotate-secret`],
+      ['POST', `/webhook-endpoints/${created.id}/test`],
+      ['GET', `/webhook-endpoints/${created.id}/deliveries`],
+      ['POST', `/webhook-endpoints/${created.id}/deliveries/dlv_x/resend`],
     ] as const;
     for (const [method, path] of routes) {
       const res = await t.call({ method, url: `${base}${path}`, auth: { token: t.orgB.token }, payload: method === 'PATCH' ? { active: false } : undefined });
       expect(res.statusCode, `${method} ${path}`).toBe(404);
-      const viaOwnOrg = await t.call({ method, url: `/api/v1/orgs/${t.orgB.orgId}${path}`, auth: { token: t.orgB.token }, payload: method === 'PATCH' ? { active: false } : undefined });
+      const viaOwnOrg = await t.call({
+        method,
+        url: `/api/v1/orgs/${t.orgB.orgId}${path}`,
+        auth: { token: t.orgB.token },
+        payload: method === 'PATCH' ? { active: false } : undefined,
+      });
       expect(viaOwnOrg.statusCode, `B ${method} ${path}`).toBe(404);
     }
     const readKey = await t.key(t.orgA.orgId, ['webhooks:read']);
@@ -136,7 +185,12 @@ describe('endpoint management', () => {
     const writeKey = await t.key(t.orgA.orgId, ['webhooks:write']);
     expect((await t.call({ method: 'POST', url: `${base}/webhook-endpoints/${created.id}/rotate-secret`, auth: { apiKey: writeKey } })).statusCode).toBe(200);
     const member = await t.member(t.orgA.orgId, 'member');
-    const byMember = await t.call({ method: 'POST', url: `${base}/webhook-endpoints`, auth: { token: member.token }, payload: { url: rx.url(), events: ['*'] } });
+    const byMember = await t.call({
+      method: 'POST',
+      url: `${base}/webhook-endpoints`,
+      auth: { token: member.token },
+      payload: { url: rx.url(), events: ['*'] },
+    });
     expect(byMember.statusCode).toBe(403);
     expect((await t.call({ method: 'GET', url: `${base}/webhook-endpoints`, auth: { token: member.token } })).statusCode).toBe(200);
   });
@@ -155,14 +209,26 @@ describe('delivery', () => {
     expect(Math.abs(Number(req.headers['x-service-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
     expect(String(req.headers['x-service-delivery'])).toMatch(/^dlv_/);
     expect(verify(req, secret)).toBe(true);
-    expect(req.json).toMatchObject({ type: 'lead.created', organizationId: t.orgA.orgId, projectId: t.orgA.projectId, payload: { lead: { id: lead.id, email: 'signed@example.com' } } });
+    expect(req.json).toMatchObject({
+      type: 'lead.created',
+      organizationId: t.orgA.orgId,
+      projectId: t.orgA.projectId,
+      payload: { lead: { id: lead.id, email: 'signed@example.com' } },
+    });
     expect((req.json as { id: string }).id).toMatch(/^evt_/);
     expect((req.json as { at: string }).at).toMatch(/Z$/);
     const history = await eventually(async () => {
       const d = await deliveries((await t.call({ method: 'GET', url: `${base}/webhook-endpoints`, auth: owner() })).json().items[0].id);
       return d.items[0]?.status === 'succeeded' ? d : null;
     });
-    expect(history.items[0]).toMatchObject({ eventType: 'lead.created', attempt: 1, status: 'succeeded', statusCode: 200, responseBodyPreview: 'ok', id: req.headers['x-service-delivery'] });
+    expect(history.items[0]).toMatchObject({
+      eventType: 'lead.created',
+      attempt: 1,
+      status: 'succeeded',
+      statusCode: 200,
+      responseBodyPreview: 'ok',
+      id: req.headers['x-service-delivery'],
+    });
   });
 
   it('filters by event name and project; * gets everything; inactive endpoints accumulate nothing', async () => {
@@ -184,7 +250,14 @@ describe('delivery', () => {
     expect(await counts(projectOnly.id)).toBe(1);
     expect(await counts(inactive.id)).toBe(0);
     expect(rx.received).toHaveLength(6);
-    expect(rx.received.map((r) => r.headers['x-service-event']).sort()).toEqual(['lead.created', 'lead.created', 'lead.created', 'lead.qualified', 'lead.qualified', 'lead.updated']);
+    expect(rx.received.map((r) => r.headers['x-service-event']).sort()).toEqual([
+      'lead.created',
+      'lead.created',
+      'lead.created',
+      'lead.qualified',
+      'lead.qualified',
+      'lead.updated',
+    ]);
     // An event sent to two endpoints carries the same whole envelope to both (its payload is read
     // once per claimed batch and shared by its deliveries).
     const bodies = new Map<string, string[]>();
@@ -209,7 +282,11 @@ describe('delivery', () => {
       const d = await deliveries(ep.id);
       return d.items.some((i: { status: string }) => i.status === 'succeeded') ? d : null;
     });
-    expect(history.items.map((i: { attempt: number; status: string; statusCode: number }) => [i.attempt, i.status, i.statusCode])).toEqual([[3, 'succeeded', 204], [2, 'failed', 500], [1, 'failed', 500]]);
+    expect(history.items.map((i: { attempt: number; status: string; statusCode: number }) => [i.attempt, i.status, i.statusCode])).toEqual([
+      [3, 'succeeded', 204],
+      [2, 'failed', 500],
+      [1, 'failed', 500],
+    ]);
     expect(history.items[2].responseBodyPreview).toBe('boom');
     const failedOnly = await deliveries(ep.id, { status: 'failed' });
     expect(failedOnly.total).toBe(2);
@@ -269,7 +346,10 @@ describe('delivery', () => {
     const ep = await endpoint({});
     rx.behaviour = (_req, n) => (n === 3 ? { status: 200 } : { status: 503 });
     await createLead({ name: 'warm-up' });
-    await eventually(async () => (await t.call({ method: 'GET', url: `${base}/webhook-endpoints/${ep.id}`, auth: owner() })).json().consecutiveFailures === 0 && rx.received.length >= 3);
+    await eventually(
+      async () =>
+        (await t.call({ method: 'GET', url: `${base}/webhook-endpoints/${ep.id}`, auth: owner() })).json().consecutiveFailures === 0 && rx.received.length >= 3,
+    );
     rx.behaviour = () => ({ status: 503 });
     for (let i = 0; i < 20; i++) await createLead({ name: `failing ${i}` });
     const disabled = await eventually(async () => {
@@ -331,16 +411,32 @@ describe('delivery', () => {
 
 describe('SSRF guard when private targets are not allowed', () => {
   let strict: TestApp;
-  beforeAll(async () => { strict = await buildTestApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'false' } }); });
-  afterAll(async () => { await strict.close(); });
+  beforeAll(async () => {
+    strict = await buildTestApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'false' } });
+  });
+  afterAll(async () => {
+    await strict.close();
+  });
 
   it('refuses loopback, 10/8, metadata, IPv6 loopback, a name resolving to loopback and plain http', async () => {
     const urls = [
-      'https://127.0.0.1/hook', 'https://10.1.2.3/hook', 'https://169.254.169.254/latest/meta-data', 'https://[::1]/hook',
-      `https://${hostname()}/hook`, 'https://localhost/hook', 'https://192.168.1.1/', 'https://[::ffff:127.0.0.1]/', 'http://example.com/hook',
+      'https://127.0.0.1/hook',
+      'https://10.1.2.3/hook',
+      'https://169.254.169.254/latest/meta-data',
+      'https://[::1]/hook',
+      `https://${hostname()}/hook`,
+      'https://localhost/hook',
+      'https://192.168.1.1/',
+      'https://[::ffff:127.0.0.1]/',
+      'http://example.com/hook',
     ];
     for (const url of urls) {
-      const res = await strict.call({ method: 'POST', url: `/api/v1/orgs/${strict.orgA.orgId}/webhook-endpoints`, auth: { token: strict.orgA.token }, payload: { url, events: ['*'] } });
+      const res = await strict.call({
+        method: 'POST',
+        url: `/api/v1/orgs/${strict.orgA.orgId}/webhook-endpoints`,
+        auth: { token: strict.orgA.token },
+        payload: { url, events: ['*'] },
+      });
       expect(res.statusCode, url).toBe(400);
       expect(res.json().code).toBe('VALIDATION_ERROR');
     }

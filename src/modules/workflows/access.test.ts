@@ -19,7 +19,13 @@ afterAll(async () => {
   await t.close();
 });
 
-type Route = { method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; path: () => string; scope: 'workflows:read' | 'workflows:write'; payload?: Record<string, unknown>; own?: boolean };
+type Route = {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  path: () => string;
+  scope: 'workflows:read' | 'workflows:write';
+  payload?: Record<string, unknown>;
+  own?: boolean;
+};
 const routes: Route[] = [
   { method: 'GET', path: () => '/workflows', scope: 'workflows:read' },
   { method: 'POST', path: () => '/workflows', scope: 'workflows:write', payload: { name: 'n', nodes: [manual], edges: [] } },
@@ -43,7 +49,19 @@ const routes: Route[] = [
 ];
 
 describe('access', () => {
-  it.each(routes.map((r) => [`${r.method} ${r.path.toString().match(/`(.*)`|'(.*)'/)?.slice(1).find(Boolean)}`, r] as const))('%s: 401 without credentials, 403 without its scope, 403 for a viewer on writes', async (_name, route) => {
+  it.each(
+    routes.map(
+      (r) =>
+        [
+          `${r.method} ${r.path
+            .toString()
+            .match(/`(.*)`|'(.*)'/)
+            ?.slice(1)
+            .find(Boolean)}`,
+          r,
+        ] as const,
+    ),
+  )('%s: 401 without credentials, 403 without its scope, 403 for a viewer on writes', async (_name, route) => {
     const url = `${w.base}${route.path()}`;
     expect((await t.call({ method: route.method, url, payload: route.payload })).statusCode).toBe(401);
     const wrongScope = await t.key(t.orgA.orgId, ['leads:read', 'leads:write']);
@@ -58,15 +76,23 @@ describe('access', () => {
     }
   });
 
-  it.each(routes.filter((r) => r.own).map((r) => [`${r.method} ${r.path.toString().match(/`(.*)`/)?.[1]}`, r] as const))('%s: another organization gets 404', async (_name, route) => {
-    // Org B's owner, under org B's path, addressing org A's resource.
-    const res = await t.call({ method: route.method, url: `/api/v1/orgs/${t.orgB.orgId}${route.path()}`, payload: route.payload, auth: { token: t.orgB.token } });
-    expect(res.statusCode).toBe(404);
-    expect(res.json()).toMatchObject({ code: 'NOT_FOUND' });
-    // And org B's key under org A's path.
-    const cross = await t.call({ method: route.method, url: `${w.base}${route.path()}`, payload: route.payload, auth: { apiKey: t.orgB.apiKey } });
-    expect(cross.statusCode).toBe(404);
-  });
+  it.each(routes.filter((r) => r.own).map((r) => [`${r.method} ${r.path.toString().match(/`(.*)`/)?.[1]}`, r] as const))(
+    '%s: another organization gets 404',
+    async (_name, route) => {
+      // Org B's owner, under org B's path, addressing org A's resource.
+      const res = await t.call({
+        method: route.method,
+        url: `/api/v1/orgs/${t.orgB.orgId}${route.path()}`,
+        payload: route.payload,
+        auth: { token: t.orgB.token },
+      });
+      expect(res.statusCode).toBe(404);
+      expect(res.json()).toMatchObject({ code: 'NOT_FOUND' });
+      // And org B's key under org A's path.
+      const cross = await t.call({ method: route.method, url: `${w.base}${route.path()}`, payload: route.payload, auth: { apiKey: t.orgB.apiKey } });
+      expect(cross.statusCode).toBe(404);
+    },
+  );
 
   it('a key bound to another project does not see the workflow', async () => {
     const other = (await t.call({ method: 'POST', url: `${w.base}/projects`, auth: w.auth, payload: { name: 'P2' } })).json();
@@ -87,13 +113,33 @@ describe('access', () => {
 
 describe('templates', () => {
   it('lists at least five templates and creates workflows from the available ones; unavailable node types give a clear 422', async () => {
-    const list = (await t.call({ method: 'GET', url: `${w.base}/templates`, auth: w.auth })).json() as { id: string; name: string; category: string; description: string; available: boolean }[];
+    const list = (await t.call({ method: 'GET', url: `${w.base}/templates`, auth: w.auth })).json() as {
+      id: string;
+      name: string;
+      category: string;
+      description: string;
+      available: boolean;
+    }[];
     expect(list.length).toBeGreaterThanOrEqual(5);
-    for (const id of ['qualify-new-leads-with-ai', 'approve-then-publish-linkedin', 'weekly-report-digest', 'sync-qualified-leads-to-crm', 'welcome-new-leads']) {
-      expect(list.find((x) => x.id === id), id).toMatchObject({ name: expect.any(String), category: expect.any(String), description: expect.any(String) });
+    for (const id of [
+      'qualify-new-leads-with-ai',
+      'approve-then-publish-linkedin',
+      'weekly-report-digest',
+      'sync-qualified-leads-to-crm',
+      'welcome-new-leads',
+    ]) {
+      expect(
+        list.find((x) => x.id === id),
+        id,
+      ).toMatchObject({ name: expect.any(String), category: expect.any(String), description: expect.any(String) });
     }
     for (const template of list) {
-      const res = await t.call({ method: 'POST', url: `${w.base}/templates/${template.id}/use`, auth: w.auth, payload: { name: `From ${template.id}`, projectId: t.orgA.projectId } });
+      const res = await t.call({
+        method: 'POST',
+        url: `${w.base}/templates/${template.id}/use`,
+        auth: w.auth,
+        payload: { name: `From ${template.id}`, projectId: t.orgA.projectId },
+      });
       if (template.available) {
         expect(res.statusCode, `${template.id}: ${res.body}`).toBe(201);
         expect(res.json()).toMatchObject({ name: `From ${template.id}`, projectId: t.orgA.projectId, templateId: template.id });

@@ -21,12 +21,20 @@ afterAll(async () => {
   await t.close();
 });
 
-const approvalFlow = (params: Record<string, unknown> = {}) => w.create([
-  manual,
-  { id: 'ask', type: 'flow.approval', params: { title: 'Publish {{ topic }}?', description: 'Check it', ...params } },
-  { id: 'yes', type: 'data.set', params: { fields: { outcome: 'approved' } } },
-  { id: 'no', type: 'data.set', params: { fields: { outcome: 'rejected' } } },
-], [{ from: 'start', to: 'ask' }, { from: 'ask', to: 'yes', output: 'approved' }, { from: 'ask', to: 'no', output: 'rejected' }]);
+const approvalFlow = (params: Record<string, unknown> = {}) =>
+  w.create(
+    [
+      manual,
+      { id: 'ask', type: 'flow.approval', params: { title: 'Publish {{ topic }}?', description: 'Check it', ...params } },
+      { id: 'yes', type: 'data.set', params: { fields: { outcome: 'approved' } } },
+      { id: 'no', type: 'data.set', params: { fields: { outcome: 'rejected' } } },
+    ],
+    [
+      { from: 'start', to: 'ask' },
+      { from: 'ask', to: 'yes', output: 'approved' },
+      { from: 'ask', to: 'no', output: 'rejected' },
+    ],
+  );
 
 async function approvalOf(runId: string) {
   return eventually(async () => {
@@ -36,7 +44,10 @@ async function approvalOf(runId: string) {
 }
 
 async function platformEvents(type: string, approvalId: string) {
-  const rows = await t.database.db.select().from(events).where(and(eq(events.orgId, t.orgA.orgId), eq(events.type, type)));
+  const rows = await t.database.db
+    .select()
+    .from(events)
+    .where(and(eq(events.orgId, t.orgA.orgId), eq(events.type, type)));
   return rows.filter((r) => (r.payload as { approvalId: string }).approvalId === approvalId);
 }
 
@@ -48,7 +59,14 @@ describe('approvals', () => {
     const waiting = await w.until(queued.id, ['WAITING']);
     expect(w.step(waiting, 'ask')!.status).toBe('WAITING');
     const approval = await approvalOf(queued.id);
-    expect(approval).toMatchObject({ status: 'PENDING', title: 'Publish AI?', description: 'Check it', runId: queued.id, nodeId: 'ask', payload: [{ topic: 'AI' }] });
+    expect(approval).toMatchObject({
+      status: 'PENDING',
+      title: 'Publish AI?',
+      description: 'Check it',
+      runId: queued.id,
+      nodeId: 'ask',
+      payload: [{ topic: 'AI' }],
+    });
     expect(new Date(approval.expiresAt as string).getTime()).toBeGreaterThan(Date.now());
     expect((await w.events(queued.id)).at(-1)).toMatchObject({ type: 'node.waiting', nodeId: 'ask' });
     await stream.until(() => stream.events('approval.requested').length > 0 && stream.events('notification').length > 0, 5000);
@@ -57,9 +75,20 @@ describe('approvals', () => {
     stream.close();
     expect(await platformEvents('approval.requested', approval.id)).toHaveLength(1);
 
-    const res = await t.call({ method: 'POST', url: `${w.base}/approvals/${approval.id}/approve`, auth: w.auth, payload: { comment: 'ship it', editedPayload: { topic: 'AI agents' } } });
+    const res = await t.call({
+      method: 'POST',
+      url: `${w.base}/approvals/${approval.id}/approve`,
+      auth: w.auth,
+      payload: { comment: 'ship it', editedPayload: { topic: 'AI agents' } },
+    });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ status: 'APPROVED', decision: 'approved', by: `user:${t.orgA.ownerId}`, comment: 'ship it', editedPayload: { topic: 'AI agents' } });
+    expect(res.json()).toMatchObject({
+      status: 'APPROVED',
+      decision: 'approved',
+      by: `user:${t.orgA.ownerId}`,
+      comment: 'ship it',
+      editedPayload: { topic: 'AI agents' },
+    });
     const run = await w.until(queued.id);
     expect(run.status).toBe('SUCCEEDED');
     expect(w.step(run, 'yes')!.items).toEqual([{ topic: 'AI agents', outcome: 'approved' }]);
@@ -119,9 +148,20 @@ describe('approvals', () => {
     }
   });
 
-  it('agents\' approvals (no node) are listed and decided without touching workflow runs', async () => {
+  it("agents' approvals (no node) are listed and decided without touching workflow runs", async () => {
     const { approvals } = t.app.services;
-    const created = await t.database.db.transaction(async (tx) => approvals.request(tx as never, { orgId: t.orgA.orgId, projectId: t.orgA.projectId, title: 'Agent wants to send', description: 'ok?', runId: 'arun_fake', nodeId: null, expiresAt: null, payload: { a: 1 } }));
+    const created = await t.database.db.transaction(async (tx) =>
+      approvals.request(tx as never, {
+        orgId: t.orgA.orgId,
+        projectId: t.orgA.projectId,
+        title: 'Agent wants to send',
+        description: 'ok?',
+        runId: 'arun_fake',
+        nodeId: null,
+        expiresAt: null,
+        payload: { a: 1 },
+      }),
+    );
     const list = await t.call({ method: 'GET', url: `${w.base}/approvals`, query: { status: 'PENDING' }, auth: w.auth });
     expect(list.json().items.map((a: { id: string }) => a.id)).toContain(created.id);
     const res = await t.call({ method: 'POST', url: `${w.base}/approvals/${created.id}/approve`, auth: w.auth, payload: {} });

@@ -11,10 +11,18 @@ import { api } from '../../../test/workflows.ts';
  */
 let now = Date.parse('2026-11-23T10:00:00.000Z');
 const clock = { now: () => new Date(now) };
-const later = (ms = 101) => { now += ms; };
+const later = (ms = 101) => {
+  now += ms;
+};
 
-const manual = [{ id: 'start', type: 'trigger.manual' }, { id: 'set', type: 'data.set', params: { fields: { ok: true } } }];
-const hooked = [{ id: 'hook', type: 'trigger.webhook' }, { id: 'set', type: 'data.set', params: { fields: { ok: true } } }];
+const manual = [
+  { id: 'start', type: 'trigger.manual' },
+  { id: 'set', type: 'data.set', params: { fields: { ok: true } } },
+];
+const hooked = [
+  { id: 'hook', type: 'trigger.webhook' },
+  { id: 'set', type: 'data.set', params: { fields: { ok: true } } },
+];
 const edges = [{ from: 'start', to: 'set' }];
 
 describe('bounded run queues per workflow and per organization', () => {
@@ -58,7 +66,12 @@ describe('bounded run queues per workflow and per organization', () => {
     expect(runs.total).toBe(5);
 
     // Another organization's queue is its own.
-    const other = await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgB.orgId}/workflows`, auth: { token: t.orgB.token }, payload: { name: 'b', nodes: manual, edges } });
+    const other = await t.call({
+      method: 'POST',
+      url: `/api/v1/orgs/${t.orgB.orgId}/workflows`,
+      auth: { token: t.orgB.token },
+      payload: { name: 'b', nodes: manual, edges },
+    });
     expect((await start(other.json().id, t.orgB)).statusCode).toBe(201);
 
     // Runs leaving the queue make room again.
@@ -75,12 +88,16 @@ describe('the age of the oldest waiting run', () => {
   let w: ReturnType<typeof api>;
   beforeAll(async () => {
     // An instance that runs two at once: a queue of one is what its next claim takes.
-    t = await buildTestApp({ workers: false, clock, env: { RUN_QUEUE_MAX_PER_WORKFLOW: '0', RUN_QUEUE_MAX_PER_ORG: '0', RUN_QUEUE_MAX_AGE_MS: '500', WORKFLOW_CONCURRENCY: '2' } });
+    t = await buildTestApp({
+      workers: false,
+      clock,
+      env: { RUN_QUEUE_MAX_PER_WORKFLOW: '0', RUN_QUEUE_MAX_PER_ORG: '0', RUN_QUEUE_MAX_AGE_MS: '500', WORKFLOW_CONCURRENCY: '2' },
+    });
     w = api(t);
   });
   afterAll(() => t.close());
 
-  it('refuses starts while the organization\'s oldest queued run has waited past RUN_QUEUE_MAX_AGE_MS (in a queue no shorter than one claim), and takes them again once it started', async () => {
+  it("refuses starts while the organization's oldest queued run has waited past RUN_QUEUE_MAX_AGE_MS (in a queue no shorter than one claim), and takes them again once it started", async () => {
     const wf = await w.create(manual, edges);
     const start = () => t.call({ method: 'POST', url: `${w.base}/workflows/${wf.id}/run`, auth: w.auth, payload: { input: {} } });
     const first = await start();
@@ -113,7 +130,12 @@ describe('triggers waiting in the instance', () => {
   it('refuses a trigger past RUN_TRIGGERS_IN_FLIGHT at once, and one that waited past RUN_QUEUE_MAX_AGE_MS before its admission', async () => {
     const backlog = new RunBacklog(t.database, { now: () => new Date() }, { perWorkflow: 0, perOrg: 0, maxAgeMs: 100, inFlight: 1, agedFrom: 1 });
     let finish!: () => void;
-    const first = backlog.gate(() => new Promise<string>((resolve) => { finish = () => resolve('done'); }));
+    const first = backlog.gate(
+      () =>
+        new Promise<string>((resolve) => {
+          finish = () => resolve('done');
+        }),
+    );
     // One trigger in hand: the next is refused without any database work.
     const second = await backlog.gate(async () => 'ran').catch((error: unknown) => error);
     expect(second).toBeInstanceOf(AppError);
@@ -127,7 +149,12 @@ describe('triggers waiting in the instance', () => {
     // The same while another trigger is in flight (both waiting for the database): refused.
     const wide = new RunBacklog(t.database, { now: () => new Date() }, { perWorkflow: 0, perOrg: 0, maxAgeMs: 100, inFlight: 0, agedFrom: 1 });
     let release!: () => void;
-    const held = wide.gate(() => new Promise<void>((resolve) => { release = resolve; }));
+    const held = wide.gate(
+      () =>
+        new Promise<void>((resolve) => {
+          release = resolve;
+        }),
+    );
     const late = await wide.gate(() => wide.admit(t.orgA.orgId, 'wf_none', performance.now() - 300)).catch((error: unknown) => error);
     expect(late).toMatchObject({ statusCode: 429, code: 'RATE_LIMIT', details: { queue: 'instance', limit: 100 } });
     expect(((late as AppError).details as { waitedMs: number }).waitedMs).toBeGreaterThanOrEqual(300);

@@ -65,7 +65,11 @@ export class RunBacklog {
   async gate<T>(handle: () => Promise<T>): Promise<T> {
     const max = this.limits.inFlight;
     if (max > 0 && this.triggersInFlight >= max) {
-      throw refusal(`This instance is handling ${this.triggersInFlight} triggers at once (at most ${max}); retry shortly`, { queue: 'instance', inFlight: this.triggersInFlight, limit: max });
+      throw refusal(`This instance is handling ${this.triggersInFlight} triggers at once (at most ${max}); retry shortly`, {
+        queue: 'instance',
+        inFlight: this.triggersInFlight,
+        limit: max,
+      });
     }
     this.triggersInFlight++;
     try {
@@ -95,18 +99,35 @@ export class RunBacklog {
     const inInstance = arrivedAt === undefined ? 0 : performance.now() - arrivedAt;
     if (maxAgeMs > 0 && inInstance > maxAgeMs && this.triggersInFlight > 1) {
       const ms = Math.round(inInstance);
-      throw refusal(`This trigger waited ${ms} ms in the service before it could queue a run (at most ${maxAgeMs}); retry shortly`, { queue: 'instance', waitedMs: ms, limit: maxAgeMs });
+      throw refusal(`This trigger waited ${ms} ms in the service before it could queue a run (at most ${maxAgeMs}); retry shortly`, {
+        queue: 'instance',
+        waitedMs: ms,
+        limit: maxAgeMs,
+      });
     }
     const queued = reading.byWorkflow.get(workflowId) ?? 0;
     if (perWorkflow > 0 && queued >= perWorkflow) {
-      throw refusal(`This workflow has ${queued} runs waiting to start (at most ${perWorkflow}); retry shortly`, { queue: 'workflow', queued, limit: perWorkflow });
+      throw refusal(`This workflow has ${queued} runs waiting to start (at most ${perWorkflow}); retry shortly`, {
+        queue: 'workflow',
+        queued,
+        limit: perWorkflow,
+      });
     }
     if (perOrg > 0 && reading.total >= perOrg) {
-      throw refusal(`This organization has ${reading.total} runs waiting to start (at most ${perOrg}); retry shortly`, { queue: 'organization', queued: reading.total, limit: perOrg });
+      throw refusal(`This organization has ${reading.total} runs waiting to start (at most ${perOrg}); retry shortly`, {
+        queue: 'organization',
+        queued: reading.total,
+        limit: perOrg,
+      });
     }
     const waited = reading.oldest === null ? 0 : this.clock.now().getTime() - reading.oldest;
     if (maxAgeMs > 0 && waited > maxAgeMs && reading.total >= agedFrom) {
-      throw refusal(`Runs of this organization are waiting ${waited} ms to start (at most ${maxAgeMs}); retry shortly`, { queue: 'organization', queued: reading.total, oldestWaitMs: waited, limit: maxAgeMs });
+      throw refusal(`Runs of this organization are waiting ${waited} ms to start (at most ${maxAgeMs}); retry shortly`, {
+        queue: 'organization',
+        queued: reading.total,
+        oldestWaitMs: waited,
+        limit: maxAgeMs,
+      });
     }
   }
 
@@ -120,7 +141,11 @@ export class RunBacklog {
   }
 
   private fresh(orgId: string, now: number): Promise<Reading> {
-    const reading = this.database.prepared<{ workflow_id: string; queued: number; oldest: Date | string }>('run_backlog', BACKLOG_SQL, [orgId, this.limits.perOrg > 0 ? this.limits.perOrg : null])
+    const reading = this.database
+      .prepared<{ workflow_id: string; queued: number; oldest: Date | string }>('run_backlog', BACKLOG_SQL, [
+        orgId,
+        this.limits.perOrg > 0 ? this.limits.perOrg : null,
+      ])
       .then((rows) => {
         const byWorkflow = new Map(rows.map((r) => [r.workflow_id, Number(r.queued)]));
         const oldest = rows.length ? Math.min(...rows.map((r) => new Date(r.oldest).getTime())) : null;

@@ -40,17 +40,64 @@ afterAll(async () => {
 describe('validation', () => {
   const post = (payload: Record<string, unknown>) => t.call({ method: 'POST', url: `${w.base}/workflows`, auth: w.auth, payload: { name: 'x', ...payload } });
   it.each([
-    ['unknown node type', { nodes: [manual, { id: 'n', type: 'nope.nothing' }], edges: [{ from: 'start', to: 'n' }] }, /unknown node type "nope.nothing"/, { nodeId: 'n' }],
-    ['params not matching the schema', { nodes: [manual, { id: 'n', type: 'utility.httpRequest', params: { method: 'FETCH', url: 'http://x' } }], edges: [] }, /Node "n" \(utility.httpRequest\) has invalid params: method/, { nodeId: 'n', param: 'method' }],
-    ['unknown param', { nodes: [manual, { id: 'n', type: 'data.set', params: { fields: {}, extra: 1 } }], edges: [] }, /has invalid params: unknown property 'extra'$/, { nodeId: 'n' }],
-    ['broken expression', { nodes: [manual, { id: 'n', type: 'data.set', params: { fields: { a: '{{ $$$( }}' } } }], edges: [] }, /invalid expression/, { nodeId: 'n', param: 'fields.a' }],
-    ['a cycle', { nodes: [manual, { id: 'a', type: 'data.set', params: { fields: {} } }, { id: 'b', type: 'data.set', params: { fields: {} } }], edges: [{ from: 'start', to: 'a' }, { from: 'a', to: 'b' }, { from: 'b', to: 'a' }] }, /cycle: a → b → a/, { nodeId: 'a', edge: { from: 'b', to: 'a' } }],
+    [
+      'unknown node type',
+      { nodes: [manual, { id: 'n', type: 'nope.nothing' }], edges: [{ from: 'start', to: 'n' }] },
+      /unknown node type "nope.nothing"/,
+      { nodeId: 'n' },
+    ],
+    [
+      'params not matching the schema',
+      { nodes: [manual, { id: 'n', type: 'utility.httpRequest', params: { method: 'FETCH', url: 'http://x' } }], edges: [] },
+      /Node "n" \(utility.httpRequest\) has invalid params: method/,
+      { nodeId: 'n', param: 'method' },
+    ],
+    [
+      'unknown param',
+      { nodes: [manual, { id: 'n', type: 'data.set', params: { fields: {}, extra: 1 } }], edges: [] },
+      /has invalid params: unknown property 'extra'$/,
+      { nodeId: 'n' },
+    ],
+    [
+      'broken expression',
+      { nodes: [manual, { id: 'n', type: 'data.set', params: { fields: { a: '{{ $$$( }}' } } }], edges: [] },
+      /invalid expression/,
+      { nodeId: 'n', param: 'fields.a' },
+    ],
+    [
+      'a cycle',
+      {
+        nodes: [manual, { id: 'a', type: 'data.set', params: { fields: {} } }, { id: 'b', type: 'data.set', params: { fields: {} } }],
+        edges: [
+          { from: 'start', to: 'a' },
+          { from: 'a', to: 'b' },
+          { from: 'b', to: 'a' },
+        ],
+      },
+      /cycle: a → b → a/,
+      { nodeId: 'a', edge: { from: 'b', to: 'a' } },
+    ],
     ['a dangling edge', { nodes: [manual], edges: [{ from: 'start', to: 'ghost' }] }, /missing node "ghost"/, { edge: { from: 'start', to: 'ghost' } }],
     ['no trigger', { nodes: [{ id: 'a', type: 'data.set', params: { fields: {} } }], edges: [] }, /no trigger node/, undefined],
     ['two triggers', { nodes: [manual, { id: 'other', type: 'trigger.manual' }], edges: [] }, /2 trigger nodes/, { nodeId: 'other' }],
-    ['an unknown output', { nodes: [manual, { id: 'a', type: 'data.set', params: { fields: {} } }], edges: [{ from: 'start', to: 'a', output: 'true' }] }, /has no output "true"/, { nodeId: 'start', edge: { from: 'start', to: 'a', output: 'true' } }],
-    ['a bad cron', { nodes: [{ id: 's', type: 'trigger.schedule', params: { cron: 'every tuesday' } }], edges: [] }, /invalid cron/, { nodeId: 's', param: 'cron' }],
-    ['a bad time zone', { nodes: [{ id: 's', type: 'trigger.schedule', params: { cron: '0 9 * * *', timezone: 'Mars/Olympus' } }], edges: [] }, /invalid cron|time zone/, { nodeId: 's' }],
+    [
+      'an unknown output',
+      { nodes: [manual, { id: 'a', type: 'data.set', params: { fields: {} } }], edges: [{ from: 'start', to: 'a', output: 'true' }] },
+      /has no output "true"/,
+      { nodeId: 'start', edge: { from: 'start', to: 'a', output: 'true' } },
+    ],
+    [
+      'a bad cron',
+      { nodes: [{ id: 's', type: 'trigger.schedule', params: { cron: 'every tuesday' } }], edges: [] },
+      /invalid cron/,
+      { nodeId: 's', param: 'cron' },
+    ],
+    [
+      'a bad time zone',
+      { nodes: [{ id: 's', type: 'trigger.schedule', params: { cron: '0 9 * * *', timezone: 'Mars/Olympus' } }], edges: [] },
+      /invalid cron|time zone/,
+      { nodeId: 's' },
+    ],
   ])('422 WORKFLOW_INVALID for %s, its details naming the node, edge or param (CONTRACT §4)', async (_name, payload, message, details) => {
     const res = await post(payload);
     expect(res.statusCode).toBe(422);
@@ -79,9 +126,16 @@ describe('validation', () => {
     expect((await patch({ active: false })).json().version).toBe(3);
   });
 
-  it('evaluates an editor\'s expression against an item or the last run\'s input item of a node, under the run limits; $secrets never', async () => {
-    const wf = await w.create([manual, { id: 'a', type: 'data.set', params: { fields: { doubled: '{{ n * 2 }}' } } }, { id: 'b', type: 'data.set', params: { fields: { x: 1 } } }], [{ from: 'start', to: 'a' }, { from: 'a', to: 'b' }]);
-    const evaluate = (payload: Record<string, unknown>, id = wf.id) => t.call({ method: 'POST', url: `${w.base}/workflows/${id}/expressions/evaluate`, auth: w.auth, payload });
+  it("evaluates an editor's expression against an item or the last run's input item of a node, under the run limits; $secrets never", async () => {
+    const wf = await w.create(
+      [manual, { id: 'a', type: 'data.set', params: { fields: { doubled: '{{ n * 2 }}' } } }, { id: 'b', type: 'data.set', params: { fields: { x: 1 } } }],
+      [
+        { from: 'start', to: 'a' },
+        { from: 'a', to: 'b' },
+      ],
+    );
+    const evaluate = (payload: Record<string, unknown>, id = wf.id) =>
+      t.call({ method: 'POST', url: `${w.base}/workflows/${id}/expressions/evaluate`, auth: w.auth, payload });
     expect((await evaluate({ expression: 'Hello {{ name }}!', item: { name: 'Ann' } })).json()).toEqual({ value: 'Hello Ann!', item: { name: 'Ann' } });
     expect((await evaluate({ expression: 'score > 50', item: { score: 70 } })).json().value).toBe(true);
     expect((await evaluate({ expression: '{{ missing }}' })).json().value).toBeNull();
@@ -106,10 +160,13 @@ describe('validation', () => {
   });
 
   it('PATCH validates too, and keeps stored secrets when the mask is sent back', async () => {
-    const wf = await w.create([manual, { id: 'out', type: 'utility.webhookOut', params: { url: receiver.url('/p'), secret: 'original-secret' } }], [{ from: 'start', to: 'out' }]);
+    const wf = await w.create(
+      [manual, { id: 'out', type: 'utility.webhookOut', params: { url: receiver.url('/p'), secret: 'original-secret' } }],
+      [{ from: 'start', to: 'out' }],
+    );
     const bad = await t.call({ method: 'PATCH', url: `${w.base}/workflows/${wf.id}`, auth: w.auth, payload: { edges: [{ from: 'out', to: 'start' }] } });
     expect(bad.statusCode).toBe(422);
-    const ok = await t.call({ method: 'PATCH', url: `${w.base}/workflows/${wf.id}`, auth: w.auth, payload: { name: 'renamed', nodes: (wf.nodes as object[]) } });
+    const ok = await t.call({ method: 'PATCH', url: `${w.base}/workflows/${wf.id}`, auth: w.auth, payload: { name: 'renamed', nodes: wf.nodes as object[] } });
     expect(ok.statusCode).toBe(200);
     expect(ok.json()).toMatchObject({ name: 'renamed' });
     const run = await w.until((await w.run(wf.id)).id);
@@ -137,8 +194,26 @@ describe('validation', () => {
     const res = await t.call({ method: 'GET', url: `${w.base}/node-types`, auth: w.auth });
     expect(res.statusCode).toBe(200);
     const types = res.json() as { type: string; params: { type: string }; outputs: string[]; category: string }[];
-    for (const name of ['trigger.manual', 'trigger.event', 'trigger.schedule', 'trigger.webhook', 'flow.if', 'flow.delay', 'flow.approval', 'data.set', 'leads.upsert', 'leads.update', 'leads.crmSync', 'messaging.send', 'utility.httpRequest', 'utility.webhookOut']) {
-      expect(types.find((x) => x.type === name), name).toBeDefined();
+    for (const name of [
+      'trigger.manual',
+      'trigger.event',
+      'trigger.schedule',
+      'trigger.webhook',
+      'flow.if',
+      'flow.delay',
+      'flow.approval',
+      'data.set',
+      'leads.upsert',
+      'leads.update',
+      'leads.crmSync',
+      'messaging.send',
+      'utility.httpRequest',
+      'utility.webhookOut',
+    ]) {
+      expect(
+        types.find((x) => x.type === name),
+        name,
+      ).toBeDefined();
     }
     expect(types.find((x) => x.type === 'flow.if')).toMatchObject({ category: 'flow', outputs: ['true', 'false'], params: { type: 'object' } });
     expect(types.find((x) => x.type === 'flow.approval')!.outputs).toEqual(['approved', 'rejected']);
@@ -149,8 +224,17 @@ describe('cancel', () => {
   it('cancels a RUNNING run: the node in flight is aborted, no later node runs, final → 409', async () => {
     let hits = 0;
     receiver.behaviour = (req) => (req.url === '/slow' ? (hits++, { status: 200, delayMs: 5000 }) : { status: 200 });
-    const wf = await w.create([manual, { id: 'slow', type: 'utility.httpRequest', params: { method: 'GET', url: receiver.url('/slow'), timeoutMs: 20000 } }, { id: 'after', type: 'utility.webhookOut', params: { url: receiver.url('/after-cancel') } }],
-      [{ from: 'start', to: 'slow' }, { from: 'slow', to: 'after' }]);
+    const wf = await w.create(
+      [
+        manual,
+        { id: 'slow', type: 'utility.httpRequest', params: { method: 'GET', url: receiver.url('/slow'), timeoutMs: 20000 } },
+        { id: 'after', type: 'utility.webhookOut', params: { url: receiver.url('/after-cancel') } },
+      ],
+      [
+        { from: 'start', to: 'slow' },
+        { from: 'slow', to: 'after' },
+      ],
+    );
     const queued = await w.run(wf.id);
     await eventually(() => hits > 0);
     const res = await t.call({ method: 'POST', url: `${w.base}/runs/${queued.id}/cancel`, auth: w.auth });
@@ -169,8 +253,13 @@ describe('cancel', () => {
   });
 
   it('cancels a WAITING run; its approval can no longer be decided', async () => {
-    const wf = await w.create([manual, { id: 'ok', type: 'flow.approval', params: { title: 'Go?' } }, { id: 'after', type: 'data.set', params: { fields: { x: 1 } } }],
-      [{ from: 'start', to: 'ok' }, { from: 'ok', to: 'after', output: 'approved' }]);
+    const wf = await w.create(
+      [manual, { id: 'ok', type: 'flow.approval', params: { title: 'Go?' } }, { id: 'after', type: 'data.set', params: { fields: { x: 1 } } }],
+      [
+        { from: 'start', to: 'ok' },
+        { from: 'ok', to: 'after', output: 'approved' },
+      ],
+    );
     const queued = await w.run(wf.id);
     await w.until(queued.id, ['WAITING']);
     const approvals = (await t.call({ method: 'GET', url: `${w.base}/approvals`, query: { runId: queued.id }, auth: w.auth })).json().items;
@@ -197,15 +286,32 @@ describe('cancel', () => {
 
 describe('cost and budget', () => {
   it('a run sums its costs; over budgetUsd it FAILS with BUDGET_EXCEEDED (no retry) and emits budget.exceeded', async () => {
-    const wf = await w.create([manual, { id: 'a', type: 'test.spend', params: { usd: 0.02 } }, { id: 'b', type: 'test.spend', params: { usd: 0.03 } }],
-      [{ from: 'start', to: 'a' }, { from: 'a', to: 'b' }]);
+    const wf = await w.create(
+      [manual, { id: 'a', type: 'test.spend', params: { usd: 0.02 } }, { id: 'b', type: 'test.spend', params: { usd: 0.03 } }],
+      [
+        { from: 'start', to: 'a' },
+        { from: 'a', to: 'b' },
+      ],
+    );
     const ok = await w.until((await w.run(wf.id)).id);
     expect(ok.status).toBe('SUCCEEDED');
     expect(ok.costUsd).toBeCloseTo(0.05);
     expect((await w.events(ok.id)).find((e) => e.type === 'log')).toMatchObject({ nodeId: 'a', level: 'info', message: 'spending 0.02' });
 
-    const limited = await w.create([manual, { id: 'a', type: 'test.spend', params: { usd: 0.02 } }, { id: 'b', type: 'test.spend', params: { usd: 0.03 }, retry: { maxAttempts: 3 } }, { id: 'c', type: 'data.set', params: { fields: {} } }],
-      [{ from: 'start', to: 'a' }, { from: 'a', to: 'b' }, { from: 'b', to: 'c' }], { budgetUsd: 0.04 });
+    const limited = await w.create(
+      [
+        manual,
+        { id: 'a', type: 'test.spend', params: { usd: 0.02 } },
+        { id: 'b', type: 'test.spend', params: { usd: 0.03 }, retry: { maxAttempts: 3 } },
+        { id: 'c', type: 'data.set', params: { fields: {} } },
+      ],
+      [
+        { from: 'start', to: 'a' },
+        { from: 'a', to: 'b' },
+        { from: 'b', to: 'c' },
+      ],
+      { budgetUsd: 0.04 },
+    );
     const failed = await w.until((await w.run(limited.id)).id);
     expect(failed.status).toBe('FAILED');
     expect(failed.error).toMatchObject({ code: 'BUDGET_EXCEEDED', nodeId: 'b' });
@@ -213,8 +319,14 @@ describe('cost and budget', () => {
     expect(failed.steps.find((s) => s.nodeId === 'c')).toBeUndefined();
     const evs = await w.events(failed.id);
     expect(evs.at(-1)).toMatchObject({ type: 'run.finished', status: 'FAILED', costUsd: expect.closeTo(0.05, 5) });
-    await eventually(async () => (await t.database.db.select().from(events).where(and(eq(events.orgId, t.orgA.orgId), eq(events.type, 'budget.exceeded'))))
-      .find((r) => (r.payload as { runId: string }).runId === failed.id));
+    await eventually(async () =>
+      (
+        await t.database.db
+          .select()
+          .from(events)
+          .where(and(eq(events.orgId, t.orgA.orgId), eq(events.type, 'budget.exceeded')))
+      ).find((r) => (r.payload as { runId: string }).runId === failed.id),
+    );
   });
 });
 

@@ -22,13 +22,20 @@ describe('GET …/templates/:id', () => {
       const res = await t.call({ method: 'GET', url: `${w.base}/templates/${id}`, auth: w.auth });
       expect(res.statusCode, res.body).toBe(200);
       const template = TEMPLATES.find((x) => x.id === id)!;
-      expect(res.json()).toMatchObject({ ...list.find((x) => x.id === id), nodes: template.workflow.nodes, edges: template.workflow.edges, active: template.workflow.active ?? true });
+      expect(res.json()).toMatchObject({
+        ...list.find((x) => x.id === id),
+        nodes: template.workflow.nodes,
+        edges: template.workflow.edges,
+        active: template.workflow.active ?? true,
+      });
     }
     const detail = (await t.call({ method: 'GET', url: `${w.base}/templates/qualify-new-leads-with-ai`, auth: w.auth })).json();
     const used = await t.call({ method: 'POST', url: `${w.base}/templates/qualify-new-leads-with-ai/use`, auth: w.auth, payload: { name: 'from template' } });
     expect(used.statusCode, used.body).toBe(201);
     expect(used.json().nodes).toEqual(detail.nodes);
-    expect(used.json().edges.map((e: { from: string; to: string }) => [e.from, e.to])).toEqual(detail.edges.map((e: { from: string; to: string }) => [e.from, e.to]));
+    expect(used.json().edges.map((e: { from: string; to: string }) => [e.from, e.to])).toEqual(
+      detail.edges.map((e: { from: string; to: string }) => [e.from, e.to]),
+    );
   });
 
   it('404 NOT_FOUND for an unknown template; an API key with workflows:read may read it', async () => {
@@ -58,8 +65,13 @@ describe('workflow definitions', () => {
     expect(tooMany.body).toMatch(/500/);
   });
 
-  it('keep a node\'s position for editors', async () => {
-    const res = await t.call({ method: 'POST', url: `${w.base}/workflows`, auth: w.auth, payload: { name: 'laid out', nodes: [{ ...manual, position: { x: 120, y: -40.5 } }], edges: [] } });
+  it("keep a node's position for editors", async () => {
+    const res = await t.call({
+      method: 'POST',
+      url: `${w.base}/workflows`,
+      auth: w.auth,
+      payload: { name: 'laid out', nodes: [{ ...manual, position: { x: 120, y: -40.5 } }], edges: [] },
+    });
     expect(res.statusCode, res.body).toBe(201);
     expect(res.json().nodes[0].position).toEqual({ x: 120, y: -40.5 });
   });

@@ -30,13 +30,21 @@ describe('a retried sending step keeps its envelope id', () => {
       return { status: seen[req.url]! <= 2 ? 503 : 200 };
     };
     const retry = { maxAttempts: 3 };
-    const wf = await w.create([
-      manual,
-      { id: 'lead', type: 'leads.upsert', params: { name: 'Envelope', email: 'envelope@example.com' } },
-      { id: 'sync', type: 'leads.crmSync', params: { url: receiver.url('/sync') }, retry },
-      { id: 'msg', type: 'messaging.send', params: { channel: 'webhook', url: receiver.url('/msg'), to: '+491510000001', text: 'Hello {{ name }}' }, retry },
-      { id: 'out', type: 'utility.webhookOut', params: { url: receiver.url('/out') }, retry },
-    ], [{ from: 'start', to: 'lead' }, { from: 'lead', to: 'sync' }, { from: 'sync', to: 'msg' }, { from: 'msg', to: 'out' }]);
+    const wf = await w.create(
+      [
+        manual,
+        { id: 'lead', type: 'leads.upsert', params: { name: 'Envelope', email: 'envelope@example.com' } },
+        { id: 'sync', type: 'leads.crmSync', params: { url: receiver.url('/sync') }, retry },
+        { id: 'msg', type: 'messaging.send', params: { channel: 'webhook', url: receiver.url('/msg'), to: '+491510000001', text: 'Hello {{ name }}' }, retry },
+        { id: 'out', type: 'utility.webhookOut', params: { url: receiver.url('/out') }, retry },
+      ],
+      [
+        { from: 'start', to: 'lead' },
+        { from: 'lead', to: 'sync' },
+        { from: 'sync', to: 'msg' },
+        { from: 'msg', to: 'out' },
+      ],
+    );
     const run = await w.run(wf.id);
     const done = await w.until(run.id);
     expect(done.status, JSON.stringify(done.error)).toBe('SUCCEEDED');
@@ -62,12 +70,25 @@ describe('a retried sending step keeps its envelope id', () => {
     receiver.received.length = 0;
     let n = 0;
     receiver.behaviour = (req) => (req.url === '/each' && ++n <= 2 ? { status: 500 } : { status: 200 });
-    const wf = await w.create([
-      manual,
-      { id: 'a', type: 'data.set', params: { fields: { to: 'a' } } },
-      { id: 'b', type: 'data.set', params: { fields: { to: 'b' } } },
-      { id: 'send', type: 'messaging.send', params: { channel: 'webhook', url: receiver.url('/each'), to: '{{ to }}', text: 'hi' }, retry: { maxAttempts: 3 } },
-    ], [{ from: 'start', to: 'a' }, { from: 'start', to: 'b' }, { from: 'a', to: 'send' }, { from: 'b', to: 'send' }]);
+    const wf = await w.create(
+      [
+        manual,
+        { id: 'a', type: 'data.set', params: { fields: { to: 'a' } } },
+        { id: 'b', type: 'data.set', params: { fields: { to: 'b' } } },
+        {
+          id: 'send',
+          type: 'messaging.send',
+          params: { channel: 'webhook', url: receiver.url('/each'), to: '{{ to }}', text: 'hi' },
+          retry: { maxAttempts: 3 },
+        },
+      ],
+      [
+        { from: 'start', to: 'a' },
+        { from: 'start', to: 'b' },
+        { from: 'a', to: 'send' },
+        { from: 'b', to: 'send' },
+      ],
+    );
     const run = await w.run(wf.id);
     expect((await w.until(run.id)).status).toBe('SUCCEEDED');
     const sent = receiver.received.filter((r) => r.url === '/each').map(envelopeOf);
@@ -91,10 +112,20 @@ describe('kill -9 during the sends', () => {
   });
 
   // Generous: three boots of the server on a busy machine.
-  const start = (port: number) => startServer(port, {
-    DATA_DIR: dir, BOOTSTRAP_EMAIL: 'owner@envelopes.example', BOOTSTRAP_PASSWORD: 'a long enough password',
-    WORKFLOW_LEASE_MS: '3000', WORKFLOW_POLL_MS: '100', WEBHOOK_TIMEOUT_MS: '60000',
-  }, children, 90_000);
+  const start = (port: number) =>
+    startServer(
+      port,
+      {
+        DATA_DIR: dir,
+        BOOTSTRAP_EMAIL: 'owner@envelopes.example',
+        BOOTSTRAP_PASSWORD: 'a long enough password',
+        WORKFLOW_LEASE_MS: '3000',
+        WORKFLOW_POLL_MS: '100',
+        WEBHOOK_TIMEOUT_MS: '60000',
+      },
+      children,
+      90_000,
+    );
 
   async function kill(child: ChildProcess): Promise<void> {
     const gone = new Promise((r) => child.once('exit', r));
@@ -122,9 +153,16 @@ describe('kill -9 during the sends', () => {
       nodes: [
         { id: 'start', type: 'trigger.manual' },
         { id: 'out', type: 'utility.webhookOut', params: { url: receiver.url('/out') } },
-        { id: 'msg', type: 'messaging.send', params: { channel: 'webhook', url: receiver.url('/msg'), to: '+491510000000', text: 'sent {{ $string(itemCount) }}' } },
+        {
+          id: 'msg',
+          type: 'messaging.send',
+          params: { channel: 'webhook', url: receiver.url('/msg'), to: '+491510000000', text: 'sent {{ $string(itemCount) }}' },
+        },
       ],
-      edges: [{ from: 'start', to: 'out' }, { from: 'out', to: 'msg' }],
+      edges: [
+        { from: 'start', to: 'out' },
+        { from: 'out', to: 'msg' },
+      ],
     });
     const syncThenWebhook = await call('POST', '/workflows', {
       name: 'sync then webhook',
@@ -134,7 +172,11 @@ describe('kill -9 during the sends', () => {
         { id: 'sync', type: 'leads.crmSync', params: { url: receiver.url('/sync') } },
         { id: 'out', type: 'utility.webhookOut', params: { url: receiver.url('/out2') } },
       ],
-      edges: [{ from: 'start', to: 'lead' }, { from: 'lead', to: 'sync' }, { from: 'sync', to: 'out' }],
+      edges: [
+        { from: 'start', to: 'lead' },
+        { from: 'lead', to: 'sync' },
+        { from: 'sync', to: 'out' },
+      ],
     });
     const runs: string[] = [];
     for (let i = 0; i < 4; i++) {
@@ -146,16 +188,22 @@ describe('kill -9 during the sends', () => {
     for (const round of [1, 2]) {
       await eventually(() => firsts.size === runs.length * round, 90_000, 50).catch(async (e: Error) => {
         const states = await Promise.all(runs.map(async (id) => JSON.stringify(await call('GET', `/runs/${id}`)).slice(0, 600)));
-        throw new Error(`round ${round}: ${firsts.size} of ${runs.length * round} sends held (${e.message}); held: ${[...firsts].join(', ')}; runs: ${states.join('\n')}; server stderr: ${stderrOf(child)}`);
+        throw new Error(
+          `round ${round}: ${firsts.size} of ${runs.length * round} sends held (${e.message}); held: ${[...firsts].join(', ')}; runs: ${states.join('\n')}; server stderr: ${stderrOf(child)}`,
+        );
       });
       await kill(child);
       child = await start(port);
       await owner.signIn();
     }
-    const finished = await eventually(async () => {
-      const all = await Promise.all(runs.map((id) => call('GET', `/runs/${id}`)));
-      return all.every((r) => r.status === 'SUCCEEDED' || r.status === 'FAILED') ? all : null;
-    }, 90_000, 200);
+    const finished = await eventually(
+      async () => {
+        const all = await Promise.all(runs.map((id) => call('GET', `/runs/${id}`)));
+        return all.every((r) => r.status === 'SUCCEEDED' || r.status === 'FAILED') ? all : null;
+      },
+      90_000,
+      200,
+    );
     expect(finished.map((r) => r.status)).toEqual(runs.map(() => 'SUCCEEDED'));
 
     // 8 runs × 2 sends, each sent twice (held, then again after the kill).

@@ -27,13 +27,23 @@ export interface EvaluateInput {
  */
 export async function evaluateForEditor(db: Db, scope: Tenant, workflowId: string, body: EvaluateInput): Promise<{ value: unknown; item: Item }> {
   if (body.expression.includes('$secrets')) {
-    throw badRequest('$secrets are not shown in the editor: they are evaluated only when the workflow runs', [{ field: 'body.expression', message: 'must not use $secrets' }]);
+    throw badRequest('$secrets are not shown in the editor: they are evaluated only when the workflow runs', [
+      { field: 'body.expression', message: 'must not use $secrets' },
+    ]);
   }
   if (body.nodeId && !body.runId) throw badRequest('nodeId needs the runId whose items to use', [{ field: 'body.runId', message: 'is required with nodeId' }]);
   let item: Item = body.item ?? {};
-  let scopeOf: ExpressionScope = { orgId: scope.orgId, input: body.input ?? item, run: { id: '', workflowId, testMode: true, startedAt: null }, node: () => undefined };
+  let scopeOf: ExpressionScope = {
+    orgId: scope.orgId,
+    input: body.input ?? item,
+    run: { id: '', workflowId, testMode: true, startedAt: null },
+    node: () => undefined,
+  };
   if (body.runId) {
-    const [run] = await db.select().from(workflowRuns).where(inScope(scope, workflowRuns, and(eq(workflowRuns.id, body.runId), eq(workflowRuns.workflowId, workflowId))));
+    const [run] = await db
+      .select()
+      .from(workflowRuns)
+      .where(inScope(scope, workflowRuns, and(eq(workflowRuns.id, body.runId), eq(workflowRuns.workflowId, workflowId))));
     if (!run) throw notFound('Run');
     // The latest attempt of each node.
     const steps = await db.select().from(runSteps).where(eq(runSteps.runId, run.id)).orderBy(desc(runSteps.attempt));

@@ -28,7 +28,12 @@ beforeAll(async () => {
   // Three threads, of which one organization may hold two.
   ({ t, close } = await startWorkflowApp({ EXPRESSION_TIMEOUT_MS: '100', EXPRESSION_THREADS: '3', WORKFLOW_POLL_MS: '50', SMTP_URL: smtp.url }));
   for (const org of [t.orgA, t.orgB]) {
-    const res = await t.call({ method: 'POST', url: `/api/v1/orgs/${org.orgId}/workflows`, auth: { token: org.token }, payload: { name: 'preview', nodes: [manual], edges: [] } });
+    const res = await t.call({
+      method: 'POST',
+      url: `/api/v1/orgs/${org.orgId}/workflows`,
+      auth: { token: org.token },
+      payload: { name: 'preview', nodes: [manual], edges: [] },
+    });
     workflowOf.set(org.orgId, res.json().id);
   }
 });
@@ -37,17 +42,25 @@ afterAll(async () => {
   await smtp.close();
 });
 
-const preview = (org: OrgFixture, expression: string) => t.call({
-  method: 'POST', url: `/api/v1/orgs/${org.orgId}/workflows/${workflowOf.get(org.orgId)}/expressions/evaluate`, auth: { token: org.token }, payload: { expression },
-});
+const preview = (org: OrgFixture, expression: string) =>
+  t.call({
+    method: 'POST',
+    url: `/api/v1/orgs/${org.orgId}/workflows/${workflowOf.get(org.orgId)}/expressions/evaluate`,
+    auth: { token: org.token },
+    payload: { expression },
+  });
 
 /** `count` preview calls of organization A at once; `pending()` says how many have not answered yet. */
 function attack(count: number, expression: string) {
   let pending = count;
-  const answers = Promise.all(Array.from({ length: count }, () => preview(t.orgA, expression).then((res) => {
-    pending--;
-    return res;
-  })));
+  const answers = Promise.all(
+    Array.from({ length: count }, () =>
+      preview(t.orgA, expression).then((res) => {
+        pending--;
+        return res;
+      }),
+    ),
+  );
   return { answers, pending: () => pending };
 }
 
@@ -68,7 +81,7 @@ async function requestsOfB(pending: () => number): Promise<{ res: LightMyRequest
 }
 
 describe('expression workers', () => {
-  it('64 parallel recursions of one organization each stop with EXPRESSION_LIMIT, and another organization\'s /healthz, lead list and expression answer while they are still pending', async () => {
+  it("64 parallel recursions of one organization each stop with EXPRESSION_LIMIT, and another organization's /healthz, lead list and expression answer while they are still pending", async () => {
     const a = attack(64, RECURSION);
     // A's evaluations wait for A's share of the threads.
     await eventually(() => expressionPool().load(t.orgA.orgId).queued > 0);
@@ -104,32 +117,44 @@ describe('expression workers', () => {
     for (const res of after) expect(res.json()).toMatchObject({ value: 50 });
   });
 
-  it('a run\'s steps hand the worker the items of the nodes they name (by name or computed) and the secrets they name', async () => {
+  it("a run's steps hand the worker the items of the nodes they name (by name or computed) and the secrets they name", async () => {
     const w = api(t);
     expect((await t.call({ method: 'PUT', url: `${w.base}/secrets/TOKEN`, auth: w.auth, payload: { value: 'abc' } })).statusCode).toBe(201);
-    const wf = await w.create([
-      manual,
-      { id: 'a', type: 'data.set', params: { fields: { n: [1, 5, 9] }, keepOnlySet: true } },
-      {
-        id: 'b', type: 'data.set', params: {
-          keepOnlySet: true,
-          fields: {
-            named: '{{ $node("a").n[$ > 2] }}',
-            computed: '{{ ($id := "a"; $count($node($id).n)) }}',
-            secret: '{{ $secrets.TOKEN ~> $substring(1) }}',
-            input: '{{ $map([$input.who], function($v){ $v & "!" }) }}',
+    const wf = await w.create(
+      [
+        manual,
+        { id: 'a', type: 'data.set', params: { fields: { n: [1, 5, 9] }, keepOnlySet: true } },
+        {
+          id: 'b',
+          type: 'data.set',
+          params: {
+            keepOnlySet: true,
+            fields: {
+              named: '{{ $node("a").n[$ > 2] }}',
+              computed: '{{ ($id := "a"; $count($node($id).n)) }}',
+              secret: '{{ $secrets.TOKEN ~> $substring(1) }}',
+              input: '{{ $map([$input.who], function($v){ $v & "!" }) }}',
+            },
           },
         },
-      },
-      { id: 'if', type: 'flow.if', params: { condition: '$count($node("a").n[$ > 4]) = 2' } },
-    ], [{ from: 'start', to: 'a' }, { from: 'a', to: 'b' }, { from: 'b', to: 'if' }]);
+        { id: 'if', type: 'flow.if', params: { condition: '$count($node("a").n[$ > 4]) = 2' } },
+      ],
+      [
+        { from: 'start', to: 'a' },
+        { from: 'a', to: 'b' },
+        { from: 'b', to: 'if' },
+      ],
+    );
     const run = await w.until((await w.run(wf.id, { input: { who: 'Ann' } })).id);
     expect(run.status, JSON.stringify(run.error)).toBe('SUCCEEDED');
     expect(w.step(run, 'b')!.items![0]).toMatchObject({ named: [5, 9], computed: 3, secret: 'bc', input: 'Ann!' });
     expect(w.step(run, 'if')!.outputs).toMatchObject({ true: [{}], false: [] });
 
     // A missing secret is still told by name before anything is evaluated.
-    const missing = await w.create([manual, { id: 'b', type: 'data.set', params: { fields: { s: '{{ $secrets.NOPE ~> $uppercase }}' } } }], [{ from: 'start', to: 'b' }]);
+    const missing = await w.create(
+      [manual, { id: 'b', type: 'data.set', params: { fields: { s: '{{ $secrets.NOPE ~> $uppercase }}' } } }],
+      [{ from: 'start', to: 'b' }],
+    );
     const failed = await w.until((await w.run(missing.id)).id);
     expect(failed.error).toMatchObject({ code: 'SECRET_MISSING', nodeId: 'b' });
   });
@@ -145,7 +170,12 @@ describe('expression workers', () => {
     const inbox = await created('/inboxes', { name: 'Outreach', channel: 'email', config: { address: 'sales@shop.example.com', fromName: 'Shop' } });
     const leadIds: string[] = [];
     for (let i = 0; i < 30; i++) leadIds.push((await created('/leads', { name: `Lead ${i}`, email: `lead${i}@campaign.example` })).id);
-    const campaign = await created('/campaigns', { name: 'Recursion', inboxId: inbox.id, audience: { leadIds }, steps: [{ delaySeconds: 0, subject: 'Hi {{ lead.name }}', text: `Hello {{ ${RECURSION} }}` }] });
+    const campaign = await created('/campaigns', {
+      name: 'Recursion',
+      inboxId: inbox.id,
+      audience: { leadIds },
+      steps: [{ delaySeconds: 0, subject: 'Hi {{ lead.name }}', text: `Hello {{ ${RECURSION} }}` }],
+    });
     expect((await t.call({ method: 'POST', url: `${base}/campaigns/${campaign.id}/start`, auth, payload: { testMode: true } })).statusCode).toBe(200);
 
     // The batch's messages are rendered before its transaction (renderAhead): while the workers run
@@ -158,7 +188,10 @@ describe('expression workers', () => {
     expect(expressionPool().load(t.orgA.orgId).running).toBeGreaterThan(0);
 
     const recipients = await eventually(async () => {
-      const list = (await t.call({ method: 'GET', url: `${base}/campaigns/${campaign.id}/recipients?pageSize=100`, auth })).json().items as { status: string; error: string | null }[];
+      const list = (await t.call({ method: 'GET', url: `${base}/campaigns/${campaign.id}/recipients?pageSize=100`, auth })).json().items as {
+        status: string;
+        error: string | null;
+      }[];
       return list.every((r) => r.status === 'FAILED') ? list : null;
     }, 30_000);
     expect(recipients).toHaveLength(30);

@@ -10,7 +10,10 @@ import { workflowRuns } from './tables.ts';
  * which organizations' runs each round started. (Which organization goes first depends on how
  * their ids sort: the turns go round them in that order.)
  */
-const nodes = [{ id: 'start', type: 'trigger.manual' }, { id: 'set', type: 'data.set', params: { fields: { ok: true } } }];
+const nodes = [
+  { id: 'start', type: 'trigger.manual' },
+  { id: 'set', type: 'data.set', params: { fields: { ok: true } } },
+];
 const edges = [{ from: 'start', to: 'set' }];
 
 describe('claiming queued runs in turns across organizations', () => {
@@ -20,8 +23,12 @@ describe('claiming queued runs in turns across organizations', () => {
   });
   afterAll(() => t.close());
 
-  it('starts a small organization\'s runs within the first rounds, though a flood of another\'s was queued before them', async () => {
-    const { organization } = await t.app.services.auth.createUserWithOrg({ email: `owner-c-${Date.now()}@example.com`, password: TEST_PASSWORD, organizationName: 'Org C' });
+  it("starts a small organization's runs within the first rounds, though a flood of another's was queued before them", async () => {
+    const { organization } = await t.app.services.auth.createUserWithOrg({
+      email: `owner-c-${Date.now()}@example.com`,
+      password: TEST_PASSWORD,
+      organizationName: 'Org C',
+    });
     const apiKeyC = await t.key(organization.id, ['*']);
     const orgs = [
       { name: 'A', orgId: t.orgA.orgId, auth: { token: t.orgA.token }, runs: 30 },
@@ -31,10 +38,20 @@ describe('claiming queued runs in turns across organizations', () => {
     const nameOf = new Map(orgs.map((o) => [o.orgId, o.name]));
     // A floods first; B and C queue a few runs after all of A's.
     for (const org of orgs) {
-      const created = await t.call({ method: 'POST', url: `/api/v1/orgs/${org.orgId}/workflows`, auth: org.auth, payload: { name: `wf ${org.name}`, nodes, edges } });
+      const created = await t.call({
+        method: 'POST',
+        url: `/api/v1/orgs/${org.orgId}/workflows`,
+        auth: org.auth,
+        payload: { name: `wf ${org.name}`, nodes, edges },
+      });
       expect(created.statusCode).toBe(201);
       for (let i = 0; i < org.runs; i++) {
-        const res = await t.call({ method: 'POST', url: `/api/v1/orgs/${org.orgId}/workflows/${created.json().id}/run`, auth: org.auth, payload: { input: { i } } });
+        const res = await t.call({
+          method: 'POST',
+          url: `/api/v1/orgs/${org.orgId}/workflows/${created.json().id}/run`,
+          auth: org.auth,
+          payload: { input: { i } },
+        });
         expect(res.statusCode).toBe(201);
       }
     }
@@ -48,8 +65,15 @@ describe('claiming queued runs in turns across organizations', () => {
     const rounds: string[][] = [];
     for (let round = 0; round < 5; round++) {
       await claimRound();
-      const started = await t.database.db.select({ id: workflowRuns.id, orgId: workflowRuns.orgId, status: workflowRuns.status })
-        .from(workflowRuns).where(inArray(workflowRuns.orgId, orgs.map((o) => o.orgId)));
+      const started = await t.database.db
+        .select({ id: workflowRuns.id, orgId: workflowRuns.orgId, status: workflowRuns.status })
+        .from(workflowRuns)
+        .where(
+          inArray(
+            workflowRuns.orgId,
+            orgs.map((o) => o.orgId),
+          ),
+        );
       const fresh = started.filter((r) => r.status !== 'QUEUED' && !seen.has(r.id));
       for (const r of fresh) {
         seen.add(r.id);
@@ -67,7 +91,10 @@ describe('claiming queued runs in turns across organizations', () => {
     expect(count('A')).toBe(5);
     // A's flood is then worked off on its own.
     for (let round = 0; round < 13; round++) await claimRound();
-    const left = await t.database.db.select({ status: workflowRuns.status }).from(workflowRuns).where(inArray(workflowRuns.orgId, [t.orgA.orgId]));
+    const left = await t.database.db
+      .select({ status: workflowRuns.status })
+      .from(workflowRuns)
+      .where(inArray(workflowRuns.orgId, [t.orgA.orgId]));
     expect(left.filter((r) => r.status === 'SUCCEEDED')).toHaveLength(30);
   });
 });

@@ -33,10 +33,15 @@ export const workflowHookRoutes = routesPlugin<WorkflowHookRoutesOptions>('workf
     // Past the instance's triggers in flight, refused before the token is even looked up.
     gate: (handle) => workflows.gateTrigger(handle),
     handle: async (sender, request, reply) => {
-      const run = await workflows.startFromWebhook(sender, request.body ?? {}, {
-        contentType: request.headers['content-type'] ?? null,
-        userAgent: request.headers['user-agent'] ?? null,
-      }, performance.now() - reply.elapsedTime);
+      const run = await workflows.startFromWebhook(
+        sender,
+        request.body ?? {},
+        {
+          contentType: request.headers['content-type'] ?? null,
+          userAgent: request.headers['user-agent'] ?? null,
+        },
+        performance.now() - reply.elapsedTime,
+      );
       reply.code(202);
       return { runId: run.id, status: run.status };
     },

@@ -33,10 +33,10 @@ async function setField(value: string, input: Record<string, unknown> = {}): Pro
 
 describe('expression limits', () => {
   it('an endless recursion fails its node with EXPRESSION_LIMIT within the time limit, and the server answers meanwhile', async () => {
-    const wf = await w.create([
-      manual,
-      { id: 'set', type: 'data.set', params: { fields: { x: '{{ ($f := function($n){ $f($n + 1) }; $f(0)) }}' } } },
-    ], [{ from: 'start', to: 'set' }]);
+    const wf = await w.create(
+      [manual, { id: 'set', type: 'data.set', params: { fields: { x: '{{ ($f := function($n){ $f($n + 1) }; $f(0)) }}' } } }],
+      [{ from: 'start', to: 'set' }],
+    );
     const started = Date.now();
     const queued = await w.run(wf.id);
     // Requests while the run executes are answered (the loop is held at most one time limit at once).
@@ -84,7 +84,9 @@ describe('expression limits', () => {
     expect(w.step(many.run, 'set')!.durationMs!).toBeLessThan(1000);
     expect(w.step(many.run, 'set')!.items![0]!.out).toBe('aaaaa');
 
-    const usual = await setField('{{ { "m": $match("ab12cd345", /([a-z])([0-9]+)/)[1].groups, "r": $replace("Hello World", /o/i, "0"), "s": $split("a, b,c", /,\\s*/), "c": $contains("Hello", /^hel/i), "emoji": $match("😀x12", /[0-9]+/).index } }}');
+    const usual = await setField(
+      '{{ { "m": $match("ab12cd345", /([a-z])([0-9]+)/)[1].groups, "r": $replace("Hello World", /o/i, "0"), "s": $split("a, b,c", /,\\s*/), "c": $contains("Hello", /^hel/i), "emoji": $match("😀x12", /[0-9]+/).index } }}',
+    );
     expect(usual.run.status).toBe('SUCCEEDED');
     expect(w.step(usual.run, 'set')!.items![0]!.out).toEqual({ m: ['d', '345'], r: 'Hell0 W0rld', s: ['a', 'b', 'c'], c: true, emoji: 3 });
   });
@@ -92,8 +94,14 @@ describe('expression limits', () => {
   it('a pattern that needs backtracking (back-reference, look-ahead) is refused when the workflow is written: 422 WORKFLOW_INVALID', async () => {
     for (const pattern of ['/(ab)\\1/', '/a(?=b)/']) {
       const res = await t.call({
-        method: 'POST', url: `${w.base}/workflows`, auth: w.auth,
-        payload: { name: 'bad regex', nodes: [manual, { id: 'set', type: 'data.set', params: { fields: { x: `{{ $match("abab", ${pattern}) }}` } } }], edges: [{ from: 'start', to: 'set' }] },
+        method: 'POST',
+        url: `${w.base}/workflows`,
+        auth: w.auth,
+        payload: {
+          name: 'bad regex',
+          nodes: [manual, { id: 'set', type: 'data.set', params: { fields: { x: `{{ $match("abab", ${pattern}) }}` } } }],
+          edges: [{ from: 'start', to: 'set' }],
+        },
       });
       expect(res.statusCode, pattern).toBe(422);
       expect(res.json()).toMatchObject({ code: 'WORKFLOW_INVALID' });
@@ -130,10 +138,7 @@ describe('expression limits', () => {
   });
 
   it('a flow.if condition is held to the same limits', async () => {
-    const wf = await w.create([
-      manual,
-      { id: 'if', type: 'flow.if', params: { condition: '$count([1..5000000]) > 1' } },
-    ], [{ from: 'start', to: 'if' }]);
+    const wf = await w.create([manual, { id: 'if', type: 'flow.if', params: { condition: '$count([1..5000000]) > 1' } }], [{ from: 'start', to: 'if' }]);
     const run = await w.until((await w.run(wf.id)).id, ['SUCCEEDED', 'FAILED'], 10_000);
     expect(run.status).toBe('FAILED');
     expect(run.error).toMatchObject({ code: 'EXPRESSION_LIMIT', nodeId: 'if' });
@@ -144,6 +149,14 @@ describe('expression limits', () => {
       '{{ { "sum": $sum([1..1000]), "big": $count([1..100000]), "fact": ($f := function($n){ $n <= 1 ? 1 : $n * $f($n - 1) }; $f(10)), "d": $distinct([1, 2, 1, "1", { "a": 1 }, { "a": 1 }]), "s": $string({ "k": [1, 2] }), "p": $pad("7", -3, "0"), "j": $join(["a", "b"], "-") } }}',
     );
     expect(run.status).toBe('SUCCEEDED');
-    expect(w.step(run, 'set')!.items![0]!.out).toEqual({ sum: 500500, big: 100000, fact: 3628800, d: [1, 2, '1', { a: 1 }], s: '{"k":[1,2]}', p: '007', j: 'a-b' });
+    expect(w.step(run, 'set')!.items![0]!.out).toEqual({
+      sum: 500500,
+      big: 100000,
+      fact: 3628800,
+      d: [1, 2, '1', { a: 1 }],
+      s: '{"k":[1,2]}',
+      p: '007',
+      j: 'a-b',
+    });
   });
 });

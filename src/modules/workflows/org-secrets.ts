@@ -37,9 +37,17 @@ export class OrgSecretsService {
     const order = orderBy(query.sort, { name: orgSecrets.name, createdAt: orgSecrets.createdAt, updatedAt: orgSecrets.updatedAt }, 'name', orgSecrets.name);
     const where = eq(orgSecrets.orgId, orgId);
     const [items, [counted]] = await Promise.all([
-      this.db.select({ name: orgSecrets.name, createdAt: orgSecrets.createdAt, updatedAt: orgSecrets.updatedAt }).from(orgSecrets).where(where)
-        .orderBy(...order).limit(page.limit).offset(page.offset),
-      this.db.select({ n: sql<number>`count(*)::int` }).from(orgSecrets).where(where),
+      this.db
+        .select({ name: orgSecrets.name, createdAt: orgSecrets.createdAt, updatedAt: orgSecrets.updatedAt })
+        .from(orgSecrets)
+        .where(where)
+        .orderBy(...order)
+        .limit(page.limit)
+        .offset(page.offset),
+      this.db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(orgSecrets)
+        .where(where),
     ]);
     return envelope(items, counted?.n ?? 0, page);
   }
@@ -51,14 +59,22 @@ export class OrgSecretsService {
     const now = this.clock.now();
     const sealed = this.box.seal(value);
     return transaction(this.db, async (tx) => {
-      const [existing] = await tx.select({ name: orgSecrets.name }).from(orgSecrets).where(and(eq(orgSecrets.orgId, orgId), eq(orgSecrets.name, name)));
+      const [existing] = await tx
+        .select({ name: orgSecrets.name })
+        .from(orgSecrets)
+        .where(and(eq(orgSecrets.orgId, orgId), eq(orgSecrets.name, name)));
       if (!existing) {
-        const [counted] = await tx.select({ n: sql<number>`count(*)::int` }).from(orgSecrets).where(eq(orgSecrets.orgId, orgId));
+        const [counted] = await tx
+          .select({ n: sql<number>`count(*)::int` })
+          .from(orgSecrets)
+          .where(eq(orgSecrets.orgId, orgId));
         if ((counted?.n ?? 0) >= MAX_SECRETS_PER_ORG) {
           throw unprocessable('LIMIT_REACHED', `An organization can hold at most ${MAX_SECRETS_PER_ORG} secrets`, { limit: MAX_SECRETS_PER_ORG });
         }
       }
-      const [row] = await tx.insert(orgSecrets).values({ orgId, name, value: sealed, createdAt: now, updatedAt: now })
+      const [row] = await tx
+        .insert(orgSecrets)
+        .values({ orgId, name, value: sealed, createdAt: now, updatedAt: now })
         .onConflictDoUpdate({ target: [orgSecrets.orgId, orgSecrets.name], set: { value: sealed, updatedAt: now } })
         .returning({ name: orgSecrets.name, createdAt: orgSecrets.createdAt, updatedAt: orgSecrets.updatedAt });
       return { secret: row!, created: !existing };
@@ -66,7 +82,10 @@ export class OrgSecretsService {
   }
 
   async delete(orgId: string, name: string): Promise<void> {
-    const deleted = await this.db.delete(orgSecrets).where(and(eq(orgSecrets.orgId, orgId), eq(orgSecrets.name, name))).returning({ name: orgSecrets.name });
+    const deleted = await this.db
+      .delete(orgSecrets)
+      .where(and(eq(orgSecrets.orgId, orgId), eq(orgSecrets.name, name)))
+      .returning({ name: orgSecrets.name });
     if (deleted.length === 0) throw notFound('Secret');
   }
 

@@ -29,16 +29,24 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-interface Started { child: ChildProcess; listeningAt: () => number | undefined }
+interface Started {
+  child: ChildProcess;
+  listeningAt: () => number | undefined;
+}
 
 /** Starts the server; resolves once /healthz answers. `listeningAt`: the time of its "listening on" log line. */
 async function start(port: number): Promise<Started> {
   const child = spawn(process.execPath, ['src/main.ts'], {
     cwd: ROOT,
     env: childEnv({
-      LOG_LEVEL: 'info', PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dir,
-      BOOTSTRAP_EMAIL: EMAIL, BOOTSTRAP_PASSWORD: PASSWORD,
-      WORKFLOW_LEASE_MS: '1500', WORKFLOW_POLL_MS: '100',
+      LOG_LEVEL: 'info',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dir,
+      BOOTSTRAP_EMAIL: EMAIL,
+      BOOTSTRAP_PASSWORD: PASSWORD,
+      WORKFLOW_LEASE_MS: '1500',
+      WORKFLOW_POLL_MS: '100',
     }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -55,9 +63,12 @@ async function start(port: number): Promise<Started> {
     }
   });
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
-  await eventually(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok, 60_000, 20)
-    .catch((error: unknown) => { throw new Error(`${(error as Error).message}; exit ${child.exitCode}; stderr: ${stderr.slice(-2000)}`); });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  await eventually(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok, 60_000, 20).catch((error: unknown) => {
+    throw new Error(`${(error as Error).message}; exit ${child.exitCode}; stderr: ${stderr.slice(-2000)}`);
+  });
   return { child, listeningAt: () => listeningAt };
 }
 
@@ -67,25 +78,43 @@ async function kill(child: ChildProcess): Promise<void> {
   await gone;
 }
 
-type Rec = { id: string; status: string; error: { code: string; message: string; nodeId?: string } | null; steps: { nodeId: string; attempt: number; status: string; error: { code: string } | null }[] };
+type Rec = {
+  id: string;
+  status: string;
+  error: { code: string; message: string; nodeId?: string } | null;
+  steps: { nodeId: string; attempt: number; status: string; error: { code: string } | null }[];
+};
 
 describe('a run that crashes its process', () => {
   it('is resumed only after the server listens, and after 3 crashes ends FAILED with RUN_CRASHED while another run completes', async () => {
     const receiver = await new Receiver().start();
     // Every call of /poison hangs: the process is killed while the run waits on it.
-    receiver.behaviour = (req) => (req.url === '/poison' ? { status: 200, delayMs: 120_000 } : { status: 200, body: '{}', headers: { 'content-type': 'application/json' } });
+    receiver.behaviour = (req) =>
+      req.url === '/poison' ? { status: 200, delayMs: 120_000 } : { status: 200, body: '{}', headers: { 'content-type': 'application/json' } };
     const poisonCalls = () => receiver.received.filter((r) => r.url === '/poison');
     const port = await freePort();
     const base = `http://127.0.0.1:${port}/api/v1`;
     let server = await start(port);
 
     const session = async () => {
-      const login = await (await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: EMAIL, password: PASSWORD }) })).json() as { tokens: { accessToken: string } };
+      const login = (await (
+        await fetch(`${base}/auth/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: EMAIL, password: PASSWORD }),
+        })
+      ).json()) as { tokens: { accessToken: string } };
       const token = login.tokens.accessToken;
-      const me = await (await fetch(`${base}/auth/me`, { headers: { authorization: `Bearer ${token}` } })).json() as { memberships: { organizationId: string }[] };
+      const me = (await (await fetch(`${base}/auth/me`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+        memberships: { organizationId: string }[];
+      };
       const org = `${base}/orgs/${me.memberships[0]!.organizationId}`;
       const raw = (method: string, path: string, body?: unknown) =>
-        fetch(`${org}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+        fetch(`${org}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+          body: body ? JSON.stringify(body) : undefined,
+        });
       return { raw, call: async <T = Rec>(method: string, path: string, body?: unknown) => (await raw(method, path, body)).json() as Promise<T> };
     };
     let { call } = await session();
@@ -100,7 +129,10 @@ describe('a run that crashes its process', () => {
     });
     const healthy = await call('POST', '/workflows', {
       name: 'healthy',
-      nodes: [{ id: 'start', type: 'trigger.manual' }, { id: 'ping', type: 'utility.httpRequest', params: { method: 'POST', url: receiver.url('/ok'), body: { n: 1 } } }],
+      nodes: [
+        { id: 'start', type: 'trigger.manual' },
+        { id: 'ping', type: 'utility.httpRequest', params: { method: 'POST', url: receiver.url('/ok'), body: { n: 1 } } },
+      ],
       edges: [{ from: 'start', to: 'ping' }],
     });
     expect(poison.id && healthy.id, JSON.stringify(poison)).toBeTruthy();
@@ -108,7 +140,9 @@ describe('a run that crashes its process', () => {
 
     for (let crash = 1; crash <= 3; crash++) {
       await eventually(() => poisonCalls().length === crash, 30_000, 20).catch(async (error: unknown) => {
-        throw new Error(`crash ${crash}: ${(error as Error).message}; calls ${poisonCalls().length}; run ${JSON.stringify(await call('GET', `/runs/${run.id}`))}`);
+        throw new Error(
+          `crash ${crash}: ${(error as Error).message}; calls ${poisonCalls().length}; run ${JSON.stringify(await call('GET', `/runs/${run.id}`))}`,
+        );
       });
       if (crash > 1) {
         // The resumed attempt went out only once this start listened.
@@ -121,10 +155,14 @@ describe('a run that crashes its process', () => {
 
     const again = await session();
     call = again.call;
-    const ended = await eventually(async () => {
-      const r = await call('GET', `/runs/${run.id}`);
-      return r.status === 'FAILED' || r.status === 'SUCCEEDED' ? r : null;
-    }, 20_000, 100);
+    const ended = await eventually(
+      async () => {
+        const r = await call('GET', `/runs/${run.id}`);
+        return r.status === 'FAILED' || r.status === 'SUCCEEDED' ? r : null;
+      },
+      20_000,
+      100,
+    );
     expect(ended.status).toBe('FAILED');
     expect(ended.error).toMatchObject({ code: 'RUN_CRASHED', nodeId: 'hang' });
     expect(ended.error!.message).toContain('recovered 3 times');
@@ -133,22 +171,31 @@ describe('a run that crashes its process', () => {
     expect(poisonCalls()).toHaveLength(3);
     expect(ended.steps.map((s) => [s.nodeId, s.attempt, s.status, s.error?.code ?? null])).toEqual([
       ['start', 1, 'SUCCEEDED', null],
-      ['hang', 1, 'FAILED', 'INTERRUPTED'], ['hang', 2, 'FAILED', 'INTERRUPTED'], ['hang', 3, 'FAILED', 'RUN_CRASHED'],
+      ['hang', 1, 'FAILED', 'INTERRUPTED'],
+      ['hang', 2, 'FAILED', 'INTERRUPTED'],
+      ['hang', 3, 'FAILED', 'RUN_CRASHED'],
     ]);
 
     // Its event stream ends as any failed run's does.
     const stream = await again.raw('GET', `/runs/${run.id}/events`);
-    const frames = (await stream.text()).trimEnd().split('\n\n').filter((f) => f.includes('event: '));
+    const frames = (await stream.text())
+      .trimEnd()
+      .split('\n\n')
+      .filter((f) => f.includes('event: '));
     expect(frames.at(-2)).toContain('event: node.failed');
     expect(frames.at(-1)).toContain('event: run.finished');
     expect(frames.at(-1)).toContain('"FAILED"');
 
     // The instance goes on with other work.
     const other = await call('POST', `/workflows/${healthy.id}/run`, {});
-    const done = await eventually(async () => {
-      const r = await call('GET', `/runs/${other.id}`);
-      return r.status === 'SUCCEEDED' || r.status === 'FAILED' ? r : null;
-    }, 20_000, 100);
+    const done = await eventually(
+      async () => {
+        const r = await call('GET', `/runs/${other.id}`);
+        return r.status === 'SUCCEEDED' || r.status === 'FAILED' ? r : null;
+      },
+      20_000,
+      100,
+    );
     expect(done.status).toBe('SUCCEEDED');
     await kill(server.child);
     await receiver.stop();
@@ -162,17 +209,25 @@ describe('recoveries are counted at the claim (on either store)', () => {
     const receiver = await new Receiver().start();
     receiver.behaviour = () => ({ status: 200, delayMs: 20_000 });
     try {
-      const wf = await w.create([manual, { id: 'hang', type: 'utility.httpRequest', params: { method: 'GET', url: receiver.url('/hang'), timeoutMs: 30000 } }], [{ from: 'start', to: 'hang' }]);
+      const wf = await w.create(
+        [manual, { id: 'hang', type: 'utility.httpRequest', params: { method: 'GET', url: receiver.url('/hang'), timeoutMs: 30000 } }],
+        [{ from: 'start', to: 'hang' }],
+      );
       const run = await w.run(wf.id);
       for (let crash = 1; crash <= 3; crash++) {
         await eventually(() => receiver.received.length === crash, 15_000, 20).catch(async (error: unknown) => {
           const [row] = await t.database.db.select().from(workflowRuns).where(eq(workflowRuns.id, run.id));
-          throw new Error(`crash ${crash}: ${(error as Error).message}; calls ${receiver.received.length}; ${JSON.stringify({ ...row, definition: undefined })}; ${JSON.stringify((await w.get(run.id)).steps)}`);
+          throw new Error(
+            `crash ${crash}: ${(error as Error).message}; calls ${receiver.received.length}; ${JSON.stringify({ ...row, definition: undefined })}; ${JSON.stringify((await w.get(run.id)).steps)}`,
+          );
         });
         // As after kill -9 of its holder: the claim names an instance that no longer runs (this driver,
         // failing to renew it, lets go of the run) and the lease ends soon after.
         const soon = new Date(Date.now() + 1000);
-        await t.database.db.update(workflowRuns).set({ lockedBy: `gone-${crash}`, lockedUntil: soon, wakeAt: soon }).where(eq(workflowRuns.id, run.id));
+        await t.database.db
+          .update(workflowRuns)
+          .set({ lockedBy: `gone-${crash}`, lockedUntil: soon, wakeAt: soon })
+          .where(eq(workflowRuns.id, run.id));
       }
       const ended = await w.until(run.id, ['FAILED', 'SUCCEEDED'], 15_000);
       expect(ended.error).toMatchObject({ code: 'RUN_CRASHED', nodeId: 'hang' });

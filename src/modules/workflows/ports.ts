@@ -201,7 +201,12 @@ export interface SchedulesPort {
 
 /** What firing a schedule needs of the workflows service: one run started in the claim's transaction. */
 export interface RunStarter {
-  startRun(orgId: string, workflowId: string, options: { input: Record<string, unknown>; trigger: Record<string, unknown> & { type: string } }, tx: Db): Promise<unknown>;
+  startRun(
+    orgId: string,
+    workflowId: string,
+    options: { input: Record<string, unknown>; trigger: Record<string, unknown> & { type: string } },
+    tx: Db,
+  ): Promise<unknown>;
 }
 
 /** Scheduler: the module's schedules, and the workflows service that starts a due schedule's run. */

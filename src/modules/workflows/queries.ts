@@ -6,5 +6,8 @@ import { workflows } from './tables.ts';
 
 /** The triggers of an organization's workflows; for a project, its own and the organization-wide ones. */
 export function workflowTriggers(db: Db, scope: Tenant) {
-  return db.select({ triggerType: workflows.triggerType, triggerEvents: workflows.triggerEvents }).from(workflows).where(tenant(scope, workflows, { orgWide: true }));
+  return db
+    .select({ triggerType: workflows.triggerType, triggerEvents: workflows.triggerEvents })
+    .from(workflows)
+    .where(tenant(scope, workflows, { orgWide: true }));
 }

@@ -21,10 +21,17 @@ afterAll(() => {
 });
 
 function start(port: number): Promise<ChildProcess> {
-  return startServer(port, {
-    DATA_DIR: dir, BOOTSTRAP_EMAIL: 'owner@recovery.example', BOOTSTRAP_PASSWORD: 'a long enough password',
-    WORKFLOW_LEASE_MS: '1500', WORKFLOW_POLL_MS: '100',
-  }, children);
+  return startServer(
+    port,
+    {
+      DATA_DIR: dir,
+      BOOTSTRAP_EMAIL: 'owner@recovery.example',
+      BOOTSTRAP_PASSWORD: 'a long enough password',
+      WORKFLOW_LEASE_MS: '1500',
+      WORKFLOW_POLL_MS: '100',
+    },
+    children,
+  );
 }
 
 describe('SIGKILL in the middle of a run', () => {
@@ -50,17 +57,30 @@ describe('SIGKILL in the middle of a run', () => {
         { id: 'slow', type: 'utility.httpRequest', params: { method: 'GET', url: receiver.url('/slow'), timeoutMs: 30000 } },
         { id: 'end', type: 'utility.webhookOut', params: { url: receiver.url('/end') } },
       ],
-      edges: [{ from: 'start', to: 'count' }, { from: 'count', to: 'slow' }, { from: 'slow', to: 'end' }],
+      edges: [
+        { from: 'start', to: 'count' },
+        { from: 'count', to: 'slow' },
+        { from: 'slow', to: 'end' },
+      ],
     });
     const delayed = await call('POST', '/workflows', {
       name: 'delayed',
-      nodes: [{ id: 'start', type: 'trigger.manual' }, { id: 'wait', type: 'flow.delay', params: { seconds: 8 } }, { id: 'after', type: 'utility.webhookOut', params: { url: receiver.url('/after-delay') } }],
-      edges: [{ from: 'start', to: 'wait' }, { from: 'wait', to: 'after' }],
+      nodes: [
+        { id: 'start', type: 'trigger.manual' },
+        { id: 'wait', type: 'flow.delay', params: { seconds: 8 } },
+        { id: 'after', type: 'utility.webhookOut', params: { url: receiver.url('/after-delay') } },
+      ],
+      edges: [
+        { from: 'start', to: 'wait' },
+        { from: 'wait', to: 'after' },
+      ],
     });
     const run = await call('POST', `/workflows/${wf.id}/run`, {});
     const waitingRun = await call('POST', `/workflows/${delayed.id}/run`, {});
     await eventually(() => counts['/slow'] === 1, 15_000).catch(async (e: Error) => {
-      throw new Error(`${e.message}: the receiver got ${JSON.stringify(counts)}; the run is ${JSON.stringify(await call('GET', `/runs/${run.id}`)).slice(0, 2000)}`);
+      throw new Error(
+        `${e.message}: the receiver got ${JSON.stringify(counts)}; the run is ${JSON.stringify(await call('GET', `/runs/${run.id}`)).slice(0, 2000)}`,
+      );
     });
     // The delay is long enough to be still waiting when the process is killed on a busy machine (a
     // one-second delay had ended before the slow node was reached in one CI run).
@@ -75,23 +95,39 @@ describe('SIGKILL in the middle of a run', () => {
     await start(port);
     await owner.signIn();
     const get = (id: string) => call('GET', `/runs/${id}`);
-    const done = await eventually(async () => {
-      const r = await get(run.id);
-      return r.status === 'SUCCEEDED' || r.status === 'FAILED' ? r : null;
-    }, 20_000, 100);
+    const done = await eventually(
+      async () => {
+        const r = await get(run.id);
+        return r.status === 'SUCCEEDED' || r.status === 'FAILED' ? r : null;
+      },
+      20_000,
+      100,
+    );
     expect(done.status).toBe('SUCCEEDED');
     expect(counts['/count']).toBe(1);
     expect(counts['/slow']).toBe(2);
     expect(counts['/end']).toBe(1);
-    const steps = (done.steps as { nodeId: string; attempt: number; status: string; error: { code: string } | null }[]).map((s) => [s.nodeId, s.attempt, s.status, s.error?.code ?? null]);
-    expect(steps).toEqual([
-      ['start', 1, 'SUCCEEDED', null], ['count', 1, 'SUCCEEDED', null],
-      ['slow', 1, 'FAILED', 'INTERRUPTED'], ['slow', 2, 'SUCCEEDED', null], ['end', 1, 'SUCCEEDED', null],
+    const steps = (done.steps as { nodeId: string; attempt: number; status: string; error: { code: string } | null }[]).map((s) => [
+      s.nodeId,
+      s.attempt,
+      s.status,
+      s.error?.code ?? null,
     ]);
-    const resumed = await eventually(async () => {
-      const r = await get(waitingRun.id);
-      return r.status === 'SUCCEEDED' ? r : null;
-    }, 20_000, 100);
+    expect(steps).toEqual([
+      ['start', 1, 'SUCCEEDED', null],
+      ['count', 1, 'SUCCEEDED', null],
+      ['slow', 1, 'FAILED', 'INTERRUPTED'],
+      ['slow', 2, 'SUCCEEDED', null],
+      ['end', 1, 'SUCCEEDED', null],
+    ]);
+    const resumed = await eventually(
+      async () => {
+        const r = await get(waitingRun.id);
+        return r.status === 'SUCCEEDED' ? r : null;
+      },
+      20_000,
+      100,
+    );
     expect(resumed.status).toBe('SUCCEEDED');
     expect(counts['/after-delay']).toBe(1);
     await receiver.stop();

@@ -77,7 +77,10 @@ export class RunsService {
   }
 
   async row(scope: Scope, runId: string): Promise<RunRow> {
-    const [row] = await this.db.select().from(workflowRuns).where(inScope(scope, workflowRuns, eq(workflowRuns.id, runId)));
+    const [row] = await this.db
+      .select()
+      .from(workflowRuns)
+      .where(inScope(scope, workflowRuns, eq(workflowRuns.id, runId)));
     if (!row) throw notFound('Run');
     return row;
   }
@@ -92,31 +95,76 @@ export class RunsService {
     const page = pageOf(query);
     let statuses: string[] | undefined;
     if (query.status) {
-      statuses = query.status.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean);
+      statuses = query.status
+        .split(',')
+        .map((s) => s.trim().toUpperCase())
+        .filter(Boolean);
       const bad = statuses.filter((s) => !(RUN_STATUSES as readonly string[]).includes(s));
-      if (bad.length) throw badRequest(`Unknown status ${bad.join(', ')}; allowed: ${RUN_STATUSES.join(', ')}`, [{ field: 'querystring.status', message: `must be one of ${RUN_STATUSES.join(', ')}` }]);
+      if (bad.length)
+        throw badRequest(`Unknown status ${bad.join(', ')}; allowed: ${RUN_STATUSES.join(', ')}`, [
+          { field: 'querystring.status', message: `must be one of ${RUN_STATUSES.join(', ')}` },
+        ]);
     }
-    const where = inScope(scope, workflowRuns, query.workflowId ? eq(workflowRuns.workflowId, query.workflowId) : undefined, statuses ? inArray(workflowRuns.status, statuses) : undefined);
-    const order = orderBy(query.sort, { createdAt: workflowRuns.createdAt, startedAt: workflowRuns.startedAt, finishedAt: workflowRuns.finishedAt, costUsd: workflowRuns.costUsd, status: workflowRuns.status }, '-createdAt', workflowRuns.id);
+    const where = inScope(
+      scope,
+      workflowRuns,
+      query.workflowId ? eq(workflowRuns.workflowId, query.workflowId) : undefined,
+      statuses ? inArray(workflowRuns.status, statuses) : undefined,
+    );
+    const order = orderBy(
+      query.sort,
+      {
+        createdAt: workflowRuns.createdAt,
+        startedAt: workflowRuns.startedAt,
+        finishedAt: workflowRuns.finishedAt,
+        costUsd: workflowRuns.costUsd,
+        status: workflowRuns.status,
+      },
+      '-createdAt',
+      workflowRuns.id,
+    );
     const [items, [counted]] = await Promise.all([
-      this.db.select().from(workflowRuns).where(where).orderBy(...order).limit(page.limit).offset(page.offset),
-      this.db.select({ n: sql<number>`count(*)::int` }).from(workflowRuns).where(where),
+      this.db
+        .select()
+        .from(workflowRuns)
+        .where(where)
+        .orderBy(...order)
+        .limit(page.limit)
+        .offset(page.offset),
+      this.db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(workflowRuns)
+        .where(where),
     ]);
-    return envelope(items.map((r) => publicRun(r)), counted?.n ?? 0, page);
+    return envelope(
+      items.map((r) => publicRun(r)),
+      counted?.n ?? 0,
+      page,
+    );
   }
 
   /** CANCELED from QUEUED, RUNNING or WAITING; the node in flight is interrupted. A final run: 409. */
   async cancel(scope: Scope, runId: string) {
     await transaction(this.db, async (tx) => {
-      const [row] = await tx.select().from(workflowRuns).where(inScope(scope, workflowRuns, eq(workflowRuns.id, runId))).for('update');
+      const [row] = await tx
+        .select()
+        .from(workflowRuns)
+        .where(inScope(scope, workflowRuns, eq(workflowRuns.id, runId)))
+        .for('update');
       if (!row) throw notFound('Run');
       if (isFinal(row.status)) throw conflict(`The run is already ${row.status}`);
       const now = this.clock.now();
-      await this.writer.apply(row, {
-        set: { status: 'CANCELED', finishedAt: now, wakeAt: null, lockedUntil: null, error: { code: 'CANCELED', message: 'canceled' } },
-        events: [{ type: 'run.finished', status: 'CANCELED' }],
-      }, { tx, cursor: { seq: row.eventSeq, cost: row.costUsd } });
-      await tx.update(runSteps).set({ status: 'CANCELED', finishedAt: now })
+      await this.writer.apply(
+        row,
+        {
+          set: { status: 'CANCELED', finishedAt: now, wakeAt: null, lockedUntil: null, error: { code: 'CANCELED', message: 'canceled' } },
+          events: [{ type: 'run.finished', status: 'CANCELED' }],
+        },
+        { tx, cursor: { seq: row.eventSeq, cost: row.costUsd } },
+      );
+      await tx
+        .update(runSteps)
+        .set({ status: 'CANCELED', finishedAt: now })
         .where(and(eq(runSteps.runId, row.id), inArray(runSteps.status, ['RUNNING', 'WAITING'])));
       await this.approvals.closeForRun(tx, row.orgId, row.id);
       // Interrupts the node in flight wherever it executes.
@@ -128,11 +176,19 @@ export class RunsService {
   /** Adds to a run's cost; over the workflow budget (or the monthly one) the node fails with BUDGET_EXCEEDED. */
   async addCost(run: RunRef, budgetUsd: number | null, usd: number): Promise<void> {
     if (!Number.isFinite(usd) || usd <= 0) return;
-    const [row] = await this.db.update(workflowRuns).set({ costUsd: sql`${workflowRuns.costUsd} + ${usd}` })
-      .where(inScope({ orgId: run.orgId, projectId: null }, workflowRuns, eq(workflowRuns.id, run.id))).returning({ costUsd: workflowRuns.costUsd });
+    const [row] = await this.db
+      .update(workflowRuns)
+      .set({ costUsd: sql`${workflowRuns.costUsd} + ${usd}` })
+      .where(inScope({ orgId: run.orgId, projectId: null }, workflowRuns, eq(workflowRuns.id, run.id)))
+      .returning({ costUsd: workflowRuns.costUsd });
     const total = row?.costUsd ?? usd;
     if (budgetUsd !== null && total > budgetUsd) {
-      await this.events.record(this.db, { orgId: run.orgId, projectId: run.projectId, type: 'budget.exceeded', payload: { scope: 'workflow', workflowId: run.workflowId, limitUsd: budgetUsd, usedUsd: total, runId: run.id } });
+      await this.events.record(this.db, {
+        orgId: run.orgId,
+        projectId: run.projectId,
+        type: 'budget.exceeded',
+        payload: { scope: 'workflow', workflowId: run.workflowId, limitUsd: budgetUsd, usedUsd: total, runId: run.id },
+      });
       throw new AppError(429, 'BUDGET_EXCEEDED', `The run's cost ${total.toFixed(4)} USD exceeds the workflow budget of ${budgetUsd} USD`);
     }
     await this.budget.guardWorkflowCost(run);
@@ -141,7 +197,9 @@ export class RunsService {
   /** A workflow step's approval was decided (or expired): the run is due now. Agents' approvals (no node) are not ours. */
   async onApprovalResolved(tx: Db, approval: ApprovalRow): Promise<void> {
     if (!approval.nodeId || !approval.runId) return;
-    const woken = await tx.update(workflowRuns).set({ wakeAt: this.clock.now() })
+    const woken = await tx
+      .update(workflowRuns)
+      .set({ wakeAt: this.clock.now() })
       .where(inScope({ orgId: approval.orgId, projectId: null }, workflowRuns, eq(workflowRuns.id, approval.runId), eq(workflowRuns.status, 'WAITING')))
       .returning({ id: workflowRuns.id });
     if (woken.length) await this.bus.publishInTx(tx, RUNS_WAKE, null);
@@ -149,7 +207,12 @@ export class RunsService {
 
   /** Execution events after `since`, in order (the replay of a run stream). */
   async eventsAfter(runId: string, since: number, limit = 1000): Promise<ExecEvent[]> {
-    const rows = await this.db.select().from(runEvents).where(and(eq(runEvents.runId, runId), gt(runEvents.seq, since))).orderBy(asc(runEvents.seq)).limit(limit);
+    const rows = await this.db
+      .select()
+      .from(runEvents)
+      .where(and(eq(runEvents.runId, runId), gt(runEvents.seq, since)))
+      .orderBy(asc(runEvents.seq))
+      .limit(limit);
     return rows.map((r) => ({ seq: r.seq, type: r.type, data: r.data as Record<string, unknown> }));
   }
 

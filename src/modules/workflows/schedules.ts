@@ -51,7 +51,9 @@ export class SchedulesService implements SchedulesPort {
       await this.remove(tx, row.id);
       return;
     }
-    await tx.insert(workflowSchedules).values({ workflowId: row.id, orgId: row.orgId, cron, timezone, nextAt, updatedAt: this.clock.now() })
+    await tx
+      .insert(workflowSchedules)
+      .values({ workflowId: row.id, orgId: row.orgId, cron, timezone, nextAt, updatedAt: this.clock.now() })
       .onConflictDoUpdate({ target: workflowSchedules.workflowId, set: { cron, timezone, nextAt, updatedAt: this.clock.now() } });
   }
 
@@ -87,18 +89,31 @@ export class Scheduler {
   async round(): Promise<boolean> {
     return transaction(this.db, async (tx) => {
       const now = this.clock.now();
-      const due = await tx.select().from(workflowSchedules).where(lte(workflowSchedules.nextAt, now))
-        .orderBy(workflowSchedules.nextAt).limit(50).for('update', { skipLocked: true });
+      const due = await tx
+        .select()
+        .from(workflowSchedules)
+        .where(lte(workflowSchedules.nextAt, now))
+        .orderBy(workflowSchedules.nextAt)
+        .limit(50)
+        .for('update', { skipLocked: true });
       for (const schedule of due) {
-        const [wf] = await tx.select().from(workflows).where(and(eq(workflows.id, schedule.workflowId), eq(workflows.orgId, schedule.orgId)));
+        const [wf] = await tx
+          .select()
+          .from(workflows)
+          .where(and(eq(workflows.id, schedule.workflowId), eq(workflows.orgId, schedule.orgId)));
         if (!wf || !wf.active || wf.triggerType !== 'trigger.schedule') {
           await this.schedules.remove(tx, schedule.workflowId);
           continue;
         }
-        await this.starter.startRun(wf.orgId, wf.id, {
-          input: { scheduledAt: schedule.nextAt.toISOString(), cron: schedule.cron, timezone: schedule.timezone },
-          trigger: { type: 'schedule', scheduledAt: schedule.nextAt.toISOString() },
-        }, tx);
+        await this.starter.startRun(
+          wf.orgId,
+          wf.id,
+          {
+            input: { scheduledAt: schedule.nextAt.toISOString(), cron: schedule.cron, timezone: schedule.timezone },
+            trigger: { type: 'schedule', scheduledAt: schedule.nextAt.toISOString() },
+          },
+          tx,
+        );
         const nextAt = nextRun(schedule.cron, schedule.timezone, now);
         if (nextAt) await tx.update(workflowSchedules).set({ nextAt, updatedAt: now }).where(eq(workflowSchedules.workflowId, schedule.workflowId));
         else await this.schedules.remove(tx, schedule.workflowId);

@@ -23,9 +23,11 @@ describe('organization secrets', () => {
     t.call({ method: 'PUT', url: `${orgBase}/secrets/${name}`, auth, payload: { value } });
   /** Every text the database holds for an organization's secrets, workflows and runs. */
   const stored = async () => {
-    const rows = await t.database.db.execute(sql`select (select coalesce(string_agg(s::text, ' '), '') from org_secrets s) as secrets,
+    const rows = (await t.database.db.execute(sql`select (select coalesce(string_agg(s::text, ' '), '') from org_secrets s) as secrets,
       (select coalesce(string_agg(w::text, ' '), '') from workflows w) as workflows,
-      (select coalesce(string_agg(r.definition::text, ' '), '') from workflow_runs r) as runs`) as unknown as { rows: { secrets: string; workflows: string; runs: string }[] };
+      (select coalesce(string_agg(r.definition::text, ' '), '') from workflow_runs r) as runs`)) as unknown as {
+      rows: { secrets: string; workflows: string; runs: string }[];
+    };
     return rows.rows[0]!;
   };
 
@@ -60,7 +62,9 @@ describe('organization secrets', () => {
 
   it('the database holds the value sealed, never in plaintext', async () => {
     expect((await put('API_KEY', VALUE, { token: t.orgA.token })).statusCode).toBe(201);
-    const rows = await t.database.db.execute(sql`select name, value from org_secrets where org_id = ${t.orgA.orgId} and name = 'API_KEY'`) as unknown as { rows: { name: string; value: string }[] };
+    const rows = (await t.database.db.execute(sql`select name, value from org_secrets where org_id = ${t.orgA.orgId} and name = 'API_KEY'`)) as unknown as {
+      rows: { name: string; value: string }[];
+    };
     expect(rows.rows).toHaveLength(1);
     expect(rows.rows[0]!.value).toMatch(/^v1\./);
     expect((await stored()).secrets).not.toContain(VALUE);
@@ -71,12 +75,30 @@ describe('organization secrets', () => {
     await put('API_KEY', VALUE, { token: t.orgA.token });
     receiver.received.length = 0;
     // The receiver echoes the key back: the step's items must not show it either.
-    receiver.behaviour = (req) => ({ status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ echoed: req.headers['x-api-key'] }) });
-    const wf = await w.create([
-      manual,
-      { id: 'call', type: 'utility.httpRequest', params: { method: 'GET', url: receiver.url('/secret?token={{ $secrets.API_KEY }}'), headers: { 'X-Api-Key': '{{ $secrets.API_KEY }}', Authorization: 'Bearer {{ $secrets.API_KEY }}' } } },
-      { id: 'copy', type: 'data.set', params: { fields: { leaked: '{{ $secrets.API_KEY }}' } } },
-    ], [{ from: 'start', to: 'call' }, { from: 'call', to: 'copy' }]);
+    receiver.behaviour = (req) => ({
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ echoed: req.headers['x-api-key'] }),
+    });
+    const wf = await w.create(
+      [
+        manual,
+        {
+          id: 'call',
+          type: 'utility.httpRequest',
+          params: {
+            method: 'GET',
+            url: receiver.url('/secret?token={{ $secrets.API_KEY }}'),
+            headers: { 'X-Api-Key': '{{ $secrets.API_KEY }}', Authorization: 'Bearer {{ $secrets.API_KEY }}' },
+          },
+        },
+        { id: 'copy', type: 'data.set', params: { fields: { leaked: '{{ $secrets.API_KEY }}' } } },
+      ],
+      [
+        { from: 'start', to: 'call' },
+        { from: 'call', to: 'copy' },
+      ],
+    );
     const run = await w.run(wf.id);
     const done = await w.until(run.id);
     expect(done.status, JSON.stringify(done.error)).toBe('SUCCEEDED');
@@ -104,10 +126,13 @@ describe('organization secrets', () => {
     const w = api(t);
     receiver.received.length = 0;
     receiver.behaviour = () => ({ status: 200 });
-    const wf = await w.create([
-      manual,
-      { id: 'call', type: 'utility.httpRequest', params: { method: 'POST', url: receiver.url('/missing'), body: { key: '{{ $secrets.NOT_SET_YET }}' } } },
-    ], [{ from: 'start', to: 'call' }]);
+    const wf = await w.create(
+      [
+        manual,
+        { id: 'call', type: 'utility.httpRequest', params: { method: 'POST', url: receiver.url('/missing'), body: { key: '{{ $secrets.NOT_SET_YET }}' } } },
+      ],
+      [{ from: 'start', to: 'call' }],
+    );
     const failed = await w.until((await w.run(wf.id)).id);
     expect(failed.status).toBe('FAILED');
     expect(failed.error).toMatchObject({ code: 'SECRET_MISSING', nodeId: 'call' });
@@ -124,13 +149,24 @@ describe('organization secrets', () => {
     const w = api(t);
     receiver.received.length = 0;
     receiver.behaviour = () => ({ status: 200 });
-    const wf = await w.create([
-      manual,
-      { id: 'call', type: 'utility.httpRequest', params: { method: 'POST', url: receiver.url('/sealed'), headers: { Authorization: BEARER, 'X-Tenant': 'tenant-17' }, body: { n: 1 } } },
-    ], [{ from: 'start', to: 'call' }]);
+    const wf = await w.create(
+      [
+        manual,
+        {
+          id: 'call',
+          type: 'utility.httpRequest',
+          params: { method: 'POST', url: receiver.url('/sealed'), headers: { Authorization: BEARER, 'X-Tenant': 'tenant-17' }, body: { n: 1 } },
+        },
+      ],
+      [{ from: 'start', to: 'call' }],
+    );
     const node = (body: { nodes: { id: string; params?: Record<string, unknown> }[] }) => body.nodes.find((n) => n.id === 'call')!;
     expect(node(wf as never).params!.headers).toEqual({ Authorization: '********', 'X-Tenant': '********' });
-    for (const auth of [{ token: t.orgA.token }, { apiKey: await t.key(t.orgA.orgId, ['workflows:read']) }, { token: (await t.member(t.orgA.orgId, 'viewer')).token }]) {
+    for (const auth of [
+      { token: t.orgA.token },
+      { apiKey: await t.key(t.orgA.orgId, ['workflows:read']) },
+      { token: (await t.member(t.orgA.orgId, 'viewer')).token },
+    ]) {
       const read = await t.call({ url: `${base}/workflows/${wf.id}`, auth });
       expect(read.statusCode).toBe(200);
       expect(read.body).not.toContain('tok_literal');
@@ -150,7 +186,9 @@ describe('organization secrets', () => {
 
     // An editor saves what it read (masked) with another change: the stored header stays.
     const read = (await t.call({ url: `${base}/workflows/${wf.id}`, auth: { token: t.orgA.token } })).json();
-    const nodes = read.nodes.map((n: { id: string; params?: Record<string, unknown> }) => (n.id === 'call' ? { ...n, params: { ...n.params, body: { n: 2 } } } : n));
+    const nodes = read.nodes.map((n: { id: string; params?: Record<string, unknown> }) =>
+      n.id === 'call' ? { ...n, params: { ...n.params, body: { n: 2 } } } : n,
+    );
     const patched = await t.call({ method: 'PATCH', url: `${base}/workflows/${wf.id}`, auth: { token: t.orgA.token }, payload: { nodes } });
     expect(patched.statusCode).toBe(200);
     expect((await w.until((await w.run(wf.id)).id)).status).toBe('SUCCEEDED');
@@ -158,14 +196,27 @@ describe('organization secrets', () => {
     expect(receiver.received[1]!.json).toEqual({ n: 2 });
 
     // A new value replaces it.
-    const changed = nodes.map((n: { id: string; params?: Record<string, unknown> }) => (n.id === 'call' ? { ...n, params: { ...n.params, headers: { Authorization: 'Bearer rotated_token_99', 'X-Tenant': '********' } } } : n));
-    expect((await t.call({ method: 'PATCH', url: `${base}/workflows/${wf.id}`, auth: { token: t.orgA.token }, payload: { nodes: changed } })).statusCode).toBe(200);
+    const changed = nodes.map((n: { id: string; params?: Record<string, unknown> }) =>
+      n.id === 'call' ? { ...n, params: { ...n.params, headers: { Authorization: 'Bearer rotated_token_99', 'X-Tenant': '********' } } } : n,
+    );
+    expect((await t.call({ method: 'PATCH', url: `${base}/workflows/${wf.id}`, auth: { token: t.orgA.token }, payload: { nodes: changed } })).statusCode).toBe(
+      200,
+    );
     expect((await w.until((await w.run(wf.id)).id)).status).toBe('SUCCEEDED');
     expect(receiver.received[2]!.headers.authorization).toBe('Bearer rotated_token_99');
     expect(receiver.received[2]!.headers['x-tenant']).toBe('tenant-17');
 
     // A client cannot hand the engine a sealed value of its own.
-    const forged = await t.call({ method: 'POST', url: `${base}/workflows`, auth: { token: t.orgA.token }, payload: { name: 'forged', edges: [{ from: 'start', to: 'call' }], nodes: [manual, { id: 'call', type: 'utility.httpRequest', params: { method: 'POST', url: receiver.url('/x'), body: { $sealed: 'v1.a.b.c' } } }] } });
+    const forged = await t.call({
+      method: 'POST',
+      url: `${base}/workflows`,
+      auth: { token: t.orgA.token },
+      payload: {
+        name: 'forged',
+        edges: [{ from: 'start', to: 'call' }],
+        nodes: [manual, { id: 'call', type: 'utility.httpRequest', params: { method: 'POST', url: receiver.url('/x'), body: { $sealed: 'v1.a.b.c' } } }],
+      },
+    });
     expect(forged.statusCode).toBe(422);
     expect(forged.json().code, forged.body).toBe('WORKFLOW_INVALID');
   });
@@ -210,10 +261,19 @@ describe('organization secrets', () => {
     // Org B's workflow naming the same secret fails until org B sets its own, which is what it gets.
     receiver.received.length = 0;
     receiver.behaviour = () => ({ status: 200 });
-    const create = await t.call({ method: 'POST', url: `${baseB}/workflows`, auth: { token: t.orgB.token }, payload: {
-      name: 'b', edges: [{ from: 'start', to: 'call' }],
-      nodes: [manual, { id: 'call', type: 'utility.httpRequest', params: { method: 'GET', url: receiver.url('/b'), headers: { 'X-Api-Key': '{{ $secrets.API_KEY }}' } } }],
-    } });
+    const create = await t.call({
+      method: 'POST',
+      url: `${baseB}/workflows`,
+      auth: { token: t.orgB.token },
+      payload: {
+        name: 'b',
+        edges: [{ from: 'start', to: 'call' }],
+        nodes: [
+          manual,
+          { id: 'call', type: 'utility.httpRequest', params: { method: 'GET', url: receiver.url('/b'), headers: { 'X-Api-Key': '{{ $secrets.API_KEY }}' } } },
+        ],
+      },
+    });
     const runB = async () => {
       const run = (await t.call({ method: 'POST', url: `${baseB}/workflows/${create.json().id}/run`, auth: { token: t.orgB.token }, payload: {} })).json();
       for (;;) {

@@ -4,7 +4,9 @@ import { invalid, type WorkflowNode } from './engine/graph.ts';
 /** How a stored secret param is shown: sending it back unchanged keeps the stored value. */
 export const SECRET_MASK = '********';
 
-interface Sealed { $sealed: string }
+interface Sealed {
+  $sealed: string;
+}
 const isSealed = (v: unknown): v is Sealed => Boolean(v) && typeof v === 'object' && typeof (v as Sealed).$sealed === 'string';
 
 /**
@@ -56,8 +58,7 @@ export function sealNodes(nodes: WorkflowNode[], box: SecretBox, previous: Workf
   });
 }
 
-const hasSealed = (value: unknown): boolean =>
-  isSealed(value) || (value !== null && typeof value === 'object' && Object.values(value).some(hasSealed));
+const hasSealed = (value: unknown): boolean => isSealed(value) || (value !== null && typeof value === 'object' && Object.values(value).some(hasSealed));
 
 /** Nodes as the API shows them: secrets masked. */
 export function maskNodes(nodes: WorkflowNode[]): WorkflowNode[] {

@@ -132,7 +132,10 @@ export class WorkflowsService {
 
   /** The workflow the scope may see (engine callers look one up by organization: no actor). */
   async row(scope: Tenant, id: string, db: Db = this.db): Promise<WorkflowRow> {
-    const [row] = await db.select().from(workflows).where(inScope(scope, workflows, eq(workflows.id, id)));
+    const [row] = await db
+      .select()
+      .from(workflows)
+      .where(inScope(scope, workflows, eq(workflows.id, id)));
     if (!row) throw notFound('Workflow');
     return row;
   }
@@ -144,16 +147,34 @@ export class WorkflowsService {
   async list(scope: Scope, query: ListQuery & { active?: boolean; projectId?: string }) {
     const page = pageOf(query);
     const q = query.q?.trim();
-    const where = inScope(scope, workflows,
+    const where = inScope(
+      scope,
+      workflows,
       query.active !== undefined ? eq(workflows.active, query.active) : undefined,
       query.projectId ? eq(workflows.projectId, query.projectId) : undefined,
-      q ? sql`(${workflows.name} ilike ${'%' + q.replace(/[\\%_]/g, (c) => '\\' + c) + '%'} or ${workflows.description} ilike ${'%' + q.replace(/[\\%_]/g, (c) => '\\' + c) + '%'})` : undefined);
+      q
+        ? sql`(${workflows.name} ilike ${'%' + q.replace(/[\\%_]/g, (c) => '\\' + c) + '%'} or ${workflows.description} ilike ${'%' + q.replace(/[\\%_]/g, (c) => '\\' + c) + '%'})`
+        : undefined,
+    );
     const order = orderBy(query.sort, { createdAt: workflows.createdAt, updatedAt: workflows.updatedAt, name: workflows.name }, '-createdAt', workflows.id);
     const [items, [counted]] = await Promise.all([
-      this.db.select().from(workflows).where(where).orderBy(...order).limit(page.limit).offset(page.offset),
-      this.db.select({ n: sql<number>`count(*)::int` }).from(workflows).where(where),
+      this.db
+        .select()
+        .from(workflows)
+        .where(where)
+        .orderBy(...order)
+        .limit(page.limit)
+        .offset(page.offset),
+      this.db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(workflows)
+        .where(where),
     ]);
-    return envelope(items.map((r) => publicWorkflow(r, this.publicUrl)), counted?.n ?? 0, page);
+    return envelope(
+      items.map((r) => publicWorkflow(r, this.publicUrl)),
+      counted?.n ?? 0,
+      page,
+    );
   }
 
   /** Validates a definition, including a schedule's cron and time zone. */
@@ -173,7 +194,8 @@ export class WorkflowsService {
     }
     if (trigger.type === 'trigger.schedule') {
       const problem = this.schedules.checkCron(String(trigger.params?.cron ?? ''), trigger.params?.timezone as string | undefined);
-      if (problem) throw invalid(`Node "${trigger.id}" (trigger.schedule): ${problem}`, { nodeId: trigger.id, param: /time ?zone/i.test(problem) ? 'timezone' : 'cron' });
+      if (problem)
+        throw invalid(`Node "${trigger.id}" (trigger.schedule): ${problem}`, { nodeId: trigger.id, param: /time ?zone/i.test(problem) ? 'timezone' : 'cron' });
     }
     return trigger;
   }
@@ -188,23 +210,26 @@ export class WorkflowsService {
     const token = trigger.type === 'trigger.webhook' ? randomToken(24) : null;
     const now = this.clock.now();
     const row = await transaction(this.db, async (tx) => {
-      const [created] = await tx.insert(workflows).values({
-        id: newId('workflow', now.getTime()),
-        orgId: scope.orgId,
-        projectId,
-        name: input.name,
-        description: input.description ?? null,
-        nodes: sealNodes(input.nodes, this.box),
-        edges: input.edges,
-        budgetUsd: input.budgetUsd ?? null,
-        active: input.active ?? true,
-        triggerType: trigger.type,
-        triggerEvents: trigger.type === 'trigger.event' ? (trigger.params?.events as string[]) : [],
-        webhookTokenHash: token ? sha256Hex(token) : null,
-        templateId: options.templateId ?? null,
-        createdAt: now,
-        updatedAt: now,
-      }).returning();
+      const [created] = await tx
+        .insert(workflows)
+        .values({
+          id: newId('workflow', now.getTime()),
+          orgId: scope.orgId,
+          projectId,
+          name: input.name,
+          description: input.description ?? null,
+          nodes: sealNodes(input.nodes, this.box),
+          edges: input.edges,
+          budgetUsd: input.budgetUsd ?? null,
+          active: input.active ?? true,
+          triggerType: trigger.type,
+          triggerEvents: trigger.type === 'trigger.event' ? (trigger.params?.events as string[]) : [],
+          webhookTokenHash: token ? sha256Hex(token) : null,
+          templateId: options.templateId ?? null,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning();
       await this.schedules.sync(tx, created!);
       return created!;
     });
@@ -222,10 +247,16 @@ export class WorkflowsService {
     // so a read outside it from inside would wait for ever.
     const projectId = patch.projectId !== undefined ? await this.resolveProject(scope, patch.projectId) : undefined;
     const row = await transaction(this.db, async (tx) => {
-      const [before] = await tx.select().from(workflows).where(inScope(scope, workflows, eq(workflows.id, id))).for('update');
+      const [before] = await tx
+        .select()
+        .from(workflows)
+        .where(inScope(scope, workflows, eq(workflows.id, id)))
+        .for('update');
       if (!before) throw notFound('Workflow');
       if (patch.version !== undefined && patch.version !== before.version) {
-        throw conflict(`The workflow was changed since version ${patch.version} was read (it is at version ${before.version} now): reload it and apply the change again`);
+        throw conflict(
+          `The workflow was changed since version ${patch.version} was read (it is at version ${before.version} now): reload it and apply the change again`,
+        );
       }
       const set: Partial<WorkflowRow> = { updatedAt: this.clock.now(), version: before.version + 1 };
       if (patch.name !== undefined) set.name = patch.name;
@@ -247,7 +278,11 @@ export class WorkflowsService {
           set.webhookTokenHash = sha256Hex(token);
         }
       }
-      const [after] = await tx.update(workflows).set(set).where(inScope(scope, workflows, eq(workflows.id, before.id))).returning();
+      const [after] = await tx
+        .update(workflows)
+        .set(set)
+        .where(inScope(scope, workflows, eq(workflows.id, before.id)))
+        .returning();
       await this.schedules.sync(tx, after!);
       return after!;
     });
@@ -256,7 +291,10 @@ export class WorkflowsService {
 
   async delete(scope: Scope, id: string): Promise<void> {
     await transaction(this.db, async (tx) => {
-      const deleted = await tx.delete(workflows).where(inScope(scope, workflows, eq(workflows.id, id))).returning({ id: workflows.id });
+      const deleted = await tx
+        .delete(workflows)
+        .where(inScope(scope, workflows, eq(workflows.id, id)))
+        .returning({ id: workflows.id });
       if (deleted.length === 0) throw notFound('Workflow');
       await this.schedules.remove(tx, id);
     });
@@ -267,17 +305,28 @@ export class WorkflowsService {
     const row = await this.row(scope, id);
     if (row.triggerType !== 'trigger.webhook') throw invalid('The workflow has no trigger.webhook node');
     const token = randomToken(24);
-    await this.db.update(workflows).set({ webhookTokenHash: sha256Hex(token), updatedAt: this.clock.now() }).where(inScope(scope, workflows, eq(workflows.id, row.id)));
+    await this.db
+      .update(workflows)
+      .set({ webhookTokenHash: sha256Hex(token), updatedAt: this.clock.now() })
+      .where(inScope(scope, workflows, eq(workflows.id, row.id)));
     return this.webhookSecret(row, token) as { webhookToken: string; webhookUrl: string };
   }
 
   async useTemplate(scope: Scope, templateId: string, input: { name: string; projectId?: string | null }) {
     const template = findTemplate(templateId);
     if (!template) throw notFound('Template');
-    return this.create(scope, {
-      name: input.name, projectId: input.projectId, description: template.description,
-      nodes: template.workflow.nodes, edges: template.workflow.edges, active: template.workflow.active ?? true,
-    }, { templateId: template.id, unavailableHint: ' (that node type is not available in this installation yet, so this template cannot be used)' });
+    return this.create(
+      scope,
+      {
+        name: input.name,
+        projectId: input.projectId,
+        description: template.description,
+        nodes: template.workflow.nodes,
+        edges: template.workflow.edges,
+        active: template.workflow.active ?? true,
+      },
+      { templateId: template.id, unavailableHint: ' (that node type is not available in this installation yet, so this template cannot be used)' },
+    );
   }
 
   /**
@@ -349,22 +398,46 @@ export class WorkflowsService {
     // A refused run is stored FAILED at once with the reason, and never woken.
     const status = refused ? 'FAILED' : 'QUEUED';
     const hook = options.webhookTokenHash;
-    const where = inScope(scope, workflows, eq(workflows.id, workflowId), ...(hook ? [
-      eq(workflows.active, true), eq(workflows.triggerType, 'trigger.webhook'), eq(workflows.webhookTokenHash, hook),
-    ] : []));
-    const [created] = await rows<{ project_id: string | null; workflow_name: string }>(tx ?? this.db, sql`insert into workflow_runs (id, org_id, project_id, workflow_id, workflow_name, status, test_mode, input, definition, trigger, error, wake_at, created_at, finished_at)
+    const where = inScope(
+      scope,
+      workflows,
+      eq(workflows.id, workflowId),
+      ...(hook ? [eq(workflows.active, true), eq(workflows.triggerType, 'trigger.webhook'), eq(workflows.webhookTokenHash, hook)] : []),
+    );
+    const [created] = await rows<{ project_id: string | null; workflow_name: string }>(
+      tx ?? this.db,
+      sql`insert into workflow_runs (id, org_id, project_id, workflow_id, workflow_name, status, test_mode, input, definition, trigger, error, wake_at, created_at, finished_at)
       select ${id}, org_id, project_id, id, name, ${status}, ${testMode}, ${JSON.stringify(input)}::jsonb,
         jsonb_build_object('nodes', nodes, 'edges', edges, 'budgetUsd', budget_usd), ${JSON.stringify(trigger)}::jsonb, ${refused ? JSON.stringify(refused) : null}::jsonb,
         ${refused ? null : at}::timestamptz, ${at}::timestamptz, ${refused ? at : null}::timestamptz
       from workflows where ${where}
-      returning project_id, workflow_name`);
+      returning project_id, workflow_name`,
+    );
     if (!created) {
       if (hook) this.hookSenders.delete(workflowId);
       throw notFound(hook ? 'Webhook' : 'Workflow');
     }
     const run = {
-      id, orgId: scope.orgId, projectId: created.project_id, workflowId, workflowName: created.workflow_name, status, testMode, input,
-      definition: null, trigger, costUsd: 0, error: refused ?? null, eventSeq: 0, wakeAt: refused ? null : now, lockedBy: null, lockedUntil: null, recoveries: 0, createdAt: now, startedAt: null, finishedAt: refused ? now : null,
+      id,
+      orgId: scope.orgId,
+      projectId: created.project_id,
+      workflowId,
+      workflowName: created.workflow_name,
+      status,
+      testMode,
+      input,
+      definition: null,
+      trigger,
+      costUsd: 0,
+      error: refused ?? null,
+      eventSeq: 0,
+      wakeAt: refused ? null : now,
+      lockedBy: null,
+      lockedUntil: null,
+      recoveries: 0,
+      createdAt: now,
+      startedAt: null,
+      finishedAt: refused ? now : null,
     };
     if (refused) {
       await this.orgStream.publishInTx(tx!, run.orgId, runStatusMessage(run, 'FAILED', 0));
@@ -401,8 +474,10 @@ export class WorkflowsService {
     const tokenHash = sha256Hex(token);
     const known = this.hookSenders.get(workflowId);
     if (known && safeEqual(tokenHash, known.tokenHash)) return known;
-    const [row] = await this.db.select({ id: workflows.id, orgId: workflows.orgId, triggerType: workflows.triggerType, active: workflows.active, hash: workflows.webhookTokenHash })
-      .from(workflows).where(eq(workflows.id, workflowId));
+    const [row] = await this.db
+      .select({ id: workflows.id, orgId: workflows.orgId, triggerType: workflows.triggerType, active: workflows.active, hash: workflows.webhookTokenHash })
+      .from(workflows)
+      .where(eq(workflows.id, workflowId));
     if (!row || row.triggerType !== 'trigger.webhook' || !row.hash || !safeEqual(tokenHash, row.hash) || !row.active) {
       this.hookSenders.delete(workflowId);
       return null;
@@ -423,10 +498,17 @@ export class WorkflowsService {
   async onEvents(tx: Db, batch: EventRow[]): Promise<void> {
     const orgIds = [...new Set(batch.map((e) => e.orgId))];
     const types = [...new Set(batch.map((e) => e.type))];
-    const listening = await tx.select().from(workflows).where(and(
-      inArray(workflows.orgId, orgIds), eq(workflows.triggerType, 'trigger.event'), eq(workflows.active, true),
-      sql`${workflows.triggerEvents} && ${sql.param(types)}::text[]`,
-    ));
+    const listening = await tx
+      .select()
+      .from(workflows)
+      .where(
+        and(
+          inArray(workflows.orgId, orgIds),
+          eq(workflows.triggerType, 'trigger.event'),
+          eq(workflows.active, true),
+          sql`${workflows.triggerEvents} && ${sql.param(types)}::text[]`,
+        ),
+      );
     if (listening.length === 0) return;
     for (const event of batch) {
       for (const wf of listening) {
@@ -434,7 +516,13 @@ export class WorkflowsService {
         if (wf.projectId && wf.projectId !== event.projectId) continue;
         // A workflow never triggers itself through its own run events.
         if ((event.payload as { workflowId?: unknown }).workflowId === wf.id) continue;
-        const input: Record<string, unknown> = { id: event.id, type: event.type, organizationId: event.orgId, at: event.at.toISOString(), payload: event.payload };
+        const input: Record<string, unknown> = {
+          id: event.id,
+          type: event.type,
+          organizationId: event.orgId,
+          at: event.at.toISOString(),
+          payload: event.payload,
+        };
         if (event.projectId) input.projectId = event.projectId;
         await this.startRun(wf.orgId, wf.id, { input, trigger: { type: 'event', eventId: event.id, eventType: event.type } }, tx);
       }

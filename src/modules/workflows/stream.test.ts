@@ -50,13 +50,25 @@ const streamUrl = (runId: string, query = '', orgId = t.orgA.orgId) => `${base}/
 const bearer = () => ({ authorization: `Bearer ${t.orgA.token}` });
 
 function seqs(client: SseClient) {
-  return client.events().filter((m) => m.event !== 'reset').map((m) => Number(m.id));
+  return client
+    .events()
+    .filter((m) => m.event !== 'reset')
+    .map((m) => Number(m.id));
 }
 
 describe('run stream', () => {
   it('replays the history, then goes live with no gap or duplicate, ids = sequence, and closes after run.finished', async () => {
-    const wf = await w.create([manual, { id: 'ask', type: 'flow.approval', params: { title: 'ok?' } }, { id: 'after', type: 'data.set', params: { fields: { secretItem: 'never-in-stream' } } }],
-      [{ from: 'start', to: 'ask' }, { from: 'ask', to: 'after', output: 'approved' }]);
+    const wf = await w.create(
+      [
+        manual,
+        { id: 'ask', type: 'flow.approval', params: { title: 'ok?' } },
+        { id: 'after', type: 'data.set', params: { fields: { secretItem: 'never-in-stream' } } },
+      ],
+      [
+        { from: 'start', to: 'ask' },
+        { from: 'ask', to: 'after', output: 'approved' },
+      ],
+    );
     const queued = await w.run(wf.id);
     await w.until(queued.id, ['WAITING']);
     const client = await SseClient.open(streamUrl(queued.id), bearer());
@@ -81,10 +93,12 @@ describe('run stream', () => {
     const edges = nodes.slice(1).map((n, i) => ({ from: nodes[i]!.id, to: n.id }));
     const wf = await w.create(nodes, edges);
     const runs = await Promise.all([0, 1, 2, 3].map(() => w.run(wf.id)));
-    const clients = await Promise.all(runs.map(async (r, i) => {
-      await new Promise((res) => setTimeout(res, i * 15));
-      return SseClient.open(streamUrl(r.id), bearer());
-    }));
+    const clients = await Promise.all(
+      runs.map(async (r, i) => {
+        await new Promise((res) => setTimeout(res, i * 15));
+        return SseClient.open(streamUrl(r.id), bearer());
+      }),
+    );
     for (const [i, client] of clients.entries()) {
       await client.waitForEnd();
       const all = await w.events(runs[i]!.id);
@@ -134,7 +148,10 @@ describe('run stream', () => {
     const store = async (seq: number, message: string) => {
       const event = { seq, type: 'log', data: { type: 'log', runId: queued.id, nodeId: 'ask', level: 'info', message, at: new Date().toISOString() } };
       await t.database.db.insert(runEvents).values({ runId: queued.id, seq, type: event.type, data: event.data });
-      await t.database.db.update(workflowRuns).set({ eventSeq: sql`${workflowRuns.eventSeq} + 1` }).where(eq(workflowRuns.id, queued.id));
+      await t.database.db
+        .update(workflowRuns)
+        .set({ eventSeq: sql`${workflowRuns.eventSeq} + 1` })
+        .where(eq(workflowRuns.id, queued.id));
       return event;
     };
     await store(before + 1, 'lost 1');
@@ -204,7 +221,13 @@ describe('slow clients', () => {
       });
       const text = Buffer.concat(chunks).toString('utf8');
       expect(text).toContain('event: reset');
-      expect(text.trimEnd().split('\n\n').filter((f) => f.includes('event: ')).at(-1)).toContain('event: reset');
+      expect(
+        text
+          .trimEnd()
+          .split('\n\n')
+          .filter((f) => f.includes('event: '))
+          .at(-1),
+      ).toContain('event: reset');
       expect(text).not.toContain('event: run.finished');
       socket.destroy();
     } finally {

@@ -21,14 +21,22 @@ async function runsOf(workflowId: string, org = t.orgA) {
 
 describe('trigger.event', () => {
   it('platform events of the organization start active workflows listening for them, with the envelope as input', async () => {
-    const wf = await w.create([
-      { id: 'on', type: 'trigger.event', params: { events: ['lead.created'] } },
-      { id: 'tag', type: 'leads.update', params: { leadId: '{{ payload.lead.id }}', tags: ['welcomed'] } },
-    ], [{ from: 'on', to: 'tag' }]);
+    const wf = await w.create(
+      [
+        { id: 'on', type: 'trigger.event', params: { events: ['lead.created'] } },
+        { id: 'tag', type: 'leads.update', params: { leadId: '{{ payload.lead.id }}', tags: ['welcomed'] } },
+      ],
+      [{ from: 'on', to: 'tag' }],
+    );
     const inactive = await w.create([{ id: 'on', type: 'trigger.event', params: { events: ['lead.created'] } }], [], { active: false });
     const otherProject = (await t.call({ method: 'POST', url: `${w.base}/projects`, auth: w.auth, payload: { name: 'Elsewhere' } })).json();
     const scoped = await w.create([{ id: 'on', type: 'trigger.event', params: { events: ['lead.created'] } }], [], { projectId: otherProject.id });
-    const inB = await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgB.orgId}/workflows`, auth: { token: t.orgB.token }, payload: { name: 'b', nodes: [{ id: 'on', type: 'trigger.event', params: { events: ['lead.created'] } }], edges: [] } });
+    const inB = await t.call({
+      method: 'POST',
+      url: `/api/v1/orgs/${t.orgB.orgId}/workflows`,
+      auth: { token: t.orgB.token },
+      payload: { name: 'b', nodes: [{ id: 'on', type: 'trigger.event', params: { events: ['lead.created'] } }], edges: [] },
+    });
 
     const lead = (await t.call({ method: 'POST', url: `${w.base}/leads`, auth: w.auth, payload: { name: 'Evt', email: 'evt@example.com' } })).json();
     const [run] = await eventually(async () => {
@@ -68,7 +76,13 @@ describe('trigger.schedule', () => {
 
 describe('trigger.webhook', () => {
   it('a public URL with a secret token starts a run with the body as input; wrong token, inactive → 404', async () => {
-    const wf = await w.create([{ id: 'hook', type: 'trigger.webhook' }, { id: 'up', type: 'leads.upsert', params: { name: '{{ name }}', email: '{{ email }}', source: 'webhook' } }], [{ from: 'hook', to: 'up' }]);
+    const wf = await w.create(
+      [
+        { id: 'hook', type: 'trigger.webhook' },
+        { id: 'up', type: 'leads.upsert', params: { name: '{{ name }}', email: '{{ email }}', source: 'webhook' } },
+      ],
+      [{ from: 'hook', to: 'up' }],
+    );
     expect(wf.webhookUrl).toMatch(new RegExp(`/api/v1/hooks/${wf.id}/[A-Za-z0-9_-]{20,}$`));
     const path = new URL(wf.webhookUrl!).pathname;
     const res = await t.call({ method: 'POST', url: path, payload: { name: 'Hooked', email: 'hook@example.com' } });
@@ -101,8 +115,17 @@ describe('trigger.webhook', () => {
 
 describe('startRun for other modules', () => {
   it('services.workflows.startRun starts a run (e.g. from a report recommendation)', async () => {
-    const wf = await w.create([{ id: 'm', type: 'trigger.manual' }, { id: 's', type: 'data.set', params: { fields: { seen: '{{ reason }}' } } }], [{ from: 'm', to: 's' }]);
-    const run = await t.app.services.workflows.startRun(t.orgA.orgId, wf.id, { input: { reason: 'recommendation' }, trigger: { type: 'recommendation', reportId: 'rep_x' } });
+    const wf = await w.create(
+      [
+        { id: 'm', type: 'trigger.manual' },
+        { id: 's', type: 'data.set', params: { fields: { seen: '{{ reason }}' } } },
+      ],
+      [{ from: 'm', to: 's' }],
+    );
+    const run = await t.app.services.workflows.startRun(t.orgA.orgId, wf.id, {
+      input: { reason: 'recommendation' },
+      trigger: { type: 'recommendation', reportId: 'rep_x' },
+    });
     expect(run.status).toBe('QUEUED');
     const done = await w.until(run.id);
     expect(w.step(done, 's')!.items).toEqual([{ reason: 'recommendation', seen: 'recommendation' }]);

@@ -40,7 +40,9 @@ function unsupportedMediaType(request: FastifyRequest): Body {
   const sent = request.headers['content-type']?.split(';')[0]?.trim();
   const send = `send Content-Type: ${accepted.join(' or ')}`;
   const message = sent ? `Content-Type '${sent}' is not accepted here: ${send}` : `The body has no Content-Type: ${send}`;
-  return body(415, 'UNSUPPORTED_MEDIA_TYPE', message, [{ field: 'headers.content-type', message: `must be ${accepted.join(' or ')}`, code: 'contentType', allowed: accepted }]);
+  return body(415, 'UNSUPPORTED_MEDIA_TYPE', message, [
+    { field: 'headers.content-type', message: `must be ${accepted.join(' or ')}`, code: 'contentType', allowed: accepted },
+  ]);
 }
 
 /** The one error handler: every failure leaves as `{ statusCode, error, message, code? }`. */

@@ -31,13 +31,17 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'Notifications', description: 'Notifications for organization members.' },
   { name: 'Inboxes', description: 'Channel accounts (api, web chat, WhatsApp, Telegram, e-mail) with their inbound URL; credentials encrypted at rest.' },
   { name: 'Conversations', description: 'Threads with contacts: messages, replies and notes, handoff, assignment, read state, close and reopen, statistics.' },
-  { name: 'Campaigns', description: 'Outreach sequences through e-mail, WhatsApp and Telegram inboxes: audiences, steps, limits and sending windows, recipients and their outcomes; one-click unsubscribe.' },
+  {
+    name: 'Campaigns',
+    description:
+      'Outreach sequences through e-mail, WhatsApp and Telegram inboxes: audiences, steps, limits and sending windows, recipients and their outcomes; one-click unsubscribe.',
+  },
   { name: 'Suppressions', description: 'Addresses that receive no outreach on a channel: unsubscribed, bounced, complained, stopped or added by hand.' },
   { name: 'Webhook endpoints', description: 'Signed outbound webhooks: endpoints, deliveries, test and resend.' },
   { name: 'Streams', description: 'Server-Sent Events: the organization stream, run and agent-run streams.' },
   { name: 'Usage', description: 'AI usage and cost; the monthly budget.' },
   { name: 'Usage and statistics', description: 'Aggregated statistics over leads, runs, content and usage.' },
-  { name: 'Plan', description: 'The organization\'s plan, its features and limits.' },
+  { name: 'Plan', description: "The organization's plan, its features and limits." },
 ];
 
 /** Path segments that name a collection although they do not end in "s". */
@@ -67,7 +71,11 @@ const OPERATION_ID_OVERRIDES: Record<string, string> = {
   'POST /orgs/:orgId/stats/query': 'queryStats',
 };
 
-const pascal = (word: string) => word.split('-').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
+const pascal = (word: string) =>
+  word
+    .split('-')
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join('');
 function singular(word: string): string {
   if (UNCOUNTABLE.has(word) || SINGLETONS.has(word)) return word;
   if (word.endsWith('ies')) return `${word.slice(0, -3)}y`;
@@ -87,7 +95,10 @@ export function operationIdFor(method: string, url: string, sse = false): string
   const override = OPERATION_ID_OVERRIDES[`${method} ${path}`];
   if (override) return override;
   const statics: { name: string; hasId: boolean }[] = [];
-  for (const part of path.replace(/^\/orgs\/:orgId(?=\/)/, '').split('/').filter(Boolean)) {
+  for (const part of path
+    .replace(/^\/orgs\/:orgId(?=\/)/, '')
+    .split('/')
+    .filter(Boolean)) {
     if (part.startsWith(':')) {
       if (statics.length > 0) statics[statics.length - 1]!.hasId = true;
     } else {
@@ -113,13 +124,19 @@ export function operationIdFor(method: string, url: string, sse = false): string
     if (method === 'DELETE') return camel('delete', `${owners}${pascal(singular(last.name))}`);
   }
   // A collection under an item: `POST /conversations/:id/messages` createConversationMessage.
-  if (method === 'POST' && parent?.hasId && !SINGLETONS.has(last.name) && /^[a-z]+s$/.test(last.name)) return camel('create', `${owners}${pascal(singular(last.name))}`);
+  if (method === 'POST' && parent?.hasId && !SINGLETONS.has(last.name) && /^[a-z]+s$/.test(last.name))
+    return camel('create', `${owners}${pascal(singular(last.name))}`);
   // An action: on an item (`POST /workflows/:id/run` runWorkflow, `…/apply-recommendation`
   // applyReportRecommendation) or on a collection (`POST /leads/import` importLeads).
   const [verb = '', ...noun] = last.name.split('-');
   if (method === 'GET') return camel('get', `${before.map((s) => pascal(singular(s.name))).join('')}${pascal(last.name)}`);
   if (!parent) return camel(verb, noun.map(pascal).join(''));
-  const object = parent.hasId ? owners : `${before.slice(0, -1).map((s) => pascal(singular(s.name))).join('')}${pascal(parent.name)}`;
+  const object = parent.hasId
+    ? owners
+    : `${before
+        .slice(0, -1)
+        .map((s) => pascal(singular(s.name)))
+        .join('')}${pascal(parent.name)}`;
   return camel(verb, `${object}${noun.map(pascal).join('')}`);
 }
 
@@ -137,7 +154,10 @@ const ACCESS_OVERRIDES: Record<string, string> = {
 export function accessOf(access: Access | undefined, isPublic: boolean, underOrg: boolean): { text: string; scopes: string[] } {
   if (isPublic) return { text: '**Access:** No credentials needed.', scopes: [] };
   if (!access) {
-    return { text: `**Access:** ${underOrg ? 'Any member of the organization, or any of its API keys.' : 'Any valid credential (a user\'s access token or an API key); no scope needed.'}`, scopes: [] };
+    return {
+      text: `**Access:** ${underOrg ? 'Any member of the organization, or any of its API keys.' : "Any valid credential (a user's access token or an API key); no scope needed."}`,
+      scopes: [],
+    };
   }
   const scopes = access.scope === undefined ? [] : Array.isArray(access.scope) ? access.scope : [access.scope];
   const sentences: string[] = [];
@@ -181,7 +201,8 @@ export function transformRoute({ schema, url, route }: RouteTransformInput): { s
 
 const RATE_LIMIT_HEADERS = {
   'RateLimit-Limit': {
-    description: 'Requests allowed in the current window: `RATE_LIMIT_MAX` a minute per credential (per client address without a valid one); the password routes have their own limit per address, `AUTH_RATE_LIMIT_MAX`.',
+    description:
+      'Requests allowed in the current window: `RATE_LIMIT_MAX` a minute per credential (per client address without a valid one); the password routes have their own limit per address, `AUTH_RATE_LIMIT_MAX`.',
     schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 2_147_483_647 },
   },
   'RateLimit-Remaining': {
@@ -218,7 +239,11 @@ function addIntegerFormats(node: unknown): void {
   for (const value of Object.values(schema)) addIntegerFormats(value);
 }
 
-const human = (name: string) => name.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().replace(/\bapi\b/, 'API');
+const human = (name: string) =>
+  name
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .replace(/\bapi\b/, 'API');
 const pluralOf = (words: string) => (/[^aeiou]y$/.test(words) ? `${words.slice(0, -1)}ies` : words.endsWith('s') ? words : `${words}s`);
 const refName = (schema: Json | undefined) => (typeof schema?.$ref === 'string' ? schema.$ref.split('/').pop()! : undefined);
 
@@ -226,12 +251,13 @@ const refName = (schema: Json | undefined) => (typeof schema?.$ref === 'string' 
 const SUCCESS_OVERRIDES: Record<string, string> = {
   'createLead 200': 'An existing lead of the project matched on email, phone or website and was updated; `deduplicated.matchedOn` says which.',
   'createLead 201': 'Created: the new lead.',
-  'setSecret 200': 'Replaced: the secret\'s name and times (never its value).',
-  'setSecret 201': 'Created: the secret\'s name and times (never its value).',
+  'setSecret 200': "Replaced: the secret's name and times (never its value).",
+  'setSecret 201': "Created: the secret's name and times (never its value).",
   'runWorkflow 201': 'Started: the run record with status `QUEUED` (without steps); follow it with `GET …/runs/:runId/events`.',
   'runWorkflow 200': 'The run record with status `QUEUED` (without steps).',
   'listOrgs 200': 'The organizations of the caller as a JSON array, not a list envelope (a user has few; an API key sees its own). CONTRACT keeps this shape.',
-  'listTemplates 200': 'The built-in templates as a JSON array, not a list envelope: a short fixed catalog (CONTRACT §4). `GET …/templates/:id` gives one with its nodes and edges.',
+  'listTemplates 200':
+    'The built-in templates as a JSON array, not a list envelope: a short fixed catalog (CONTRACT §4). `GET …/templates/:id` gives one with its nodes and edges.',
   'getTemplate 200': 'The template with its full definition (`nodes`, `edges`, `active`): the workflow `POST …/templates/:id/use` creates from it.',
 };
 
@@ -245,13 +271,13 @@ function describeBody(content: Json | undefined): string {
   if (name) return `the ${human(name)}`;
   if (schema?.type === 'array') {
     const item = refName(schema.items as Json);
-    return `${item ? `the ${pluralOf(human(item))}` : shape(schema.items as Json, '[{ ', ' }]') ?? 'the items'} as a JSON array (not paged, not a list envelope)`;
+    return `${item ? `the ${pluralOf(human(item))}` : (shape(schema.items as Json, '[{ ', ' }]') ?? 'the items')} as a JSON array (not paged, not a list envelope)`;
   }
   const props = (schema?.properties ?? {}) as Json;
   const items = props.items as Json | undefined;
   if (items?.type === 'array' && props.total) {
     const item = refName(items.items as Json);
-    return `a page of ${item ? pluralOf(human(item)) : shape(items.items as Json, '{ ', ' }') ?? 'items'}: the list envelope \`{ items, total, page, pageSize }\``;
+    return `a page of ${item ? pluralOf(human(item)) : (shape(items.items as Json, '{ ', ' }') ?? 'items')}: the list envelope \`{ items, total, page, pageSize }\``;
   }
   return shape(schema, '{ ', ' }') ?? 'a JSON object';
 }
@@ -294,7 +320,12 @@ export function transformDocument(input: { openapiObject?: Json; swaggerObject?:
       const responses = (operation.responses ?? {}) as Record<string, Json>;
       for (const [status, response] of Object.entries(responses)) {
         // Every API route is rate limited (the limit hook runs before anything else answers).
-        response.headers = { ...(response.headers as Json), 'RateLimit-Limit': ref('RateLimit-Limit'), 'RateLimit-Remaining': ref('RateLimit-Remaining'), 'RateLimit-Reset': ref('RateLimit-Reset') };
+        response.headers = {
+          ...(response.headers as Json),
+          'RateLimit-Limit': ref('RateLimit-Limit'),
+          'RateLimit-Remaining': ref('RateLimit-Remaining'),
+          'RateLimit-Reset': ref('RateLimit-Reset'),
+        };
         if (status === '429') (response.headers as Json)['Retry-After'] = ref('Retry-After');
         if (/^2/.test(status)) response.description = successDescription(String(operation.operationId), status, response, componentDescriptions);
       }

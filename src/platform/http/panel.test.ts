@@ -12,7 +12,10 @@ import { PANEL_DIST } from './panel.ts';
 function fixture(): string {
   const dir = mkdtempSync(join(tmpdir(), 'panel-'));
   mkdirSync(join(dir, 'assets'));
-  writeFileSync(join(dir, 'index.html'), '<!doctype html><title>Panel</title><div id="root"></div><script type="module" src="/assets/index-Ab12Cd34.js"></script>');
+  writeFileSync(
+    join(dir, 'index.html'),
+    '<!doctype html><title>Panel</title><div id="root"></div><script type="module" src="/assets/index-Ab12Cd34.js"></script>',
+  );
   writeFileSync(join(dir, 'assets', 'index-Ab12Cd34.js'), 'console.log("panel")');
   writeFileSync(join(dir, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
   return dir;
@@ -41,7 +44,10 @@ describe('the panel served at /', () => {
       expect(res.body).toContain('<div id="root">');
       expect(res.headers['cache-control']).toBe('no-cache');
       const csp = String(res.headers['content-security-policy']);
-      const scripts = csp.split(';').map((d) => d.trim()).find((d) => d.startsWith('script-src'));
+      const scripts = csp
+        .split(';')
+        .map((d) => d.trim())
+        .find((d) => d.startsWith('script-src'));
       expect(scripts).toBe("script-src 'self'");
       expect(csp).toContain("frame-ancestors 'none'");
     }

@@ -44,8 +44,15 @@ export async function registerPanel(app: FastifyInstance, dir = PANEL_DIST): Pro
   if (built) {
     await app.register(fastifyStatic, { root: dir, serve: false });
   }
-  const topLevel = built ? new Set(readdirSync(dir, { withFileTypes: true }).filter((e) => e.isFile()).map((e) => e.name)) : new Set<string>();
-  const unbuilt = '<!doctype html><title>Panel not built</title><p>The web panel has not been built. Run <code>npm run build:panel</code> (or <code>npm start</code>, which builds it when it is missing) and reload.</p>';
+  const topLevel = built
+    ? new Set(
+        readdirSync(dir, { withFileTypes: true })
+          .filter((e) => e.isFile())
+          .map((e) => e.name),
+      )
+    : new Set<string>();
+  const unbuilt =
+    '<!doctype html><title>Panel not built</title><p>The web panel has not been built. Run <code>npm run build:panel</code> (or <code>npm start</code>, which builds it when it is missing) and reload.</p>';
 
   const page = (reply: FastifyReply, file: string) => {
     reply.header('content-security-policy', PANEL_CSP).header('x-content-type-options', 'nosniff').header('referrer-policy', 'same-origin');

@@ -2,23 +2,31 @@ import { Type, type Static, type TSchema, type TUnsafe } from 'typebox';
 
 export { Type };
 
-export const ErrorBody = Type.Object({
-  statusCode: Type.Integer(),
-  error: Type.String(),
-  message: Type.String(),
-  code: Type.Optional(Type.String()),
-  details: Type.Optional(Type.Union([
-    Type.Array(Type.Object({}, { additionalProperties: true }), { description: 'VALIDATION_ERROR: one `{ field, message }` per problem' }),
-    Type.Object({}, { additionalProperties: true, description: 'what a business rule names, e.g. WORKFLOW_INVALID `{ nodeId?, edge?: { from, to }, param? }`' }),
-  ])),
-}, { $id: 'ErrorBody', description: 'Every error: `{ statusCode, error, message, code? }`' });
+export const ErrorBody = Type.Object(
+  {
+    statusCode: Type.Integer(),
+    error: Type.String(),
+    message: Type.String(),
+    code: Type.Optional(Type.String()),
+    details: Type.Optional(
+      Type.Union([
+        Type.Array(Type.Object({}, { additionalProperties: true }), { description: 'VALIDATION_ERROR: one `{ field, message }` per problem' }),
+        Type.Object(
+          {},
+          { additionalProperties: true, description: 'what a business rule names, e.g. WORKFLOW_INVALID `{ nodeId?, edge?: { from, to }, param? }`' },
+        ),
+      ]),
+    ),
+  },
+  { $id: 'ErrorBody', description: 'Every error: `{ statusCode, error, message, code? }`' },
+);
 
 const errorRef = (description: string) => ({ ...Type.Ref('ErrorBody'), description });
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'VALIDATION_ERROR: the request does not match the schema (details name each field)',
   401: 'UNAUTHORIZED: credentials missing or invalid',
-  403: 'FORBIDDEN (role), INSUFFICIENT_SCOPE (API key scope) or PLAN_FEATURE (the organization\'s plan lacks the feature)',
+  403: "FORBIDDEN (role), INSUFFICIENT_SCOPE (API key scope) or PLAN_FEATURE (the organization's plan lacks the feature)",
   404: 'NOT_FOUND: unknown id, or a resource of another organization',
   409: 'CONFLICT',
   413: 'PAYLOAD_TOO_LARGE: body over the limit',

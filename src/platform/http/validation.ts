@@ -80,9 +80,11 @@ export function explainErrors(errors: readonly SchemaError[], root: string, sche
   const details = problems.map(({ text: _text, ...problem }) => problem);
   const texts = problems.map((p) => p.text);
   const more = texts.length - MESSAGE_PROBLEMS;
-  const message = texts.length === 0
-    ? `${root || 'value'} is invalid`
-    : texts.slice(0, MESSAGE_PROBLEMS).join('; ') + (more > 0 ? `; and ${more}${cut ? '+' : ''} more problem${more > 1 || cut ? 's' : ''}` : cut ? '; and more problems' : '');
+  const message =
+    texts.length === 0
+      ? `${root || 'value'} is invalid`
+      : texts.slice(0, MESSAGE_PROBLEMS).join('; ') +
+        (more > 0 ? `; and ${more}${cut ? '+' : ''} more problem${more > 1 || cut ? 's' : ''}` : cut ? '; and more problems' : '');
   return { message, details };
 }
 
@@ -97,7 +99,10 @@ export function fieldName(root: string, path: readonly string[]): string {
 }
 
 function pointerSegments(pointer: string): string[] {
-  return pointer.split('/').slice(1).map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
 }
 
 /** `#/properties/a/anyOf/2/const` → the union `#/properties/a/anyOf` and the branch 2. */
@@ -120,7 +125,7 @@ function addMissingUnions(items: Item[]): Item[] {
   const added: Item[] = [];
   for (const item of items) {
     const match = BRANCH.exec(item.schemaPath);
-    if (!match || match[3] !== undefined && match[3] !== item.keyword) continue;
+    if (!match || (match[3] !== undefined && match[3] !== item.keyword)) continue;
     const path = match[1]!;
     if (unions.has(key(path, item.path))) continue;
     unions.add(key(path, item.path));
@@ -144,7 +149,7 @@ function collapseUnion(items: Item[], union: Item, schema: unknown): Item[] {
   const prefix = `${unionPath(union)}/`;
   // The same schema can fail at several places (items of an array): only this place's errors.
   const within = (i: Item) => i.path.length >= union.path.length && union.path.every((s, n) => i.path[n] === s);
-  const members = items.filter((i) => i === union || i.schemaPath.startsWith(prefix) && within(i));
+  const members = items.filter((i) => i === union || (i.schemaPath.startsWith(prefix) && within(i)));
   const taken = new Set(members);
   const rest = items.filter((i) => !taken.has(i));
   const order = Math.min(...members.map((m) => m.order));
@@ -160,20 +165,22 @@ function collapseUnion(items: Item[], union: Item, schema: unknown): Item[] {
   const shallow = (i: Item) => i.path.length === union.path.length;
   const children = members.filter((m) => m !== union);
   // A union of literals (and maybe null): the allowed values, once.
-  if (children.length && children.every((c) => shallow(c) && (isLiteral(c) || isUnion(c) || c.keyword === 'type' && c.params.type === 'null'))) {
+  if (children.length && children.every((c) => shallow(c) && (isLiteral(c) || isUnion(c) || (c.keyword === 'type' && c.params.type === 'null')))) {
     const allowed = literalsAt(schema, unionPath(union)) ?? dedupe(children.flatMap(valuesOf));
     return [...rest, finished(union, order, { code: 'enum', message: oneOf(allowed), allowed })];
   }
   // Otherwise the branch the value came closest to: not one whose type or discriminator it missed.
-  const rank = (errors: Item[]) =>
-    errors.some((e) => shallow(e) && (e.keyword === 'type' || isLiteral(e))) ? 2 : errors.some((e) => isLiteral(e)) ? 1 : 0;
+  const rank = (errors: Item[]) => (errors.some((e) => shallow(e) && (e.keyword === 'type' || isLiteral(e))) ? 2 : errors.some((e) => isLiteral(e)) ? 1 : 0);
   const ranked = [...branches.values()].map((errors) => ({ errors, rank: rank(errors) }));
   const best = ranked.sort((a, b) => a.rank - b.rank || a.errors.length - b.errors.length)[0];
   if (!best || best.rank === 2) {
     // The value is none of the kinds the union allows: name them all.
     const values = dedupe(children.filter((c) => shallow(c) && isLiteral(c)).flatMap(valuesOf));
     const types = dedupe(children.filter((c) => shallow(c) && c.keyword === 'type').flatMap((c) => [c.params.type].flat()));
-    const parts = [...(values.length > 1 ? [oneOf(values).replace(/^must be /, '')] : values.map(show)), ...types.map((t) => TYPE_NAMES[String(t)] ?? String(t))];
+    const parts = [
+      ...(values.length > 1 ? [oneOf(values).replace(/^must be /, '')] : values.map(show)),
+      ...types.map((t) => TYPE_NAMES[String(t)] ?? String(t)),
+    ];
     const message = parts.length ? `must be ${joinOr(parts)}` : 'does not match any of the allowed forms';
     return [...rest, finished(union, order, { code: 'type', message, ...(values.length && !types.length ? { allowed: values } : {}) })];
   }
@@ -215,9 +222,9 @@ function literalsAt(schema: unknown, pointer: string): unknown[] | null {
   const collect = (branch: unknown): boolean => {
     if (!branch || typeof branch !== 'object') return false;
     const b = branch as Record<string, unknown>;
-    if ('const' in b) return out.push(b.const), true;
-    if (Array.isArray(b.enum)) return out.push(...(b.enum as unknown[])), true;
-    if (b.type === 'null') return out.push(null), true;
+    if ('const' in b) return (out.push(b.const), true);
+    if (Array.isArray(b.enum)) return (out.push(...(b.enum as unknown[])), true);
+    if (b.type === 'null') return (out.push(null), true);
     const inner = b.anyOf ?? b.oneOf;
     return Array.isArray(inner) && inner.every(collect);
   };
@@ -249,8 +256,13 @@ function joinOr(parts: string[]): string {
 }
 
 const TYPE_NAMES: Record<string, string> = {
-  string: 'a string', number: 'a number', integer: 'an integer', boolean: 'a boolean',
-  object: 'an object', array: 'an array', null: 'null',
+  string: 'a string',
+  number: 'a number',
+  integer: 'an integer',
+  boolean: 'a boolean',
+  object: 'an object',
+  array: 'an array',
+  null: 'null',
 };
 
 const FORMATS: Record<string, string> = {
@@ -273,27 +285,34 @@ const plural = (n: unknown, one: string, many: string) => `${String(n)} ${Number
 function describe(item: Item, root: string, all: Item[]): (Problem & { text: string })[] {
   const at = fieldName(root, item.path);
   const problem = (field: string, code: string, message: string, allowed?: unknown[]) => ({
-    field, message, code, ...(allowed ? { allowed } : {}), text: `${field ? `${field} ` : ''}${message}`,
+    field,
+    message,
+    code,
+    ...(allowed ? { allowed } : {}),
+    text: `${field ? `${field} ` : ''}${message}`,
   });
-  const unknown = (names: unknown[], parent = item.path) => names.map((name) => {
-    const owner = fieldName(root, parent);
-    return {
-      field: fieldName(root, [...parent, String(name)]), message: `unknown property '${String(name)}'`, code: 'additionalProperties',
-      text: `${owner ? `${owner}: ` : ''}unknown property '${String(name)}'`,
-    };
-  });
+  const unknown = (names: unknown[], parent = item.path) =>
+    names.map((name) => {
+      const owner = fieldName(root, parent);
+      return {
+        field: fieldName(root, [...parent, String(name)]),
+        message: `unknown property '${String(name)}'`,
+        code: 'additionalProperties',
+        text: `${owner ? `${owner}: ` : ''}unknown property '${String(name)}'`,
+      };
+    });
   if (item.done) return [problem(at, item.done.code, item.done.message, item.done.allowed)];
   const p = item.params;
   const limit = p.limit as number | undefined;
   switch (item.keyword) {
     case 'required': {
-      const names = p.missingProperty !== undefined ? [p.missingProperty] : (p.requiredProperties as unknown[] | undefined) ?? [];
+      const names = p.missingProperty !== undefined ? [p.missingProperty] : ((p.requiredProperties as unknown[] | undefined) ?? []);
       return names.map((name) => problem(fieldName(root, [...item.path, String(name)]), 'required', 'is required'));
     }
     case 'additionalProperties':
-      return unknown(p.additionalProperty !== undefined ? [p.additionalProperty] : (p.additionalProperties as unknown[] | undefined) ?? []);
+      return unknown(p.additionalProperty !== undefined ? [p.additionalProperty] : ((p.additionalProperties as unknown[] | undefined) ?? []));
     case 'unevaluatedProperties':
-      return unknown(p.unevaluatedProperty !== undefined ? [p.unevaluatedProperty] : (p.unevaluatedProperties as unknown[] | undefined) ?? []);
+      return unknown(p.unevaluatedProperty !== undefined ? [p.unevaluatedProperty] : ((p.unevaluatedProperties as unknown[] | undefined) ?? []));
     case 'boolean': {
       // TypeBox reports an unknown property twice: here (the property's `false` schema) and on its object.
       if (item.schemaPath.endsWith('/additionalProperties') && item.path.length) {
@@ -343,7 +362,7 @@ function describe(item: Item, root: string, all: Item[]): (Problem & { text: str
       return [problem(at, 'pattern', `must match the pattern ${String(p.pattern)}`)];
     case 'dependentRequired':
     case 'dependencies': {
-      const needed = p.missingProperty !== undefined ? [p.missingProperty] : (p.dependencies as unknown[] | undefined) ?? [];
+      const needed = p.missingProperty !== undefined ? [p.missingProperty] : ((p.dependencies as unknown[] | undefined) ?? []);
       return needed.map((name) => problem(fieldName(root, [...item.path, String(name)]), 'required', `is required when '${String(p.property)}' is set`));
     }
     case 'if':

@@ -20,7 +20,7 @@ export interface StoredConfig {
  */
 export function configPath(env: NodeJS.ProcessEnv = process.env): string {
   if (env.AUTOMATION_CONFIG) return env.AUTOMATION_CONFIG;
-  const base = process.platform === 'win32' ? (env.APPDATA ?? join(homedir(), 'AppData', 'Roaming')) : (env.XDG_CONFIG_HOME || join(homedir(), '.config'));
+  const base = process.platform === 'win32' ? (env.APPDATA ?? join(homedir(), 'AppData', 'Roaming')) : env.XDG_CONFIG_HOME || join(homedir(), '.config');
   return join(base, 'automation', 'config.json');
 }
 

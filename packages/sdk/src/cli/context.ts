@@ -37,15 +37,21 @@ export function clientFor(options: GlobalOptions, { auth = true } = {}): Automat
   const { stored, url, apiKey, orgId } = settings(options);
   if (!url) throw new CliError('No server URL: run `automation login --url …`, `automation config set --url …`, or set AUTOMATION_URL');
   const useSession = !apiKey && stored.refreshToken && (!stored.url || stored.url === url);
-  if (auth && !apiKey && !useSession) throw new CliError('Not signed in: run `automation login`, `automation config set --api-key …`, or set AUTOMATION_API_KEY');
+  if (auth && !apiKey && !useSession)
+    throw new CliError('Not signed in: run `automation login`, `automation config set --api-key …`, or set AUTOMATION_API_KEY');
   return createClient({
     baseUrl: url,
     orgId,
-    ...(apiKey ? { apiKey } : useSession ? {
-      accessToken: stored.accessToken,
-      refreshToken: stored.refreshToken,
-      onTokens: (tokens) => writeConfig({ ...readConfig(), accessToken: tokens.accessToken, refreshToken: tokens.refreshToken ?? readConfig().refreshToken }),
-    } : {}),
+    ...(apiKey
+      ? { apiKey }
+      : useSession
+        ? {
+            accessToken: stored.accessToken,
+            refreshToken: stored.refreshToken,
+            onTokens: (tokens) =>
+              writeConfig({ ...readConfig(), accessToken: tokens.accessToken, refreshToken: tokens.refreshToken ?? readConfig().refreshToken }),
+          }
+        : {}),
   });
 }
 
@@ -93,7 +99,9 @@ export function reportError(error: unknown, json: boolean): number {
       const message = typeof error.body.message === 'string' ? error.body.message : error.message;
       process.stderr.write(`error: ${message} (${error.status}${error.code ? ` ${error.code}` : ''})\n`);
       const details = error.details;
-      if (Array.isArray(details)) for (const d of details.slice(0, 10) as { field?: string; message?: string }[]) process.stderr.write(`  ${d.field ?? ''} ${d.message ?? JSON.stringify(d)}\n`);
+      if (Array.isArray(details))
+        for (const d of details.slice(0, 10) as { field?: string; message?: string }[])
+          process.stderr.write(`  ${d.field ?? ''} ${d.message ?? JSON.stringify(d)}\n`);
       if (error.status === 401) process.stderr.write('  sign in again with `automation login`, or check the API key\n');
     }
     return 1;

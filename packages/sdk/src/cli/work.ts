@@ -49,7 +49,8 @@ function readJsonArg(value: string | undefined): Record<string, unknown> | undef
 export function registerWorkCommands(cli: Command): void {
   // ---- webhook endpoints ----
   const webhooks = cli.command('webhooks').description('webhook endpoints: list, test, deliveries, replay failed deliveries');
-  webhooks.command('list')
+  webhooks
+    .command('list')
     .description('the webhook endpoints')
     .action(async (_opts: unknown, command: Command) => {
       const g = globals(command);
@@ -57,19 +58,38 @@ export function registerWorkCommands(cli: Command): void {
       const orgId = await orgOf(client);
       const list: Schemas['WebhookEndpoint'][] = [];
       for await (const e of pages((page) => client.ops.listWebhookEndpoints({ path: { orgId }, query: { page, pageSize: 100 } }))) list.push(e);
-      output(g, list, () => (list.length ? table([['id', 'url', 'events', 'active', 'failures'], ...list.map((e) => [e.id, e.url, e.events.join(','), e.active ? 'yes' : `no${e.disabledReason ? ` (${e.disabledReason})` : ''}`, e.consecutiveFailures])]) : 'No webhook endpoints'));
+      output(g, list, () =>
+        list.length
+          ? table([
+              ['id', 'url', 'events', 'active', 'failures'],
+              ...list.map((e) => [
+                e.id,
+                e.url,
+                e.events.join(','),
+                e.active ? 'yes' : `no${e.disabledReason ? ` (${e.disabledReason})` : ''}`,
+                e.consecutiveFailures,
+              ]),
+            ])
+          : 'No webhook endpoints',
+      );
     });
-  webhooks.command('test')
+  webhooks
+    .command('test')
     .description('send a `ping` to an endpoint and show its answer')
     .argument('<endpointId>')
     .action(async (endpointId: string, _opts: unknown, command: Command) => {
       const g = globals(command);
       const client = clientFor(g);
       const result = await client.ops.testWebhookEndpoint({ path: { orgId: await orgOf(client), id: endpointId } });
-      output(g, result, () => (result.ok ? `ok: ${result.statusCode} in ${result.durationMs} ms` : `failed: ${result.error ?? `HTTP ${result.statusCode}`} (${result.durationMs} ms)${result.responseBodyPreview ? `\n${result.responseBodyPreview}` : ''}`));
+      output(g, result, () =>
+        result.ok
+          ? `ok: ${result.statusCode} in ${result.durationMs} ms`
+          : `failed: ${result.error ?? `HTTP ${result.statusCode}`} (${result.durationMs} ms)${result.responseBodyPreview ? `\n${result.responseBodyPreview}` : ''}`,
+      );
       if (!result.ok) process.exitCode = 1;
     });
-  webhooks.command('deliveries')
+  webhooks
+    .command('deliveries')
     .description("an endpoint's delivery attempts of the last 7 days, newest first")
     .argument('<endpointId>')
     .option('--status <status>', 'pending, succeeded or failed')
@@ -80,13 +100,23 @@ export function registerWorkCommands(cli: Command): void {
       const orgId = await orgOf(client);
       const limit = Number(opts.limit);
       const list: Delivery[] = [];
-      for await (const d of pages((page) => client.ops.listWebhookEndpointDeliveries({ path: { orgId, id: endpointId }, query: { page, pageSize: 100, status: opts.status } }))) {
+      for await (const d of pages((page) =>
+        client.ops.listWebhookEndpointDeliveries({ path: { orgId, id: endpointId }, query: { page, pageSize: 100, status: opts.status } }),
+      )) {
         list.push(d);
         if (list.length >= limit) break;
       }
-      output(g, list, () => (list.length ? table([['id', 'event', 'type', 'attempt', 'status', 'code', 'at'], ...list.map((d) => [d.id, d.eventId, d.eventType, d.attempt, d.status, d.statusCode ?? d.error ?? '', d.createdAt])]) : 'No deliveries'));
+      output(g, list, () =>
+        list.length
+          ? table([
+              ['id', 'event', 'type', 'attempt', 'status', 'code', 'at'],
+              ...list.map((d) => [d.id, d.eventId, d.eventType, d.attempt, d.status, d.statusCode ?? d.error ?? '', d.createdAt]),
+            ])
+          : 'No deliveries',
+      );
     });
-  webhooks.command('replay')
+  webhooks
+    .command('replay')
     .description('deliver again every event whose delivery failed since a time (one new delivery per event; skips events delivered since or still retrying)')
     .argument('<endpointId>')
     .requiredOption('--since <time>', 'a time (2026-11-01T10:00:00Z) or a duration back from now (90m, 6h, 2d)')
@@ -119,7 +149,9 @@ export function registerWorkCommands(cli: Command): void {
       }
       const errors = resent.filter((r) => r.error).length;
       output(g, { since: since.toISOString(), dryRun: Boolean(opts.dryRun), count: resent.length, errors, deliveries: resent }, () => [
-        opts.dryRun ? `${resent.length} failed event(s) since ${since.toISOString()} would be sent again` : `Sent ${resent.length - errors} failed event(s) since ${since.toISOString()} again${errors ? `; ${errors} could not be queued` : ''}`,
+        opts.dryRun
+          ? `${resent.length} failed event(s) since ${since.toISOString()} would be sent again`
+          : `Sent ${resent.length - errors} failed event(s) since ${since.toISOString()} again${errors ? `; ${errors} could not be queued` : ''}`,
         ...resent.map((r) => `  ${r.eventType} ${r.eventId}${r.deliveryId ? ` → ${r.deliveryId}` : ''}${r.error ? ` (error: ${r.error})` : ''}`),
       ]);
       if (errors) process.exitCode = 1;
@@ -127,7 +159,8 @@ export function registerWorkCommands(cli: Command): void {
 
   // ---- workflows ----
   const workflows = cli.command('workflows').description('workflows: list, export, import, run');
-  workflows.command('list')
+  workflows
+    .command('list')
     .description('the workflows')
     .action(async (_opts: unknown, command: Command) => {
       const g = globals(command);
@@ -135,9 +168,14 @@ export function registerWorkCommands(cli: Command): void {
       const orgId = await orgOf(client);
       const list: Workflow[] = [];
       for await (const w of pages((page) => client.ops.listWorkflows({ path: { orgId }, query: { page, pageSize: 100 } }))) list.push(w);
-      output(g, list, () => (list.length ? table([['id', 'name', 'active', 'nodes', 'version'], ...list.map((w) => [w.id, w.name, w.active ? 'yes' : 'no', w.nodes.length, w.version])]) : 'No workflows'));
+      output(g, list, () =>
+        list.length
+          ? table([['id', 'name', 'active', 'nodes', 'version'], ...list.map((w) => [w.id, w.name, w.active ? 'yes' : 'no', w.nodes.length, w.version])])
+          : 'No workflows',
+      );
     });
-  workflows.command('export')
+  workflows
+    .command('export')
     .description('write a workflow (name, description, nodes, edges, budget) to a JSON file, or to stdout')
     .argument('<workflowId>')
     .option('-o, --output <file>', 'the file (default: stdout)')
@@ -145,21 +183,35 @@ export function registerWorkCommands(cli: Command): void {
       const g = globals(command);
       const client = clientFor(g);
       const w = await client.ops.getWorkflow({ path: { orgId: await orgOf(client), id: workflowId } });
-      const file = { format: WORKFLOW_FILE_FORMAT, name: w.name, description: w.description ?? null, active: w.active, budgetUsd: w.budgetUsd ?? null, nodes: w.nodes, edges: w.edges, exportedFrom: { id: w.id, version: w.version } };
+      const file = {
+        format: WORKFLOW_FILE_FORMAT,
+        name: w.name,
+        description: w.description ?? null,
+        active: w.active,
+        budgetUsd: w.budgetUsd ?? null,
+        nodes: w.nodes,
+        edges: w.edges,
+        exportedFrom: { id: w.id, version: w.version },
+      };
       const text = JSON.stringify(file, null, 2) + '\n';
       if (!opts.output) {
         process.stdout.write(text);
         return;
       }
       writeFileSync(opts.output, text);
-      output(g, { file: opts.output, workflowId: w.id, name: w.name, nodes: w.nodes.length }, () => `Exported ${w.name} (${w.nodes.length} nodes) to ${opts.output}`);
+      output(
+        g,
+        { file: opts.output, workflowId: w.id, name: w.name, nodes: w.nodes.length },
+        () => `Exported ${w.name} (${w.nodes.length} nodes) to ${opts.output}`,
+      );
     });
-  workflows.command('import')
+  workflows
+    .command('import')
     .description('create a workflow from an exported file (or update one with --update)')
     .argument('<file>')
-    .option('--name <name>', 'another name than the file\'s')
-    .option('--project <projectId>', 'the project (default: the organization\'s first)')
-    .option('--update <workflowId>', 'replace this workflow\'s nodes and edges instead of creating one')
+    .option('--name <name>', "another name than the file's")
+    .option('--project <projectId>', "the project (default: the organization's first)")
+    .option('--update <workflowId>', "replace this workflow's nodes and edges instead of creating one")
     .action(async (path: string, opts: { name?: string; project?: string; update?: string }, command: Command) => {
       const g = globals(command);
       if (!existsSync(path)) throw new CliError(`No such file: ${path}`);
@@ -186,10 +238,11 @@ export function registerWorkCommands(cli: Command): void {
         : await client.ops.createWorkflow({ path: { orgId }, body: { ...body, ...(opts.project ? { projectId: opts.project } : {}) } });
       output(g, w, () => `${opts.update ? 'Updated' : 'Imported'} ${w.name} as ${w.id} (${w.nodes.length} nodes)`);
     });
-  workflows.command('run')
+  workflows
+    .command('run')
     .description('start a run; with --follow, show its progress until it ends (exit code 1 unless it succeeded)')
     .argument('<workflowId>')
-    .option('--input <json>', 'the run\'s input: JSON, or @file.json')
+    .option('--input <json>', "the run's input: JSON, or @file.json")
     .option('--test', 'test mode: steps that send (publish, message, webhooks) only say what they would send')
     .option('-f, --follow', 'follow the run stream to the end')
     .action(async (workflowId: string, opts: { input?: string; test?: boolean; follow?: boolean }, command: Command) => {
@@ -197,7 +250,10 @@ export function registerWorkCommands(cli: Command): void {
       const client = clientFor(g);
       const orgId = await orgOf(client);
       const input = readJsonArg(opts.input);
-      const run = await client.ops.runWorkflow({ path: { orgId, id: workflowId }, body: { ...(input ? { input } : {}), ...(opts.test ? { testMode: true } : {}) } });
+      const run = await client.ops.runWorkflow({
+        path: { orgId, id: workflowId },
+        body: { ...(input ? { input } : {}), ...(opts.test ? { testMode: true } : {}) },
+      });
       if (!opts.follow) {
         output(g, run, () => `Started run ${run.id} (${run.status}); follow it with \`automation runs follow ${run.id}\``);
         return;
@@ -209,8 +265,9 @@ export function registerWorkCommands(cli: Command): void {
     });
 
   const runs = cli.command('runs').description('workflow runs');
-  runs.command('follow')
-    .description('follow a run\'s stream until it ends (exit code 1 unless it succeeded)')
+  runs
+    .command('follow')
+    .description("follow a run's stream until it ends (exit code 1 unless it succeeded)")
     .argument('<runId>')
     .action(async (runId: string, _opts: unknown, command: Command) => {
       const g = globals(command);
@@ -221,7 +278,8 @@ export function registerWorkCommands(cli: Command): void {
       output(g, final, () => summary(final));
       if (final.status !== 'SUCCEEDED') process.exitCode = 1;
     });
-  runs.command('get')
+  runs
+    .command('get')
     .description('a run with its steps')
     .argument('<runId>')
     .action(async (runId: string, _opts: unknown, command: Command) => {
@@ -233,8 +291,11 @@ export function registerWorkCommands(cli: Command): void {
 
   // ---- leads ----
   const leads = cli.command('leads').description('leads');
-  leads.command('import')
-    .description('import leads from a CSV file with a header row (name, email, phone, company, website, source, tags, custom.<key>), in chunks; de-duplicated like single creates')
+  leads
+    .command('import')
+    .description(
+      'import leads from a CSV file with a header row (name, email, phone, company, website, source, tags, custom.<key>), in chunks; de-duplicated like single creates',
+    )
     .argument('<file>')
     .option('--chunk-size <n>', `rows per request (at most ${IMPORT_MAX_ROWS})`, '1000')
     .option('--dry-run', 'check every row and count, store nothing')
@@ -242,7 +303,8 @@ export function registerWorkCommands(cli: Command): void {
       const g = globals(command);
       if (!existsSync(path)) throw new CliError(`No such file: ${path}`);
       const chunkSize = Number(opts.chunkSize);
-      if (!Number.isInteger(chunkSize) || chunkSize < 1 || chunkSize > IMPORT_MAX_ROWS) throw new CliError(`--chunk-size must be a whole number from 1 to ${IMPORT_MAX_ROWS}`);
+      if (!Number.isInteger(chunkSize) || chunkSize < 1 || chunkSize > IMPORT_MAX_ROWS)
+        throw new CliError(`--chunk-size must be a whole number from 1 to ${IMPORT_MAX_ROWS}`);
       const client = clientFor(g);
       const orgId = await orgOf(client);
       const result = await importCsv(client, g, orgId, path, chunkSize, Boolean(opts.dryRun));
@@ -255,7 +317,8 @@ export function registerWorkCommands(cli: Command): void {
 }
 
 function summary(run: Run): string {
-  const seconds = run.startedAt && run.finishedAt ? ` in ${((new Date(run.finishedAt).getTime() - new Date(run.startedAt).getTime()) / 1000).toFixed(1)} s` : '';
+  const seconds =
+    run.startedAt && run.finishedAt ? ` in ${((new Date(run.finishedAt).getTime() - new Date(run.startedAt).getTime()) / 1000).toFixed(1)} s` : '';
   const error = run.error ? `: ${run.error.message}${run.error.nodeId ? ` (node ${run.error.nodeId})` : ''}` : '';
   return `Run ${run.id} ${run.status}${seconds}; cost $${run.costUsd.toFixed(4)}${error}`;
 }
@@ -271,7 +334,10 @@ async function followRun(client: AutomationClient, g: GlobalOptions, orgId: stri
   };
   const node = (id: string) => names.get(id) ?? id;
   const step = () => (total ? `[${finished.size}/${total}] ` : '');
-  for await (const message of streamRunEvents(client, runId, { orgId, onReconnect: ({ since }) => say(`  (connection dropped; resuming after event ${since ?? 0})`) })) {
+  for await (const message of streamRunEvents(client, runId, {
+    orgId,
+    onReconnect: ({ since }) => say(`  (connection dropped; resuming after event ${since ?? 0})`),
+  })) {
     const e = message as RunStreamEvent;
     switch (e.event) {
       case 'node.started':
@@ -341,7 +407,10 @@ async function importCsv(client: AutomationClient, g: GlobalOptions, orgId: stri
     for (const r of result.rejected) summary.rejected.push({ row: r.row + offset, error: r.error });
     offset += rows;
     summary.rows += rows;
-    progress.update(summary.rows, `${summary.created.toLocaleString('en-US')} created, ${summary.merged.toLocaleString('en-US')} merged, ${summary.rejected.length.toLocaleString('en-US')} rejected`);
+    progress.update(
+      summary.rows,
+      `${summary.created.toLocaleString('en-US')} created, ${summary.merged.toLocaleString('en-US')} merged, ${summary.rejected.length.toLocaleString('en-US')} rejected`,
+    );
   };
 
   progress.update(0);
@@ -361,7 +430,12 @@ async function importCsv(client: AutomationClient, g: GlobalOptions, orgId: stri
 }
 
 /** One chunk; a 429 waits its Retry-After and tries again (a few times). */
-async function sendChunk(client: AutomationClient, orgId: string, csv: string, dryRun: boolean): Promise<{ created: number; merged: number; rejected: { row: number; error: string }[] }> {
+async function sendChunk(
+  client: AutomationClient,
+  orgId: string,
+  csv: string,
+  dryRun: boolean,
+): Promise<{ created: number; merged: number; rejected: { row: number; error: string }[] }> {
   for (let attempt = 1; ; attempt++) {
     const { data, error, response } = await client.POST('/api/v1/orgs/{orgId}/leads/import', {
       params: { path: { orgId }, query: dryRun ? { dryRun: true } : {} },

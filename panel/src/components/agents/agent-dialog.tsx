@@ -41,7 +41,17 @@ export function agentBody(f: Fields) {
 }
 
 /** Create a saved agent, or change one (`agent` given). */
-export function AgentDialog({ orgId, agent, open, onOpenChange }: { orgId: string; agent: Schemas['Agent'] | null; open: boolean; onOpenChange: (open: boolean) => void }) {
+export function AgentDialog({
+  orgId,
+  agent,
+  open,
+  onOpenChange,
+}: {
+  orgId: string;
+  agent: Schemas['Agent'] | null;
+  open: boolean;
+  onOpenChange: (open: boolean) => void;
+}) {
   const types = useQuery(agentTypesQuery(orgId));
   const [fields, setFields] = useState<Fields>(() => fieldsOf(agent));
   const save = useSaveAgent(orgId, agent?.id ?? null);
@@ -53,7 +63,13 @@ export function AgentDialog({ orgId, agent, open, onOpenChange }: { orgId: strin
     save.mutate(agentBody(fields), { onSuccess: () => onOpenChange(false) });
   };
   return (
-    <Modal open={open} onOpenChange={onOpenChange} title={agent ? `Edit ${agent.name}` : 'New agent'} description="A saved agent is an agent type with your own instructions, model, step limit and budget." wide>
+    <Modal
+      open={open}
+      onOpenChange={onOpenChange}
+      title={agent ? `Edit ${agent.name}` : 'New agent'}
+      description="A saved agent is an agent type with your own instructions, model, step limit and budget."
+      wide
+    >
       <form className="space-y-4" onSubmit={submit} noValidate>
         <div className="grid gap-4 sm:grid-cols-2">
           <TextField label="Name" value={fields.name} onChange={set('name')} required maxLength={200} error={errors.name} />
@@ -66,17 +82,53 @@ export function AgentDialog({ orgId, agent, open, onOpenChange }: { orgId: strin
           />
         </div>
         {description ? <p className="text-sm text-slate-600">{description}</p> : null}
-        <TextArea label="Instructions" rows={4} value={fields.instructions} onChange={set('instructions')} maxLength={8000} error={errors.instructions} hint="Added to the type's own instructions, e.g. your market, tone or what to focus on." />
+        <TextArea
+          label="Instructions"
+          rows={4}
+          value={fields.instructions}
+          onChange={set('instructions')}
+          maxLength={8000}
+          error={errors.instructions}
+          hint="Added to the type's own instructions, e.g. your market, tone or what to focus on."
+        />
         <div className="grid gap-4 sm:grid-cols-3">
-          <TextField label="Model" value={fields.modelId} onChange={set('modelId')} placeholder="offline" maxLength={160} error={errors.modelId} hint="Blank: the service's default. offline needs no network." />
-          <TextField label="Step limit" type="number" min={1} max={50} value={fields.maxSteps} onChange={set('maxSteps')} error={errors.maxSteps} hint="1–50; blank: default" />
-          <TextField label="Budget per run (USD)" type="number" min={0} step="0.01" value={fields.budgetUsd} onChange={set('budgetUsd')} error={errors.budgetUsd} hint="Blank: no limit of its own" />
+          <TextField
+            label="Model"
+            value={fields.modelId}
+            onChange={set('modelId')}
+            placeholder="offline"
+            maxLength={160}
+            error={errors.modelId}
+            hint="Blank: the service's default. offline needs no network."
+          />
+          <TextField
+            label="Step limit"
+            type="number"
+            min={1}
+            max={50}
+            value={fields.maxSteps}
+            onChange={set('maxSteps')}
+            error={errors.maxSteps}
+            hint="1–50; blank: default"
+          />
+          <TextField
+            label="Budget per run (USD)"
+            type="number"
+            min={0}
+            step="0.01"
+            value={fields.budgetUsd}
+            onChange={set('budgetUsd')}
+            error={errors.budgetUsd}
+            hint="Blank: no limit of its own"
+          />
         </div>
         {/* A field's own message stands next to it; the rest here. */}
         <FormError error={Object.keys(errors).length ? null : save.error} />
         <div className="flex justify-end gap-2">
           <Button onClick={() => onOpenChange(false)}>Cancel</Button>
-          <Button type="submit" variant="primary" disabled={save.isPending}>{agent ? 'Save agent' : 'Create agent'}</Button>
+          <Button type="submit" variant="primary" disabled={save.isPending}>
+            {agent ? 'Save agent' : 'Create agent'}
+          </Button>
         </div>
       </form>
     </Modal>

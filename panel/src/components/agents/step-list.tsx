@@ -11,7 +11,12 @@ const TONE: Record<AgentStep['type'], string> = {
 };
 
 const SYMBOL: Record<AgentStep['type'], string> = {
-  thinking: '…', message: '✎', tool_call: '→', tool_result: '←', error: '!', handoff: '⇄',
+  thinking: '…',
+  message: '✎',
+  tool_call: '→',
+  tool_result: '←',
+  error: '!',
+  handoff: '⇄',
 };
 
 /** A tool's output is usually JSON: shown indented when it is, as text when not. */
@@ -36,14 +41,20 @@ export function StepList({ steps }: { steps: readonly AgentStep[] }) {
     <ol aria-label="Steps" className="space-y-3">
       {steps.map((step) => (
         <li key={step.index} className="flex gap-3" aria-label={`Step ${step.index + 1}: ${stepTitle(step)}`}>
-          <span aria-hidden="true" className={`mt-0.5 flex size-7 shrink-0 items-center justify-center rounded-full text-sm font-semibold ${TONE[step.type]}`}>{SYMBOL[step.type]}</span>
+          <span aria-hidden="true" className={`mt-0.5 flex size-7 shrink-0 items-center justify-center rounded-full text-sm font-semibold ${TONE[step.type]}`}>
+            {SYMBOL[step.type]}
+          </span>
           <div className="min-w-0 flex-1 rounded-lg bg-white p-3 shadow-xs ring-1 ring-slate-200">
             <div className="flex items-baseline justify-between gap-2">
               <p className="text-sm font-medium text-slate-900">{stepTitle(step)}</p>
-              <span className="shrink-0 text-xs text-slate-500">#{step.index + 1} · {formatTime(step.at)}</span>
+              <span className="shrink-0 text-xs text-slate-500">
+                #{step.index + 1} · {formatTime(step.at)}
+              </span>
             </div>
             {step.type === 'thinking' && step.text ? <p className="mt-1 text-sm text-slate-600 italic">{step.text}</p> : null}
-            {(step.type === 'message' || step.type === 'handoff') && step.text ? <p className="mt-1 text-sm whitespace-pre-wrap text-slate-800">{step.text}</p> : null}
+            {(step.type === 'message' || step.type === 'handoff') && step.text ? (
+              <p className="mt-1 text-sm whitespace-pre-wrap text-slate-800">{step.text}</p>
+            ) : null}
             {step.type === 'error' ? <p className="mt-1 text-sm whitespace-pre-wrap text-red-700">{step.text ?? step.output ?? 'The step failed.'}</p> : null}
             {step.type === 'tool_call' && isEmpty(step.input) ? <p className="mt-1 text-xs text-slate-500">No arguments</p> : null}
             {step.type === 'tool_call' && !isEmpty(step.input) ? (

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { addStreamStep, isFinal, stepTitle, withRecordSteps, type AgentStep } from './steps';
 
-const step = (index: number, extra: Partial<AgentStep> = {}): AgentStep => ({ index, type: 'message', at: `2026-03-01T10:00:0${index}.000Z`, text: `step ${index}`, ...extra });
+const step = (index: number, extra: Partial<AgentStep> = {}): AgentStep => ({
+  index,
+  type: 'message',
+  at: `2026-03-01T10:00:0${index}.000Z`,
+  text: `step ${index}`,
+  ...extra,
+});
 
 describe('steps from the agent run stream', () => {
   it('drops a step replayed after a reconnect (same index) and keeps the first copy', () => {
@@ -22,7 +28,7 @@ describe('steps from the agent run stream', () => {
     expect(addStreamStep(steps, step(0))).toBe(steps);
   });
 
-  it('prefers the run record\'s full steps over the stream\'s shortened ones, keeping steps only the stream has', () => {
+  it("prefers the run record's full steps over the stream's shortened ones, keeping steps only the stream has", () => {
     const streamed = [step(0, { type: 'tool_result', output: 'abc… (500 more characters)' }), step(1), step(2)];
     const record = [step(0, { type: 'tool_result', output: 'abc'.repeat(200) }), step(1)];
     const merged = withRecordSteps(streamed, record);

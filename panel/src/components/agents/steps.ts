@@ -12,8 +12,13 @@ export function isFinal(status: string | null | undefined): boolean {
 }
 
 export const STATUS_LABELS: Record<string, string> = {
-  QUEUED: 'Queued', RUNNING: 'Running', succeeded: 'Succeeded', failed: 'Failed',
-  budget_exceeded: 'Budget exceeded', max_steps: 'Step limit reached', canceled: 'Canceled',
+  QUEUED: 'Queued',
+  RUNNING: 'Running',
+  succeeded: 'Succeeded',
+  failed: 'Failed',
+  budget_exceeded: 'Budget exceeded',
+  max_steps: 'Step limit reached',
+  canceled: 'Canceled',
 };
 
 export function statusLabel(status: string): string {
@@ -49,11 +54,17 @@ export function withRecordSteps(steps: readonly AgentStep[], record: readonly Ag
 /** A step's one-line title for the timeline. */
 export function stepTitle(step: AgentStep): string {
   switch (step.type) {
-    case 'thinking': return 'Thinking';
-    case 'message': return 'Message';
-    case 'tool_call': return `Calls ${step.name ?? 'a tool'}`;
-    case 'tool_result': return `${step.name ?? 'Tool'} answered${step.durationMs !== undefined ? ` in ${step.durationMs} ms` : ''}`;
-    case 'error': return 'Error';
-    case 'handoff': return 'Hand-off';
+    case 'thinking':
+      return 'Thinking';
+    case 'message':
+      return 'Message';
+    case 'tool_call':
+      return `Calls ${step.name ?? 'a tool'}`;
+    case 'tool_result':
+      return `${step.name ?? 'Tool'} answered${step.durationMs !== undefined ? ` in ${step.durationMs} ms` : ''}`;
+    case 'error':
+      return 'Error';
+    case 'handoff':
+      return 'Hand-off';
   }
 }

@@ -58,7 +58,11 @@ function Probe({ onDone }: { onDone?: () => void }) {
   const stream = useAgentRunStream('org_1', 'arun_1', true, onDone);
   return (
     <div>
-      <ol aria-label="steps">{stream.steps.map((s) => <li key={s.index}>{`${s.index}:${s.type}`}</li>)}</ol>
+      <ol aria-label="steps">
+        {stream.steps.map((s) => (
+          <li key={s.index}>{`${s.index}:${s.type}`}</li>
+        ))}
+      </ol>
       <p data-testid="state">{stream.state}</p>
       {stream.done ? <p>done {stream.done.status}</p> : null}
       {stream.error ? <p role="alert">{stream.error}</p> : null}

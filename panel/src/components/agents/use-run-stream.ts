@@ -44,10 +44,11 @@ export function useAgentRunStream(orgId: string, runId: string, enabled: boolean
 
   useEffect(() => {
     if (!enabled) return;
-    const update = (change: (current: Held) => Partial<Held>) => setHeld((current) => {
-      const base = current.key === key ? current : { key, ...EMPTY };
-      return { ...base, ...change(base) };
-    });
+    const update = (change: (current: Held) => Partial<Held>) =>
+      setHeld((current) => {
+        const base = current.key === key ? current : { key, ...EMPTY };
+        return { ...base, ...change(base) };
+      });
     let source: EventSource | null = null;
     let retryTimer: ReturnType<typeof setTimeout> | null = null;
     let retries = 0;
@@ -57,7 +58,9 @@ export function useAgentRunStream(orgId: string, runId: string, enabled: boolean
     const connect = () => {
       update(() => ({ state: 'connecting' }));
       // After a refused connection, ask only for what came after the last step seen (`since`).
-      source = apiEventSource(`/api/v1/orgs/${encodeURIComponent(orgId)}/agent-runs/${encodeURIComponent(runId)}/events`, () => ({ since: last >= 0 ? String(last) : undefined }));
+      source = apiEventSource(`/api/v1/orgs/${encodeURIComponent(orgId)}/agent-runs/${encodeURIComponent(runId)}/events`, () => ({
+        since: last >= 0 ? String(last) : undefined,
+      }));
       source.addEventListener('open', () => {
         retries = 0;
         update(() => ({ state: 'live' }));
@@ -81,7 +84,7 @@ export function useAgentRunStream(orgId: string, runId: string, enabled: boolean
         const code = (event as Event & { code?: number }).code;
         if (code === 403 || code === 404) {
           source.close();
-          update(() => ({ state: 'failed', error: code === 404 ? 'This run does not exist.' : 'You do not have access to this run\'s steps.' }));
+          update(() => ({ state: 'failed', error: code === 404 ? 'This run does not exist.' : "You do not have access to this run's steps." }));
           return;
         }
         // The EventSource reconnects by itself after a dropped connection; a refused one (a 401 from

@@ -17,7 +17,12 @@ const POSITION_DOMAIN: [(min: number) => number, (max: number) => number] = [(mi
  * (1 is the top of the results).
  */
 export function DailyLines({ rows, lines, height = 'h-56' }: { rows: readonly DayRow[]; lines: readonly LineSpec[]; height?: string }) {
-  if (!hasValues(rows, lines.map((l) => l.metric))) {
+  if (
+    !hasValues(
+      rows,
+      lines.map((l) => l.metric),
+    )
+  ) {
     return <div className={`flex ${height} items-center justify-center rounded-md bg-slate-50 text-sm text-slate-500`}>Nothing synced for these days yet.</div>;
   }
   const first = lines[0]!.metric;
@@ -36,12 +41,24 @@ export function DailyLines({ rows, lines, height = 'h-56' }: { rows: readonly Da
             allowDecimals={kind !== 'count'}
             reversed={kind === 'position'}
             domain={kind === 'position' ? POSITION_DOMAIN : [0, 'auto']}
-            tickFormatter={(v: number) => (kind === 'ratio' ? `${Math.round(v * 1000) / 10}%` : kind === 'position' ? String(Math.round(v * 10) / 10) : compactNumber(v))}
+            tickFormatter={(v: number) =>
+              kind === 'ratio' ? `${Math.round(v * 1000) / 10}%` : kind === 'position' ? String(Math.round(v * 10) / 10) : compactNumber(v)
+            }
           />
           <Tooltip formatter={(value, name, item) => [formatMetric(String(item.dataKey ?? first), Number(value)), name]} />
           {lines.length > 1 ? <Legend wrapperStyle={{ fontSize: 12 }} /> : null}
           {lines.map((l) => (
-            <Line key={l.metric} type="linear" dataKey={l.metric} name={label(l.metric)} stroke={l.color} strokeWidth={2} dot={rows.length <= 31 ? { r: 2.5 } : false} connectNulls={false} isAnimationActive={false} />
+            <Line
+              key={l.metric}
+              type="linear"
+              dataKey={l.metric}
+              name={label(l.metric)}
+              stroke={l.color}
+              strokeWidth={2}
+              dot={rows.length <= 31 ? { r: 2.5 } : false}
+              connectNulls={false}
+              isAnimationActive={false}
+            />
           ))}
         </LineChart>
       </ResponsiveContainer>

@@ -167,7 +167,8 @@ export const MAX_DAYS = 400;
  * MAX_DAYS, else the preset (28 days by default) ending today.
  */
 export function analyticsRange(input: { range?: RangePreset; from?: string; to?: string }, today: string): { from: string; to: string; custom: boolean } {
-  if (input.from && input.to && input.from <= input.to && daysBetween(input.from, input.to) <= MAX_DAYS) return { from: input.from, to: input.to, custom: true };
+  if (input.from && input.to && input.from <= input.to && daysBetween(input.from, input.to) <= MAX_DAYS)
+    return { from: input.from, to: input.to, custom: true };
   const days = Number((input.range ?? '28d').slice(0, -1));
   return { from: addDays(today, -(days - 1)), to: today, custom: false };
 }

@@ -25,7 +25,7 @@ globalThis.Request = PageRequest as typeof Request;
 globalThis.fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
   const request = input instanceof Request ? input : new PageRequest(input, init);
   const text = await request.text();
-  const recorded = { method: request.method, path: new URL(request.url).pathname, body: text ? JSON.parse(text) as unknown : undefined };
+  const recorded = { method: request.method, path: new URL(request.url).pathname, body: text ? (JSON.parse(text) as unknown) : undefined };
   net.requests.push(recorded);
   return net.answer(recorded);
 };

@@ -48,14 +48,22 @@ describe('the rule dialog', () => {
     expect(within(form).getByText('Fires on: CTR below 2.5 % over the last 7 days.')).toBeInTheDocument();
     await userEvent.click(within(form).getByRole('button', { name: 'Create rule' }));
     await waitFor(() => expect(onClose).toHaveBeenCalled());
-    expect(net.requests).toEqual([{
-      method: 'POST', path: '/api/v1/orgs/org_1/analytics/rules',
-      body: { name: 'CTR fell', integrationId: 'int_g', metric: 'gsc.ctr', compare: 'below', threshold: 0.025, window: '7d', minBaseline: null },
-    }]);
+    expect(net.requests).toEqual([
+      {
+        method: 'POST',
+        path: '/api/v1/orgs/org_1/analytics/rules',
+        body: { name: 'CTR fell', integrationId: 'int_g', metric: 'gsc.ctr', compare: 'below', threshold: 0.025, window: '7d', minBaseline: null },
+      },
+    ]);
   });
 
-  it('shows the API\'s refusal under its field and beside the buttons, and stays open', async () => {
-    net.answer = () => json(400, { code: 'VALIDATION', message: 'integrationId: no google integration with this id', details: [{ field: 'body.integrationId', message: 'no google integration with this id' }] });
+  it("shows the API's refusal under its field and beside the buttons, and stays open", async () => {
+    net.answer = () =>
+      json(400, {
+        code: 'VALIDATION',
+        message: 'integrationId: no google integration with this id',
+        details: [{ field: 'body.integrationId', message: 'no google integration with this id' }],
+      });
     const { dialog, onClose } = renderDialog();
     await userEvent.type(within(dialog).getByLabelText('Name'), 'Sessions drop');
     await userEvent.type(within(dialog).getByLabelText('Threshold'), '100');

@@ -7,8 +7,21 @@ import { SelectField, TextField } from '../ui/field';
 import { FormError } from '../ui/states';
 import { metricSpec, SOURCE_LABELS } from './data';
 import {
-  COMPARE_LABELS, COMPARES, describeRule, emptyRule, fieldsOfRule, NAME_MAX, RULE_METRICS, ruleBody, ruleErrors, WINDOW_LABELS, WINDOWS,
-  type Compare, type RuleFields, type RuleMetric, type Window,
+  COMPARE_LABELS,
+  COMPARES,
+  describeRule,
+  emptyRule,
+  fieldsOfRule,
+  NAME_MAX,
+  RULE_METRICS,
+  ruleBody,
+  ruleErrors,
+  WINDOW_LABELS,
+  WINDOWS,
+  type Compare,
+  type RuleFields,
+  type RuleMetric,
+  type Window,
 } from './rules';
 
 interface IntegrationOption {
@@ -20,7 +33,13 @@ interface IntegrationOption {
  * Creates a rule (no `rule`) or edits one. Checked before sending (the message under the field);
  * the API's own 400 is shown the same way, and its message beside the buttons.
  */
-export function RuleDialog({ orgId, rule, integrations, defaultIntegrationId, onClose }: {
+export function RuleDialog({
+  orgId,
+  rule,
+  integrations,
+  defaultIntegrationId,
+  onClose,
+}: {
   orgId: string;
   rule?: Rule;
   integrations: readonly IntegrationOption[];
@@ -45,9 +64,22 @@ export function RuleDialog({ orgId, rule, integrations, defaultIntegrationId, on
   const preview = Object.keys(valueErrors).length === 0 ? describeRule(ruleBody(f)) : null;
 
   return (
-    <Modal open onOpenChange={(open) => !open && onClose()} title={rule ? `Edit ${rule.name}` : 'New rule'} description="Checked after every sync. It notifies you (and emits analytics.threshold) when it starts firing, not again until it is back to normal.">
+    <Modal
+      open
+      onOpenChange={(open) => !open && onClose()}
+      title={rule ? `Edit ${rule.name}` : 'New rule'}
+      description="Checked after every sync. It notifies you (and emits analytics.threshold) when it starts firing, not again until it is back to normal."
+    >
       <form className="space-y-4" aria-label="Rule" noValidate onSubmit={submit}>
-        <TextField label="Name" required maxLength={NAME_MAX} value={f.name} error={errors.name} placeholder="Organic clicks dropped" onChange={(e) => set('name', e.target.value)} />
+        <TextField
+          label="Name"
+          required
+          maxLength={NAME_MAX}
+          value={f.name}
+          error={errors.name}
+          placeholder="Organic clicks dropped"
+          onChange={(e) => set('name', e.target.value)}
+        />
         <SelectField
           label="Google account"
           value={f.integrationId}
@@ -63,10 +95,27 @@ export function RuleDialog({ orgId, rule, integrations, defaultIntegrationId, on
             options={RULE_METRICS.map((m) => ({ value: m, label: `${metricSpec(m)?.label ?? m} (${SOURCE_LABELS[metricSpec(m)?.source ?? 'ga4']})` }))}
             onChange={(e) => set('metric', e.target.value as RuleMetric)}
           />
-          <SelectField label="Window" value={f.window} error={errors.window} options={WINDOWS.map((w) => ({ value: w, label: WINDOW_LABELS[w] }))} hint={pct ? 'Compared with the same number of days just before.' : 'The latest synced day, or the last 7 or 28 days added up (CTR and position averaged).'} onChange={(e) => set('window', e.target.value as Window)} />
+          <SelectField
+            label="Window"
+            value={f.window}
+            error={errors.window}
+            options={WINDOWS.map((w) => ({ value: w, label: WINDOW_LABELS[w] }))}
+            hint={
+              pct
+                ? 'Compared with the same number of days just before.'
+                : 'The latest synced day, or the last 7 or 28 days added up (CTR and position averaged).'
+            }
+            onChange={(e) => set('window', e.target.value as Window)}
+          />
         </div>
         <div className="grid gap-4 sm:grid-cols-2">
-          <SelectField label="Condition" value={f.compare} error={errors.compare} options={COMPARES.map((c) => ({ value: c, label: COMPARE_LABELS[c] }))} onChange={(e) => set('compare', e.target.value as Compare)} />
+          <SelectField
+            label="Condition"
+            value={f.compare}
+            error={errors.compare}
+            options={COMPARES.map((c) => ({ value: c, label: COMPARE_LABELS[c] }))}
+            onChange={(e) => set('compare', e.target.value as Compare)}
+          />
           <TextField
             label="Threshold"
             inputMode="decimal"
@@ -89,11 +138,17 @@ export function RuleDialog({ orgId, rule, integrations, defaultIntegrationId, on
             onChange={(e) => set('minBaseline', e.target.value)}
           />
         ) : null}
-        {preview ? <p className="rounded-md bg-slate-50 px-3 py-2 text-sm text-slate-700" aria-live="polite">Fires on: {preview}.</p> : null}
+        {preview ? (
+          <p className="rounded-md bg-slate-50 px-3 py-2 text-sm text-slate-700" aria-live="polite">
+            Fires on: {preview}.
+          </p>
+        ) : null}
         <FormError error={save.error} />
         <div className="flex justify-end gap-2">
           <Button onClick={onClose}>Cancel</Button>
-          <Button type="submit" variant="primary" disabled={save.isPending}>{save.isPending ? 'Saving…' : rule ? 'Save rule' : 'Create rule'}</Button>
+          <Button type="submit" variant="primary" disabled={save.isPending}>
+            {save.isPending ? 'Saving…' : rule ? 'Save rule' : 'Create rule'}
+          </Button>
         </div>
       </form>
     </Modal>
@@ -109,11 +164,18 @@ function thresholdHint(metric: string, unit: string): string {
 export function DeleteRuleDialog({ orgId, rule, onClose }: { orgId: string; rule: Rule; onClose: () => void }) {
   const remove = useDeleteRule(orgId, rule.id);
   return (
-    <Modal open onOpenChange={(open) => !open && onClose()} title={`Delete ${rule.name}?`} description="It stops watching the metric. Alerts it already sent stay in the notifications.">
+    <Modal
+      open
+      onOpenChange={(open) => !open && onClose()}
+      title={`Delete ${rule.name}?`}
+      description="It stops watching the metric. Alerts it already sent stay in the notifications."
+    >
       <FormError error={remove.error} />
       <div className="mt-4 flex justify-end gap-2">
         <Button onClick={onClose}>Cancel</Button>
-        <Button variant="danger" disabled={remove.isPending} onClick={() => remove.mutate(undefined, { onSuccess: onClose })}>Delete rule</Button>
+        <Button variant="danger" disabled={remove.isPending} onClick={() => remove.mutate(undefined, { onSuccess: onClose })}>
+          Delete rule
+        </Button>
       </div>
     </Modal>
   );

@@ -15,7 +15,14 @@ import { RULES_PAGE_SIZE, rulesQuery, type Rule } from '../../queries/analytics'
 const STATE_TONE = { ok: 'green', firing: 'red', error: 'amber' } as const;
 
 /** The threshold rules with their state; create, edit, delete. The page lives in the URL (`rulesPage`). */
-export function RulesSection({ orgId, integrations, selectedIntegrationId, canWrite, page, onPage }: {
+export function RulesSection({
+  orgId,
+  integrations,
+  selectedIntegrationId,
+  canWrite,
+  page,
+  onPage,
+}: {
   orgId: string;
   integrations: readonly { id: string; name: string }[];
   selectedIntegrationId?: string;
@@ -27,27 +34,39 @@ export function RulesSection({ orgId, integrations, selectedIntegrationId, canWr
   const [creating, setCreating] = useState(false);
   const [editing, setEditing] = useState<Rule | null>(null);
   const [removing, setRemoving] = useState<Rule | null>(null);
-  const integrationName = (id: string | null | undefined) => (id ? integrations.find((i) => i.id === id)?.name ?? 'A removed account' : 'All Google accounts');
+  const integrationName = (id: string | null | undefined) =>
+    id ? (integrations.find((i) => i.id === id)?.name ?? 'A removed account') : 'All Google accounts';
 
   return (
     <section aria-labelledby="rules-title" className="space-y-3">
       <div className="flex flex-wrap items-end justify-between gap-3">
         <div>
-          <h2 id="rules-title" className="text-lg font-semibold text-slate-900">Alert rules</h2>
-          <p className="mt-0.5 text-sm text-slate-600">Checked after every sync; a rule that starts firing sends a notification and an <code className="text-xs">analytics.threshold</code> event (workflows can start on it).</p>
+          <h2 id="rules-title" className="text-lg font-semibold text-slate-900">
+            Alert rules
+          </h2>
+          <p className="mt-0.5 text-sm text-slate-600">
+            Checked after every sync; a rule that starts firing sends a notification and an <code className="text-xs">analytics.threshold</code> event
+            (workflows can start on it).
+          </p>
         </div>
-        {canWrite ? <Button variant="primary" onClick={() => setCreating(true)}>New rule</Button> : null}
+        {canWrite ? (
+          <Button variant="primary" onClick={() => setCreating(true)}>
+            New rule
+          </Button>
+        ) : null}
       </div>
       <QueryState
         query={rules}
         loading="Loading rules…"
         retry
         isEmpty={noItems}
-        empty={(
+        empty={
           <Empty title="No alert rules yet">
-            {canWrite ? 'Add one to hear about a drop in traffic or a jump in clicks, for example: sessions falling below 100 in a day, or clicks changing by 30 % over 7 days.' : 'A member can add rules.'}
+            {canWrite
+              ? 'Add one to hear about a drop in traffic or a jump in clicks, for example: sessions falling below 100 in a day, or clicks changing by 30 % over 7 days.'
+              : 'A member can add rules.'}
           </Empty>
-        )}
+        }
       >
         {(data) => (
           <>
@@ -59,7 +78,11 @@ export function RulesSection({ orgId, integrations, selectedIntegrationId, canWr
                   <Th>State</Th>
                   <Th className="text-right">Last value</Th>
                   <Th>Last fired</Th>
-                  {canWrite ? <Th><span className="sr-only">Actions</span></Th> : null}
+                  {canWrite ? (
+                    <Th>
+                      <span className="sr-only">Actions</span>
+                    </Th>
+                  ) : null}
                 </tr>
               </thead>
               <tbody className="divide-y divide-slate-100">
@@ -75,12 +98,18 @@ export function RulesSection({ orgId, integrations, selectedIntegrationId, canWr
                       {'error' in rule && typeof rule.error === 'string' && rule.error ? <p className="mt-1 text-xs text-amber-800">{rule.error}</p> : null}
                     </Td>
                     <Td className="text-right tabular-nums">{lastValue(rule)}</Td>
-                    <Td className="whitespace-nowrap">{rule.lastFiredAt ? <span title={formatDateTime(rule.lastFiredAt)}>{relative(rule.lastFiredAt)}</span> : 'Never'}</Td>
+                    <Td className="whitespace-nowrap">
+                      {rule.lastFiredAt ? <span title={formatDateTime(rule.lastFiredAt)}>{relative(rule.lastFiredAt)}</span> : 'Never'}
+                    </Td>
                     {canWrite ? (
                       <Td className="whitespace-nowrap text-right">
                         <div className="flex justify-end gap-2">
-                          <Button size="sm" aria-label={`Edit ${rule.name}`} onClick={() => setEditing(rule)}>Edit</Button>
-                          <Button size="sm" variant="ghost" aria-label={`Delete ${rule.name}`} onClick={() => setRemoving(rule)}>Delete</Button>
+                          <Button size="sm" aria-label={`Edit ${rule.name}`} onClick={() => setEditing(rule)}>
+                            Edit
+                          </Button>
+                          <Button size="sm" variant="ghost" aria-label={`Delete ${rule.name}`} onClick={() => setRemoving(rule)}>
+                            Delete
+                          </Button>
                         </div>
                       </Td>
                     ) : null}
@@ -92,7 +121,9 @@ export function RulesSection({ orgId, integrations, selectedIntegrationId, canWr
           </>
         )}
       </QueryState>
-      {creating ? <RuleDialog orgId={orgId} integrations={integrations} defaultIntegrationId={selectedIntegrationId} onClose={() => setCreating(false)} /> : null}
+      {creating ? (
+        <RuleDialog orgId={orgId} integrations={integrations} defaultIntegrationId={selectedIntegrationId} onClose={() => setCreating(false)} />
+      ) : null}
       {editing ? <RuleDialog orgId={orgId} rule={editing} integrations={integrations} onClose={() => setEditing(null)} /> : null}
       {removing ? <DeleteRuleDialog orgId={orgId} rule={removing} onClose={() => setRemoving(null)} /> : null}
     </section>
@@ -102,6 +133,7 @@ export function RulesSection({ orgId, integrations, selectedIntegrationId, canWr
 /** The value the rule last compared: the metric's figure, or the change in percent. */
 function lastValue(rule: Rule): string {
   if (rule.lastValue === null || rule.lastValue === undefined) return '—';
-  if (rule.compare === 'pct_change') return `${rule.lastValue > 0 ? '+' : ''}${new Intl.NumberFormat(undefined, { maximumFractionDigits: 1 }).format(rule.lastValue)} %`;
+  if (rule.compare === 'pct_change')
+    return `${rule.lastValue > 0 ? '+' : ''}${new Intl.NumberFormat(undefined, { maximumFractionDigits: 1 }).format(rule.lastValue)} %`;
   return metricSpec(rule.metric) ? formatMetric(rule.metric, rule.lastValue) : String(rule.lastValue);
 }

@@ -17,7 +17,13 @@ const every = <T extends string>(values: Record<T, true>) => Object.keys(values)
 export const COMPARES = every<Compare>({ above: true, below: true, pct_change: true });
 export const WINDOWS = every<Window>({ day: true, '7d': true, '28d': true });
 export const RULE_METRICS = every<RuleMetric>({
-  'ga4.sessions': true, 'ga4.users': true, 'ga4.conversions': true, 'gsc.clicks': true, 'gsc.impressions': true, 'gsc.ctr': true, 'gsc.position': true,
+  'ga4.sessions': true,
+  'ga4.users': true,
+  'ga4.conversions': true,
+  'gsc.clicks': true,
+  'gsc.impressions': true,
+  'gsc.ctr': true,
+  'gsc.position': true,
 });
 
 export const COMPARE_LABELS: Record<Compare, string> = { above: 'Goes above', below: 'Falls below', pct_change: 'Changes by (%)' };
@@ -57,7 +63,8 @@ const roundTrip = (value: number) => Number(value.toPrecision(12));
 
 export function fieldsOfRule(rule: RuleLike): RuleFields {
   const threshold = roundTrip(rule.threshold * scaleOf(rule.metric, rule.compare, 'threshold'));
-  const baseline = rule.minBaseline === null || rule.minBaseline === undefined ? null : roundTrip(rule.minBaseline * scaleOf(rule.metric, rule.compare, 'minBaseline'));
+  const baseline =
+    rule.minBaseline === null || rule.minBaseline === undefined ? null : roundTrip(rule.minBaseline * scaleOf(rule.metric, rule.compare, 'minBaseline'));
   return {
     name: rule.name,
     integrationId: rule.integrationId ?? '',
@@ -122,7 +129,10 @@ export function describeRule(rule: RuleLike, locale?: string): string {
   const windowWords = WINDOW_WORDS[rule.window] ?? rule.window;
   if (rule.compare === 'pct_change') {
     const pct = new Intl.NumberFormat(locale, { maximumFractionDigits: 2 }).format(rule.threshold);
-    const baseline = rule.minBaseline !== null && rule.minBaseline !== undefined && rule.minBaseline > 0 ? ` (when the earlier figure is at least ${formatMetric(rule.metric, rule.minBaseline, locale)})` : '';
+    const baseline =
+      rule.minBaseline !== null && rule.minBaseline !== undefined && rule.minBaseline > 0
+        ? ` (when the earlier figure is at least ${formatMetric(rule.metric, rule.minBaseline, locale)})`
+        : '';
     return `${label}: a change of ${pct} % or more ${windowWords} against ${PREVIOUS_WORDS[rule.window] ?? 'the period before'}${baseline}`;
   }
   return `${label} ${rule.compare === 'above' ? 'above' : 'below'} ${formatMetric(rule.metric, rule.threshold, locale)} ${windowWords}`;

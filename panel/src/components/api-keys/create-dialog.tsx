@@ -35,7 +35,13 @@ export function CreateKeyDialog({ orgId, open, onOpenChange }: { orgId: string; 
   const key = create.data;
   const example = key ? `curl -H "X-Api-Key: ${key.key}" ${window.location.origin}/api/v1/orgs/${orgId}${examplePath(key.scopes)}` : '';
   return (
-    <Modal open={open} onOpenChange={close} title={key ? 'API key created' : 'New API key'} description={key ? undefined : 'For server-to-server calls; send it in the X-Api-Key header. Not for browsers.'} wide>
+    <Modal
+      open={open}
+      onOpenChange={close}
+      title={key ? 'API key created' : 'New API key'}
+      description={key ? undefined : 'For server-to-server calls; send it in the X-Api-Key header. Not for browsers.'}
+      wide
+    >
       {key ? (
         <div className="space-y-4">
           <SecretOnce label="API key" value={key.key} />
@@ -43,12 +49,25 @@ export function CreateKeyDialog({ orgId, open, onOpenChange }: { orgId: string; 
             <p className="font-medium">Try it</p>
             <pre className="mt-1 overflow-x-auto rounded bg-slate-900 p-3 text-xs text-slate-100">{example}</pre>
           </div>
-          <div className="flex justify-end"><Button variant="primary" onClick={() => close(false)}>Done</Button></div>
+          <div className="flex justify-end">
+            <Button variant="primary" onClick={() => close(false)}>
+              Done
+            </Button>
+          </div>
         </div>
       ) : (
         <form className="space-y-4" onSubmit={submit}>
           <div className="grid grid-cols-1 gap-3 sm:grid-cols-2">
-            <TextField label="Name" required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} error={errors.name} placeholder="CRM sync" hint="Says what uses the key, for when you revoke it." />
+            <TextField
+              label="Name"
+              required
+              maxLength={200}
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+              error={errors.name}
+              placeholder="CRM sync"
+              hint="Says what uses the key, for when you revoke it."
+            />
             <SelectField
               label="Project"
               value={projectId}
@@ -62,7 +81,9 @@ export function CreateKeyDialog({ orgId, open, onOpenChange }: { orgId: string; 
           <FormError error={create.error} />
           <div className="flex justify-end gap-2">
             <Button onClick={() => close(false)}>Cancel</Button>
-            <Button type="submit" variant="primary" disabled={create.isPending || scopes.length === 0 || name.trim() === ''}>Create key</Button>
+            <Button type="submit" variant="primary" disabled={create.isPending || scopes.length === 0 || name.trim() === ''}>
+              Create key
+            </Button>
           </div>
         </form>
       )}

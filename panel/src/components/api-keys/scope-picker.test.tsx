@@ -21,8 +21,26 @@ const value = () => JSON.parse(screen.getByLabelText('value').textContent ?? '[]
 describe('API key scopes', () => {
   it('offer every scope of CONTRACT §2 once, read beside write', () => {
     expect(ALL_SCOPES).toEqual([
-      'leads:read', 'leads:write', 'workflows:read', 'workflows:write', 'agents:read', 'agents:write', 'reports:read', 'reports:write',
-      'content:read', 'content:write', 'media:write', 'usage:read', 'conversations:read', 'conversations:write', 'campaigns:read', 'campaigns:write', 'analytics:read', 'analytics:write', 'webhooks:read', 'webhooks:write',
+      'leads:read',
+      'leads:write',
+      'workflows:read',
+      'workflows:write',
+      'agents:read',
+      'agents:write',
+      'reports:read',
+      'reports:write',
+      'content:read',
+      'content:write',
+      'media:write',
+      'usage:read',
+      'conversations:read',
+      'conversations:write',
+      'campaigns:read',
+      'campaigns:write',
+      'analytics:read',
+      'analytics:write',
+      'webhooks:read',
+      'webhooks:write',
     ]);
     expect(describeScopes(['*'])).toEqual(['Full access (*)']);
     expect(examplePath(['usage:read'])).toBe('/usage');

@@ -5,7 +5,14 @@ export function ScopePicker({ value, onChange, error }: { value: readonly Scope[
   const full = value.includes(FULL_ACCESS);
   const box = (scope: Scope, label: string) => (
     <label className="inline-flex items-center gap-1.5 text-sm text-slate-700">
-      <input type="checkbox" className="size-4" aria-label={scope} checked={full || value.includes(scope)} disabled={full} onChange={() => onChange(toggleScope(value, scope))} />
+      <input
+        type="checkbox"
+        className="size-4"
+        aria-label={scope}
+        checked={full || value.includes(scope)}
+        disabled={full}
+        onChange={() => onChange(toggleScope(value, scope))}
+      />
       {label}
     </label>
   );
@@ -23,9 +30,15 @@ export function ScopePicker({ value, onChange, error }: { value: readonly Scope[
         <caption className="sr-only">Scopes by resource</caption>
         <thead>
           <tr className="text-left text-xs text-slate-500 uppercase">
-            <th scope="col" className="py-1.5 font-semibold">Resource</th>
-            <th scope="col" className="py-1.5 font-semibold">Read</th>
-            <th scope="col" className="py-1.5 font-semibold">Write</th>
+            <th scope="col" className="py-1.5 font-semibold">
+              Resource
+            </th>
+            <th scope="col" className="py-1.5 font-semibold">
+              Read
+            </th>
+            <th scope="col" className="py-1.5 font-semibold">
+              Write
+            </th>
           </tr>
         </thead>
         <tbody className="divide-y divide-slate-100">
@@ -42,7 +55,12 @@ export function ScopePicker({ value, onChange, error }: { value: readonly Scope[
         </tbody>
       </table>
       <p id="scope-picker-summary" className={`mt-1 text-xs ${error || value.length === 0 ? 'text-red-600' : 'text-slate-500'}`}>
-        {error ?? (full ? 'This key can do everything an API key can.' : value.length === 0 ? 'Choose at least one scope.' : `${value.length} scopes: ${value.join(', ')}`)}
+        {error ??
+          (full
+            ? 'This key can do everything an API key can.'
+            : value.length === 0
+              ? 'Choose at least one scope.'
+              : `${value.length} scopes: ${value.join(', ')}`)}
       </p>
     </fieldset>
   );

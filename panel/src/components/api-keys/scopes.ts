@@ -56,8 +56,13 @@ export function describeScopes(scopes: readonly string[]): string[] {
 }
 
 const READ_PATHS: [string, string][] = [
-  ['leads:read', '/leads'], ['workflows:read', '/runs'], ['agents:read', '/agent-runs'], ['reports:read', '/reports'],
-  ['content:read', '/content'], ['usage:read', '/usage'], ['webhooks:read', '/webhook-endpoints'],
+  ['leads:read', '/leads'],
+  ['workflows:read', '/runs'],
+  ['agents:read', '/agent-runs'],
+  ['reports:read', '/reports'],
+  ['content:read', '/content'],
+  ['usage:read', '/usage'],
+  ['webhooks:read', '/webhook-endpoints'],
 ];
 
 /** A path under the organization that a key with these scopes may read (the organization itself needs none). */

@@ -34,7 +34,9 @@ function Section({ title, description, children }: { title: string; description?
   return (
     <section aria-labelledby={id} className="space-y-4 rounded-lg bg-white p-5 shadow-xs ring-1 ring-slate-200">
       <div>
-        <h2 id={id} className="text-base font-semibold text-slate-900">{title}</h2>
+        <h2 id={id} className="text-base font-semibold text-slate-900">
+          {title}
+        </h2>
         {description ? <p className="mt-0.5 text-sm text-slate-600">{description}</p> : null}
       </div>
       {children}
@@ -46,7 +48,16 @@ function Section({ title, description, children }: { title: string; description?
  * The campaign editor (create, and edit while DRAFT, SCHEDULED or PAUSED): the API's field errors
  * under the fields they name, its message (400, 409, 422) beside the buttons.
  */
-export function CampaignForm({ orgId, initial, campaign, error, pending, submitLabel, onSubmit, onCancel }: {
+export function CampaignForm({
+  orgId,
+  initial,
+  campaign,
+  error,
+  pending,
+  submitLabel,
+  onSubmit,
+  onCancel,
+}: {
   orgId: string;
   initial: CampaignFields;
   /** The stored campaign when editing. */
@@ -59,7 +70,8 @@ export function CampaignForm({ orgId, initial, campaign, error, pending, submitL
 }) {
   const [fields, setFields] = useState(initial);
   const set = (patch: Partial<CampaignFields>) => setFields((f) => ({ ...f, ...patch }));
-  const setStep = (index: number, patch: Partial<StepFields>) => setFields((f) => ({ ...f, steps: f.steps.map((s, i) => (i === index ? { ...s, ...patch } : s)) }));
+  const setStep = (index: number, patch: Partial<StepFields>) =>
+    setFields((f) => ({ ...f, steps: f.steps.map((s, i) => (i === index ? { ...s, ...patch } : s)) }));
   const inboxes = useQuery(sendingInboxesQuery(orgId));
   const inbox = inboxes.data?.find((i) => i.id === fields.inboxId);
   const channel = inbox?.channel ?? campaign?.channel;
@@ -77,7 +89,15 @@ export function CampaignForm({ orgId, initial, campaign, error, pending, submitL
     <form className="space-y-5" onSubmit={submit} aria-label="Campaign">
       <Section title="Campaign">
         <div className="grid grid-cols-1 gap-4 md:grid-cols-2">
-          <TextField label="Name" required maxLength={200} value={fields.name} onChange={(e) => set({ name: e.target.value })} error={errorOf('name')} placeholder="Spring welcome" />
+          <TextField
+            label="Name"
+            required
+            maxLength={200}
+            value={fields.name}
+            onChange={(e) => set({ name: e.target.value })}
+            error={errorOf('name')}
+            placeholder="Spring welcome"
+          />
           <SelectField
             label="Inbox"
             required
@@ -85,8 +105,17 @@ export function CampaignForm({ orgId, initial, campaign, error, pending, submitL
             value={fields.inboxId}
             onChange={(e) => set({ inboxId: e.target.value })}
             error={errorOf('inboxId')}
-            hint={started ? 'A started campaign keeps its inbox.' : inboxes.data?.length === 0 ? 'No e-mail, WhatsApp or Telegram inbox yet: add one in Settings → Inboxes.' : 'Messages go out through this inbox; replies arrive in Conversations.'}
-            options={[{ value: '', label: inboxes.isPending ? 'Loading inboxes…' : 'Choose an inbox' }, ...(inboxes.data ?? []).map((i) => ({ value: i.id, label: `${i.name} (${channelLabel(i.channel)})` }))]}
+            hint={
+              started
+                ? 'A started campaign keeps its inbox.'
+                : inboxes.data?.length === 0
+                  ? 'No e-mail, WhatsApp or Telegram inbox yet: add one in Settings → Inboxes.'
+                  : 'Messages go out through this inbox; replies arrive in Conversations.'
+            }
+            options={[
+              { value: '', label: inboxes.isPending ? 'Loading inboxes…' : 'Choose an inbox' },
+              ...(inboxes.data ?? []).map((i) => ({ value: i.id, label: `${i.name} (${channelLabel(i.channel)})` })),
+            ]}
           />
         </div>
       </Section>
@@ -103,11 +132,27 @@ export function CampaignForm({ orgId, initial, campaign, error, pending, submitL
                   <span className="pb-2 text-sm text-slate-700">{index === 0 ? 'Wait after the start' : `Wait after step ${index}`}</span>
                   {(['days', 'hours', 'minutes'] as const).map((unit) => (
                     <div key={unit} className="w-24">
-                      <TextField label={unit.charAt(0).toUpperCase() + unit.slice(1)} type="number" min={0} max={unit === 'days' ? 365 : unit === 'hours' ? 23 : 59} value={step[unit]} onChange={(e) => setStep(index, { [unit]: e.target.value })} />
+                      <TextField
+                        label={unit.charAt(0).toUpperCase() + unit.slice(1)}
+                        type="number"
+                        min={0}
+                        max={unit === 'days' ? 365 : unit === 'hours' ? 23 : 59}
+                        value={step[unit]}
+                        onChange={(e) => setStep(index, { [unit]: e.target.value })}
+                      />
                     </div>
                   ))}
                   <span className="pb-2 text-xs text-slate-500">Sent {describeDelay(delayOf(step))}</span>
-                  <Button size="sm" variant="ghost" className="mb-1.5 ml-auto" disabled={fields.steps.length === 1} aria-label={`Remove step ${index + 1}`} onClick={() => set({ steps: fields.steps.filter((_, i) => i !== index) })}>Remove</Button>
+                  <Button
+                    size="sm"
+                    variant="ghost"
+                    className="mb-1.5 ml-auto"
+                    disabled={fields.steps.length === 1}
+                    aria-label={`Remove step ${index + 1}`}
+                    onClick={() => set({ steps: fields.steps.filter((_, i) => i !== index) })}
+                  >
+                    Remove
+                  </Button>
                 </div>
                 {errorOf(`steps.${index}.delaySeconds`) ? <p className="text-xs text-red-600">{errorOf(`steps.${index}.delaySeconds`)}</p> : null}
                 {channel === 'email' ? (
@@ -118,11 +163,16 @@ export function CampaignForm({ orgId, initial, campaign, error, pending, submitL
                     value={step.subject}
                     onChange={(e) => setStep(index, { subject: e.target.value })}
                     error={errorOf(`steps.${index}.subject`)}
-                    placeholder={index === 0 ? 'Hello {{ lead.name }}' : 'Follow-ups answer in the first step\'s thread'}
-                    hint={index === 0 ? undefined : 'Optional: follow-ups are sent as replies in the first message\'s thread.'}
+                    placeholder={index === 0 ? 'Hello {{ lead.name }}' : "Follow-ups answer in the first step's thread"}
+                    hint={index === 0 ? undefined : "Optional: follow-ups are sent as replies in the first message's thread."}
                   />
                 ) : null}
-                {step.template ? <p className="text-xs text-slate-600">Sends the WhatsApp template <span className="font-mono">{step.template.name}</span> ({step.template.language}); the text is the fallback shown in Conversations.</p> : null}
+                {step.template ? (
+                  <p className="text-xs text-slate-600">
+                    Sends the WhatsApp template <span className="font-mono">{step.template.name}</span> ({step.template.language}); the text is the fallback
+                    shown in Conversations.
+                  </p>
+                ) : null}
                 <TextArea
                   label="Message"
                   required
@@ -131,22 +181,55 @@ export function CampaignForm({ orgId, initial, campaign, error, pending, submitL
                   value={step.text}
                   onChange={(e) => setStep(index, { text: e.target.value })}
                   error={errorOf(`steps.${index}.text`)}
-                  hint={<>Write <code className="rounded bg-slate-100 px-1">{'{{ lead.name }}'}</code> to personalise: anything in <code className="rounded bg-slate-100 px-1">{'{{ }}'}</code> is read from the lead (e.g. <code className="rounded bg-slate-100 px-1">{'{{ lead.company }}'}</code>).{channel === 'email' ? ' An unsubscribe link is added to every e-mail.' : ''}</>}
+                  hint={
+                    <>
+                      Write <code className="rounded bg-slate-100 px-1">{'{{ lead.name }}'}</code> to personalise: anything in{' '}
+                      <code className="rounded bg-slate-100 px-1">{'{{ }}'}</code> is read from the lead (e.g.{' '}
+                      <code className="rounded bg-slate-100 px-1">{'{{ lead.company }}'}</code>).
+                      {channel === 'email' ? ' An unsubscribe link is added to every e-mail.' : ''}
+                    </>
+                  }
                 />
               </fieldset>
             </li>
           ))}
         </ol>
         {errorOf('steps') && !Object.keys(errors).some((f) => /^steps\.\d/.test(f)) ? <p className="text-xs text-red-600">{errorOf('steps')}</p> : null}
-        <Button disabled={fields.steps.length >= MAX_STEPS} onClick={() => set({ steps: [...fields.steps, emptyStep(86_400)] })}>Add step</Button>
+        <Button disabled={fields.steps.length >= MAX_STEPS} onClick={() => set({ steps: [...fields.steps, emptyStep(86_400)] })}>
+          Add step
+        </Button>
       </Section>
 
       <Section title="Sending" description="Limits protect the inbox's reputation; a send outside the window waits for it.">
         <Checkbox label="Stop when the lead replies" checked={fields.stopOnReply} onChange={(e) => set({ stopOnReply: e.target.checked })} />
         <div className="grid grid-cols-1 gap-4 md:grid-cols-3">
-          <TextField label="Messages per minute" type="number" min={1} max={100_000} value={fields.perMinute} onChange={(e) => set({ perMinute: e.target.value })} error={errorOf('settings.perMinute')} />
-          <TextField label="Messages per day" type="number" min={1} max={10_000_000} value={fields.dailyLimit} onChange={(e) => set({ dailyLimit: e.target.value })} error={errorOf('settings.dailyLimit')} />
-          <TextField label="Pause after failures in a row" type="number" min={1} max={100_000} value={fields.maxErrors} onChange={(e) => set({ maxErrors: e.target.value })} error={errorOf('settings.maxErrors')} />
+          <TextField
+            label="Messages per minute"
+            type="number"
+            min={1}
+            max={100_000}
+            value={fields.perMinute}
+            onChange={(e) => set({ perMinute: e.target.value })}
+            error={errorOf('settings.perMinute')}
+          />
+          <TextField
+            label="Messages per day"
+            type="number"
+            min={1}
+            max={10_000_000}
+            value={fields.dailyLimit}
+            onChange={(e) => set({ dailyLimit: e.target.value })}
+            error={errorOf('settings.dailyLimit')}
+          />
+          <TextField
+            label="Pause after failures in a row"
+            type="number"
+            min={1}
+            max={100_000}
+            value={fields.maxErrors}
+            onChange={(e) => set({ maxErrors: e.target.value })}
+            error={errorOf('settings.maxErrors')}
+          />
         </div>
         <Checkbox label="Send only within a window" checked={fields.windowOn} onChange={(e) => set({ windowOn: e.target.checked })} />
         {fields.windowOn ? (
@@ -166,9 +249,29 @@ export function CampaignForm({ orgId, initial, campaign, error, pending, submitL
               {errorOf('settings.window.days') ? <p className="mt-1 text-xs text-red-600">{errorOf('settings.window.days')}</p> : null}
             </fieldset>
             <div className="grid grid-cols-1 gap-4 md:grid-cols-3">
-              <TextField label="From" type="time" required value={fields.windowFrom} onChange={(e) => set({ windowFrom: e.target.value })} error={errors['settings.window.from'] ?? errors['settings.window']} />
-              <TextField label="To" type="time" required value={fields.windowTo} onChange={(e) => set({ windowTo: e.target.value })} error={errors['settings.window.to']} />
-              <SelectField label="Time zone" value={fields.timezone} onChange={(e) => set({ timezone: e.target.value })} error={errors['settings.window.timezone']} options={timeZones(fields.timezone)} />
+              <TextField
+                label="From"
+                type="time"
+                required
+                value={fields.windowFrom}
+                onChange={(e) => set({ windowFrom: e.target.value })}
+                error={errors['settings.window.from'] ?? errors['settings.window']}
+              />
+              <TextField
+                label="To"
+                type="time"
+                required
+                value={fields.windowTo}
+                onChange={(e) => set({ windowTo: e.target.value })}
+                error={errors['settings.window.to']}
+              />
+              <SelectField
+                label="Time zone"
+                value={fields.timezone}
+                onChange={(e) => set({ timezone: e.target.value })}
+                error={errors['settings.window.timezone']}
+                options={timeZones(fields.timezone)}
+              />
             </div>
           </div>
         ) : null}
@@ -188,16 +291,27 @@ export function CampaignForm({ orgId, initial, campaign, error, pending, submitL
       </Section>
 
       <div className="flex items-center justify-end gap-3 border-t border-slate-200 pt-4">
-        <div className="mr-auto"><FormError error={error} /></div>
+        <div className="mr-auto">
+          <FormError error={error} />
+        </div>
         <Button onClick={onCancel}>Cancel</Button>
-        <Button type="submit" variant="primary" disabled={pending}>{pending ? 'Saving…' : submitLabel}</Button>
+        <Button type="submit" variant="primary" disabled={pending}>
+          {pending ? 'Saving…' : submitLabel}
+        </Button>
       </div>
     </form>
   );
 }
 
 /** Who receives it: a filter of the project's leads (with a live count) or chosen lead ids. */
-function Audience({ orgId, fields, set, projectId, disabled, error }: {
+function Audience({
+  orgId,
+  fields,
+  set,
+  projectId,
+  disabled,
+  error,
+}: {
   orgId: string;
   fields: CampaignFields;
   set: (patch: Partial<CampaignFields>) => void;
@@ -210,10 +324,35 @@ function Audience({ orgId, fields, set, projectId, disabled, error }: {
   const ids = leadIdsOf(fields);
   const radio = 'size-4 border-slate-300 text-indigo-600';
   return (
-    <Section title="Audience" description={disabled ? 'Resolved when the campaign started; it no longer changes.' : 'Resolved once, when the campaign starts: leads added later are not included.'}>
+    <Section
+      title="Audience"
+      description={
+        disabled ? 'Resolved when the campaign started; it no longer changes.' : 'Resolved once, when the campaign starts: leads added later are not included.'
+      }
+    >
       <div role="radiogroup" aria-label="Audience" className="flex flex-wrap gap-5 text-sm text-slate-700">
-        <label className="inline-flex items-center gap-2"><input type="radio" name="audience" className={radio} disabled={disabled} checked={fields.audience === 'filter'} onChange={() => set({ audience: 'filter' })} />Leads matching a filter</label>
-        <label className="inline-flex items-center gap-2"><input type="radio" name="audience" className={radio} disabled={disabled} checked={fields.audience === 'leads'} onChange={() => set({ audience: 'leads' })} />Chosen leads (by id)</label>
+        <label className="inline-flex items-center gap-2">
+          <input
+            type="radio"
+            name="audience"
+            className={radio}
+            disabled={disabled}
+            checked={fields.audience === 'filter'}
+            onChange={() => set({ audience: 'filter' })}
+          />
+          Leads matching a filter
+        </label>
+        <label className="inline-flex items-center gap-2">
+          <input
+            type="radio"
+            name="audience"
+            className={radio}
+            disabled={disabled}
+            checked={fields.audience === 'leads'}
+            onChange={() => set({ audience: 'leads' })}
+          />
+          Chosen leads (by id)
+        </label>
       </div>
       {fields.audience === 'filter' ? (
         <>
@@ -232,13 +371,39 @@ function Audience({ orgId, fields, set, projectId, disabled, error }: {
             <p className="mt-1 text-xs text-slate-500">Any status when none is ticked.</p>
           </fieldset>
           <div className="grid grid-cols-1 gap-4 md:grid-cols-2">
-            <TextField label="Tags" disabled={disabled} value={fields.tags} onChange={(e) => set({ tags: e.target.value })} placeholder="newsletter, spring" hint="Comma-separated: leads carrying all of them." />
-            <TextField label="Minimum score" type="number" min={0} max={100} disabled={disabled} value={fields.minScore} onChange={(e) => set({ minScore: e.target.value })} />
+            <TextField
+              label="Tags"
+              disabled={disabled}
+              value={fields.tags}
+              onChange={(e) => set({ tags: e.target.value })}
+              placeholder="newsletter, spring"
+              hint="Comma-separated: leads carrying all of them."
+            />
+            <TextField
+              label="Minimum score"
+              type="number"
+              min={0}
+              max={100}
+              disabled={disabled}
+              value={fields.minScore}
+              onChange={(e) => set({ minScore: e.target.value })}
+            />
           </div>
           <p role="status" aria-label="Audience preview" className="rounded-md bg-indigo-50 px-3 py-2 text-sm text-indigo-900">
-            {preview.isError ? 'The count could not be read.'
-              : preview.data ? <><strong>{preview.data.totalIsEstimate ? 'About ' : ''}{preview.data.total.toLocaleString()}</strong> {preview.data.total === 1 ? 'lead matches' : 'leads match'} now{projectId ? ' in the inbox\'s project' : ''}. Leads without an address on the channel, suppressed or opted out are skipped at the start.</>
-              : 'Counting leads…'}
+            {preview.isError ? (
+              'The count could not be read.'
+            ) : preview.data ? (
+              <>
+                <strong>
+                  {preview.data.totalIsEstimate ? 'About ' : ''}
+                  {preview.data.total.toLocaleString()}
+                </strong>{' '}
+                {preview.data.total === 1 ? 'lead matches' : 'leads match'} now{projectId ? " in the inbox's project" : ''}. Leads without an address on the
+                channel, suppressed or opted out are skipped at the start.
+              </>
+            ) : (
+              'Counting leads…'
+            )}
           </p>
         </>
       ) : (

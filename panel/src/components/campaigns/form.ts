@@ -42,15 +42,38 @@ export interface CampaignFields {
   scheduledAt: string;
 }
 
-export const WEEKDAYS = [[1, 'Mon'], [2, 'Tue'], [3, 'Wed'], [4, 'Thu'], [5, 'Fri'], [6, 'Sat'], [7, 'Sun']] as const;
+export const WEEKDAYS = [
+  [1, 'Mon'],
+  [2, 'Tue'],
+  [3, 'Wed'],
+  [4, 'Thu'],
+  [5, 'Fri'],
+  [6, 'Sat'],
+  [7, 'Sun'],
+] as const;
 
 export const emptyStep = (delaySeconds = 0): StepFields => ({ ...splitDelay(delaySeconds), subject: '', text: '' });
 
 export function emptyCampaign(timezone = Intl.DateTimeFormat().resolvedOptions().timeZone): CampaignFields {
   return {
-    name: '', inboxId: '', audience: 'filter', statuses: [], tags: '', minScore: '', leadIds: '',
-    steps: [emptyStep()], stopOnReply: true, perMinute: '60', dailyLimit: '1000', maxErrors: '50',
-    windowOn: false, windowDays: [1, 2, 3, 4, 5], windowFrom: '09:00', windowTo: '18:00', timezone, scheduledAt: '',
+    name: '',
+    inboxId: '',
+    audience: 'filter',
+    statuses: [],
+    tags: '',
+    minScore: '',
+    leadIds: '',
+    steps: [emptyStep()],
+    stopOnReply: true,
+    perMinute: '60',
+    dailyLimit: '1000',
+    maxErrors: '50',
+    windowOn: false,
+    windowDays: [1, 2, 3, 4, 5],
+    windowFrom: '09:00',
+    windowTo: '18:00',
+    timezone,
+    scheduledAt: '',
   };
 }
 
@@ -72,11 +95,22 @@ export const delayOf = (step: StepFields) => count(step.days) * 86_400 + count(s
 export function describeDelay(seconds: number): string {
   if (seconds === 0) return 'immediately';
   const { days, hours, minutes, seconds: rest } = splitDelay(seconds);
-  const parts = [[days, 'day'], [hours, 'hour'], [minutes, 'minute'], [String(rest), 'second']].filter(([n]) => n !== '0').map(([n, unit]) => `${n} ${unit}${n === '1' ? '' : 's'}`);
+  const parts = [
+    [days, 'day'],
+    [hours, 'hour'],
+    [minutes, 'minute'],
+    [String(rest), 'second'],
+  ]
+    .filter(([n]) => n !== '0')
+    .map(([n, unit]) => `${n} ${unit}${n === '1' ? '' : 's'}`);
   return `after ${parts.join(' ')}`;
 }
 
-const list = (value: string) => value.split(/[\s,]+/).map((s) => s.trim()).filter(Boolean);
+const list = (value: string) =>
+  value
+    .split(/[\s,]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 /** The leads filter of the audience, as `GET …/leads` takes it too (for the preview count). */
 export function audienceFilter(fields: CampaignFields): { status?: string; tags?: string[]; minScore?: number } {
@@ -118,7 +152,9 @@ function stepBody(step: StepFields, channel: string | undefined): StepBody {
 }
 
 function settingsBody(fields: CampaignFields): NonNullable<CreateBody['settings']> {
-  const window: Window | undefined = fields.windowOn ? { days: [...fields.windowDays].sort(), from: fields.windowFrom, to: fields.windowTo, timezone: fields.timezone } : undefined;
+  const window: Window | undefined = fields.windowOn
+    ? { days: [...fields.windowDays].sort(), from: fields.windowFrom, to: fields.windowTo, timezone: fields.timezone }
+    : undefined;
   const perMinute = optionalInt(fields.perMinute);
   const dailyLimit = optionalInt(fields.dailyLimit);
   const maxErrors = optionalInt(fields.maxErrors);
@@ -169,7 +205,12 @@ export function fieldsOf(campaign: Campaign): CampaignFields {
     name: campaign.name,
     inboxId: campaign.inboxId,
     audience: audience.leadIds ? 'leads' : 'filter',
-    statuses: audience.status ? audience.status.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean) : [],
+    statuses: audience.status
+      ? audience.status
+          .split(',')
+          .map((s) => s.trim().toUpperCase())
+          .filter(Boolean)
+      : [],
     tags: (audience.tags ?? []).join(', '),
     minScore: audience.minScore === undefined ? '' : String(audience.minScore),
     leadIds: (audience.leadIds ?? []).join('\n'),
@@ -179,7 +220,9 @@ export function fieldsOf(campaign: Campaign): CampaignFields {
     dailyLimit: String(settings.dailyLimit ?? base.dailyLimit),
     maxErrors: String(settings.maxErrors ?? base.maxErrors),
     windowOn: Boolean(settings.window),
-    ...(settings.window ? { windowDays: settings.window.days, windowFrom: settings.window.from, windowTo: settings.window.to, timezone: settings.window.timezone } : {}),
+    ...(settings.window
+      ? { windowDays: settings.window.days, windowFrom: settings.window.from, windowTo: settings.window.to, timezone: settings.window.timezone }
+      : {}),
     scheduledAt: toLocalInput(campaign.scheduledAt),
   };
 }

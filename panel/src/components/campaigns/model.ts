@@ -7,7 +7,15 @@ export type CampaignStatus = Campaign['status'];
 
 /** CONTRACT §9's statuses, channels and reasons, as the API names them. */
 export const CAMPAIGN_STATUSES = ['DRAFT', 'SCHEDULED', 'RUNNING', 'PAUSED', 'FINISHED', 'CANCELED'] as const satisfies readonly CampaignStatus[];
-export const RECIPIENT_STATUSES = ['PENDING', 'ACTIVE', 'COMPLETED', 'REPLIED', 'SKIPPED', 'FAILED', 'STOPPED'] as const satisfies readonly Recipient['status'][];
+export const RECIPIENT_STATUSES = [
+  'PENDING',
+  'ACTIVE',
+  'COMPLETED',
+  'REPLIED',
+  'SKIPPED',
+  'FAILED',
+  'STOPPED',
+] as const satisfies readonly Recipient['status'][];
 export const CAMPAIGN_CHANNELS = ['email', 'whatsapp', 'telegram'] as const;
 export const SUPPRESSION_REASONS = ['manual', 'unsubscribed', 'hard_bounce', 'complaint', 'stop_keyword'] as const satisfies readonly Suppression['reason'][];
 
@@ -25,5 +33,9 @@ export const SKIP_REASONS: Record<string, string> = {
 };
 
 export const REASON_LABELS: Record<string, string> = {
-  manual: 'Manual', unsubscribed: 'Unsubscribed', hard_bounce: 'Hard bounce', complaint: 'Complaint', stop_keyword: 'STOP keyword',
+  manual: 'Manual',
+  unsubscribed: 'Unsubscribed',
+  hard_bounce: 'Hard bounce',
+  complaint: 'Complaint',
+  stop_keyword: 'STOP keyword',
 };

@@ -12,11 +12,26 @@ import { RECIPIENT_STATUSES, SKIP_REASONS, statusLabel, type Recipient } from '.
 const PAGE_SIZE = 20;
 
 const TONES: Record<Recipient['status'], 'slate' | 'blue' | 'green' | 'violet' | 'amber' | 'red'> = {
-  PENDING: 'slate', ACTIVE: 'blue', COMPLETED: 'green', REPLIED: 'violet', SKIPPED: 'amber', FAILED: 'red', STOPPED: 'slate',
+  PENDING: 'slate',
+  ACTIVE: 'blue',
+  COMPLETED: 'green',
+  REPLIED: 'violet',
+  SKIPPED: 'amber',
+  FAILED: 'red',
+  STOPPED: 'slate',
 };
 
 /** The campaign's recipients, filtered by status (kept in the URL by the page), refreshed while it runs. */
-export function Recipients({ orgId, campaignId, steps, status, page, live, onStatus, onPage }: {
+export function Recipients({
+  orgId,
+  campaignId,
+  steps,
+  status,
+  page,
+  live,
+  onStatus,
+  onPage,
+}: {
   orgId: string;
   campaignId: string;
   steps: number;
@@ -35,12 +50,22 @@ export function Recipients({ orgId, campaignId, steps, status, page, live, onSta
   return (
     <section aria-labelledby="recipients-title" className="space-y-3">
       <div className="flex flex-wrap items-end justify-between gap-3">
-        <h2 id="recipients-title" className="text-base font-semibold text-slate-900">Recipients</h2>
+        <h2 id="recipients-title" className="text-base font-semibold text-slate-900">
+          Recipients
+        </h2>
         <label className="text-sm">
           <span className="mb-1 block font-medium text-slate-700">Recipient status</span>
-          <select value={status ?? ''} onChange={(e) => onStatus((RECIPIENT_STATUSES as readonly string[]).includes(e.target.value) ? e.target.value as Recipient['status'] : undefined)} className="rounded-md px-3 py-1.5 ring-1 ring-slate-300">
+          <select
+            value={status ?? ''}
+            onChange={(e) => onStatus((RECIPIENT_STATUSES as readonly string[]).includes(e.target.value) ? (e.target.value as Recipient['status']) : undefined)}
+            className="rounded-md px-3 py-1.5 ring-1 ring-slate-300"
+          >
             <option value="">Any status</option>
-            {RECIPIENT_STATUSES.map((s) => <option key={s} value={s}>{statusLabel(s)}</option>)}
+            {RECIPIENT_STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {statusLabel(s)}
+              </option>
+            ))}
           </select>
         </label>
       </div>
@@ -49,11 +74,11 @@ export function Recipients({ orgId, campaignId, steps, status, page, live, onSta
         loading="Loading recipients…"
         retry
         isEmpty={noItems}
-        empty={(
+        empty={
           <Empty title={status ? `No ${statusLabel(status).toLowerCase()} recipients` : 'No recipients yet'}>
             {status ? 'Choose another status, or any.' : 'The audience becomes recipients when the campaign starts.'}
           </Empty>
-        )}
+        }
       >
         {(data) => (
           <>
@@ -72,11 +97,22 @@ export function Recipients({ orgId, campaignId, steps, status, page, live, onSta
                 {data.items.map((r) => (
                   <tr key={r.id} className="hover:bg-slate-50">
                     <Td>
-                      <Link to="/orgs/$orgId/leads" params={{ orgId }} search={{ lead: r.leadId, status: undefined, tags: undefined, minScore: undefined }} className="font-medium text-indigo-700 hover:underline">{r.address ?? 'No address'}</Link>
+                      <Link
+                        to="/orgs/$orgId/leads"
+                        params={{ orgId }}
+                        search={{ lead: r.leadId, status: undefined, tags: undefined, minScore: undefined }}
+                        className="font-medium text-indigo-700 hover:underline"
+                      >
+                        {r.address ?? 'No address'}
+                      </Link>
                     </Td>
-                    <Td><Badge tone={TONES[r.status]}>{statusLabel(r.status)}</Badge></Td>
-                    <Td>{r.skipReason ? SKIP_REASONS[r.skipReason] ?? r.skipReason : '—'}</Td>
-                    <Td className="whitespace-nowrap tabular-nums">{r.currentStep} of {steps}</Td>
+                    <Td>
+                      <Badge tone={TONES[r.status]}>{statusLabel(r.status)}</Badge>
+                    </Td>
+                    <Td>{r.skipReason ? (SKIP_REASONS[r.skipReason] ?? r.skipReason) : '—'}</Td>
+                    <Td className="whitespace-nowrap tabular-nums">
+                      {r.currentStep} of {steps}
+                    </Td>
                     <Td className="whitespace-nowrap">{formatDateTime(r.nextSendAt)}</Td>
                     <Td className="max-w-sm text-red-700">{r.error ?? ''}</Td>
                   </tr>

@@ -31,7 +31,15 @@ const TONE: Record<string, string> = {
  * first posts and how many more). Each day is a region named by its date; each post a button
  * that opens it.
  */
-export function Calendar({ view, anchor, days, entries, today, onOpen, onShowWeek }: {
+export function Calendar({
+  view,
+  anchor,
+  days,
+  entries,
+  today,
+  onOpen,
+  onShowWeek,
+}: {
   view: CalendarView;
   anchor: string;
   days: string[];
@@ -46,7 +54,11 @@ export function Calendar({ view, anchor, days, entries, today, onOpen, onShowWee
   return (
     <div className="overflow-hidden rounded-lg bg-white shadow-xs ring-1 ring-slate-200">
       <div aria-hidden="true" className="grid grid-cols-7 border-b border-slate-200 bg-slate-50 text-xs font-semibold tracking-wide text-slate-600 uppercase">
-        {heads.map((d) => <div key={d} className="px-2 py-2">{view === 'week' ? dayShort(d) : weekdayShort(d)}</div>)}
+        {heads.map((d) => (
+          <div key={d} className="px-2 py-2">
+            {view === 'week' ? dayShort(d) : weekdayShort(d)}
+          </div>
+        ))}
       </div>
       <div className="grid grid-cols-7">
         {days.map((date) => {
@@ -60,13 +72,21 @@ export function Calendar({ view, anchor, days, entries, today, onOpen, onShowWee
               className={`space-y-1 border-r border-b border-slate-100 p-1.5 [&:nth-child(7n)]:border-r-0 ${view === 'week' ? 'min-h-80' : 'min-h-28'} ${outside ? 'bg-slate-50/70' : ''}`}
             >
               {view === 'month' ? (
-                <p className={`px-1 text-xs ${date === today ? 'inline-flex size-6 items-center justify-center rounded-full bg-indigo-600 font-semibold text-white' : outside ? 'text-slate-400' : 'text-slate-600'}`}>
+                <p
+                  className={`px-1 text-xs ${date === today ? 'inline-flex size-6 items-center justify-center rounded-full bg-indigo-600 font-semibold text-white' : outside ? 'text-slate-400' : 'text-slate-600'}`}
+                >
                   {Number(date.slice(8))}
                 </p>
-              ) : date === today ? <p className="px-1 text-xs font-semibold text-indigo-700">Today</p> : null}
+              ) : date === today ? (
+                <p className="px-1 text-xs font-semibold text-indigo-700">Today</p>
+              ) : null}
               {list.length ? (
                 <ul className="space-y-1">
-                  {shown.map((e) => <li key={e.postId}><EntryButton entry={e} compact={view === 'month'} onOpen={onOpen} /></li>)}
+                  {shown.map((e) => (
+                    <li key={e.postId}>
+                      <EntryButton entry={e} compact={view === 'month'} onOpen={onOpen} />
+                    </li>
+                  ))}
                 </ul>
               ) : null}
               {list.length > shown.length ? (
@@ -92,9 +112,15 @@ function EntryButton({ entry, compact, onOpen }: { entry: Entry; compact: boolea
       aria-label={`${at} ${platform} ${entry.status.toLowerCase()}: ${entry.title}`}
       className={`block w-full rounded border-l-4 px-1.5 py-1 text-left text-xs hover:ring-1 hover:ring-slate-300 focus:ring-2 focus:ring-indigo-600 focus:outline-none ${TONE[entry.status] ?? 'border-l-slate-300 bg-slate-50'}`}
     >
-      <span className="block text-slate-500 tabular-nums">{at} · {platform}</span>
+      <span className="block text-slate-500 tabular-nums">
+        {at} · {platform}
+      </span>
       <span className={`mt-0.5 block text-slate-800 [overflow-wrap:anywhere] ${compact ? 'truncate' : 'line-clamp-3'}`}>{entry.title || '(no text)'}</span>
-      {compact ? null : <span className="mt-1 block"><Badge>{entry.status}</Badge></span>}
+      {compact ? null : (
+        <span className="mt-1 block">
+          <Badge>{entry.status}</Badge>
+        </span>
+      )}
     </button>
   );
 }

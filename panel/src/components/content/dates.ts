@@ -85,7 +85,7 @@ export function dateIn(instant: string, timeZone: string): string {
 /** "GMT+01:00" for a time zone at an instant. */
 export function offsetName(timeZone: string, at = new Date()): string {
   const part = new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'longOffset' }).formatToParts(at).find((p) => p.type === 'timeZoneName');
-  return part?.value === 'GMT' ? 'GMT+00:00' : part?.value ?? '';
+  return part?.value === 'GMT' ? 'GMT+00:00' : (part?.value ?? '');
 }
 
 /** Whether an instant is still to come (approval then schedules rather than publishes). */

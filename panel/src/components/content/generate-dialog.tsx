@@ -17,7 +17,17 @@ type Result = { agentRunId: string; status: string; summary: string | null; usag
  * Drafts written by the CONTENT_WRITER agent (`POST …/content/generate`): a topic, the platforms,
  * how many per platform and the language. The drafts land as DRAFT posts, listed here to open.
  */
-export function GenerateDialog({ orgId, open, onOpenChange, onOpenPost }: { orgId: string; open: boolean; onOpenChange: (open: boolean) => void; onOpenPost: (id: string) => void }) {
+export function GenerateDialog({
+  orgId,
+  open,
+  onOpenChange,
+  onOpenPost,
+}: {
+  orgId: string;
+  open: boolean;
+  onOpenChange: (open: boolean) => void;
+  onOpenPost: (id: string) => void;
+}) {
   const projects = useQuery(projectsQuery(orgId));
   const [topic, setTopic] = useState('');
   const [platforms, setPlatforms] = useState<Platform[]>(['LINKEDIN', 'X']);
@@ -28,17 +38,27 @@ export function GenerateDialog({ orgId, open, onOpenChange, onOpenPost }: { orgI
   const generate = useGeneratePosts(orgId, setResult);
   const close = (next: boolean) => {
     onOpenChange(next);
-    if (!next) { setResult(null); generate.reset(); }
+    if (!next) {
+      setResult(null);
+      generate.reset();
+    }
   };
   const errors = generate.error instanceof ApiError ? generate.error.fieldErrors : {};
   const cost = typeof result?.usage.costUsd === 'number' ? result.usage.costUsd : null;
   return (
-    <Modal open={open} onOpenChange={close} title="Generate drafts with AI" description="The content writer agent drafts posts about your topic; nothing is published until you approve it." wide>
+    <Modal
+      open={open}
+      onOpenChange={close}
+      title="Generate drafts with AI"
+      description="The content writer agent drafts posts about your topic; nothing is published until you approve it."
+      wide
+    >
       {result ? (
         <div className="space-y-4">
           <p role="status" className="rounded-md bg-emerald-50 p-3 text-sm text-emerald-900">
             {result.items.length} draft{result.items.length === 1 ? '' : 's'} written
-            {cost !== null ? ` · cost ${formatUsd(cost)}` : ''}{typeof result.usage.modelId === 'string' ? ` · model ${result.usage.modelId}` : ''}.
+            {cost !== null ? ` · cost ${formatUsd(cost)}` : ''}
+            {typeof result.usage.modelId === 'string' ? ` · model ${result.usage.modelId}` : ''}.
           </p>
           {result.summary ? <p className="text-sm text-slate-600">{result.summary}</p> : null}
           <ul aria-label="Generated drafts" className="divide-y divide-slate-100 rounded-md ring-1 ring-slate-200">
@@ -48,32 +68,90 @@ export function GenerateDialog({ orgId, open, onOpenChange, onOpenPost }: { orgI
                   <p className="text-xs font-medium text-slate-500">{PLATFORM_LABELS[post.platform]}</p>
                   <p className="line-clamp-3 text-slate-800">{post.body}</p>
                 </div>
-                <Button size="sm" onClick={() => { close(false); onOpenPost(post.id); }}>Open draft</Button>
+                <Button
+                  size="sm"
+                  onClick={() => {
+                    close(false);
+                    onOpenPost(post.id);
+                  }}
+                >
+                  Open draft
+                </Button>
               </li>
             ))}
           </ul>
           <div className="flex justify-end gap-2">
-            <Button onClick={() => { setResult(null); generate.reset(); }}>Generate more</Button>
-            <Button variant="primary" onClick={() => close(false)}>Done</Button>
+            <Button
+              onClick={() => {
+                setResult(null);
+                generate.reset();
+              }}
+            >
+              Generate more
+            </Button>
+            <Button variant="primary" onClick={() => close(false)}>
+              Done
+            </Button>
           </div>
         </div>
       ) : (
-        <form className="space-y-4" onSubmit={(e) => { e.preventDefault(); generate.mutate({ topic: topic.trim(), platforms, count, language: language.trim(), ...(projectId ? { projectId } : {}) }); }}>
-          <TextArea label="Topic" rows={3} required maxLength={1000} value={topic} error={errors.topic} placeholder="Our spring webinar on marketing automation, 12 March, free sign-up" onChange={(e) => setTopic(e.target.value)} className="font-sans" />
+        <form
+          className="space-y-4"
+          onSubmit={(e) => {
+            e.preventDefault();
+            generate.mutate({ topic: topic.trim(), platforms, count, language: language.trim(), ...(projectId ? { projectId } : {}) });
+          }}
+        >
+          <TextArea
+            label="Topic"
+            rows={3}
+            required
+            maxLength={1000}
+            value={topic}
+            error={errors.topic}
+            placeholder="Our spring webinar on marketing automation, 12 March, free sign-up"
+            onChange={(e) => setTopic(e.target.value)}
+            className="font-sans"
+          />
           <fieldset>
             <legend className="mb-1 text-sm font-medium text-slate-700">Platforms</legend>
             <div className="flex gap-4">
               {PLATFORMS.map((p) => (
-                <Checkbox key={p} label={PLATFORM_LABELS[p]} checked={platforms.includes(p)} onChange={(e) => setPlatforms((prev) => (e.target.checked ? [...prev, p] : prev.filter((x) => x !== p)))} />
+                <Checkbox
+                  key={p}
+                  label={PLATFORM_LABELS[p]}
+                  checked={platforms.includes(p)}
+                  onChange={(e) => setPlatforms((prev) => (e.target.checked ? [...prev, p] : prev.filter((x) => x !== p)))}
+                />
               ))}
             </div>
             {errors.platforms ? <p className="text-xs text-red-600">{errors.platforms}</p> : null}
           </fieldset>
           <div className="grid gap-3 sm:grid-cols-3">
-            <TextField label="Drafts per platform" type="number" min={1} max={5} value={count} error={errors.count} onChange={(e) => setCount(Math.min(5, Math.max(1, Number(e.target.value) || 1)))} />
-            <TextField label="Language" value={language} maxLength={40} error={errors.language} hint="A name or code: en, French, de" onChange={(e) => setLanguage(e.target.value)} />
+            <TextField
+              label="Drafts per platform"
+              type="number"
+              min={1}
+              max={5}
+              value={count}
+              error={errors.count}
+              onChange={(e) => setCount(Math.min(5, Math.max(1, Number(e.target.value) || 1)))}
+            />
+            <TextField
+              label="Language"
+              value={language}
+              maxLength={40}
+              error={errors.language}
+              hint="A name or code: en, French, de"
+              onChange={(e) => setLanguage(e.target.value)}
+            />
             {(projects.data?.length ?? 0) > 1 ? (
-              <SelectField label="Project" value={projectId} options={[{ value: '', label: 'Default project' }, ...(projects.data ?? []).map((p) => ({ value: p.id, label: p.name }))]} onChange={(e) => setProjectId(e.target.value)} />
+              <SelectField
+                label="Project"
+                value={projectId}
+                options={[{ value: '', label: 'Default project' }, ...(projects.data ?? []).map((p) => ({ value: p.id, label: p.name }))]}
+                onChange={(e) => setProjectId(e.target.value)}
+              />
             ) : null}
           </div>
           <FormError error={generate.error} />

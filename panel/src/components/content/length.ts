@@ -28,7 +28,11 @@ export function countPost(platform: Platform, body: string, hashtags: string[]):
  * or commas, a missing leading # added, duplicates dropped.
  */
 export function parseHashtags(input: string): string[] {
-  const tags = input.split(/[\s,]+/u).map((t) => t.replace(/^#+/u, '')).filter(Boolean).map((t) => `#${t}`);
+  const tags = input
+    .split(/[\s,]+/u)
+    .map((t) => t.replace(/^#+/u, ''))
+    .filter(Boolean)
+    .map((t) => `#${t}`);
   return [...new Set(tags)];
 }
 

@@ -65,7 +65,13 @@ const providerOf = (platform: Platform) => (platform === 'X' ? 'x' : 'linkedin')
  * previews, images, account and time; then what the post's status allows (save, approve — with the
  * edited text —, schedule, publish now, delete). A new post is saved as a draft first.
  */
-export function PostEditor({ orgId, postId, canWrite, onClose, onCreated }: {
+export function PostEditor({
+  orgId,
+  postId,
+  canWrite,
+  onClose,
+  onCreated,
+}: {
   orgId: string;
   postId: string | null;
   canWrite: boolean;
@@ -96,20 +102,37 @@ function Sheet({ title, onClose, children }: { title: string; onClose: () => voi
           <Dialog.Title className="pr-8 text-lg font-semibold text-slate-900">{title}</Dialog.Title>
           <Dialog.Description className="sr-only">Write, preview, approve and schedule the post.</Dialog.Description>
           <div className="mt-4">{children}</div>
-          <Dialog.Close className="absolute top-4 right-4 rounded p-1 text-slate-500 hover:bg-slate-100" aria-label="Close">✕</Dialog.Close>
+          <Dialog.Close className="absolute top-4 right-4 rounded p-1 text-slate-500 hover:bg-slate-100" aria-label="Close">
+            ✕
+          </Dialog.Close>
         </Dialog.Content>
       </Dialog.Portal>
     </Dialog.Root>
   );
 }
 
-function EditorForm({ orgId, post, canWrite, onCreated, onDeleted }: { orgId: string; post: Post | null; canWrite: boolean; onCreated: (id: string) => void; onDeleted: () => void }) {
+function EditorForm({
+  orgId,
+  post,
+  canWrite,
+  onCreated,
+  onDeleted,
+}: {
+  orgId: string;
+  post: Post | null;
+  canWrite: boolean;
+  onCreated: (id: string) => void;
+  onDeleted: () => void;
+}) {
   const queryClient = useQueryClient();
   const cache = postCache(queryClient, orgId);
   const [f, setF] = useState<Fields>(post ? fieldsOf(post) : EMPTY);
   const [notice, setNotice] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const set = (next: Partial<Fields>) => { setNotice(null); setF((prev) => ({ ...prev, ...next })); };
+  const set = (next: Partial<Fields>) => {
+    setNotice(null);
+    setF((prev) => ({ ...prev, ...next }));
+  };
   const projects = useQuery(projectsQuery(orgId));
   const integrations = useQuery(allIntegrationsQuery(orgId));
   const media = useMediaItems(orgId, f.mediaIds);
@@ -125,7 +148,9 @@ function EditorForm({ orgId, post, canWrite, onCreated, onDeleted }: { orgId: st
   const invalid = count.over > 0 || f.body.trim() === '' || f.mediaIds.length > MAX_MEDIA[f.platform];
 
   const projectOf = f.projectId || post?.projectId || '';
-  const accounts = (integrations.data?.items ?? []).filter((i) => i.provider === providerOf(f.platform) && (i.projectId === null || !projectOf || i.projectId === projectOf));
+  const accounts = (integrations.data?.items ?? []).filter(
+    (i) => i.provider === providerOf(f.platform) && (i.projectId === null || !projectOf || i.projectId === projectOf),
+  );
   const account = integrations.data?.items.find((i) => i.id === f.integrationId);
 
   /** After a change: the form shows the stored post, and the calendar and lists refresh. */
@@ -138,26 +163,41 @@ function EditorForm({ orgId, post, canWrite, onCreated, onDeleted }: { orgId: st
     await cache.stale();
   };
   // One error at a time: the last action's.
-  const track = { onMutate: () => { setError(null); setNotice(null); }, onError: (e: unknown) => { setError(e); void refresh(); } };
+  const track = {
+    onMutate: () => {
+      setError(null);
+      setNotice(null);
+    },
+    onError: (e: unknown) => {
+      setError(e);
+      void refresh();
+    },
+  };
 
   const create = useMutation({
-    mutationFn: () => createPost(orgId, {
-      platform: f.platform,
-      body: f.body,
-      hashtags,
-      mediaIds: f.mediaIds,
-      ...(f.projectId ? { projectId: f.projectId } : {}),
-      ...(f.integrationId ? { integrationId: f.integrationId } : {}),
-      ...(publishAt ? { scheduledAt: publishAt } : {}),
-    }),
+    mutationFn: () =>
+      createPost(orgId, {
+        platform: f.platform,
+        body: f.body,
+        hashtags,
+        mediaIds: f.mediaIds,
+        ...(f.projectId ? { projectId: f.projectId } : {}),
+        ...(f.integrationId ? { integrationId: f.integrationId } : {}),
+        ...(publishAt ? { scheduledAt: publishAt } : {}),
+      }),
     ...track,
-    onSuccess: async (created) => { await refresh(created, 'Draft saved.'); onCreated(created.id); },
+    onSuccess: async (created) => {
+      await refresh(created, 'Draft saved.');
+      onCreated(created.id);
+    },
   });
   const patch = (body: Record<string, unknown>) => patchPost(orgId, post!.id, body);
   const save = useMutation({
     mutationFn: () => patch({ ...diff!.patch, ...(diff!.body !== undefined ? { body: diff!.body } : {}) }),
     ...track,
-    onSuccess: async (saved) => { await refresh(saved, 'Saved.'); },
+    onSuccess: async (saved) => {
+      await refresh(saved, 'Saved.');
+    },
   });
   // Approval carries the edited text itself (post.approved with editedBody); other changes are saved first.
   const approve = useMutation({
@@ -167,18 +207,31 @@ function EditorForm({ orgId, post, canWrite, onCreated, onDeleted }: { orgId: st
     },
     ...track,
     onSuccess: async (approved) => {
-      await refresh(approved, approved.status === 'SCHEDULED' ? `Approved and scheduled for ${formatDateTime(approved.scheduledAt)}.` : approved.status === 'PUBLISHING' ? 'Approved: publishing now.' : 'Approved.');
+      await refresh(
+        approved,
+        approved.status === 'SCHEDULED'
+          ? `Approved and scheduled for ${formatDateTime(approved.scheduledAt)}.`
+          : approved.status === 'PUBLISHING'
+            ? 'Approved: publishing now.'
+            : 'Approved.',
+      );
     },
   });
   const publish = useMutation({
     mutationFn: () => publishPost(orgId, post!.id),
     ...track,
-    onSuccess: async (published) => { await refresh(published, 'Publishing now.'); },
+    onSuccess: async (published) => {
+      await refresh(published, 'Publishing now.');
+    },
   });
   const remove = useMutation({
     mutationFn: () => deletePost(orgId, post!.id),
     ...track,
-    onSuccess: async () => { cache.removed(post!.id); await refresh(); onDeleted(); },
+    onSuccess: async () => {
+      cache.removed(post!.id);
+      await refresh();
+      onDeleted();
+    },
   });
   const [confirmDelete, setConfirmDelete] = useState(false);
   const busy = create.isPending || save.isPending || approve.isPending || publish.isPending || remove.isPending;
@@ -186,7 +239,14 @@ function EditorForm({ orgId, post, canWrite, onCreated, onDeleted }: { orgId: st
 
   return (
     <div className="grid gap-6 lg:grid-cols-[minmax(0,1fr)_minmax(0,26rem)]">
-      <form className="space-y-4" onSubmit={(e) => { e.preventDefault(); if (post === null) create.mutate(); else save.mutate(); }}>
+      <form
+        className="space-y-4"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (post === null) create.mutate();
+          else save.mutate();
+        }}
+      >
         {post ? <PostStatus post={post} account={account} orgId={orgId} /> : null}
         <div className="grid gap-3 sm:grid-cols-2">
           <SelectField
@@ -207,7 +267,9 @@ function EditorForm({ orgId, post, canWrite, onCreated, onDeleted }: { orgId: st
           ) : null}
         </div>
         <div className="space-y-1">
-          <label htmlFor="post-text" className="block text-sm font-medium text-slate-700">Text</label>
+          <label htmlFor="post-text" className="block text-sm font-medium text-slate-700">
+            Text
+          </label>
           <textarea
             id="post-text"
             rows={8}
@@ -222,21 +284,49 @@ function EditorForm({ orgId, post, canWrite, onCreated, onDeleted }: { orgId: st
           />
           {fieldErrors.body ? <p className="text-xs text-red-600">{fieldErrors.body}</p> : null}
           <LengthCounter id="post-length" count={count} />
-          {count.over ? <p role="alert" className="text-xs text-red-700">{PLATFORM_LABELS[f.platform]} allows {count.max.toLocaleString()}; this post is {count.length.toLocaleString()} as {PLATFORM_LABELS[f.platform]} counts it. Shorten it to save or approve.</p> : null}
+          {count.over ? (
+            <p role="alert" className="text-xs text-red-700">
+              {PLATFORM_LABELS[f.platform]} allows {count.max.toLocaleString()}; this post is {count.length.toLocaleString()} as {PLATFORM_LABELS[f.platform]}{' '}
+              counts it. Shorten it to save or approve.
+            </p>
+          ) : null}
         </div>
-        <TextField label="Hashtags" value={f.hashtags} disabled={!editable} error={fieldErrors.hashtags} placeholder="#launch #spring" hint="Separated by spaces; those not already in the text are added at its end." onChange={(e) => set({ hashtags: e.target.value })} />
-        <MediaPicker orgId={orgId} projectId={projectOf || undefined} mediaIds={f.mediaIds} max={MAX_MEDIA[f.platform]} disabled={!editable} onChange={(mediaIds) => set({ mediaIds })} />
+        <TextField
+          label="Hashtags"
+          value={f.hashtags}
+          disabled={!editable}
+          error={fieldErrors.hashtags}
+          placeholder="#launch #spring"
+          hint="Separated by spaces; those not already in the text are added at its end."
+          onChange={(e) => set({ hashtags: e.target.value })}
+        />
+        <MediaPicker
+          orgId={orgId}
+          projectId={projectOf || undefined}
+          mediaIds={f.mediaIds}
+          max={MAX_MEDIA[f.platform]}
+          disabled={!editable}
+          onChange={(mediaIds) => set({ mediaIds })}
+        />
         <div className="grid gap-3 sm:grid-cols-2">
           <div className="space-y-1">
             <SelectField
               label="Account"
               value={f.integrationId}
               disabled={!editable}
-              options={[{ value: '', label: 'None yet' }, ...accounts.map((i) => ({ value: i.id, label: `${i.name}${i.status === 'error' ? ' (needs reconnecting)' : ''}` }))]}
+              options={[
+                { value: '', label: 'None yet' },
+                ...accounts.map((i) => ({ value: i.id, label: `${i.name}${i.status === 'error' ? ' (needs reconnecting)' : ''}` })),
+              ]}
               onChange={(e) => set({ integrationId: e.target.value })}
             />
             {accounts.length === 0 && integrations.isSuccess ? (
-              <p className="text-xs text-slate-500">No {PLATFORM_LABELS[f.platform]} account connected. <Link to="/orgs/$orgId/settings/integrations" params={{ orgId }} className="text-indigo-600 underline">Connect one</Link></p>
+              <p className="text-xs text-slate-500">
+                No {PLATFORM_LABELS[f.platform]} account connected.{' '}
+                <Link to="/orgs/$orgId/settings/integrations" params={{ orgId }} className="text-indigo-600 underline">
+                  Connect one
+                </Link>
+              </p>
             ) : null}
           </div>
           <TextField
@@ -251,23 +341,39 @@ function EditorForm({ orgId, post, canWrite, onCreated, onDeleted }: { orgId: st
         </div>
 
         <FormError error={error} />
-        {notice ? <p role="status" className="text-sm text-emerald-700">{notice}</p> : null}
+        {notice ? (
+          <p role="status" className="text-sm text-emerald-700">
+            {notice}
+          </p>
+        ) : null}
         {canWrite ? (
           <div className="flex flex-wrap items-center justify-end gap-2 border-t border-slate-100 pt-4">
             {post && allowed('delete', post.status) ? (
               confirmDelete ? (
                 <span className="mr-auto flex items-center gap-2 text-sm">
                   Delete this post?
-                  <Button size="sm" variant="danger" disabled={busy} onClick={() => remove.mutate()}>Delete post</Button>
-                  <Button size="sm" onClick={() => setConfirmDelete(false)}>Keep it</Button>
+                  <Button size="sm" variant="danger" disabled={busy} onClick={() => remove.mutate()}>
+                    Delete post
+                  </Button>
+                  <Button size="sm" onClick={() => setConfirmDelete(false)}>
+                    Keep it
+                  </Button>
                 </span>
-              ) : <Button variant="ghost" className="mr-auto text-red-700" onClick={() => setConfirmDelete(true)}>Delete</Button>
+              ) : (
+                <Button variant="ghost" className="mr-auto text-red-700" onClick={() => setConfirmDelete(true)}>
+                  Delete
+                </Button>
+              )
             ) : null}
             {post && allowed('publish', post.status) && !dirty ? (
-              <Button disabled={busy} onClick={() => publish.mutate()}>Publish now</Button>
+              <Button disabled={busy} onClick={() => publish.mutate()}>
+                Publish now
+              </Button>
             ) : null}
             {editable ? (
-              <Button type="submit" disabled={busy || !dirty || invalid}>{post === null ? 'Save draft' : 'Save changes'}</Button>
+              <Button type="submit" disabled={busy || !dirty || invalid}>
+                {post === null ? 'Save draft' : 'Save changes'}
+              </Button>
             ) : null}
             {post && allowed('approve', post.status) ? (
               <Button variant="primary" disabled={busy || invalid} onClick={() => approve.mutate()}>
@@ -287,23 +393,39 @@ function EditorForm({ orgId, post, canWrite, onCreated, onDeleted }: { orgId: st
 
 /** Where the post stands: status, when, who approved it, the published link, or why publishing failed. */
 function PostStatus({ post, account, orgId }: { post: Post; account: Integration | undefined; orgId: string }) {
-  const when = post.status === 'PUBLISHED' ? `Published ${formatDateTime(post.publishedAt)}`
-    : post.status === 'SCHEDULED' ? `Scheduled for ${formatDateTime(post.scheduledAt)}`
-    : post.status === 'PUBLISHING' ? 'Publishing now…'
-    : post.status === 'APPROVED' ? (post.integrationId ? 'Approved' : 'Approved: choose an account and publish it')
-    : post.status === 'FAILED' ? `Failed ${formatDateTime(post.failedAt)}`
-    : post.scheduledAt ? `Draft for ${formatDateTime(post.scheduledAt)}` : 'Draft';
+  const when =
+    post.status === 'PUBLISHED'
+      ? `Published ${formatDateTime(post.publishedAt)}`
+      : post.status === 'SCHEDULED'
+        ? `Scheduled for ${formatDateTime(post.scheduledAt)}`
+        : post.status === 'PUBLISHING'
+          ? 'Publishing now…'
+          : post.status === 'APPROVED'
+            ? post.integrationId
+              ? 'Approved'
+              : 'Approved: choose an account and publish it'
+            : post.status === 'FAILED'
+              ? `Failed ${formatDateTime(post.failedAt)}`
+              : post.scheduledAt
+                ? `Draft for ${formatDateTime(post.scheduledAt)}`
+                : 'Draft';
   return (
     <div className="space-y-2">
       <p className="flex flex-wrap items-center gap-2 text-sm text-slate-700">
         <Badge>{post.status}</Badge>
         <span>{when}</span>
         {post.approvedAt ? <span className="text-slate-500">· approved {relative(post.approvedAt)}</span> : null}
-        {post.url ? <a href={post.url} target="_blank" rel="noreferrer" className="text-indigo-600 underline">View on {PLATFORM_LABELS[post.platform]}</a> : null}
+        {post.url ? (
+          <a href={post.url} target="_blank" rel="noreferrer" className="text-indigo-600 underline">
+            View on {PLATFORM_LABELS[post.platform]}
+          </a>
+        ) : null}
       </p>
       {post.error ? (
         <div role="alert" className="rounded-md border border-red-200 bg-red-50 p-3 text-sm text-red-800">
-          <p className="font-semibold">{post.status === 'FAILED' ? 'Publishing failed' : 'The last attempt failed'}: {post.error.message}</p>
+          <p className="font-semibold">
+            {post.status === 'FAILED' ? 'Publishing failed' : 'The last attempt failed'}: {post.error.message}
+          </p>
           <p className="mt-1 text-xs">
             {post.error.code} · {post.attempts} attempt{post.attempts === 1 ? '' : 's'}
             {post.status === 'PUBLISHING' && post.nextAttemptAt ? ` · next attempt ${relative(post.nextAttemptAt)}` : ''}
@@ -314,7 +436,9 @@ function PostStatus({ post, account, orgId }: { post: Post; account: Integration
       {account?.status === 'error' ? (
         <p role="alert" className="rounded-md bg-amber-50 p-3 text-sm text-amber-900">
           The account “{account.name}” needs reconnecting{account.lastError ? ` (${account.lastError.message})` : ''}.{' '}
-          <Link to="/orgs/$orgId/settings/integrations" params={{ orgId }} className="font-medium underline">Go to integrations</Link>
+          <Link to="/orgs/$orgId/settings/integrations" params={{ orgId }} className="font-medium underline">
+            Go to integrations
+          </Link>
         </p>
       ) : null}
     </div>

@@ -14,8 +14,14 @@ function Editor({ platform }: { platform: Platform }) {
   const [tags, setTags] = useState('');
   return (
     <>
-      <label>Text<textarea value={body} onChange={(e) => setBody(e.target.value)} /></label>
-      <label>Hashtags<input value={tags} onChange={(e) => setTags(e.target.value)} /></label>
+      <label>
+        Text
+        <textarea value={body} onChange={(e) => setBody(e.target.value)} />
+      </label>
+      <label>
+        Hashtags
+        <input value={tags} onChange={(e) => setTags(e.target.value)} />
+      </label>
       <LengthCounter count={countPost(platform, body, parseHashtags(tags))} />
       <PlatformPreviews platform={platform} body={body} hashtags={parseHashtags(tags)} media={[]} author="Acme" />
     </>
@@ -50,7 +56,9 @@ describe('the length counter', () => {
 
 describe('per-platform previews', () => {
   it('show the published text on each platform with its own count; X shortens links', async () => {
-    render(<PlatformPreviews platform="X" body={'Spring sale: https://shop.example.com/collections/spring-2026'} hashtags={['#sale']} media={[]} author="Acme" />);
+    render(
+      <PlatformPreviews platform="X" body={'Spring sale: https://shop.example.com/collections/spring-2026'} hashtags={['#sale']} media={[]} author="Acme" />,
+    );
     const x = screen.getByRole('article', { name: 'X preview' });
     expect(x).toHaveTextContent('Spring sale: shop.example.com/colle…');
     expect(x).toHaveTextContent('#sale');
@@ -62,7 +70,9 @@ describe('per-platform previews', () => {
   });
 
   it('shows the attached images', () => {
-    render(<PlatformPreviews platform="LINKEDIN" body="Look" hashtags={[]} media={[{ url: 'http://localhost/a.png', contentType: 'image/png' }]} author="Acme" />);
+    render(
+      <PlatformPreviews platform="LINKEDIN" body="Look" hashtags={[]} media={[{ url: 'http://localhost/a.png', contentType: 'image/png' }]} author="Acme" />,
+    );
     expect(screen.getByRole('article', { name: 'LinkedIn preview' }).querySelector('img')).toHaveAttribute('src', 'http://localhost/a.png');
   });
 });

@@ -8,11 +8,27 @@ export const PLATFORM_LABELS: Record<Platform, string> = { LINKEDIN: 'LinkedIn',
  * The length as the platform counts it, against its limit. Over the limit it turns red and says by
  * how much; the `output` element is a live status, so a screen reader hears the count change.
  */
-export function LengthCounter({ count, id, label = `Length as ${PLATFORM_LABELS[count.platform]} counts it`, compact = false }: { count: Count; id?: string; label?: string; compact?: boolean }) {
+export function LengthCounter({
+  count,
+  id,
+  label = `Length as ${PLATFORM_LABELS[count.platform]} counts it`,
+  compact = false,
+}: {
+  count: Count;
+  id?: string;
+  label?: string;
+  compact?: boolean;
+}) {
   const near = !count.over && count.length > count.max * 0.9;
   return (
     <div className="flex items-center justify-between gap-3 text-xs">
-      <span className="text-slate-500">{compact ? `${PLATFORM_LABELS[count.platform]} counts` : count.platform === 'X' ? 'Links count 23, emoji and CJK characters 2; hashtags included.' : 'Characters, hashtags included.'}</span>
+      <span className="text-slate-500">
+        {compact
+          ? `${PLATFORM_LABELS[count.platform]} counts`
+          : count.platform === 'X'
+            ? 'Links count 23, emoji and CJK characters 2; hashtags included.'
+            : 'Characters, hashtags included.'}
+      </span>
       <span className="flex items-center gap-2">
         {count.over ? <span className="font-medium text-red-700">{count.over.toLocaleString()} over the limit</span> : null}
         <output
@@ -29,7 +45,13 @@ export function LengthCounter({ count, id, label = `Length as ${PLATFORM_LABELS[
 }
 
 /** The post as it will look on each platform, in tabs; the tab of the post's own platform first. */
-export function PlatformPreviews({ platform, body, hashtags, media, author }: {
+export function PlatformPreviews({
+  platform,
+  body,
+  hashtags,
+  media,
+  author,
+}: {
   platform: Platform;
   body: string;
   hashtags: string[];
@@ -41,7 +63,11 @@ export function PlatformPreviews({ platform, body, hashtags, media, author }: {
     <Tabs.Root defaultValue={platform} key={platform} className="rounded-lg bg-slate-50 p-3 ring-1 ring-slate-200">
       <Tabs.List aria-label="Previews" className="mb-3 flex gap-1">
         {order.map((p) => (
-          <Tabs.Trigger key={p} value={p} className="rounded-md px-3 py-1 text-sm font-medium text-slate-600 hover:bg-white data-[state=active]:bg-white data-[state=active]:text-indigo-700 data-[state=active]:shadow-xs">
+          <Tabs.Trigger
+            key={p}
+            value={p}
+            className="rounded-md px-3 py-1 text-sm font-medium text-slate-600 hover:bg-white data-[state=active]:bg-white data-[state=active]:text-indigo-700 data-[state=active]:shadow-xs"
+          >
             {PLATFORM_LABELS[p]} preview
           </Tabs.Trigger>
         ))}
@@ -55,12 +81,25 @@ export function PlatformPreviews({ platform, body, hashtags, media, author }: {
   );
 }
 
-export function PreviewCard({ platform, count, media, author }: { platform: Platform; count: Count; media: { url: string; contentType: string }[]; author: string }) {
+export function PreviewCard({
+  platform,
+  count,
+  media,
+  author,
+}: {
+  platform: Platform;
+  count: Count;
+  media: { url: string; contentType: string }[];
+  author: string;
+}) {
   const shown = platform === 'X' ? media.slice(0, 4) : media;
   return (
     <article aria-label={`${PLATFORM_LABELS[platform]} preview`} className="rounded-lg bg-white p-4 shadow-xs ring-1 ring-slate-200">
       <header className="mb-2 flex items-center gap-2">
-        <span aria-hidden="true" className={`flex size-9 items-center justify-center rounded-full text-sm font-semibold text-white ${platform === 'X' ? 'bg-slate-900' : 'bg-sky-700'}`}>
+        <span
+          aria-hidden="true"
+          className={`flex size-9 items-center justify-center rounded-full text-sm font-semibold text-white ${platform === 'X' ? 'bg-slate-900' : 'bg-sky-700'}`}
+        >
           {author.slice(0, 1).toUpperCase() || '?'}
         </span>
         <div className="leading-tight">
@@ -70,18 +109,28 @@ export function PreviewCard({ platform, count, media, author }: { platform: Plat
       </header>
       {count.text.trim() ? (
         <p className="text-sm break-words whitespace-pre-wrap text-slate-900">
-          {pieces(count.text).map((piece, i) => piece.kind === 'text' ? <span key={i}>{piece.text}</span> : (
-            <span key={i} className={platform === 'X' ? 'text-sky-600' : 'font-medium text-sky-700'}>
-              {piece.kind === 'link' && platform === 'X' ? shortLink(piece.text) : piece.text}
-            </span>
-          ))}
+          {pieces(count.text).map((piece, i) =>
+            piece.kind === 'text' ? (
+              <span key={i}>{piece.text}</span>
+            ) : (
+              <span key={i} className={platform === 'X' ? 'text-sky-600' : 'font-medium text-sky-700'}>
+                {piece.kind === 'link' && platform === 'X' ? shortLink(piece.text) : piece.text}
+              </span>
+            ),
+          )}
         </p>
-      ) : <p className="text-sm text-slate-400 italic">Nothing written yet.</p>}
+      ) : (
+        <p className="text-sm text-slate-400 italic">Nothing written yet.</p>
+      )}
       {shown.length ? (
         <div className={`mt-3 grid gap-1 overflow-hidden rounded-lg ${shown.length > 1 ? 'grid-cols-2' : ''}`}>
-          {shown.map((m) => m.contentType.startsWith('video/')
-            ? <video key={m.url} src={m.url} className="h-36 w-full bg-black object-cover" muted />
-            : <img key={m.url} src={m.url} alt="" className="h-36 w-full object-cover" />)}
+          {shown.map((m) =>
+            m.contentType.startsWith('video/') ? (
+              <video key={m.url} src={m.url} className="h-36 w-full bg-black object-cover" muted />
+            ) : (
+              <img key={m.url} src={m.url} alt="" className="h-36 w-full object-cover" />
+            ),
+          )}
         </div>
       ) : null}
       <footer className="mt-3 border-t border-slate-100 pt-2">

@@ -15,6 +15,18 @@ export const contactName = (c: Conversation['contact']) => c.name ?? c.address;
 
 /** The conversation id an organization-stream event is about (conversation.message, message.*, conversation.*). */
 export function conversationIdOf(data: unknown): string | undefined {
-  const d = data as { conversationId?: string; conversation?: { id?: string }; payload?: { conversationId?: string; conversation?: { id?: string }; message?: { conversationId?: string } }; message?: { conversationId?: string } } | null;
-  return d?.conversationId ?? d?.conversation?.id ?? d?.message?.conversationId ?? d?.payload?.conversationId ?? d?.payload?.conversation?.id ?? d?.payload?.message?.conversationId;
+  const d = data as {
+    conversationId?: string;
+    conversation?: { id?: string };
+    payload?: { conversationId?: string; conversation?: { id?: string }; message?: { conversationId?: string } };
+    message?: { conversationId?: string };
+  } | null;
+  return (
+    d?.conversationId ??
+    d?.conversation?.id ??
+    d?.message?.conversationId ??
+    d?.payload?.conversationId ??
+    d?.payload?.conversation?.id ??
+    d?.payload?.message?.conversationId
+  );
 }

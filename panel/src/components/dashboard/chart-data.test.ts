@@ -15,7 +15,11 @@ describe('the dashboard range', () => {
   });
 
   it('lets explicit dates win over the preset and a chosen granularity win over the automatic one', () => {
-    expect(resolveRange({ range: '7d', from: '2026-01-01', to: '2026-01-31' }, '2026-03-10')).toEqual({ from: '2026-01-01', to: '2026-01-31', granularity: 'day' });
+    expect(resolveRange({ range: '7d', from: '2026-01-01', to: '2026-01-31' }, '2026-03-10')).toEqual({
+      from: '2026-01-01',
+      to: '2026-01-31',
+      granularity: 'day',
+    });
     expect(resolveRange({ from: '2026-01-01', to: '2026-01-31', granularity: 'week' }, '2026-03-10').granularity).toBe('week');
     // Reversed dates are not a range: the preset stands.
     expect(resolveRange({ from: '2026-02-01', to: '2026-01-01' }, '2026-03-10').from).toBe('2026-02-09');
@@ -30,7 +34,14 @@ describe('the dashboard range', () => {
 
 describe('chart rows', () => {
   const series: Series[] = [
-    { metric: 'leads.created', total: 5, points: [{ at: '2026-03-02T00:00:00.000Z', value: 2 }, { at: '2026-03-01T00:00:00.000Z', value: 3 }] },
+    {
+      metric: 'leads.created',
+      total: 5,
+      points: [
+        { at: '2026-03-02T00:00:00.000Z', value: 2 },
+        { at: '2026-03-01T00:00:00.000Z', value: 3 },
+      ],
+    },
     { metric: 'leads.qualified', total: 1, points: [{ at: '2026-03-02T00:00:00.000Z', value: 1 }] },
   ];
 
@@ -42,10 +53,14 @@ describe('chart rows', () => {
   });
 
   it('merges the same instant written with an offset', () => {
-    const rows = chartRows([
-      { metric: 'a', total: 1, points: [{ at: '2026-03-01T01:00:00+01:00', value: 1 }] },
-      { metric: 'b', total: 2, points: [{ at: '2026-03-01T00:00:00.000Z', value: 2 }] },
-    ], 'day', opts);
+    const rows = chartRows(
+      [
+        { metric: 'a', total: 1, points: [{ at: '2026-03-01T01:00:00+01:00', value: 1 }] },
+        { metric: 'b', total: 2, points: [{ at: '2026-03-01T00:00:00.000Z', value: 2 }] },
+      ],
+      'day',
+      opts,
+    );
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ a: 1, b: 2 });
   });

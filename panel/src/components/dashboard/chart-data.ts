@@ -77,9 +77,12 @@ export function resolveRange(input: { range?: RangePreset; from?: string; to?: s
 
 /** A bucket's label on the axis: "Mar 5" for days and weeks, "Mar 2026" for months, "14:00" for hours. */
 export function bucketLabel(at: string, granularity: Granularity, options: { locale?: string; timeZone?: string } = {}): string {
-  const format: Intl.DateTimeFormatOptions = granularity === 'month' ? { month: 'short', year: 'numeric' }
-    : granularity === 'hour' ? { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }
-    : { month: 'short', day: 'numeric' };
+  const format: Intl.DateTimeFormatOptions =
+    granularity === 'month'
+      ? { month: 'short', year: 'numeric' }
+      : granularity === 'hour'
+        ? { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }
+        : { month: 'short', day: 'numeric' };
   return new Intl.DateTimeFormat(options.locale, { ...format, timeZone: options.timeZone }).format(new Date(at));
 }
 

@@ -45,7 +45,13 @@ export function moneyTick(value: number): string {
 
 /** Bars per bucket, side by side or stacked. */
 export function BarsChart({ rows, series, stacked, money }: { rows: readonly ChartRow[]; series: readonly SeriesSpec[]; stacked?: boolean; money?: boolean }) {
-  if (!hasData(rows, series.map((s) => s.metric))) return <NoData />;
+  if (
+    !hasData(
+      rows,
+      series.map((s) => s.metric),
+    )
+  )
+    return <NoData />;
   return (
     <div className="h-56" role="img" aria-label={series.map((s) => s.label).join(' and ') + ' per period'}>
       <ResponsiveContainer width="100%" height="100%">
@@ -56,7 +62,16 @@ export function BarsChart({ rows, series, stacked, money }: { rows: readonly Cha
           <Tooltip formatter={money ? (v) => formatUsd(Number(v)) : undefined} cursor={{ fill: '#f1f5f9' }} />
           {series.length > 1 ? <Legend wrapperStyle={{ fontSize: 12 }} /> : null}
           {series.map((s) => (
-            <Bar key={s.metric} dataKey={(row: ChartRow) => row[s.metric]} name={s.label} fill={s.color} stackId={stacked ? 'stack' : undefined} radius={stacked ? 0 : [3, 3, 0, 0]} maxBarSize={40} isAnimationActive={false} />
+            <Bar
+              key={s.metric}
+              dataKey={(row: ChartRow) => row[s.metric]}
+              name={s.label}
+              fill={s.color}
+              stackId={stacked ? 'stack' : undefined}
+              radius={stacked ? 0 : [3, 3, 0, 0]}
+              maxBarSize={40}
+              isAnimationActive={false}
+            />
           ))}
         </BarChart>
       </ResponsiveContainer>
@@ -96,7 +111,13 @@ export function BudgetStrip({ usedUsd, limitUsd, action }: { usedUsd: number; li
         {formatUsd(usedUsd)}
         <span className="ml-1.5 text-sm font-normal text-slate-500">{limitUsd === null ? 'spent, no monthly budget set' : `of ${formatUsd(limitUsd)}`}</span>
       </p>
-      {limitUsd !== null ? <div className="min-w-48 flex-1"><Meter share={share} /></div> : <div className="flex-1" />}
+      {limitUsd !== null ? (
+        <div className="min-w-48 flex-1">
+          <Meter share={share} />
+        </div>
+      ) : (
+        <div className="flex-1" />
+      )}
       {limitUsd !== null ? <ShareText share={share} /> : null}
       {action}
     </div>
@@ -122,7 +143,13 @@ function Meter({ share }: { share: ReturnType<typeof budgetShare> }) {
 function ShareText({ share }: { share: ReturnType<typeof budgetShare> }) {
   return (
     <p className={`text-sm ${share.tone === 'over' ? 'font-medium text-red-700' : share.tone === 'warning' ? 'font-medium text-amber-700' : 'text-slate-600'}`}>
-      {share.pct} % used{share.tone === 'over' ? ': new runs are refused until the month ends or the budget is raised' : share.tone === 'warning' ? ': past the 80 % warning' : ''}.
+      {share.pct} % used
+      {share.tone === 'over'
+        ? ': new runs are refused until the month ends or the budget is raised'
+        : share.tone === 'warning'
+          ? ': past the 80 % warning'
+          : ''}
+      .
     </p>
   );
 }

@@ -7,7 +7,17 @@ import { FormError } from '../ui/states';
 import { EMPTY_LEAD, LeadForm, leadBody, type LeadFields } from './lead-form';
 
 /** A new lead; when it matches someone already there, says so and on which key (SPEC de-duplication). */
-export function CreateLeadDialog({ orgId, open, onOpenChange, onOpenLead }: { orgId: string; open: boolean; onOpenChange: (open: boolean) => void; onOpenLead: (id: string) => void }) {
+export function CreateLeadDialog({
+  orgId,
+  open,
+  onOpenChange,
+  onOpenLead,
+}: {
+  orgId: string;
+  open: boolean;
+  onOpenChange: (open: boolean) => void;
+  onOpenLead: (id: string) => void;
+}) {
   const [outcome, setOutcome] = useState<Schemas['Lead'] | null>(null);
   const create = useCreateLead(orgId, setOutcome);
   const submit = (fields: LeadFields) => {
@@ -32,7 +42,15 @@ export function CreateLeadDialog({ orgId, open, onOpenChange, onOpenLead }: { or
           </p>
           <div className="flex justify-end gap-2">
             <Button onClick={() => setOutcome(null)}>Add another</Button>
-            <Button variant="primary" onClick={() => { close(false); onOpenLead(outcome.id); }}>Open lead</Button>
+            <Button
+              variant="primary"
+              onClick={() => {
+                close(false);
+                onOpenLead(outcome.id);
+              }}
+            >
+              Open lead
+            </Button>
           </div>
         </div>
       ) : (
@@ -40,7 +58,9 @@ export function CreateLeadDialog({ orgId, open, onOpenChange, onOpenLead }: { or
           <FormError error={create.error} />
           <div className="flex justify-end gap-2">
             <Button onClick={() => close(false)}>Cancel</Button>
-            <Button type="submit" variant="primary" disabled={create.isPending}>Create lead</Button>
+            <Button type="submit" variant="primary" disabled={create.isPending}>
+              Create lead
+            </Button>
           </div>
         </LeadForm>
       )}

@@ -83,7 +83,16 @@ export function ImportDialog({ orgId, open, onOpenChange }: { orgId: string; ope
   const unknown = file?.header.filter((h) => !KNOWN.includes(h.trim()) && !h.startsWith('custom.')) ?? [];
   const busy = progress !== null && done === null && error === null;
   return (
-    <Modal open={open} onOpenChange={(next) => { onOpenChange(next); if (!next) reset(); }} title="Import leads from CSV" description="A header line names the columns: name, email, phone, company, website, source, tags; other columns become custom fields. Each row is de-duplicated like a single new lead." wide>
+    <Modal
+      open={open}
+      onOpenChange={(next) => {
+        onOpenChange(next);
+        if (!next) reset();
+      }}
+      title="Import leads from CSV"
+      description="A header line names the columns: name, email, phone, company, website, source, tags; other columns become custom fields. Each row is de-duplicated like a single new lead."
+      wide
+    >
       <div className="space-y-4">
         <label className="block text-sm font-medium text-slate-700">
           CSV file
@@ -91,11 +100,32 @@ export function ImportDialog({ orgId, open, onOpenChange }: { orgId: string; ope
         </label>
         {file ? (
           <section aria-label="Preview">
-            <p className="mb-2 text-sm text-slate-700">{file.name}: {file.rows.length.toLocaleString()} rows, {file.header.length} columns{unknown.length ? ` (${unknown.join(', ')} will be custom fields)` : ''}.</p>
+            <p className="mb-2 text-sm text-slate-700">
+              {file.name}: {file.rows.length.toLocaleString()} rows, {file.header.length} columns
+              {unknown.length ? ` (${unknown.join(', ')} will be custom fields)` : ''}.
+            </p>
             <div className="max-h-56 overflow-auto rounded ring-1 ring-slate-200">
               <table aria-label="First rows of the file" className="min-w-full text-xs">
-                <thead className="bg-slate-50"><tr>{file.header.map((h) => <th key={h} scope="col" className="px-2 py-1 text-left font-semibold">{h}</th>)}</tr></thead>
-                <tbody>{file.rows.slice(0, 5).map((row, i) => <tr key={i} className="border-t border-slate-100">{file.header.map((_, j) => <td key={j} className="px-2 py-1">{row[j]}</td>)}</tr>)}</tbody>
+                <thead className="bg-slate-50">
+                  <tr>
+                    {file.header.map((h) => (
+                      <th key={h} scope="col" className="px-2 py-1 text-left font-semibold">
+                        {h}
+                      </th>
+                    ))}
+                  </tr>
+                </thead>
+                <tbody>
+                  {file.rows.slice(0, 5).map((row, i) => (
+                    <tr key={i} className="border-t border-slate-100">
+                      {file.header.map((_, j) => (
+                        <td key={j} className="px-2 py-1">
+                          {row[j]}
+                        </td>
+                      ))}
+                    </tr>
+                  ))}
+                </tbody>
               </table>
             </div>
           </section>
@@ -103,17 +133,33 @@ export function ImportDialog({ orgId, open, onOpenChange }: { orgId: string; ope
         {check && !done ? <Outcome title="Check" totals={check} would /> : null}
         {progress && !done ? (
           <div>
-            <p className="text-sm text-slate-700">Importing… {progress.sent.toLocaleString()} of {progress.total.toLocaleString()} rows</p>
+            <p className="text-sm text-slate-700">
+              Importing… {progress.sent.toLocaleString()} of {progress.total.toLocaleString()} rows
+            </p>
             <progress className="mt-1 w-full" aria-label="Import progress" max={progress.total} value={progress.sent} />
           </div>
         ) : null}
         {done ? <Outcome title="Imported" totals={done} /> : null}
         <FormError error={error} />
         <div className="flex justify-end gap-2">
-          {done ? <Button variant="primary" onClick={() => { onOpenChange(false); reset(); }}>Done</Button> : (
+          {done ? (
+            <Button
+              variant="primary"
+              onClick={() => {
+                onOpenChange(false);
+                reset();
+              }}
+            >
+              Done
+            </Button>
+          ) : (
             <>
-              <Button onClick={() => void run(true)} disabled={!file || busy}>Check file</Button>
-              <Button variant="primary" onClick={() => void run(false)} disabled={!file || busy}>Import {file ? file.rows.length.toLocaleString() : ''} rows</Button>
+              <Button onClick={() => void run(true)} disabled={!file || busy}>
+                Check file
+              </Button>
+              <Button variant="primary" onClick={() => void run(false)} disabled={!file || busy}>
+                Import {file ? file.rows.length.toLocaleString() : ''} rows
+              </Button>
             </>
           )}
         </div>
@@ -132,7 +178,11 @@ function Outcome({ title, totals, would }: { title: string; totals: Totals; woul
       </p>
       {totals.rejected.length ? (
         <ul className="mt-2 max-h-32 overflow-auto text-xs text-red-700">
-          {totals.rejected.slice(0, 100).map((r) => <li key={r.row}>Row {r.row}: {r.error}</li>)}
+          {totals.rejected.slice(0, 100).map((r) => (
+            <li key={r.row}>
+              Row {r.row}: {r.error}
+            </li>
+          ))}
         </ul>
       ) : null}
     </section>

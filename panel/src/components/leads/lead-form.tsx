@@ -18,17 +18,44 @@ export const EMPTY_LEAD: LeadFields = { name: '', email: '', phone: '', company:
 export function leadBody(fields: LeadFields, blank: 'omit' | 'null') {
   const value = (v: string) => (v.trim() === '' ? (blank === 'omit' ? undefined : null) : v.trim());
   return {
-    name: value(fields.name), email: value(fields.email), phone: value(fields.phone), company: value(fields.company),
-    website: value(fields.website), source: value(fields.source), tags: fields.tags.split(',').map((t) => t.trim()).filter(Boolean),
+    name: value(fields.name),
+    email: value(fields.email),
+    phone: value(fields.phone),
+    company: value(fields.company),
+    website: value(fields.website),
+    source: value(fields.source),
+    tags: fields.tags
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean),
   };
 }
 
 /** The editable fields of a lead, with the API's messages under the fields it named. */
-export function LeadForm({ initial, error, disabled, onSubmit, children }: { initial: LeadFields; error: unknown; disabled?: boolean; onSubmit: (fields: LeadFields) => void; children: React.ReactNode }) {
+export function LeadForm({
+  initial,
+  error,
+  disabled,
+  onSubmit,
+  children,
+}: {
+  initial: LeadFields;
+  error: unknown;
+  disabled?: boolean;
+  onSubmit: (fields: LeadFields) => void;
+  children: React.ReactNode;
+}) {
   const [fields, setFields] = useState(initial);
   const errors = error instanceof ApiError ? error.fieldErrors : {};
   const field = (key: keyof LeadFields, label: string, extra: React.InputHTMLAttributes<HTMLInputElement> = {}) => (
-    <TextField label={label} value={fields[key]} onChange={(e) => setFields({ ...fields, [key]: e.target.value })} error={errors[key]} disabled={disabled} {...extra} />
+    <TextField
+      label={label}
+      value={fields[key]}
+      onChange={(e) => setFields({ ...fields, [key]: e.target.value })}
+      error={errors[key]}
+      disabled={disabled}
+      {...extra}
+    />
   );
   const submit = (event: FormEvent) => {
     event.preventDefault();

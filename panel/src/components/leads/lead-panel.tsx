@@ -18,33 +18,74 @@ export function LeadPanel({ orgId, leadId, canWrite, onClose }: { orgId: string;
   const update = useUpdateLead(orgId, leadId, () => setSaved(true));
   const l = lead.data;
   return (
-    <SidePanel open onOpenChange={(open) => !open && onClose()} title={l ? l.name ?? l.email ?? l.phone ?? 'Lead' : 'Lead'}>
+    <SidePanel open onOpenChange={(open) => !open && onClose()} title={l ? (l.name ?? l.email ?? l.phone ?? 'Lead') : 'Lead'}>
       <QueryState query={lead}>
         {(l) => (
           <div className="space-y-6">
             <dl className="grid grid-cols-3 gap-3 text-sm">
-              <div><dt className="text-slate-500">Status</dt><dd><Badge>{l.status}</Badge></dd></div>
-              <div><dt className="text-slate-500">Score</dt><dd className="font-medium">{l.score}</dd></div>
-              <div><dt className="text-slate-500">Created</dt><dd>{formatDateTime(l.createdAt)}</dd></div>
-              {l.scoreReason ? <div className="col-span-3"><dt className="text-slate-500">Why this score</dt><dd>{l.scoreReason}</dd></div> : null}
+              <div>
+                <dt className="text-slate-500">Status</dt>
+                <dd>
+                  <Badge>{l.status}</Badge>
+                </dd>
+              </div>
+              <div>
+                <dt className="text-slate-500">Score</dt>
+                <dd className="font-medium">{l.score}</dd>
+              </div>
+              <div>
+                <dt className="text-slate-500">Created</dt>
+                <dd>{formatDateTime(l.createdAt)}</dd>
+              </div>
+              {l.scoreReason ? (
+                <div className="col-span-3">
+                  <dt className="text-slate-500">Why this score</dt>
+                  <dd>{l.scoreReason}</dd>
+                </div>
+              ) : null}
             </dl>
             {canWrite ? (
-              <SelectField label="Status" value={l.status} options={LEAD_STATUSES} disabled={update.isPending} onChange={(e) => update.mutate({ status: e.target.value })} />
+              <SelectField
+                label="Status"
+                value={l.status}
+                options={LEAD_STATUSES}
+                disabled={update.isPending}
+                onChange={(e) => update.mutate({ status: e.target.value })}
+              />
             ) : null}
             <section aria-label="Details">
               <h3 className="mb-2 text-sm font-semibold text-slate-900">Details</h3>
               <LeadForm
                 key={l.updatedAt}
-                initial={{ name: l.name ?? '', email: l.email ?? '', phone: l.phone ?? '', company: l.company ?? '', website: l.website ?? '', source: l.source ?? '', tags: l.tags.join(', ') } satisfies LeadFields}
+                initial={
+                  {
+                    name: l.name ?? '',
+                    email: l.email ?? '',
+                    phone: l.phone ?? '',
+                    company: l.company ?? '',
+                    website: l.website ?? '',
+                    source: l.source ?? '',
+                    tags: l.tags.join(', '),
+                  } satisfies LeadFields
+                }
                 error={update.error}
                 disabled={!canWrite}
-                onSubmit={(fields) => { setSaved(false); update.mutate(leadBody(fields, 'null')); }}
+                onSubmit={(fields) => {
+                  setSaved(false);
+                  update.mutate(leadBody(fields, 'null'));
+                }}
               >
                 <FormError error={update.error} />
                 {canWrite ? (
                   <div className="flex items-center justify-end gap-3">
-                    {saved && !update.isPending ? <span role="status" className="text-sm text-emerald-700">Saved</span> : null}
-                    <Button type="submit" variant="primary" disabled={update.isPending}>Save changes</Button>
+                    {saved && !update.isPending ? (
+                      <span role="status" className="text-sm text-emerald-700">
+                        Saved
+                      </span>
+                    ) : null}
+                    <Button type="submit" variant="primary" disabled={update.isPending}>
+                      Save changes
+                    </Button>
                   </div>
                 ) : null}
               </LeadForm>
@@ -64,7 +105,10 @@ export function LeadPanel({ orgId, leadId, canWrite, onClose }: { orgId: string;
 }
 
 const EVENT_LABELS: Record<string, string> = {
-  'lead.created': 'Created', 'lead.updated': 'Changed', 'lead.qualified': 'Qualified', 'lead.replied': 'Replied',
+  'lead.created': 'Created',
+  'lead.updated': 'Changed',
+  'lead.qualified': 'Qualified',
+  'lead.replied': 'Replied',
 };
 
 function History({ orgId, leadId }: { orgId: string; leadId: string }) {
@@ -81,10 +125,20 @@ function History({ orgId, leadId }: { orgId: string; leadId: string }) {
               const actor = (event.payload as { actor?: { type?: string; name?: string; id?: string } }).actor;
               return (
                 <li key={event.id} className="text-sm">
-                  <p className="font-medium text-slate-800">{EVENT_LABELS[event.type] ?? event.type} <span className="font-normal text-slate-500">· {formatDateTime(event.at)}{actor ? ` · by ${actor.name ?? actor.type ?? actor.id}` : ''}</span></p>
+                  <p className="font-medium text-slate-800">
+                    {EVENT_LABELS[event.type] ?? event.type}{' '}
+                    <span className="font-normal text-slate-500">
+                      · {formatDateTime(event.at)}
+                      {actor ? ` · by ${actor.name ?? actor.type ?? actor.id}` : ''}
+                    </span>
+                  </p>
                   {changes ? (
                     <ul className="mt-1 text-xs text-slate-600">
-                      {Object.entries(changes).map(([field, change]) => <li key={field}><span className="font-medium">{field}</span>: {show(change.from)} → {show(change.to)}</li>)}
+                      {Object.entries(changes).map(([field, change]) => (
+                        <li key={field}>
+                          <span className="font-medium">{field}</span>: {show(change.from)} → {show(change.to)}
+                        </li>
+                      ))}
                     </ul>
                   ) : null}
                 </li>
@@ -93,7 +147,11 @@ function History({ orgId, leadId }: { orgId: string; leadId: string }) {
           </ol>
         )}
       </QueryState>
-      {history.hasNextPage ? <Button size="sm" className="mt-3" onClick={() => void history.fetchNextPage()} disabled={history.isFetchingNextPage}>Show older</Button> : null}
+      {history.hasNextPage ? (
+        <Button size="sm" className="mt-3" onClick={() => void history.fetchNextPage()} disabled={history.isFetchingNextPage}>
+          Show older
+        </Button>
+      ) : null}
     </section>
   );
 }

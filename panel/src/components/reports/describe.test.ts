@@ -4,16 +4,26 @@ import { blocks } from './markdown';
 
 describe('recommendations in words', () => {
   it('says what an action will do', () => {
-    expect(describeAction({ type: 'tag_leads', params: { leadIds: ['lead_1', 'lead_2'], tags: ['campaign-fair'] } })).toBe('Adds the tag campaign-fair to 2 leads.');
+    expect(describeAction({ type: 'tag_leads', params: { leadIds: ['lead_1', 'lead_2'], tags: ['campaign-fair'] } })).toBe(
+      'Adds the tag campaign-fair to 2 leads.',
+    );
     expect(describeAction({ type: 'set_lead_status', params: { leadIds: ['lead_1'], status: 'QUALIFIED' } })).toBe('Sets 1 lead to QUALIFIED.');
-    expect(describeAction({ type: 'run_agent', params: { type: 'LEAD_QUALIFIER', task: 'Qualify the new leads' } })).toBe('Runs the lead qualifier agent: “Qualify the new leads”.');
+    expect(describeAction({ type: 'run_agent', params: { type: 'LEAD_QUALIFIER', task: 'Qualify the new leads' } })).toBe(
+      'Runs the lead qualifier agent: “Qualify the new leads”.',
+    );
   });
 
   it('says what applying did and where to see it', () => {
-    expect(describeResult('org_1', { type: 'tag_leads', params: { tags: ['a', 'b'] } }, { action: 'tag', matched: 3, updated: 2 }))
-      .toEqual({ text: '2 of 3 leads updated.', href: '/orgs/org_1/leads?tags=a%2Cb', linkLabel: 'See the leads' });
-    expect(describeResult('org_1', { type: 'run_agent' }, { id: 'arun_1', status: 'QUEUED' }))
-      .toEqual({ text: 'Agent run started (QUEUED).', href: '/orgs/org_1/agents/runs/arun_1', linkLabel: 'Watch the agent run' });
+    expect(describeResult('org_1', { type: 'tag_leads', params: { tags: ['a', 'b'] } }, { action: 'tag', matched: 3, updated: 2 })).toEqual({
+      text: '2 of 3 leads updated.',
+      href: '/orgs/org_1/leads?tags=a%2Cb',
+      linkLabel: 'See the leads',
+    });
+    expect(describeResult('org_1', { type: 'run_agent' }, { id: 'arun_1', status: 'QUEUED' })).toEqual({
+      text: 'Agent run started (QUEUED).',
+      href: '/orgs/org_1/agents/runs/arun_1',
+      linkLabel: 'Watch the agent run',
+    });
     expect(describeResult('org_1', { type: 'use_template' }, { id: 'wf_1', name: 'Capture leads' }).href).toBe('/orgs/org_1/workflows/wf_1');
     expect(describeResult('org_1', { type: 'create_draft' }, { id: 'post_1' }).href).toBe('/orgs/org_1/content?post=post_1');
     expect(describeResult('org_1', { type: 'start_workflow' }, { id: 'run_1', status: 'QUEUED' }).href).toBe('/orgs/org_1/runs/run_1');

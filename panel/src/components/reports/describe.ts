@@ -15,8 +15,17 @@ export function reportTypeLabel(type: string): string {
 
 /** "totalLeads" → "Total leads", "aiCostUsd" → "AI cost (USD)". */
 export function metricLabel(key: string): string {
-  const spaced = key.replace(/_/g, ' ').replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/([a-zA-Z])([0-9])/g, '$1 $2').replace(/\bUsd\b/i, '(USD)').toLowerCase();
-  const fixed = spaced.replace(/\bai\b/g, 'AI').replace(/\bseo\b/g, 'SEO').replace(/\bctr\b/g, 'CTR').replace(/\(usd\)/, '(USD)');
+  const spaced = key
+    .replace(/_/g, ' ')
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([a-zA-Z])([0-9])/g, '$1 $2')
+    .replace(/\bUsd\b/i, '(USD)')
+    .toLowerCase();
+  const fixed = spaced
+    .replace(/\bai\b/g, 'AI')
+    .replace(/\bseo\b/g, 'SEO')
+    .replace(/\bctr\b/g, 'CTR')
+    .replace(/\(usd\)/, '(USD)');
   return fixed.charAt(0).toUpperCase() + fixed.slice(1);
 }
 
@@ -55,14 +64,24 @@ export function describeAction(action: { type: string; params?: Params }): strin
   const leads = list(p.leadIds).length;
   const tags = list(p.tags).join(', ');
   switch (action.type) {
-    case 'tag_leads': return `Adds the tag${list(p.tags).length === 1 ? '' : 's'} ${tags} to ${plural(leads, 'lead')}.`;
-    case 'untag_leads': return `Removes the tag${list(p.tags).length === 1 ? '' : 's'} ${tags} from ${plural(leads, 'lead')}.`;
-    case 'set_lead_status': return `Sets ${plural(leads, 'lead')} to ${String(p.status)}.`;
-    case 'create_draft': return `Creates a ${String(p.platform ?? '')} draft: ${quote(p.body)}.`;
-    case 'start_workflow': return `Starts a run of workflow ${String(p.workflowId)}.`;
-    case 'run_agent': return `Runs the ${String(p.type ?? 'agent').toLowerCase().replace(/_/g, ' ')} agent: ${quote(p.task)}.`;
-    case 'use_template': return `Creates a workflow from the template ${quote(p.templateId)}.`;
-    default: return `Action ${action.type}.`;
+    case 'tag_leads':
+      return `Adds the tag${list(p.tags).length === 1 ? '' : 's'} ${tags} to ${plural(leads, 'lead')}.`;
+    case 'untag_leads':
+      return `Removes the tag${list(p.tags).length === 1 ? '' : 's'} ${tags} from ${plural(leads, 'lead')}.`;
+    case 'set_lead_status':
+      return `Sets ${plural(leads, 'lead')} to ${String(p.status)}.`;
+    case 'create_draft':
+      return `Creates a ${String(p.platform ?? '')} draft: ${quote(p.body)}.`;
+    case 'start_workflow':
+      return `Starts a run of workflow ${String(p.workflowId)}.`;
+    case 'run_agent':
+      return `Runs the ${String(p.type ?? 'agent')
+        .toLowerCase()
+        .replace(/_/g, ' ')} agent: ${quote(p.task)}.`;
+    case 'use_template':
+      return `Creates a workflow from the template ${quote(p.templateId)}.`;
+    default:
+      return `Action ${action.type}.`;
   }
 }
 
@@ -85,19 +104,34 @@ export function describeResult(orgId: string, action: { type: string; params?: P
       const matched = Number(r.matched ?? 0);
       const updated = Number(r.updated ?? 0);
       const tags = list(action.params?.tags);
-      const href = action.type === 'tag_leads' && tags.length ? `${base}/leads?tags=${encodeURIComponent(tags.join(','))}`
-        : action.type === 'set_lead_status' && action.params?.status ? `${base}/leads?status=${encodeURIComponent(String(action.params.status))}`
-        : `${base}/leads`;
+      const href =
+        action.type === 'tag_leads' && tags.length
+          ? `${base}/leads?tags=${encodeURIComponent(tags.join(','))}`
+          : action.type === 'set_lead_status' && action.params?.status
+            ? `${base}/leads?status=${encodeURIComponent(String(action.params.status))}`
+            : `${base}/leads`;
       return { text: `${updated} of ${plural(matched, 'lead')} updated.`, href, linkLabel: 'See the leads' };
     }
     case 'create_draft':
       return { text: 'Draft created.', href: panelPath(orgId, id ? `/content/${id}` : '/content') ?? undefined, linkLabel: 'Open the draft' };
     case 'start_workflow':
-      return { text: `Workflow run started${r.status ? ` (${String(r.status)})` : ''}.`, href: panelPath(orgId, id ? `/runs/${id}` : '/runs') ?? undefined, linkLabel: 'Watch the run' };
+      return {
+        text: `Workflow run started${r.status ? ` (${String(r.status)})` : ''}.`,
+        href: panelPath(orgId, id ? `/runs/${id}` : '/runs') ?? undefined,
+        linkLabel: 'Watch the run',
+      };
     case 'run_agent':
-      return { text: `Agent run started${r.status ? ` (${String(r.status)})` : ''}.`, href: panelPath(orgId, id ? `/agent-runs/${id}` : '/agent-runs') ?? undefined, linkLabel: 'Watch the agent run' };
+      return {
+        text: `Agent run started${r.status ? ` (${String(r.status)})` : ''}.`,
+        href: panelPath(orgId, id ? `/agent-runs/${id}` : '/agent-runs') ?? undefined,
+        linkLabel: 'Watch the agent run',
+      };
     case 'use_template':
-      return { text: `Workflow${r.name ? ` ${quote(r.name)}` : ''} created.`, href: panelPath(orgId, id ? `/workflows/${id}` : '/workflows') ?? undefined, linkLabel: 'Open the workflow' };
+      return {
+        text: `Workflow${r.name ? ` ${quote(r.name)}` : ''} created.`,
+        href: panelPath(orgId, id ? `/workflows/${id}` : '/workflows') ?? undefined,
+        linkLabel: 'Open the workflow',
+      };
     default:
       return { text: 'Applied.' };
   }

@@ -2,10 +2,7 @@
  * A report's body is short markdown written by an agent: headings, bullet lists and paragraphs.
  * Shown as those elements (React escapes the text; no HTML from the body is ever rendered).
  */
-export type Block =
-  | { kind: 'heading'; level: 3 | 4; text: string }
-  | { kind: 'list'; items: string[] }
-  | { kind: 'paragraph'; text: string };
+export type Block = { kind: 'heading'; level: 3 | 4; text: string } | { kind: 'list'; items: string[] } | { kind: 'paragraph'; text: string };
 
 export function blocks(markdown: string): Block[] {
   const out: Block[] = [];
@@ -42,9 +39,17 @@ function Inline({ text }: { text: string }) {
   const parts = text.split(/(\*\*[^*]+\*\*|`[^`]+`)/g).filter(Boolean);
   return (
     <>
-      {parts.map((part, i) => part.startsWith('**') && part.endsWith('**') && part.length > 4 ? <strong key={i}>{part.slice(2, -2)}</strong>
-        : part.startsWith('`') && part.endsWith('`') && part.length > 2 ? <code key={i} className="rounded bg-slate-100 px-1 text-xs">{part.slice(1, -1)}</code>
-        : <span key={i}>{part}</span>)}
+      {parts.map((part, i) =>
+        part.startsWith('**') && part.endsWith('**') && part.length > 4 ? (
+          <strong key={i}>{part.slice(2, -2)}</strong>
+        ) : part.startsWith('`') && part.endsWith('`') && part.length > 2 ? (
+          <code key={i} className="rounded bg-slate-100 px-1 text-xs">
+            {part.slice(1, -1)}
+          </code>
+        ) : (
+          <span key={i}>{part}</span>
+        ),
+      )}
     </>
   );
 }
@@ -55,10 +60,27 @@ export function Markdown({ text }: { text: string }) {
       {blocks(text).map((block, i) => {
         if (block.kind === 'heading') {
           const Tag = block.level === 3 ? 'h3' : 'h4';
-          return <Tag key={i} className="pt-1 font-semibold text-slate-900"><Inline text={block.text} /></Tag>;
+          return (
+            <Tag key={i} className="pt-1 font-semibold text-slate-900">
+              <Inline text={block.text} />
+            </Tag>
+          );
         }
-        if (block.kind === 'list') return <ul key={i} className="list-disc space-y-1 pl-5">{block.items.map((item, j) => <li key={j}><Inline text={item} /></li>)}</ul>;
-        return <p key={i}><Inline text={block.text} /></p>;
+        if (block.kind === 'list')
+          return (
+            <ul key={i} className="list-disc space-y-1 pl-5">
+              {block.items.map((item, j) => (
+                <li key={j}>
+                  <Inline text={item} />
+                </li>
+              ))}
+            </ul>
+          );
+        return (
+          <p key={i}>
+            <Inline text={block.text} />
+          </p>
+        );
       })}
     </div>
   );

@@ -40,22 +40,38 @@ export function Recommendations({ orgId, report, canWrite }: { orgId: string; re
                   <p className="mt-2 text-xs text-slate-500">{describeAction(rec.action)}</p>
                 </div>
                 {applied ? (
-                  <span className="rounded-md bg-emerald-50 px-2 py-1 text-xs font-medium text-emerald-700 ring-1 ring-emerald-600/20">Applied{rec.appliedAt ? ` ${formatDateTime(rec.appliedAt)}` : ''}</span>
+                  <span className="rounded-md bg-emerald-50 px-2 py-1 text-xs font-medium text-emerald-700 ring-1 ring-emerald-600/20">
+                    Applied{rec.appliedAt ? ` ${formatDateTime(rec.appliedAt)}` : ''}
+                  </span>
                 ) : canWrite ? (
-                  <Button variant="primary" size="sm" onClick={() => { apply.reset(); setConfirm(rec); }} aria-label={`Apply: ${rec.title}`}>Apply</Button>
+                  <Button
+                    variant="primary"
+                    size="sm"
+                    onClick={() => {
+                      apply.reset();
+                      setConfirm(rec);
+                    }}
+                    aria-label={`Apply: ${rec.title}`}
+                  >
+                    Apply
+                  </Button>
                 ) : null}
               </div>
               {outcome ? (
                 <p role="status" className="mt-3 rounded-md bg-emerald-50 px-3 py-2 text-sm text-emerald-900">
-                  {outcome.text}{' '}
-                  {outcome.href ? <HrefLink href={outcome.href}>{outcome.linkLabel ?? 'Open'}</HrefLink> : null}
+                  {outcome.text} {outcome.href ? <HrefLink href={outcome.href}>{outcome.linkLabel ?? 'Open'}</HrefLink> : null}
                 </p>
               ) : null}
             </li>
           );
         })}
       </ol>
-      <Modal open={confirm !== null} onOpenChange={(open) => !open && setConfirm(null)} title="Apply this recommendation?" description={confirm ? confirm.title : undefined}>
+      <Modal
+        open={confirm !== null}
+        onOpenChange={(open) => !open && setConfirm(null)}
+        title="Apply this recommendation?"
+        description={confirm ? confirm.title : undefined}
+      >
         {confirm ? (
           <div className="space-y-4">
             <p className="text-sm text-slate-700">{describeAction(confirm.action)} This is done for real and cannot be applied twice.</p>
@@ -66,7 +82,9 @@ export function Recommendations({ orgId, report, canWrite }: { orgId: string; re
             <FormError error={apply.error} />
             <div className="flex justify-end gap-2">
               <Button onClick={() => setConfirm(null)}>Cancel</Button>
-              <Button variant="primary" disabled={apply.isPending} onClick={() => apply.mutate(confirm.index)}>Apply recommendation</Button>
+              <Button variant="primary" disabled={apply.isPending} onClick={() => apply.mutate(confirm.index)}>
+                Apply recommendation
+              </Button>
             </div>
           </div>
         ) : null}

@@ -41,12 +41,33 @@ export function ApprovalPanel({ orgId, approvalId, canWrite, onClose }: { orgId:
         {(a) => (
           <div className="space-y-5">
             <dl className="grid grid-cols-2 gap-3 text-sm">
-              <div><dt className="text-slate-500">Status</dt><dd><span role="status" aria-label="Approval status"><Badge>{a.status}</Badge></span></dd></div>
-              <div><dt className="text-slate-500">Requested</dt><dd>{formatDateTime(a.createdAt)}</dd></div>
-              <div><dt className="text-slate-500">Expires</dt><dd>{a.expiresAt ? formatDateTime(a.expiresAt) : 'Never'}</dd></div>
+              <div>
+                <dt className="text-slate-500">Status</dt>
+                <dd>
+                  <span role="status" aria-label="Approval status">
+                    <Badge>{a.status}</Badge>
+                  </span>
+                </dd>
+              </div>
+              <div>
+                <dt className="text-slate-500">Requested</dt>
+                <dd>{formatDateTime(a.createdAt)}</dd>
+              </div>
+              <div>
+                <dt className="text-slate-500">Expires</dt>
+                <dd>{a.expiresAt ? formatDateTime(a.expiresAt) : 'Never'}</dd>
+              </div>
               <div>
                 <dt className="text-slate-500">From</dt>
-                <dd>{a.runId ? <Link to="/orgs/$orgId/runs/$runId" params={{ orgId, runId: a.runId }} className="text-indigo-700 underline">run{a.nodeId ? `, step ${a.nodeId}` : ''}</Link> : 'an agent'}</dd>
+                <dd>
+                  {a.runId ? (
+                    <Link to="/orgs/$orgId/runs/$runId" params={{ orgId, runId: a.runId }} className="text-indigo-700 underline">
+                      run{a.nodeId ? `, step ${a.nodeId}` : ''}
+                    </Link>
+                  ) : (
+                    'an agent'
+                  )}
+                </dd>
               </div>
             </dl>
             {a.description ? <p className="text-sm whitespace-pre-wrap text-slate-700">{a.description}</p> : null}
@@ -56,7 +77,15 @@ export function ApprovalPanel({ orgId, approvalId, canWrite, onClose }: { orgId:
                 <pre className="max-h-64 overflow-auto rounded bg-slate-50 p-3 text-xs text-slate-800">{JSON.stringify(a.payload, null, 2)}</pre>
               </section>
             ) : null}
-            {a.status === 'PENDING' ? (canWrite ? <Decide orgId={orgId} approval={a} /> : <p className="text-sm text-slate-600">Waiting for a decision by a member of the organization.</p>) : <Decision approval={a} />}
+            {a.status === 'PENDING' ? (
+              canWrite ? (
+                <Decide orgId={orgId} approval={a} />
+              ) : (
+                <p className="text-sm text-slate-600">Waiting for a decision by a member of the organization.</p>
+              )
+            ) : (
+              <Decision approval={a} />
+            )}
           </div>
         )}
       </QueryState>
@@ -69,7 +98,8 @@ function Decision({ approval: a }: { approval: Approval }) {
     <section aria-label="Decision" className="rounded-md bg-slate-50 p-3 text-sm text-slate-700">
       <p>
         {a.status === 'EXPIRED' ? 'Expired without a decision' : `${a.status === 'APPROVED' ? 'Approved' : 'Rejected'}`}
-        {a.by ? ` by ${a.by}` : ''}{a.resolvedAt ? `, ${formatDateTime(a.resolvedAt)}` : ''}.
+        {a.by ? ` by ${a.by}` : ''}
+        {a.resolvedAt ? `, ${formatDateTime(a.resolvedAt)}` : ''}.
       </p>
       {a.comment ? <p className="mt-1">Comment: “{a.comment}”</p> : null}
       {a.editedPayload !== null && a.editedPayload !== undefined ? (
@@ -105,20 +135,56 @@ function Decide({ orgId, approval }: { orgId: string; approval: Approval }) {
   };
 
   return (
-    <form aria-label="Decision" className="space-y-4 border-t border-slate-200 pt-4" onSubmit={(e) => { e.preventDefault(); onApprove(); }}>
-      <TextArea label="Comment (optional)" rows={2} maxLength={4000} value={comment} onChange={(e) => setComment(e.target.value)} className="block w-full rounded-md border-0 px-3 py-2 text-sm text-slate-900 ring-1 ring-inset ring-slate-300 focus:ring-2 focus:ring-indigo-600" />
+    <form
+      aria-label="Decision"
+      className="space-y-4 border-t border-slate-200 pt-4"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onApprove();
+      }}
+    >
+      <TextArea
+        label="Comment (optional)"
+        rows={2}
+        maxLength={4000}
+        value={comment}
+        onChange={(e) => setComment(e.target.value)}
+        className="block w-full rounded-md border-0 px-3 py-2 text-sm text-slate-900 ring-1 ring-inset ring-slate-300 focus:ring-2 focus:ring-indigo-600"
+      />
       <div>
-        <Checkbox label="Edit the payload before approving" checked={editing} onChange={(e) => { setEditing(e.target.checked); setPayloadError(null); }} />
+        <Checkbox
+          label="Edit the payload before approving"
+          checked={editing}
+          onChange={(e) => {
+            setEditing(e.target.checked);
+            setPayloadError(null);
+          }}
+        />
         {editing ? (
           <div className="mt-2">
-            <TextArea label="Edited payload (JSON)" rows={10} spellCheck={false} value={payload} onChange={(e) => { setPayload(e.target.value); setPayloadError(null); }} error={payloadError ?? undefined} hint="Replaces the items that continue down the approved branch: an object or an array of objects." />
+            <TextArea
+              label="Edited payload (JSON)"
+              rows={10}
+              spellCheck={false}
+              value={payload}
+              onChange={(e) => {
+                setPayload(e.target.value);
+                setPayloadError(null);
+              }}
+              error={payloadError ?? undefined}
+              hint="Replaces the items that continue down the approved branch: an object or an array of objects."
+            />
           </div>
         ) : null}
       </div>
       <FormError error={approve.error ?? reject.error} />
       <div className="flex justify-end gap-2">
-        <Button variant="danger" disabled={busy} onClick={() => reject.mutate({ comment: trimmed })}>Reject</Button>
-        <Button type="submit" variant="primary" disabled={busy}>{editing ? 'Approve with edits' : 'Approve'}</Button>
+        <Button variant="danger" disabled={busy} onClick={() => reject.mutate({ comment: trimmed })}>
+          Reject
+        </Button>
+        <Button type="submit" variant="primary" disabled={busy}>
+          {editing ? 'Approve with edits' : 'Approve'}
+        </Button>
       </div>
     </form>
   );

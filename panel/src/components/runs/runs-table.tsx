@@ -34,7 +34,14 @@ export function shortId(id: string): string {
 }
 
 /** Runs in a table; with `sort`, the sortable columns sort the list. */
-export function RunsTable({ orgId, runs, label = 'Runs', sort, onSort, showWorkflow = true }: {
+export function RunsTable({
+  orgId,
+  runs,
+  label = 'Runs',
+  sort,
+  onSort,
+  showWorkflow = true,
+}: {
   orgId: string;
   runs: readonly Run[];
   label?: string;
@@ -42,7 +49,8 @@ export function RunsTable({ orgId, runs, label = 'Runs', sort, onSort, showWorkf
   onSort?: (sort: string) => void;
   showWorkflow?: boolean;
 }) {
-  const sortable = (field: string, title: string) => (sort !== undefined && onSort ? <SortTh field={field} label={title} sort={sort} onSort={onSort} /> : <Th>{title}</Th>);
+  const sortable = (field: string, title: string) =>
+    sort !== undefined && onSort ? <SortTh field={field} label={title} sort={sort} onSort={onSort} /> : <Th>{title}</Th>;
   return (
     <Table label={label}>
       <thead className="bg-slate-50">
@@ -60,15 +68,33 @@ export function RunsTable({ orgId, runs, label = 'Runs', sort, onSort, showWorkf
         {runs.map((run) => (
           <tr key={run.id} className="hover:bg-slate-50">
             <Td>
-              <Link to="/orgs/$orgId/runs/$runId" params={{ orgId, runId: run.id }} className="font-mono text-xs font-medium text-indigo-700 hover:underline" aria-label={`Run ${run.id} of ${run.workflowName}`}>{shortId(run.id)}</Link>
-              {run.testMode ? <span className="ml-2"><Badge tone="violet">test</Badge></span> : null}
+              <Link
+                to="/orgs/$orgId/runs/$runId"
+                params={{ orgId, runId: run.id }}
+                className="font-mono text-xs font-medium text-indigo-700 hover:underline"
+                aria-label={`Run ${run.id} of ${run.workflowName}`}
+              >
+                {shortId(run.id)}
+              </Link>
+              {run.testMode ? (
+                <span className="ml-2">
+                  <Badge tone="violet">test</Badge>
+                </span>
+              ) : null}
             </Td>
             {showWorkflow ? (
               <Td>
-                <Link to="/orgs/$orgId/workflows/$workflowId" params={{ orgId, workflowId: run.workflowId }} className="text-slate-800 hover:underline">{run.workflowName}</Link>
+                <Link to="/orgs/$orgId/workflows/$workflowId" params={{ orgId, workflowId: run.workflowId }} className="text-slate-800 hover:underline">
+                  {run.workflowName}
+                </Link>
               </Td>
             ) : null}
-            <Td><Badge>{run.status}</Badge>{run.status === 'FAILED' && run.error ? <p className="mt-1 line-clamp-1 max-w-xs text-xs text-red-700">{String(run.error.message ?? run.error.code ?? '')}</p> : null}</Td>
+            <Td>
+              <Badge>{run.status}</Badge>
+              {run.status === 'FAILED' && run.error ? (
+                <p className="mt-1 line-clamp-1 max-w-xs text-xs text-red-700">{String(run.error.message ?? run.error.code ?? '')}</p>
+              ) : null}
+            </Td>
             <Td>{triggerLabel(run.trigger)}</Td>
             <Td className="whitespace-nowrap">{formatUsd(run.costUsd)}</Td>
             <Td className="whitespace-nowrap">{formatDateTime(run.startedAt ?? run.createdAt)}</Td>

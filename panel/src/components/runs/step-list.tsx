@@ -10,11 +10,23 @@ export interface NodeInfo {
 }
 
 const STATUS_TONE: Record<string, 'green' | 'red' | 'amber' | 'blue' | 'slate'> = {
-  SUCCEEDED: 'green', FAILED: 'red', RETRYING: 'amber', WAITING: 'amber', RUNNING: 'blue', SKIPPED: 'slate', CANCELED: 'slate',
+  SUCCEEDED: 'green',
+  FAILED: 'red',
+  RETRYING: 'amber',
+  WAITING: 'amber',
+  RUNNING: 'blue',
+  SKIPPED: 'slate',
+  CANCELED: 'slate',
 };
 
 const DOT: Record<string, string> = {
-  SUCCEEDED: 'bg-emerald-500', FAILED: 'bg-red-500', RETRYING: 'bg-amber-500', WAITING: 'bg-amber-400', RUNNING: 'bg-sky-500 animate-pulse', SKIPPED: 'bg-slate-300', CANCELED: 'bg-slate-400',
+  SUCCEEDED: 'bg-emerald-500',
+  FAILED: 'bg-red-500',
+  RETRYING: 'bg-amber-500',
+  WAITING: 'bg-amber-400',
+  RUNNING: 'bg-sky-500 animate-pulse',
+  SKIPPED: 'bg-slate-300',
+  CANCELED: 'bg-slate-400',
 };
 
 const MAX_ITEMS_SHOWN = 50;
@@ -35,11 +47,19 @@ export function StepList({ steps, nodes, logs }: { steps: readonly MergedStep[];
           <li key={step.nodeId} aria-labelledby={`step-${step.nodeId}`} className="relative rounded-lg bg-white p-4 shadow-xs ring-1 ring-slate-200">
             <span aria-hidden="true" className={`absolute top-5 -left-[31px] size-3 rounded-full ring-4 ring-white ${DOT[step.status] ?? 'bg-slate-300'}`} />
             <div className="flex flex-wrap items-center gap-2">
-              <h3 id={`step-${step.nodeId}`} className="font-medium text-slate-900">{title}</h3>
-              <span className="font-mono text-xs text-slate-500">{info?.type ?? ''}{info?.name ? ` · ${step.nodeId}` : ''}</span>
+              <h3 id={`step-${step.nodeId}`} className="font-medium text-slate-900">
+                {title}
+              </h3>
+              <span className="font-mono text-xs text-slate-500">
+                {info?.type ?? ''}
+                {info?.name ? ` · ${step.nodeId}` : ''}
+              </span>
               <Badge tone={STATUS_TONE[step.status]}>{step.status}</Badge>
               {step.attempt > 1 || step.failures.length ? (
-                <span className="text-xs text-slate-600">attempt {step.attempt}{info?.maxAttempts ? ` of ${info.maxAttempts}` : ''}</span>
+                <span className="text-xs text-slate-600">
+                  attempt {step.attempt}
+                  {info?.maxAttempts ? ` of ${info.maxAttempts}` : ''}
+                </span>
               ) : null}
               <span className="ml-auto text-xs text-slate-500">
                 {step.startedAt ? formatDateTime(step.startedAt) : ''}
@@ -52,7 +72,8 @@ export function StepList({ steps, nodes, logs }: { steps: readonly MergedStep[];
               <ul aria-label={`Failures of ${title}`} className="mt-2 space-y-1">
                 {step.failures.map((f) => (
                   <li key={f.attempt} className={`rounded px-2 py-1 text-xs ${f.willRetry ? 'bg-amber-50 text-amber-900' : 'bg-red-50 text-red-800'}`}>
-                    Attempt {f.attempt} failed: {f.error}{f.willRetry ? ' — retried' : ''}
+                    Attempt {f.attempt} failed: {f.error}
+                    {f.willRetry ? ' — retried' : ''}
                   </li>
                 ))}
               </ul>
@@ -74,18 +95,25 @@ export function StepList({ steps, nodes, logs }: { steps: readonly MergedStep[];
 function Items({ step }: { step: MergedStep }) {
   const record = step.record;
   if (!record || (record.items === null && record.outputs === null)) return null;
-  const outputs = record.outputs && typeof record.outputs === 'object' ? Object.entries(record.outputs).filter(([, v]) => Array.isArray(v)) as [string, unknown[]][] : [];
+  const outputs =
+    record.outputs && typeof record.outputs === 'object' ? (Object.entries(record.outputs).filter(([, v]) => Array.isArray(v)) as [string, unknown[]][]) : [];
   const branches = outputs.length > 1 || (outputs.length === 1 && outputs[0]![0] !== 'main') ? outputs : null;
   const items = record.items ?? [];
   return (
     <details className="mt-2">
-      <summary className="cursor-pointer text-xs font-medium text-indigo-700">Items ({branches ? branches.map(([name, list]) => `${name}: ${list.length}`).join(', ') : items.length})</summary>
-      {branches ? branches.map(([name, list]) => (
-        <div key={name} className="mt-2">
-          <p className="text-xs font-semibold text-slate-600">Output “{name}”</p>
-          <Json value={list} />
-        </div>
-      )) : <Json value={items} />}
+      <summary className="cursor-pointer text-xs font-medium text-indigo-700">
+        Items ({branches ? branches.map(([name, list]) => `${name}: ${list.length}`).join(', ') : items.length})
+      </summary>
+      {branches ? (
+        branches.map(([name, list]) => (
+          <div key={name} className="mt-2">
+            <p className="text-xs font-semibold text-slate-600">Output “{name}”</p>
+            <Json value={list} />
+          </div>
+        ))
+      ) : (
+        <Json value={items} />
+      )}
     </details>
   );
 }
@@ -106,8 +134,7 @@ export function LogLines({ lines }: { lines: readonly LogLine[] }) {
       {lines.map((l) => (
         <li key={l.seq}>
           <span className="text-slate-400">{l.at ? new Date(l.at).toLocaleTimeString() : ''}</span>{' '}
-          <span className={l.level === 'error' ? 'text-red-300' : l.level === 'warn' ? 'text-amber-300' : 'text-sky-300'}>{l.level}</span>{' '}
-          {l.message}
+          <span className={l.level === 'error' ? 'text-red-300' : l.level === 'warn' ? 'text-amber-300' : 'text-sky-300'}>{l.level}</span> {l.message}
         </li>
       ))}
     </ul>

@@ -34,8 +34,22 @@ describe('the run timeline', () => {
   it('shows a step between its failure and its retry as retrying, and a final failure as failed', () => {
     const retrying = play(history().slice(0, 5));
     expect(retrying.steps.fetch).toMatchObject({ status: 'RETRYING', attempt: 1 });
-    const failed = play([ev(6, 'node.started', { nodeId: 'fetch', attempt: 2 }), ev(7, 'node.failed', { nodeId: 'fetch', error: 'HTTP 500', willRetry: false }), ev(8, 'run.finished', { status: 'FAILED', costUsd: 0.25 })], retrying);
-    expect(failed.steps.fetch).toMatchObject({ status: 'FAILED', attempt: 2, failures: [{ attempt: 1, error: 'HTTP 503', willRetry: true }, { attempt: 2, error: 'HTTP 500', willRetry: false }] });
+    const failed = play(
+      [
+        ev(6, 'node.started', { nodeId: 'fetch', attempt: 2 }),
+        ev(7, 'node.failed', { nodeId: 'fetch', error: 'HTTP 500', willRetry: false }),
+        ev(8, 'run.finished', { status: 'FAILED', costUsd: 0.25 }),
+      ],
+      retrying,
+    );
+    expect(failed.steps.fetch).toMatchObject({
+      status: 'FAILED',
+      attempt: 2,
+      failures: [
+        { attempt: 1, error: 'HTTP 503', willRetry: true },
+        { attempt: 2, error: 'HTTP 500', willRetry: false },
+      ],
+    });
     expect(failed.status).toBe('FAILED');
     expect(failed.costUsd).toBe(0.25);
   });
@@ -60,7 +74,13 @@ describe('the run timeline', () => {
   });
 
   it('resumes after an approval and ends; a canceled run marks the unfinished steps canceled', () => {
-    const done = play([...history(), ev(11, 'node.finished', { nodeId: 'approve', itemCount: 1 }), ev(12, 'node.started', { nodeId: 'set', attempt: 1 }), ev(13, 'node.finished', { nodeId: 'set', itemCount: 1 }), ev(14, 'run.finished', { status: 'SUCCEEDED', costUsd: 0 })]);
+    const done = play([
+      ...history(),
+      ev(11, 'node.finished', { nodeId: 'approve', itemCount: 1 }),
+      ev(12, 'node.started', { nodeId: 'set', attempt: 1 }),
+      ev(13, 'node.finished', { nodeId: 'set', itemCount: 1 }),
+      ev(14, 'run.finished', { status: 'SUCCEEDED', costUsd: 0 }),
+    ]);
     expect(done.status).toBe('SUCCEEDED');
     expect(done.steps.set!.status).toBe('SUCCEEDED');
     const canceled = play([ev(11, 'run.finished', { status: 'CANCELED', costUsd: 0 })], play(history()));
@@ -77,7 +97,17 @@ describe('the run timeline', () => {
 });
 
 const rec = (nodeId: string, attempt: number, status: string, extra: Partial<RecordStep> = {}): RecordStep => ({
-  nodeId, attempt, status, startedAt: `2026-01-01T09:00:0${attempt}.000Z`, finishedAt: null, durationMs: null, itemCount: null, items: null, outputs: null, error: null, ...extra,
+  nodeId,
+  attempt,
+  status,
+  startedAt: `2026-01-01T09:00:0${attempt}.000Z`,
+  finishedAt: null,
+  durationMs: null,
+  itemCount: null,
+  items: null,
+  outputs: null,
+  error: null,
+  ...extra,
 });
 
 describe('merging the stream with the run record', () => {
@@ -89,7 +119,10 @@ describe('merging the stream with the run record', () => {
       rec('fetch', 2, 'SUCCEEDED', { items: [{ a: 1 }, { a: 2 }], itemCount: 2, finishedAt: '2026-01-01T09:00:09.000Z' }),
     ];
     const steps = mergeSteps(t, record);
-    expect(steps.map((s) => [s.nodeId, s.status])).toEqual([['trigger', 'SUCCEEDED'], ['fetch', 'SUCCEEDED']]);
+    expect(steps.map((s) => [s.nodeId, s.status])).toEqual([
+      ['trigger', 'SUCCEEDED'],
+      ['fetch', 'SUCCEEDED'],
+    ]);
     expect(steps[1]!.record!.items).toEqual([{ a: 1 }, { a: 2 }]);
     expect(steps[1]!.attempts).toHaveLength(2);
     expect(steps[1]!.failures).toEqual([expect.objectContaining({ attempt: 1, error: 'HTTP 503', willRetry: true })]);
@@ -97,8 +130,16 @@ describe('merging the stream with the run record', () => {
   });
 
   it('shows steps only the record has (skipped ones, or all of them before the stream connects)', () => {
-    const record = [rec('trigger', 1, 'SUCCEEDED'), rec('no', 1, 'SKIPPED', { startedAt: '2026-01-01T09:00:05.000Z' }), rec('yes', 1, 'FAILED', { startedAt: '2026-01-01T09:00:04.000Z', error: { message: 'boom', willRetry: false } })];
-    expect(mergeSteps(EMPTY_TIMELINE, record).map((s) => [s.nodeId, s.status, s.error])).toEqual([['trigger', 'SUCCEEDED', undefined], ['yes', 'FAILED', 'boom'], ['no', 'SKIPPED', undefined]]);
+    const record = [
+      rec('trigger', 1, 'SUCCEEDED'),
+      rec('no', 1, 'SKIPPED', { startedAt: '2026-01-01T09:00:05.000Z' }),
+      rec('yes', 1, 'FAILED', { startedAt: '2026-01-01T09:00:04.000Z', error: { message: 'boom', willRetry: false } }),
+    ];
+    expect(mergeSteps(EMPTY_TIMELINE, record).map((s) => [s.nodeId, s.status, s.error])).toEqual([
+      ['trigger', 'SUCCEEDED', undefined],
+      ['yes', 'FAILED', 'boom'],
+      ['no', 'SKIPPED', undefined],
+    ]);
   });
 
   it('prefers the stream when it is ahead of the record', () => {

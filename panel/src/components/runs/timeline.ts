@@ -106,7 +106,15 @@ export function applyEvent(timeline: Timeline, event: ExecEvent): Timeline {
       const current = step(nodeId);
       // A step ends once per attempt: an end of an ended step is a repeat.
       if (FINAL_STEP.has(current.status)) break;
-      put({ ...current, attempt: Math.max(current.attempt, 1), status: 'SUCCEEDED', finishedAt: at, itemCount: num(data.itemCount), durationMs: num(data.durationMs), until: undefined });
+      put({
+        ...current,
+        attempt: Math.max(current.attempt, 1),
+        status: 'SUCCEEDED',
+        finishedAt: at,
+        itemCount: num(data.itemCount),
+        durationMs: num(data.durationMs),
+        until: undefined,
+      });
       if (!final) next.status = 'RUNNING';
       break;
     }
@@ -117,7 +125,9 @@ export function applyEvent(timeline: Timeline, event: ExecEvent): Timeline {
       const attempt = Math.max(current.attempt, 1);
       const willRetry = data.willRetry === true;
       const failure: Failure = { attempt, error: text(data.error) ?? 'failed', willRetry, at };
-      const failures = current.failures.some((f) => f.attempt === attempt) ? current.failures.map((f) => (f.attempt === attempt ? failure : f)) : [...current.failures, failure];
+      const failures = current.failures.some((f) => f.attempt === attempt)
+        ? current.failures.map((f) => (f.attempt === attempt ? failure : f))
+        : [...current.failures, failure];
       put({ ...current, attempt, status: willRetry ? 'RETRYING' : 'FAILED', finishedAt: at, failures });
       break;
     }
@@ -135,7 +145,9 @@ export function applyEvent(timeline: Timeline, event: ExecEvent): Timeline {
       next.finishedAt = at;
       next.costUsd = num(data.costUsd) ?? next.costUsd;
       if (status === 'CANCELED') {
-        next.steps = Object.fromEntries(Object.entries(next.steps).map(([id, s]) => [id, FINAL_STEP.has(s.status) ? s : { ...s, status: 'CANCELED' as const }]));
+        next.steps = Object.fromEntries(
+          Object.entries(next.steps).map(([id, s]) => [id, FINAL_STEP.has(s.status) ? s : { ...s, status: 'CANCELED' as const }]),
+        );
       }
       break;
     }
@@ -173,7 +185,12 @@ export interface MergedStep extends StepView {
 }
 
 const RECORD_STATUS: Record<string, StepStatus> = {
-  RUNNING: 'RUNNING', WAITING: 'WAITING', SUCCEEDED: 'SUCCEEDED', FAILED: 'FAILED', SKIPPED: 'SKIPPED', CANCELED: 'CANCELED',
+  RUNNING: 'RUNNING',
+  WAITING: 'WAITING',
+  SUCCEEDED: 'SUCCEEDED',
+  FAILED: 'FAILED',
+  SKIPPED: 'SKIPPED',
+  CANCELED: 'CANCELED',
 };
 
 function errorText(error: Record<string, unknown> | null | undefined): string | undefined {
@@ -195,11 +212,13 @@ export function mergeSteps(timeline: Timeline, record: readonly RecordStep[] | u
   }
   const fromRecord = (attempts: RecordStep[]): StepView => {
     const latest = attempts[attempts.length - 1]!;
-    const failures = attempts.filter((a) => a.status === 'FAILED').map((a) => ({ attempt: a.attempt, error: errorText(a.error) ?? 'failed', willRetry: a.error?.willRetry === true, at: a.finishedAt ?? undefined }));
+    const failures = attempts
+      .filter((a) => a.status === 'FAILED')
+      .map((a) => ({ attempt: a.attempt, error: errorText(a.error) ?? 'failed', willRetry: a.error?.willRetry === true, at: a.finishedAt ?? undefined }));
     const failedNow = latest.status === 'FAILED' && latest.error?.willRetry === true;
     return {
       nodeId: latest.nodeId,
-      status: failedNow ? 'RETRYING' : RECORD_STATUS[latest.status] ?? 'RUNNING',
+      status: failedNow ? 'RETRYING' : (RECORD_STATUS[latest.status] ?? 'RUNNING'),
       attempt: latest.attempt,
       startedAt: latest.startedAt,
       finishedAt: latest.finishedAt ?? undefined,

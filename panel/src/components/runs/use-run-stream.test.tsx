@@ -4,13 +4,18 @@ import { useRunStream } from './use-run-stream';
 
 /** An SSE body as the service writes it: `event:`, `id:`, `data:` per message. */
 function sse(messages: { event: string; id?: number; data: unknown }[], retryMs?: number): Response {
-  const text = (retryMs ? `retry: ${retryMs}\n\n` : '') + messages.map((m) => `event: ${m.event}\n${m.id ? `id: ${m.id}\n` : ''}data: ${JSON.stringify(m.data)}\n\n`).join('');
-  return new Response(new ReadableStream({
-    start(controller) {
-      controller.enqueue(new TextEncoder().encode(text));
-      controller.close();
-    },
-  }), { status: 200, headers: { 'content-type': 'text/event-stream' } });
+  const text =
+    (retryMs ? `retry: ${retryMs}\n\n` : '') +
+    messages.map((m) => `event: ${m.event}\n${m.id ? `id: ${m.id}\n` : ''}data: ${JSON.stringify(m.data)}\n\n`).join('');
+  return new Response(
+    new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(text));
+        controller.close();
+      },
+    }),
+    { status: 200, headers: { 'content-type': 'text/event-stream' } },
+  );
 }
 
 const base = { runId: 'run_1', at: '2026-01-01T09:00:00.000Z' };
@@ -29,21 +34,28 @@ describe('useRunStream', () => {
       // The first connection drops after the history (retry quickly).
       () => sse(history, 10),
       // The reconnect asks `since=3`; a repeat of 3 slips through anyway, then the run ends.
-      () => sse([
-        history[2]!,
-        { event: 'node.started', id: 4, data: { ...base, type: 'node.started', nodeId: 'send', attempt: 1 } },
-        { event: 'node.failed', id: 5, data: { ...base, type: 'node.failed', nodeId: 'send', error: 'HTTP 503', willRetry: true } },
-        { event: 'node.started', id: 6, data: { ...base, type: 'node.started', nodeId: 'send', attempt: 2 } },
-        { event: 'node.finished', id: 7, data: { ...base, type: 'node.finished', nodeId: 'send', itemCount: 1, durationMs: 5 } },
-        { event: 'run.finished', id: 8, data: { ...base, type: 'run.finished', status: 'SUCCEEDED', costUsd: 0.01 } },
-      ], 10),
+      () =>
+        sse(
+          [
+            history[2]!,
+            { event: 'node.started', id: 4, data: { ...base, type: 'node.started', nodeId: 'send', attempt: 1 } },
+            { event: 'node.failed', id: 5, data: { ...base, type: 'node.failed', nodeId: 'send', error: 'HTTP 503', willRetry: true } },
+            { event: 'node.started', id: 6, data: { ...base, type: 'node.started', nodeId: 'send', attempt: 2 } },
+            { event: 'node.finished', id: 7, data: { ...base, type: 'node.finished', nodeId: 'send', itemCount: 1, durationMs: 5 } },
+            { event: 'run.finished', id: 8, data: { ...base, type: 'run.finished', status: 'SUCCEEDED', costUsd: 0.01 } },
+          ],
+          10,
+        ),
     ];
-    vi.stubGlobal('fetch', vi.fn(async (input: string | URL) => {
-      const url = new URL(String(input));
-      urls.push(url.pathname + url.search);
-      const next = answers.shift();
-      return next ? next() : new Response(null, { status: 204 });
-    }));
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(async (input: string | URL) => {
+        const url = new URL(String(input));
+        urls.push(url.pathname + url.search);
+        const next = answers.shift();
+        return next ? next() : new Response(null, { status: 204 });
+      }),
+    );
     const changes: string[] = [];
     const { result } = renderHook(() => useRunStream('org_1', 'run_1', (kind) => changes.push(kind)));
 
@@ -61,7 +73,16 @@ describe('useRunStream', () => {
   });
 
   it('reports `reset` so the page refetches the run record', async () => {
-    vi.stubGlobal('fetch', vi.fn(async () => sse([...history, { event: 'reset', data: { runId: 'run_1', reason: 'buffer exceeded', lastEventId: 3 } }, { event: 'run.finished', id: 4, data: { ...base, type: 'run.finished', status: 'FAILED', costUsd: 0 } }])));
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(async () =>
+        sse([
+          ...history,
+          { event: 'reset', data: { runId: 'run_1', reason: 'buffer exceeded', lastEventId: 3 } },
+          { event: 'run.finished', id: 4, data: { ...base, type: 'run.finished', status: 'FAILED', costUsd: 0 } },
+        ]),
+      ),
+    );
     const changes: string[] = [];
     const { result } = renderHook(() => useRunStream('org_1', 'run_1', (kind) => changes.push(kind)));
     await waitFor(() => expect(result.current.state).toBe('ended'));
@@ -70,7 +91,10 @@ describe('useRunStream', () => {
   });
 
   it('says so when the stream cannot be opened (an unknown run: 404)', async () => {
-    vi.stubGlobal('fetch', vi.fn(async () => new Response(JSON.stringify({ statusCode: 404 }), { status: 404, headers: { 'content-type': 'application/json' } })));
+    vi.stubGlobal(
+      'fetch',
+      vi.fn(async () => new Response(JSON.stringify({ statusCode: 404 }), { status: 404, headers: { 'content-type': 'application/json' } })),
+    );
     const { result } = renderHook(() => useRunStream('org_1', 'run_x', () => undefined));
     await waitFor(() => expect(result.current.state).toBe('error'));
   });

@@ -46,16 +46,48 @@ export function PasswordForm({ email }: { email: string }) {
   return (
     <form className="space-y-4" onSubmit={submit} aria-label="Change password" noValidate>
       <input type="text" name="username" autoComplete="username" value={email} readOnly hidden />
-      <TextField label="Current password" type="password" autoComplete="current-password" required maxLength={256} value={fields.currentPassword} onChange={set('currentPassword')} error={remote.currentPassword} />
-      <TextField label="New password" type="password" autoComplete="new-password" required maxLength={256} value={fields.newPassword} onChange={set('newPassword')} error={(checked ? local.newPassword : undefined) ?? remote.newPassword} hint="At least 8 characters, not a common password." />
-      <TextField label="Confirm new password" type="password" autoComplete="new-password" required maxLength={256} value={fields.confirm} onChange={set('confirm')} error={checked ? local.confirm : undefined} />
+      <TextField
+        label="Current password"
+        type="password"
+        autoComplete="current-password"
+        required
+        maxLength={256}
+        value={fields.currentPassword}
+        onChange={set('currentPassword')}
+        error={remote.currentPassword}
+      />
+      <TextField
+        label="New password"
+        type="password"
+        autoComplete="new-password"
+        required
+        maxLength={256}
+        value={fields.newPassword}
+        onChange={set('newPassword')}
+        error={(checked ? local.newPassword : undefined) ?? remote.newPassword}
+        hint="At least 8 characters, not a common password."
+      />
+      <TextField
+        label="Confirm new password"
+        type="password"
+        autoComplete="new-password"
+        required
+        maxLength={256}
+        value={fields.confirm}
+        onChange={set('confirm')}
+        error={checked ? local.confirm : undefined}
+      />
       {change.error && Object.keys(remote).length === 0 ? <FormError error={change.error} /> : null}
       {outcome ? (
         <p role="status" className="rounded-md bg-emerald-50 px-3 py-2 text-sm text-emerald-800">
-          {outcome === 'renewed' ? 'Password changed. Your other sessions are signed out.' : 'Password changed. Sign in again with the new password when asked.'}
+          {outcome === 'renewed'
+            ? 'Password changed. Your other sessions are signed out.'
+            : 'Password changed. Sign in again with the new password when asked.'}
         </p>
       ) : null}
-      <Button type="submit" variant="primary" disabled={change.isPending}>{change.isPending ? 'Changing…' : 'Change password'}</Button>
+      <Button type="submit" variant="primary" disabled={change.isPending}>
+        {change.isPending ? 'Changing…' : 'Change password'}
+      </Button>
     </form>
   );
 }

@@ -26,7 +26,11 @@ describe('the plan in settings', () => {
   });
 
   it('says when the service has no plans', () => {
-    render(<PlanUsage plan={{ plan: 'unlimited', features: ['workflows', 'agents', 'content', 'conversations', 'campaigns', 'analytics', 'webhooks'], limits: {}, used }} />);
+    render(
+      <PlanUsage
+        plan={{ plan: 'unlimited', features: ['workflows', 'agents', 'content', 'conversations', 'campaigns', 'analytics', 'webhooks'], limits: {}, used }}
+      />,
+    );
     expect(screen.getByText('unlimited')).toBeInTheDocument();
     expect(screen.getByText(/no plans configured/)).toBeInTheDocument();
     expect(screen.getAllByText(/Unlimited$/)).toHaveLength(7);
@@ -35,18 +39,44 @@ describe('the plan in settings', () => {
 
 describe('errors of the plan', () => {
   it('a 403 PLAN_FEATURE says the plan lacks it, not that the role does', () => {
-    render(<ErrorState error={new ApiError(403, { statusCode: 403, error: 'Forbidden', code: 'PLAN_FEATURE', message: 'The organization\'s plan "bare" does not include agents' })} />);
+    render(
+      <ErrorState
+        error={
+          new ApiError(403, { statusCode: 403, error: 'Forbidden', code: 'PLAN_FEATURE', message: 'The organization\'s plan "bare" does not include agents' })
+        }
+      />,
+    );
     expect(screen.getByRole('alert')).toHaveTextContent('Not included in your plan');
-    expect(screen.getByRole('alert')).toHaveTextContent('does not include agents. Ask the operator of this service to change the organization\'s plan');
+    expect(screen.getByRole('alert')).toHaveTextContent("does not include agents. Ask the operator of this service to change the organization's plan");
     expect(screen.getByRole('alert')).not.toHaveTextContent('You do not have access');
   });
 
   it('a 429 PLAN_LIMIT names the limit and what is used', () => {
-    const error = new ApiError(429, { statusCode: 429, error: 'Too Many Requests', code: 'PLAN_LIMIT', message: 'The plan\'s leads limit (3) is reached for this organization', details: { limit: 'leads', value: 3, used: 3 } } as never);
+    const error = new ApiError(429, {
+      statusCode: 429,
+      error: 'Too Many Requests',
+      code: 'PLAN_LIMIT',
+      message: "The plan's leads limit (3) is reached for this organization",
+      details: { limit: 'leads', value: 3, used: 3 },
+    } as never);
     render(<FormError error={error} />);
-    expect(screen.getByRole('alert')).toHaveTextContent('Plan limit reached: The plan\'s leads limit (3) is reached for this organization (3 of 3 used). Remove some first, or ask the operator of this service for a larger plan.');
+    expect(screen.getByRole('alert')).toHaveTextContent(
+      "Plan limit reached: The plan's leads limit (3) is reached for this organization (3 of 3 used). Remove some first, or ask the operator of this service for a larger plan.",
+    );
     cleanup();
-    render(<ErrorState error={new ApiError(429, { statusCode: 429, error: 'Too Many Requests', code: 'PLAN_LIMIT', message: 'The plan\'s runsPerMonth limit (2) is reached this month', details: { limit: 'runsPerMonth', value: 2, used: 2 } } as never)} />);
+    render(
+      <ErrorState
+        error={
+          new ApiError(429, {
+            statusCode: 429,
+            error: 'Too Many Requests',
+            code: 'PLAN_LIMIT',
+            message: "The plan's runsPerMonth limit (2) is reached this month",
+            details: { limit: 'runsPerMonth', value: 2, used: 2 },
+          } as never)
+        }
+      />,
+    );
     expect(screen.getByRole('alert')).toHaveTextContent('resets when the month ends (UTC)');
   });
 });

@@ -16,7 +16,13 @@ const LIMITS: { key: Limit; label: string; hint: string }[] = [
 ];
 
 const FEATURE_LABELS: Record<string, string> = {
-  workflows: 'Workflows', agents: 'Agents', content: 'Content', conversations: 'Conversations', campaigns: 'Campaigns', analytics: 'Analytics', webhooks: 'Webhooks',
+  workflows: 'Workflows',
+  agents: 'Agents',
+  content: 'Content',
+  conversations: 'Conversations',
+  campaigns: 'Campaigns',
+  analytics: 'Analytics',
+  webhooks: 'Webhooks',
 };
 const ALL_FEATURES = Object.keys(FEATURE_LABELS);
 
@@ -28,8 +34,12 @@ function UsageBar({ label, hint, used, limit }: { label: string; hint: string; u
   return (
     <div>
       <div className="flex items-baseline justify-between gap-2 text-sm">
-        <span className="font-medium text-slate-800">{label} <span className="font-normal text-slate-500">{hint}</span></span>
-        <span className="tabular-nums text-slate-700">{unlimited ? `${used.toLocaleString()} · Unlimited` : `${used.toLocaleString()} / ${limit.toLocaleString()}`}</span>
+        <span className="font-medium text-slate-800">
+          {label} <span className="font-normal text-slate-500">{hint}</span>
+        </span>
+        <span className="tabular-nums text-slate-700">
+          {unlimited ? `${used.toLocaleString()} · Unlimited` : `${used.toLocaleString()} / ${limit.toLocaleString()}`}
+        </span>
       </div>
       <div
         role="progressbar"
@@ -51,8 +61,12 @@ export function PlanUsage({ plan }: { plan: Plan }) {
   return (
     <div className="grid max-w-4xl grid-cols-1 gap-5 lg:grid-cols-3">
       <section aria-labelledby="plan-title" className="rounded-lg bg-white p-5 shadow-xs ring-1 ring-slate-200">
-        <h2 id="plan-title" className="mb-3 font-semibold text-slate-900">Plan</h2>
-        <p><Badge tone="violet">{plan.plan}</Badge></p>
+        <h2 id="plan-title" className="mb-3 font-semibold text-slate-900">
+          Plan
+        </h2>
+        <p>
+          <Badge tone="violet">{plan.plan}</Badge>
+        </p>
         <p className="mt-3 text-sm text-slate-600">
           {plan.plan === 'unlimited' ? 'This service has no plans configured: every feature, no limits.' : 'The operator of this service assigns plans.'}
         </p>
@@ -62,16 +76,22 @@ export function PlanUsage({ plan }: { plan: Plan }) {
             const has = (plan.features as string[]).includes(f);
             return (
               <li key={f} className={has ? 'text-slate-900' : 'text-slate-400 line-through'}>
-                <span aria-hidden="true">{has ? '✓ ' : '✗ '}</span>{FEATURE_LABELS[f]}<span className="sr-only">{has ? ' (included)' : ' (not included)'}</span>
+                <span aria-hidden="true">{has ? '✓ ' : '✗ '}</span>
+                {FEATURE_LABELS[f]}
+                <span className="sr-only">{has ? ' (included)' : ' (not included)'}</span>
               </li>
             );
           })}
         </ul>
       </section>
       <section aria-labelledby="usage-title" className="rounded-lg bg-white p-5 shadow-xs ring-1 ring-slate-200 lg:col-span-2">
-        <h2 id="usage-title" className="mb-4 font-semibold text-slate-900">Usage</h2>
+        <h2 id="usage-title" className="mb-4 font-semibold text-slate-900">
+          Usage
+        </h2>
         <div className="space-y-4">
-          {LIMITS.map((l) => <UsageBar key={l.key} label={l.label} hint={l.hint} used={plan.used[l.key]} limit={plan.limits[l.key]} />)}
+          {LIMITS.map((l) => (
+            <UsageBar key={l.key} label={l.label} hint={l.hint} used={plan.used[l.key]} limit={plan.limits[l.key]} />
+          ))}
         </div>
       </section>
     </div>

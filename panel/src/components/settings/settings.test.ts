@@ -6,7 +6,9 @@ describe('password checks in the browser', () => {
   it('catch what needs no server: empty, short, unchanged, and a confirmation that differs', () => {
     expect(passwordProblems({ newPassword: '', confirm: '' })).toEqual({ newPassword: 'Enter a new password.' });
     expect(passwordProblems({ newPassword: 'short', confirm: 'short' })).toEqual({ newPassword: 'At least 8 characters.' });
-    expect(passwordProblems({ newPassword: 'same old secret', confirm: 'same old secret', currentPassword: 'same old secret' }).newPassword).toMatch(/different/);
+    expect(passwordProblems({ newPassword: 'same old secret', confirm: 'same old secret', currentPassword: 'same old secret' }).newPassword).toMatch(
+      /different/,
+    );
     expect(passwordProblems({ newPassword: 'a new passphrase', confirm: 'a new passphrase!' })).toEqual({ confirm: 'The two passwords differ.' });
     expect(passwordProblems({ newPassword: 'a new passphrase', confirm: 'a new passphrase', currentPassword: 'old one here' })).toEqual({});
   });

@@ -1,6 +1,7 @@
 import { useId, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes, type TextareaHTMLAttributes } from 'react';
 
-const control = 'block w-full rounded-md border-0 px-3 py-2 text-sm text-slate-900 ring-1 ring-inset ring-slate-300 placeholder:text-slate-400 focus:ring-2 focus:ring-indigo-600 aria-[invalid=true]:ring-red-500 disabled:bg-slate-100';
+const control =
+  'block w-full rounded-md border-0 px-3 py-2 text-sm text-slate-900 ring-1 ring-inset ring-slate-300 placeholder:text-slate-400 focus:ring-2 focus:ring-indigo-600 aria-[invalid=true]:ring-red-500 disabled:bg-slate-100';
 
 interface FieldProps {
   label: string;
@@ -11,9 +12,17 @@ interface FieldProps {
 function Frame({ id, label, error, hint, children }: FieldProps & { id: string; children: ReactNode }) {
   return (
     <div className="space-y-1">
-      <label htmlFor={id} className="block text-sm font-medium text-slate-700">{label}</label>
+      <label htmlFor={id} className="block text-sm font-medium text-slate-700">
+        {label}
+      </label>
       {children}
-      {error ? <p id={`${id}-error`} className="text-xs text-red-600">{error}</p> : hint ? <p className="text-xs text-slate-500">{hint}</p> : null}
+      {error ? (
+        <p id={`${id}-error`} className="text-xs text-red-600">
+          {error}
+        </p>
+      ) : hint ? (
+        <p className="text-xs text-slate-500">{hint}</p>
+      ) : null}
     </div>
   );
 }
@@ -31,17 +40,39 @@ export function TextArea({ label, error, hint, ...props }: FieldProps & Textarea
   const id = useId();
   return (
     <Frame id={id} label={label} error={error} hint={hint}>
-      <textarea id={id} className={`${control} font-mono`} aria-invalid={error ? true : undefined} aria-describedby={error ? `${id}-error` : undefined} {...props} />
+      <textarea
+        id={id}
+        className={`${control} font-mono`}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={error ? `${id}-error` : undefined}
+        {...props}
+      />
     </Frame>
   );
 }
 
-export function SelectField({ label, error, hint, options, ...props }: FieldProps & SelectHTMLAttributes<HTMLSelectElement> & { options: readonly (string | { value: string; label: string })[] }) {
+export function SelectField({
+  label,
+  error,
+  hint,
+  options,
+  ...props
+}: FieldProps & SelectHTMLAttributes<HTMLSelectElement> & { options: readonly (string | { value: string; label: string })[] }) {
   const id = useId();
   return (
     <Frame id={id} label={label} error={error} hint={hint}>
       <select id={id} className={control} aria-invalid={error ? true : undefined} {...props}>
-        {options.map((o) => (typeof o === 'string' ? <option key={o} value={o}>{o}</option> : <option key={o.value} value={o.value}>{o.label}</option>))}
+        {options.map((o) =>
+          typeof o === 'string' ? (
+            <option key={o} value={o}>
+              {o}
+            </option>
+          ) : (
+            <option key={o.value} value={o.value}>
+              {o.label}
+            </option>
+          ),
+        )}
       </select>
     </Frame>
   );

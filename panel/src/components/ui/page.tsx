@@ -24,10 +24,14 @@ const TONES: Record<string, string> = {
 /** A status as a coloured label; the tone follows common meanings (succeeded green, failed red, waiting amber). */
 export function Badge({ children, tone }: { children: ReactNode; tone?: keyof typeof TONES }) {
   const text = String(children).toLowerCase();
-  const auto = /succeeded|published|qualified|customer|active|approved|delivered|ok/.test(text) ? 'green'
-    : /fail|error|rejected|lost|canceled|cancelled|exceeded|unqualified|revoked/.test(text) ? 'red'
-    : /wait|pending|queued|scheduled|paused|draft/.test(text) ? 'amber'
-    : /running|publishing|engaged|contacted/.test(text) ? 'blue'
-    : 'slate';
+  const auto = /succeeded|published|qualified|customer|active|approved|delivered|ok/.test(text)
+    ? 'green'
+    : /fail|error|rejected|lost|canceled|cancelled|exceeded|unqualified|revoked/.test(text)
+      ? 'red'
+      : /wait|pending|queued|scheduled|paused|draft/.test(text)
+        ? 'amber'
+        : /running|publishing|engaged|contacted/.test(text)
+          ? 'blue'
+          : 'slate';
   return <span className={`inline-flex items-center rounded-md px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${TONES[tone ?? auto]}`}>{children}</span>;
 }

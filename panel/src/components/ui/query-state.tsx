@@ -15,7 +15,15 @@ interface QueryLike<T> {
   refetch: () => unknown;
 }
 
-export function QueryState<T>({ query, loading, retry = false, errorClassName, isEmpty, empty, children }: {
+export function QueryState<T>({
+  query,
+  loading,
+  retry = false,
+  errorClassName,
+  isEmpty,
+  empty,
+  children,
+}: {
   query: QueryLike<T>;
   loading?: string;
   retry?: boolean;

@@ -28,22 +28,37 @@ export function ErrorState({ error, retry }: { error: unknown; retry?: () => voi
       <div role="alert" className="rounded-lg border border-amber-200 bg-amber-50 p-4 text-sm text-amber-900">
         <p className="font-semibold">{plan.title}</p>
         <p className="mt-1">{plan.message}</p>
-        {retry && api?.code === 'PLAN_LIMIT' ? <button type="button" className="mt-2 font-medium underline" onClick={retry}>Try again</button> : null}
+        {retry && api?.code === 'PLAN_LIMIT' ? (
+          <button type="button" className="mt-2 font-medium underline" onClick={retry}>
+            Try again
+          </button>
+        ) : null}
       </div>
     );
   }
-  const title = api?.status === 403 ? 'You do not have access to this'
-    : api?.status === 404 ? 'Not found'
-    : api?.status === 429 ? 'Too many requests'
-    : 'Something went wrong';
-  const message = api?.status === 403
-    ? `${(api.body.message ?? 'Your role does not allow this.').replace(/([^.!?])$/, '$1.')} Ask an owner or admin of the organization if you need it.`
-    : error instanceof Error ? error.message : String(error);
+  const title =
+    api?.status === 403
+      ? 'You do not have access to this'
+      : api?.status === 404
+        ? 'Not found'
+        : api?.status === 429
+          ? 'Too many requests'
+          : 'Something went wrong';
+  const message =
+    api?.status === 403
+      ? `${(api.body.message ?? 'Your role does not allow this.').replace(/([^.!?])$/, '$1.')} Ask an owner or admin of the organization if you need it.`
+      : error instanceof Error
+        ? error.message
+        : String(error);
   return (
     <div role="alert" className="rounded-lg border border-red-200 bg-red-50 p-4 text-sm text-red-800">
       <p className="font-semibold">{title}</p>
       <p className="mt-1">{message}</p>
-      {retry ? <button type="button" className="mt-2 font-medium underline" onClick={retry}>Try again</button> : null}
+      {retry ? (
+        <button type="button" className="mt-2 font-medium underline" onClick={retry}>
+          Try again
+        </button>
+      ) : null}
     </div>
   );
 }
@@ -56,7 +71,10 @@ export function planProblem(error: unknown): { title: string; message: string } 
   if (!(error instanceof ApiError)) return null;
   const sentence = (text: string) => text.replace(/([^.!?])$/, '$1.');
   if (error.code === 'PLAN_FEATURE') {
-    return { title: 'Not included in your plan', message: `${sentence(error.message)} Ask the operator of this service to change the organization's plan (Settings → Plan shows it).` };
+    return {
+      title: 'Not included in your plan',
+      message: `${sentence(error.message)} Ask the operator of this service to change the organization's plan (Settings → Plan shows it).`,
+    };
   }
   if (error.code === 'PLAN_LIMIT') {
     const details = (error.body as { details?: { limit?: string; value?: number; used?: number } }).details;
@@ -74,5 +92,9 @@ export function planProblem(error: unknown): { title: string; message: string } 
 export function FormError({ error }: { error: unknown }) {
   if (!error) return null;
   const plan = planProblem(error);
-  return <p role="alert" className="text-sm text-red-600">{plan ? `${plan.title}: ${plan.message}` : error instanceof Error ? error.message : String(error)}</p>;
+  return (
+    <p role="alert" className="text-sm text-red-600">
+      {plan ? `${plan.title}: ${plan.message}` : error instanceof Error ? error.message : String(error)}
+    </p>
+  );
 }

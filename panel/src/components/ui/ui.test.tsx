@@ -11,11 +11,27 @@ afterEach(cleanup);
 describe('sortable column headers', () => {
   it('say how the list is sorted and sort ascending first, then descending', async () => {
     const onSort = vi.fn();
-    const { rerender } = render(<table><thead><tr><SortTh field="name" label="Name" sort="-createdAt" onSort={onSort} /></tr></thead></table>);
+    const { rerender } = render(
+      <table>
+        <thead>
+          <tr>
+            <SortTh field="name" label="Name" sort="-createdAt" onSort={onSort} />
+          </tr>
+        </thead>
+      </table>,
+    );
     expect(screen.getByRole('columnheader')).toHaveAttribute('aria-sort', 'none');
     await userEvent.click(screen.getByRole('button', { name: /Name/ }));
     expect(onSort).toHaveBeenLastCalledWith('name');
-    rerender(<table><thead><tr><SortTh field="name" label="Name" sort="name" onSort={onSort} /></tr></thead></table>);
+    rerender(
+      <table>
+        <thead>
+          <tr>
+            <SortTh field="name" label="Name" sort="name" onSort={onSort} />
+          </tr>
+        </thead>
+      </table>,
+    );
     expect(screen.getByRole('columnheader')).toHaveAttribute('aria-sort', 'ascending');
     await userEvent.click(screen.getByRole('button', { name: /Name/ }));
     expect(onSort).toHaveBeenLastCalledWith('-name');
@@ -37,7 +53,7 @@ describe('pagination', () => {
 });
 
 describe('error states', () => {
-  it('show a 403 as a missing permission, with the API\'s reason', () => {
+  it("show a 403 as a missing permission, with the API's reason", () => {
     render(<ErrorState error={new ApiError(403, { statusCode: 403, code: 'FORBIDDEN', error: 'Forbidden', message: 'Viewers cannot change leads' })} />);
     expect(screen.getByRole('alert')).toHaveTextContent('You do not have access to this');
     expect(screen.getByRole('alert')).toHaveTextContent('Viewers cannot change leads');

@@ -33,13 +33,39 @@ export function BudgetForm({ orgId, limitUsd }: { orgId: string; limitUsd: numbe
     <form onSubmit={submit} className="space-y-3" noValidate>
       <div className="flex flex-wrap items-end gap-2">
         <div className="w-48">
-          <TextField label="Monthly budget (USD)" type="number" min={0} step="0.01" value={value} onChange={(e) => setValue(e.target.value)} error={localError ?? apiError} />
+          <TextField
+            label="Monthly budget (USD)"
+            type="number"
+            min={0}
+            step="0.01"
+            value={value}
+            onChange={(e) => setValue(e.target.value)}
+            error={localError ?? apiError}
+          />
         </div>
-        <Button type="submit" variant="primary" disabled={save.isPending}>Save budget</Button>
-        {limitUsd !== null ? <Button variant="ghost" disabled={save.isPending} onClick={() => { setSaved(null); setLocalError(null); save.mutate(null); }}>Remove budget</Button> : null}
+        <Button type="submit" variant="primary" disabled={save.isPending}>
+          Save budget
+        </Button>
+        {limitUsd !== null ? (
+          <Button
+            variant="ghost"
+            disabled={save.isPending}
+            onClick={() => {
+              setSaved(null);
+              setLocalError(null);
+              save.mutate(null);
+            }}
+          >
+            Remove budget
+          </Button>
+        ) : null}
       </div>
       <FormError error={apiError ? null : save.error} />
-      {saved && !save.isPending ? <p role="status" className="text-sm text-emerald-700">{saved}</p> : null}
+      {saved && !save.isPending ? (
+        <p role="status" className="text-sm text-emerald-700">
+          {saved}
+        </p>
+      ) : null}
     </form>
   );
 }

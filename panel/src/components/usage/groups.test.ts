@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { groupLabel, lastMonth, sortGroups, thisMonth, type Group } from './groups';
 
-const g = (key: string | null, costUsd: number, runs = 1): Group & { label: string } => ({ key, label: key ?? '∅', costUsd, runs, inputTokens: runs * 10, outputTokens: runs * 5 });
+const g = (key: string | null, costUsd: number, runs = 1): Group & { label: string } => ({
+  key,
+  label: key ?? '∅',
+  costUsd,
+  runs,
+  inputTokens: runs * 10,
+  outputTokens: runs * 5,
+});
 
 describe('usage groups', () => {
   it('sorts by cost, highest first, by default; by name or number as the URL says', () => {

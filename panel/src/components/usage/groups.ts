@@ -23,13 +23,16 @@ export function groupLabel(groupBy: GroupBy, key: string | null, names: { workfl
     return groupBy === 'workflow' ? 'Not in a workflow' : groupBy === 'project' ? 'No project' : groupBy === 'agentType' ? 'No agent' : 'Unknown';
   }
   switch (groupBy) {
-    case 'workflow': return names.workflows?.get(key) ?? key;
-    case 'project': return names.projects?.get(key) ?? key;
+    case 'workflow':
+      return names.workflows?.get(key) ?? key;
+    case 'project':
+      return names.projects?.get(key) ?? key;
     case 'agentType': {
       const words = key.toLowerCase().split('_');
       return words.map((w, i) => (i === 0 ? w.charAt(0).toUpperCase() + w.slice(1) : w)).join(' ');
     }
-    default: return key;
+    default:
+      return key;
   }
 }
 

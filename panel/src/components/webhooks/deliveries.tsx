@@ -22,7 +22,17 @@ type Delivery = Schemas['WebhookDelivery'];
  * dispatcher writes the deliveries before the organization stream hears of the event) and while
  * any attempt is still pending.
  */
-export function Deliveries({ orgId, endpointId, events, canAdmin, status, page, pageSize, onFilter, onPage }: {
+export function Deliveries({
+  orgId,
+  endpointId,
+  events,
+  canAdmin,
+  status,
+  page,
+  pageSize,
+  onFilter,
+  onPage,
+}: {
   orgId: string;
   endpointId: string;
   events: readonly string[];
@@ -55,12 +65,18 @@ export function Deliveries({ orgId, endpointId, events, canAdmin, status, page, 
     <section aria-labelledby="deliveries-title" className="mt-8">
       <div className="mb-3 flex flex-wrap items-end justify-between gap-3">
         <div>
-          <h2 id="deliveries-title" className="text-lg font-semibold text-slate-900">Delivery history</h2>
+          <h2 id="deliveries-title" className="text-lg font-semibold text-slate-900">
+            Delivery history
+          </h2>
           <p className="text-sm text-slate-600">Every attempt of the last 7 days. Failed deliveries are retried after about 1, 5, 15 and 30 minutes.</p>
         </div>
         <label className="text-sm">
           <span className="mb-1 block font-medium text-slate-700">Delivery status</span>
-          <select value={status ?? ''} onChange={(e) => onFilter((DELIVERY_STATUSES as readonly string[]).includes(e.target.value) ? (e.target.value as DeliveryStatus) : undefined)} className="rounded-md px-3 py-2 ring-1 ring-slate-300">
+          <select
+            value={status ?? ''}
+            onChange={(e) => onFilter((DELIVERY_STATUSES as readonly string[]).includes(e.target.value) ? (e.target.value as DeliveryStatus) : undefined)}
+            className="rounded-md px-3 py-2 ring-1 ring-slate-300"
+          >
             <option value="">Any status</option>
             <option value="succeeded">Succeeded</option>
             <option value="failed">Failed</option>
@@ -74,11 +90,11 @@ export function Deliveries({ orgId, endpointId, events, canAdmin, status, page, 
         loading="Loading deliveries…"
         retry
         isEmpty={(data) => data.items.length === 0 && page === 1}
-        empty={(
+        empty={
           <Empty title={status ? `No ${status} deliveries in the last 7 days` : 'No deliveries in the last 7 days'}>
             {status ? 'Try another status.' : 'Deliveries appear here as events happen. A test is not recorded here.'}
           </Empty>
-        )}
+        }
       >
         {(data) => (
           <>
@@ -91,11 +107,23 @@ export function Deliveries({ orgId, endpointId, events, canAdmin, status, page, 
                   <Th>Attempt</Th>
                   <Th>Duration</Th>
                   <Th>Sent</Th>
-                  {canAdmin ? <Th><span className="sr-only">Actions</span></Th> : null}
+                  {canAdmin ? (
+                    <Th>
+                      <span className="sr-only">Actions</span>
+                    </Th>
+                  ) : null}
                 </tr>
               </thead>
               <tbody className="divide-y divide-slate-100">
-                {data.items.map((d) => <DeliveryRow key={d.id} delivery={d} canAdmin={canAdmin} resending={resend.isPending && resend.variables === d.id} onResend={() => resend.mutate(d.id)} />)}
+                {data.items.map((d) => (
+                  <DeliveryRow
+                    key={d.id}
+                    delivery={d}
+                    canAdmin={canAdmin}
+                    resending={resend.isPending && resend.variables === d.id}
+                    onResend={() => resend.mutate(d.id)}
+                  />
+                ))}
               </tbody>
             </Table>
             <Pagination page={page} pageSize={pageSize} total={data.total} onPage={onPage} />
@@ -111,7 +139,9 @@ function DeliveryRow({ delivery: d, canAdmin, resending, onResend }: { delivery:
     <tr>
       <Td>
         <span className="font-mono text-xs text-slate-900">{d.eventType}</span>
-        <p className="font-mono text-[11px] text-slate-400" title="Envelope id: the same on every attempt and resend">{d.eventId}</p>
+        <p className="font-mono text-[11px] text-slate-400" title="Envelope id: the same on every attempt and resend">
+          {d.eventId}
+        </p>
       </Td>
       <Td>
         <Badge>{d.status}</Badge>
@@ -133,7 +163,9 @@ function DeliveryRow({ delivery: d, canAdmin, resending, onResend }: { delivery:
       <Td className="whitespace-nowrap">{formatDateTime(d.createdAt)}</Td>
       {canAdmin ? (
         <Td>
-          <Button size="sm" disabled={resending || d.status === 'pending'} onClick={onResend} aria-label={`Resend ${d.eventType} (attempt ${d.attempt})`}>Resend</Button>
+          <Button size="sm" disabled={resending || d.status === 'pending'} onClick={onResend} aria-label={`Resend ${d.eventType} (attempt ${d.attempt})`}>
+            Resend
+          </Button>
         </Td>
       ) : null}
     </tr>

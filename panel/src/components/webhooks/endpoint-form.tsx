@@ -33,7 +33,16 @@ export function endpointBody(fields: EndpointFields, mode: 'create' | 'edit') {
 }
 
 /** The fields of a webhook endpoint, with the API's messages under the fields it named. */
-export function EndpointForm({ orgId, initial, mode, error, pending, submitLabel, onSubmit, onCancel }: {
+export function EndpointForm({
+  orgId,
+  initial,
+  mode,
+  error,
+  pending,
+  submitLabel,
+  onSubmit,
+  onCancel,
+}: {
   orgId: string;
   initial: EndpointFields;
   mode: 'create' | 'edit';
@@ -65,7 +74,14 @@ export function EndpointForm({ orgId, initial, mode, error, pending, submitLabel
         hint="Receives a signed POST for each event. HTTPS in production."
       />
       <div className="grid grid-cols-1 gap-3 sm:grid-cols-2">
-        <TextField label="Description" maxLength={500} value={fields.description} onChange={(e) => setFields({ ...fields, description: e.target.value })} error={errors.description} placeholder="CRM sync" />
+        <TextField
+          label="Description"
+          maxLength={500}
+          value={fields.description}
+          onChange={(e) => setFields({ ...fields, description: e.target.value })}
+          error={errors.description}
+          placeholder="CRM sync"
+        />
         <SelectField
           label="Project"
           value={fields.projectId}
@@ -87,11 +103,17 @@ export function EndpointForm({ orgId, initial, mode, error, pending, submitLabel
         />
       ) : null}
       <EventPicker value={fields.events} onChange={(events) => setFields({ ...fields, events })} error={eventsError} />
-      <Checkbox label="Active (an inactive endpoint receives nothing)" checked={fields.active} onChange={(e) => setFields({ ...fields, active: e.target.checked })} />
+      <Checkbox
+        label="Active (an inactive endpoint receives nothing)"
+        checked={fields.active}
+        onChange={(e) => setFields({ ...fields, active: e.target.checked })}
+      />
       <FormError error={error} />
       <div className="flex justify-end gap-2">
         <Button onClick={onCancel}>Cancel</Button>
-        <Button type="submit" variant="primary" disabled={pending || (!isAll(fields.events) && fields.events.length === 0)}>{submitLabel}</Button>
+        <Button type="submit" variant="primary" disabled={pending || (!isAll(fields.events) && fields.events.length === 0)}>
+          {submitLabel}
+        </Button>
       </div>
     </form>
   );

@@ -23,7 +23,19 @@ const value = () => JSON.parse(screen.getByLabelText('value').textContent ?? '[]
 describe('event groups', () => {
   it('cover the 28 platform events once each, grouped by prefix in SPEC order', () => {
     const groups = eventGroups();
-    expect(groups.map((g) => g.label)).toEqual(['Leads', 'Messages', 'Conversations', 'Posts', 'Campaigns', 'Workflow runs', 'Agents', 'Analytics', 'Integrations', 'Approvals', 'Budget']);
+    expect(groups.map((g) => g.label)).toEqual([
+      'Leads',
+      'Messages',
+      'Conversations',
+      'Posts',
+      'Campaigns',
+      'Workflow runs',
+      'Agents',
+      'Analytics',
+      'Integrations',
+      'Approvals',
+      'Budget',
+    ]);
     expect(groups.flatMap((g) => g.events)).toEqual([...PLATFORM_EVENT_NAMES]);
     expect(PLATFORM_EVENT_NAMES).toHaveLength(28);
   });

@@ -7,7 +7,17 @@ const GROUPS = eventGroups();
  * The events an endpoint receives: every event (`*`, including ones added later), or a choice of the
  * 28 platform events grouped by prefix, each group with a box that takes or drops it whole.
  */
-export function EventPicker({ value, onChange, disabled, error }: { value: Selection; onChange: (next: string[]) => void; disabled?: boolean; error?: string }) {
+export function EventPicker({
+  value,
+  onChange,
+  disabled,
+  error,
+}: {
+  value: Selection;
+  onChange: (next: string[]) => void;
+  disabled?: boolean;
+  error?: string;
+}) {
   const all = isAll(value);
   const count = all ? 0 : value.length;
   return (
@@ -28,7 +38,13 @@ export function EventPicker({ value, onChange, disabled, error }: { value: Selec
               {group.events.map((name) => (
                 <li key={name}>
                   <label className="inline-flex items-center gap-2 font-mono text-xs text-slate-700">
-                    <input type="checkbox" className="size-3.5" checked={all || value.includes(name)} disabled={disabled || all} onChange={() => onChange(toggleEvent(value, name))} />
+                    <input
+                      type="checkbox"
+                      className="size-3.5"
+                      checked={all || value.includes(name)}
+                      disabled={disabled || all}
+                      onChange={() => onChange(toggleEvent(value, name))}
+                    />
                     {name}
                   </label>
                 </li>
@@ -38,7 +54,12 @@ export function EventPicker({ value, onChange, disabled, error }: { value: Selec
         ))}
       </div>
       <p id="event-picker-summary" className={`text-xs ${error || (!all && count === 0) ? 'text-red-600' : 'text-slate-500'}`}>
-        {error ?? (all ? 'Receives every event.' : count === 0 ? 'Choose at least one event.' : `${count} of ${GROUPS.reduce((n, g) => n + g.events.length, 0)} events chosen.`)}
+        {error ??
+          (all
+            ? 'Receives every event.'
+            : count === 0
+              ? 'Choose at least one event.'
+              : `${count} of ${GROUPS.reduce((n, g) => n + g.events.length, 0)} events chosen.`)}
       </p>
     </fieldset>
   );
@@ -51,7 +72,15 @@ function GroupBox({ label, state, disabled, onChange }: { label: string; state: 
   }, [state]);
   return (
     <label className="inline-flex items-center gap-2 text-sm font-medium text-slate-800">
-      <input ref={ref} type="checkbox" className="size-4" aria-label={`${label}: all events`} checked={state === 'all'} disabled={disabled} onChange={onChange} />
+      <input
+        ref={ref}
+        type="checkbox"
+        className="size-4"
+        aria-label={`${label}: all events`}
+        checked={state === 'all'}
+        disabled={disabled}
+        onChange={onChange}
+      />
       {label}
     </label>
   );

@@ -13,10 +13,20 @@ export function TestResult({ outcome }: { outcome: TestOutcome }) {
       </p>
       {outcome.error ? <p className="mt-1 text-red-800">{outcome.error}</p> : null}
       <dl className="mt-2 grid grid-cols-[max-content_1fr] gap-x-4 gap-y-1 text-slate-700">
-        <dt className="text-slate-500">Status code</dt><dd>{outcome.statusCode ?? 'no answer'}</dd>
-        <dt className="text-slate-500">Duration</dt><dd>{outcome.durationMs} ms</dd>
+        <dt className="text-slate-500">Status code</dt>
+        <dd>{outcome.statusCode ?? 'no answer'}</dd>
+        <dt className="text-slate-500">Duration</dt>
+        <dd>{outcome.durationMs} ms</dd>
         <dt className="text-slate-500">Response</dt>
-        <dd>{outcome.responseBodyPreview ? <pre aria-label="Response preview" className="max-h-40 overflow-auto rounded bg-white/70 p-2 text-xs whitespace-pre-wrap ring-1 ring-slate-200">{outcome.responseBodyPreview}</pre> : <span className="text-slate-500">empty</span>}</dd>
+        <dd>
+          {outcome.responseBodyPreview ? (
+            <pre aria-label="Response preview" className="max-h-40 overflow-auto rounded bg-white/70 p-2 text-xs whitespace-pre-wrap ring-1 ring-slate-200">
+              {outcome.responseBodyPreview}
+            </pre>
+          ) : (
+            <span className="text-slate-500">empty</span>
+          )}
+        </dd>
       </dl>
     </section>
   );

@@ -2,8 +2,26 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { ApiError } from '../../api/client';
 import {
-  canonical, connect, connectionProblem, contentOf, defaultName, definitionOf, docOf, duplicate, editNode, fileOf, newNodeId, paletteGroups, parseWorkflowFile,
-  placeAll, relayout, removeElements, saveBody, savedContent, type Doc, type NodeTypeInfo,
+  canonical,
+  connect,
+  connectionProblem,
+  contentOf,
+  defaultName,
+  definitionOf,
+  docOf,
+  duplicate,
+  editNode,
+  fileOf,
+  newNodeId,
+  paletteGroups,
+  parseWorkflowFile,
+  placeAll,
+  relayout,
+  removeElements,
+  saveBody,
+  savedContent,
+  type Doc,
+  type NodeTypeInfo,
 } from './canvas-model';
 import type { DefEdge, DefNode, Definition } from './definition';
 import { problemsOf } from './definition';
@@ -17,7 +35,12 @@ const meta = { name: 'Hot leads', description: '', budgetUsd: '' };
 const qualify: Definition = {
   nodes: [
     { id: 'trigger', type: 'trigger.event', name: 'New lead', params: { events: ['lead.created'] } },
-    { params: { type: 'LEAD_QUALIFIER', task: 'Qualify {{ payload.lead.name }}' }, type: 'ai.agent', id: 'qualify', retry: { maxAttempts: 3, backoffSeconds: 30 } },
+    {
+      params: { type: 'LEAD_QUALIFIER', task: 'Qualify {{ payload.lead.name }}' },
+      type: 'ai.agent',
+      id: 'qualify',
+      retry: { maxAttempts: 3, backoffSeconds: 30 },
+    },
     { id: 'good', type: 'flow.if', name: 'Score ≥ 70?', params: { condition: '$number(score) >= 70' }, note: 'kept as it is' } as DefNode,
     { id: 'qualified', type: 'leads.update', params: { leadId: '{{ $input.payload.lead.id }}', status: 'QUALIFIED' } },
     { id: 'unqualified', type: 'leads.update', name: '', params: { status: 'UNQUALIFIED' } },
@@ -52,23 +75,41 @@ describe('graph ↔ definition', () => {
   it('round-trips any definition (generated: nodes with and without positions, names, params, retries, unknown fields; edges on branches)', () => {
     const id = fc.stringMatching(/^[A-Za-z0-9_.-]{1,12}$/);
     const json = fc.jsonValue({ maxDepth: 2 });
-    const node = fc.record({
-      type: fc.constantFrom('trigger.manual', 'flow.if', 'data.set', 'utility.webhookOut', 'flow.approval'),
-      name: fc.option(fc.string({ maxLength: 20 }), { nil: undefined }),
-      params: fc.option(fc.dictionary(fc.string({ minLength: 1, maxLength: 6 }), json, { maxKeys: 3 }), { nil: undefined }),
-      retry: fc.option(fc.record({ maxAttempts: fc.integer({ min: 1, max: 10 }), backoffSeconds: fc.integer({ min: 0, max: 60 }) }), { nil: undefined }),
-      position: fc.option(fc.record({ x: fc.double({ min: -1e5, max: 1e5, noNaN: true }), y: fc.double({ min: -1e5, max: 1e5, noNaN: true }) }), { nil: undefined }),
-      extra: fc.option(json, { nil: undefined }),
-    }, { requiredKeys: ['type'] });
-    const definition = fc.uniqueArray(id, { minLength: 1, maxLength: 12 }).chain((ids) => fc.record({
-      nodes: fc.tuple(...ids.map((i) => node.map((n) => ({ id: i, ...n }) as DefNode))),
-      edges: fc.array(fc.record({ a: fc.nat(ids.length - 1), b: fc.nat(ids.length - 1), output: fc.option(fc.constantFrom('main', 'true', 'false', 'approved'), { nil: undefined }) }), { maxLength: 20 })
-        .map((list) => list.map(({ a, b, output }) => ({ from: ids[a]!, to: ids[b]!, ...(output ? { output } : {}) }) as DefEdge)),
-    }));
-    fc.assert(fc.property(definition, (def) => {
-      const doc = docOf(structuredClone(def), meta);
-      same(definitionOf(doc), def);
-    }), { numRuns: 200 });
+    const node = fc.record(
+      {
+        type: fc.constantFrom('trigger.manual', 'flow.if', 'data.set', 'utility.webhookOut', 'flow.approval'),
+        name: fc.option(fc.string({ maxLength: 20 }), { nil: undefined }),
+        params: fc.option(fc.dictionary(fc.string({ minLength: 1, maxLength: 6 }), json, { maxKeys: 3 }), { nil: undefined }),
+        retry: fc.option(fc.record({ maxAttempts: fc.integer({ min: 1, max: 10 }), backoffSeconds: fc.integer({ min: 0, max: 60 }) }), { nil: undefined }),
+        position: fc.option(fc.record({ x: fc.double({ min: -1e5, max: 1e5, noNaN: true }), y: fc.double({ min: -1e5, max: 1e5, noNaN: true }) }), {
+          nil: undefined,
+        }),
+        extra: fc.option(json, { nil: undefined }),
+      },
+      { requiredKeys: ['type'] },
+    );
+    const definition = fc.uniqueArray(id, { minLength: 1, maxLength: 12 }).chain((ids) =>
+      fc.record({
+        nodes: fc.tuple(...ids.map((i) => node.map((n) => ({ id: i, ...n }) as DefNode))),
+        edges: fc
+          .array(
+            fc.record({
+              a: fc.nat(ids.length - 1),
+              b: fc.nat(ids.length - 1),
+              output: fc.option(fc.constantFrom('main', 'true', 'false', 'approved'), { nil: undefined }),
+            }),
+            { maxLength: 20 },
+          )
+          .map((list) => list.map(({ a, b, output }) => ({ from: ids[a]!, to: ids[b]!, ...(output ? { output } : {}) }) as DefEdge)),
+      }),
+    );
+    fc.assert(
+      fc.property(definition, (def) => {
+        const doc = docOf(structuredClone(def), meta);
+        same(definitionOf(doc), def);
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it('draws nodes without positions in layers top to bottom, and saves no position for them until the author places one', () => {
@@ -108,11 +149,26 @@ describe('graph ↔ definition', () => {
   });
 
   it('connects outputs to inputs: a branch is named, main is left out; refuses loops, repeats, edges into a trigger', () => {
-    let doc: Doc = docOf({ nodes: [{ id: 't', type: 'trigger.manual' }, { id: 'if', type: 'flow.if' }, { id: 'a', type: 'data.set' }, { id: 'b', type: 'data.set' }], edges: [] }, meta);
+    let doc: Doc = docOf(
+      {
+        nodes: [
+          { id: 't', type: 'trigger.manual' },
+          { id: 'if', type: 'flow.if' },
+          { id: 'a', type: 'data.set' },
+          { id: 'b', type: 'data.set' },
+        ],
+        edges: [],
+      },
+      meta,
+    );
     doc = { ...doc, edges: connect(doc, 't', 'main', 'if') };
     doc = { ...doc, edges: connect(doc, 'if', 'true', 'a') };
     doc = { ...doc, edges: connect(doc, 'if', 'false', 'b') };
-    same(definitionOf(doc).edges, [{ from: 't', to: 'if' }, { from: 'if', to: 'a', output: 'true' }, { from: 'if', to: 'b', output: 'false' }]);
+    same(definitionOf(doc).edges, [
+      { from: 't', to: 'if' },
+      { from: 'if', to: 'a', output: 'true' },
+      { from: 'if', to: 'b', output: 'false' },
+    ]);
     expect(doc.edges.map((e) => e.sourceHandle)).toEqual(['main', 'true', 'false']);
     expect(connectionProblem(doc, 'a', 'main', 'a')).toMatch(/itself/);
     expect(connectionProblem(doc, 'a', 'main', 't')).toMatch(/trigger/);
@@ -136,7 +192,11 @@ describe('graph ↔ definition', () => {
     const copy = duplicate(doc, new Set(['good', 'qualified']));
     expect(copy.created).toEqual(['good_2', 'qualified_2']);
     const defs = definitionOf(copy);
-    expect(defs.nodes.find((n) => n.id === 'good_2')).toMatchObject({ type: 'flow.if', name: 'Score ≥ 70? (copy)', params: { condition: '$number(score) >= 70' } });
+    expect(defs.nodes.find((n) => n.id === 'good_2')).toMatchObject({
+      type: 'flow.if',
+      name: 'Score ≥ 70? (copy)',
+      params: { condition: '$number(score) >= 70' },
+    });
     expect(defs.edges.filter((e) => e.from.endsWith('_2'))).toEqual([{ from: 'good_2', to: 'qualified_2', output: 'true' }]);
     expect(copy.nodes.filter((n) => n.selected).map((n) => n.id)).toEqual(['good_2', 'qualified_2']);
     // Copies of copies get fresh ids too.
@@ -181,7 +241,10 @@ describe('export and import', () => {
     expect(parseWorkflowFile('{')).toMatchObject({ ok: false, error: expect.stringMatching(/^Not a workflow file/) });
     expect(parseWorkflowFile('[]')).toMatchObject({ ok: false });
     expect(parseWorkflowFile('{"nodes": [{"id": "a"}]}')).toMatchObject({ ok: false, error: 'nodes[0] needs an "id" and a "type".' });
-    expect(parseWorkflowFile('{"nodes": [{"id": "a", "type": "x"}, {"id": "a", "type": "y"}]}')).toMatchObject({ ok: false, error: 'Node id "a" is used twice.' });
+    expect(parseWorkflowFile('{"nodes": [{"id": "a", "type": "x"}, {"id": "a", "type": "y"}]}')).toMatchObject({
+      ok: false,
+      error: 'Node id "a" is used twice.',
+    });
     expect(parseWorkflowFile('{"nodes": [], "edges": [{"from": "a"}]}')).toMatchObject({ ok: false, error: 'edges[0] needs a "from" and a "to".' });
   });
 });
@@ -238,7 +301,11 @@ describe('undo and redo', () => {
     h = historyReducer(h, { kind: 'transient', change: (d) => ({ ...d, nodes: d.nodes.map((n) => (n.id === 'good' ? { ...n, selected: true } : n)) }) });
     expect(h.past).toHaveLength(0);
     h = historyReducer(h, { kind: 'begin' });
-    for (const x of [10, 20, 30]) h = historyReducer(h, { kind: 'transient', change: (d) => ({ ...d, nodes: d.nodes.map((n) => (n.id === 'good' ? { ...n, position: { x, y: 0 } } : n)) }) });
+    for (const x of [10, 20, 30])
+      h = historyReducer(h, {
+        kind: 'transient',
+        change: (d) => ({ ...d, nodes: d.nodes.map((n) => (n.id === 'good' ? { ...n, position: { x, y: 0 } } : n)) }),
+      });
     expect(h.stable.nodes.find((n) => n.id === 'good')!.position).not.toEqual({ x: 30, y: 0 });
     h = historyReducer(h, { kind: 'end', change: (d) => ({ ...d, nodes: placeAll(d.nodes) }) });
     expect(h.past).toHaveLength(1);
@@ -269,10 +336,13 @@ describe('drafts in this browser', () => {
 });
 
 describe('problems the API names (CONTRACT §4 details)', () => {
-  const invalid = (message: string, details?: unknown) => new ApiError(422, { statusCode: 422, error: 'Unprocessable Entity', code: 'WORKFLOW_INVALID', message, details: details as never });
+  const invalid = (message: string, details?: unknown) =>
+    new ApiError(422, { statusCode: 422, error: 'Unprocessable Entity', code: 'WORKFLOW_INVALID', message, details: details as never });
 
   it('puts the message on the node, the param named, and on the edge named', () => {
-    const params = problemsOf(invalid('Node "out" (utility.webhookOut) has invalid params: url is required', { nodeId: 'out', param: 'url', message: 'url is required' }))!;
+    const params = problemsOf(
+      invalid('Node "out" (utility.webhookOut) has invalid params: url is required', { nodeId: 'out', param: 'url', message: 'url is required' }),
+    )!;
     expect(params.nodeMessages.get('out')).toBe('url is required');
     expect(params.params.get('out')).toBe('url');
     const dangling = problemsOf(invalid('An edge points to missing node "nope"', { edge: { from: 'a', to: 'nope' } }))!;

@@ -108,10 +108,16 @@ export function linkOf(def: DefEdge, id: string): LinkEdge {
  */
 export function docOf(def: Definition, meta: WorkflowMeta): Doc {
   const ids = def.nodes.map((n) => n.id);
-  const layout = def.nodes.every(hasPosition) ? null : layeredLayout(ids.map((id) => ({ id })), def.edges, LAYOUT);
+  const layout = def.nodes.every(hasPosition)
+    ? null
+    : layeredLayout(
+        ids.map((id) => ({ id })),
+        def.edges,
+        LAYOUT,
+      );
   const nodes: StepNode[] = def.nodes.map((raw) => {
     const placed = hasPosition(raw);
-    const at = placed ? { x: raw.position!.x, y: raw.position!.y } : layout?.get(raw.id) ?? { x: 0, y: 0 };
+    const at = placed ? { x: raw.position!.x, y: raw.position!.y } : (layout?.get(raw.id) ?? { x: 0, y: 0 });
     return stepNode(raw, { x: at.x, y: at.y }, placed);
   });
   const taken = new Set<string>();
@@ -140,7 +146,10 @@ export function definitionOf(doc: Pick<Doc, 'nodes' | 'edges'>): Definition {
     if ('position' in raw) return Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, k === 'position' ? position : v])) as unknown as DefNode;
     return { ...raw, position };
   });
-  const edges = doc.edges.map((edge) => edge.data?.def ?? { from: edge.source, to: edge.target, ...(edge.sourceHandle && edge.sourceHandle !== MAIN ? { output: edge.sourceHandle } : {}) });
+  const edges = doc.edges.map(
+    (edge) =>
+      edge.data?.def ?? { from: edge.source, to: edge.target, ...(edge.sourceHandle && edge.sourceHandle !== MAIN ? { output: edge.sourceHandle } : {}) },
+  );
   return { nodes, edges };
 }
 
@@ -151,7 +160,11 @@ export function placeAll(nodes: readonly StepNode[]): StepNode[] {
 
 /** The nodes re-laid out from their edges (the "Tidy up" button): all placed. */
 export function relayout(doc: Doc): StepNode[] {
-  const placements = layeredLayout(doc.nodes.map((n) => ({ id: n.id })), doc.edges.map((e) => ({ from: e.source, to: e.target })), LAYOUT);
+  const placements = layeredLayout(
+    doc.nodes.map((n) => ({ id: n.id })),
+    doc.edges.map((e) => ({ from: e.source, to: e.target })),
+    LAYOUT,
+  );
   return doc.nodes.map((n) => {
     const p = placements.get(n.id) ?? { x: 0, y: 0 };
     return { ...n, position: { x: p.x, y: p.y }, data: { ...n.data, placed: true } };
@@ -316,21 +329,47 @@ export function saveBody(doc: Doc): { name: string; description: string | null; 
 }
 
 export function metaOf(workflow: { name: string; description?: string | null; budgetUsd?: number | null }): WorkflowMeta {
-  return { name: workflow.name, description: workflow.description ?? '', budgetUsd: workflow.budgetUsd === null || workflow.budgetUsd === undefined ? '' : String(workflow.budgetUsd) };
+  return {
+    name: workflow.name,
+    description: workflow.description ?? '',
+    budgetUsd: workflow.budgetUsd === null || workflow.budgetUsd === undefined ? '' : String(workflow.budgetUsd),
+  };
 }
 
 /** JSON with object keys sorted: the store may hand fields back in another order. */
 export function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v));
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
 }
 
 /** What a save would change, comparable: a saved workflow's and the canvas's are equal when nothing is unsaved. */
-export function contentOf(body: { name: string; description: string | null; budgetUsd: number | null; nodes: readonly unknown[]; edges: readonly unknown[] }): string {
+export function contentOf(body: {
+  name: string;
+  description: string | null;
+  budgetUsd: number | null;
+  nodes: readonly unknown[];
+  edges: readonly unknown[];
+}): string {
   return canonical([body.name, body.description, body.budgetUsd, body.nodes, body.edges]);
 }
 
-export function savedContent(workflow: { name: string; description?: string | null; budgetUsd?: number | null; nodes: readonly unknown[]; edges: readonly unknown[] }): string {
-  return contentOf({ name: workflow.name, description: workflow.description ?? null, budgetUsd: workflow.budgetUsd ?? null, nodes: workflow.nodes, edges: workflow.edges });
+export function savedContent(workflow: {
+  name: string;
+  description?: string | null;
+  budgetUsd?: number | null;
+  nodes: readonly unknown[];
+  edges: readonly unknown[];
+}): string {
+  return contentOf({
+    name: workflow.name,
+    description: workflow.description ?? null,
+    budgetUsd: workflow.budgetUsd ?? null,
+    nodes: workflow.nodes,
+    edges: workflow.edges,
+  });
 }
 
 /** The settings and definition of a workflow file (export/import): `{ name?, description?, budgetUsd?, nodes, edges? }`. */
@@ -349,20 +388,23 @@ export function parseWorkflowFile(text: string): { ok: true; value: WorkflowFile
   } catch (error) {
     return { ok: false, error: `Not a workflow file: ${error instanceof Error ? error.message : String(error)}` };
   }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return { ok: false, error: 'Not a workflow file: it must be a JSON object with "nodes" and "edges".' };
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    return { ok: false, error: 'Not a workflow file: it must be a JSON object with "nodes" and "edges".' };
   const record = value as Record<string, unknown>;
   if (!Array.isArray(record.nodes)) return { ok: false, error: 'Not a workflow file: "nodes" must be a list of nodes.' };
   if (record.edges !== undefined && !Array.isArray(record.edges)) return { ok: false, error: '"edges" must be a list of edges.' };
   const ids = new Set<string>();
   for (const [i, node] of record.nodes.entries()) {
     const n = node as Record<string, unknown> | null;
-    if (!n || typeof n !== 'object' || typeof n.id !== 'string' || typeof n.type !== 'string') return { ok: false, error: `nodes[${i}] needs an "id" and a "type".` };
+    if (!n || typeof n !== 'object' || typeof n.id !== 'string' || typeof n.type !== 'string')
+      return { ok: false, error: `nodes[${i}] needs an "id" and a "type".` };
     if (ids.has(n.id)) return { ok: false, error: `Node id "${n.id}" is used twice.` };
     ids.add(n.id);
   }
   for (const [i, edge] of (record.edges ?? []).entries()) {
     const e = edge as Record<string, unknown> | null;
-    if (!e || typeof e !== 'object' || typeof e.from !== 'string' || typeof e.to !== 'string') return { ok: false, error: `edges[${i}] needs a "from" and a "to".` };
+    if (!e || typeof e !== 'object' || typeof e.from !== 'string' || typeof e.to !== 'string')
+      return { ok: false, error: `edges[${i}] needs a "from" and a "to".` };
   }
   return {
     ok: true,

@@ -7,8 +7,21 @@
  */
 import { createContext, memo, useContext, useSyncExternalStore, type DragEvent, type ReactNode } from 'react';
 import {
-  Background, BaseEdge, Controls, EdgeLabelRenderer, getBezierPath, Handle, MiniMap, Position, ReactFlow, useReactFlow,
-  type Connection, type EdgeChange, type EdgeProps, type NodeChange, type NodeProps,
+  Background,
+  BaseEdge,
+  Controls,
+  EdgeLabelRenderer,
+  getBezierPath,
+  Handle,
+  MiniMap,
+  Position,
+  ReactFlow,
+  useReactFlow,
+  type Connection,
+  type EdgeChange,
+  type EdgeProps,
+  type NodeChange,
+  type NodeProps,
 } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
 import { Bot, Database, FileText, GitBranch, Megaphone, MessageSquare, Users, Wrench, Zap, type LucideIcon } from 'lucide-react';
@@ -147,19 +160,27 @@ function StepNodeView({ id, data, selected }: NodeProps<StepNode>) {
       data-status={display.status?.toLowerCase()}
       data-invalid={invalid || undefined}
     >
-      {isTrigger(def.type) ? null : <Handle type="target" id={TARGET_HANDLE} position={Position.Top} className="!size-3 !border-2 !border-white !bg-slate-500" />}
+      {isTrigger(def.type) ? null : (
+        <Handle type="target" id={TARGET_HANDLE} position={Position.Top} className="!size-3 !border-2 !border-white !bg-slate-500" />
+      )}
       <div className="flex items-start gap-2 px-3 py-2">
-        <span aria-hidden="true" className={`mt-0.5 flex size-7 shrink-0 items-center justify-center rounded-md ${look.tone}`}><Icon className="size-4" /></span>
+        <span aria-hidden="true" className={`mt-0.5 flex size-7 shrink-0 items-center justify-center rounded-md ${look.tone}`}>
+          <Icon className="size-4" />
+        </span>
         <div className="min-w-0 flex-1">
           <p className="truncate text-sm font-medium text-slate-900">{def.name || def.id}</p>
-          <p className="truncate font-mono text-[11px] text-slate-500">{def.type}{known ? '' : ' (unknown type)'}</p>
+          <p className="truncate font-mono text-[11px] text-slate-500">
+            {def.type}
+            {known ? '' : ' (unknown type)'}
+          </p>
         </div>
       </div>
       {status || display.problem ? (
         <div className="space-y-1 px-3 pb-2">
           {status ? (
             <span className={`inline-flex items-center rounded px-1.5 py-0.5 text-[11px] font-medium ${status.chip}`}>
-              {status.label}{display.itemCount !== undefined && display.status === 'SUCCEEDED' ? ` · ${display.itemCount} ${display.itemCount === 1 ? 'item' : 'items'}` : ''}
+              {status.label}
+              {display.itemCount !== undefined && display.status === 'SUCCEEDED' ? ` · ${display.itemCount} ${display.itemCount === 1 ? 'item' : 'items'}` : ''}
             </span>
           ) : null}
           {display.problem ? <p className="line-clamp-3 text-[11px] leading-snug text-red-700">{display.problem}</p> : null}
@@ -170,7 +191,12 @@ function StepNodeView({ id, data, selected }: NodeProps<StepNode>) {
           {outputs.map((output) => (
             <div key={output} className="relative flex h-6 flex-1 items-center justify-center text-[11px] font-medium text-slate-600">
               {output}
-              <Handle type="source" id={output} position={Position.Bottom} className={`!size-3 !border-2 !border-white ${output === 'false' || output === 'rejected' ? '!bg-slate-400' : '!bg-indigo-500'}`} />
+              <Handle
+                type="source"
+                id={output}
+                position={Position.Bottom}
+                className={`!size-3 !border-2 !border-white ${output === 'false' || output === 'rejected' ? '!bg-slate-400' : '!bg-indigo-500'}`}
+              />
             </div>
           ))}
         </div>
@@ -183,7 +209,20 @@ function StepNodeView({ id, data, selected }: NodeProps<StepNode>) {
 
 // ——— An edge ———
 
-function LinkEdgeView({ id, source, target, sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition, sourceHandleId, selected, markerEnd }: EdgeProps<LinkEdge>) {
+function LinkEdgeView({
+  id,
+  source,
+  target,
+  sourceX,
+  sourceY,
+  targetX,
+  targetY,
+  sourcePosition,
+  targetPosition,
+  sourceHandleId,
+  selected,
+  markerEnd,
+}: EdgeProps<LinkEdge>) {
   const problem = useEdgeProblem(source, target);
   const [path, labelX, labelY] = getBezierPath({ sourceX, sourceY, sourcePosition, targetX, targetY, targetPosition });
   const output = sourceHandleId ?? MAIN;
@@ -192,7 +231,12 @@ function LinkEdgeView({ id, source, target, sourceX, sourceY, targetX, targetY, 
   const label = problem ? `${output === MAIN ? '' : `${output}: `}${problem}` : null;
   return (
     <>
-      <BaseEdge id={id} path={path} markerEnd={markerEnd} style={{ stroke: colour, strokeWidth: problem || selected ? 2.5 : 1.5, strokeDasharray: problem ? '6 4' : undefined }} />
+      <BaseEdge
+        id={id}
+        path={path}
+        markerEnd={markerEnd}
+        style={{ stroke: colour, strokeWidth: problem || selected ? 2.5 : 1.5, strokeDasharray: problem ? '6 4' : undefined }}
+      />
       {label ? (
         <EdgeLabelRenderer>
           <div
@@ -215,7 +259,19 @@ export const PALETTE_DRAG_TYPE = 'application/x-workflow-node-type';
 
 /** The canvas: the document drawn, and what the author does on it reported back. */
 export function EditorCanvas({
-  nodes, edges, types, display, readOnly, onNodesChange, onEdgesChange, onConnect, isValidConnection, onDragStart, onDragStop, onDropType, children,
+  nodes,
+  edges,
+  types,
+  display,
+  readOnly,
+  onNodesChange,
+  onEdgesChange,
+  onConnect,
+  isValidConnection,
+  onDragStart,
+  onDragStop,
+  onDropType,
+  children,
 }: {
   nodes: StepNode[];
   edges: LinkEdge[];

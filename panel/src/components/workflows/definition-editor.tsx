@@ -19,7 +19,12 @@ interface Draft {
 }
 
 function draftOf(workflow: Workflow): Draft {
-  const fields = { name: workflow.name, description: workflow.description ?? '', budget: workflow.budgetUsd === null ? '' : String(workflow.budgetUsd), text: definitionText(workflow) };
+  const fields = {
+    name: workflow.name,
+    description: workflow.description ?? '',
+    budget: workflow.budgetUsd === null ? '' : String(workflow.budgetUsd),
+    text: definitionText(workflow),
+  };
   return { ...fields, base: JSON.stringify(fields) };
 }
 
@@ -72,11 +77,31 @@ export function DefinitionEditor({ orgId, workflow, canWrite }: { orgId: string;
   const changedElsewhere = draft !== null && draft.base !== stored.base;
 
   return (
-    <form className="space-y-4" onSubmit={(e) => { e.preventDefault(); submit(); }}>
+    <form
+      className="space-y-4"
+      onSubmit={(e) => {
+        e.preventDefault();
+        submit();
+      }}
+    >
       <div className="grid gap-3 md:grid-cols-3">
         <TextField label="Name" required maxLength={200} value={current.name} disabled={!canWrite} onChange={(e) => edit({ name: e.target.value })} />
-        <TextField label="Description" maxLength={4000} value={current.description} disabled={!canWrite} onChange={(e) => edit({ description: e.target.value })} />
-        <TextField label="Budget (USD per run)" inputMode="decimal" value={current.budget} disabled={!canWrite} error={budgetError} hint="Empty: no budget of its own" onChange={(e) => edit({ budget: e.target.value })} />
+        <TextField
+          label="Description"
+          maxLength={4000}
+          value={current.description}
+          disabled={!canWrite}
+          onChange={(e) => edit({ description: e.target.value })}
+        />
+        <TextField
+          label="Budget (USD per run)"
+          inputMode="decimal"
+          value={current.budget}
+          disabled={!canWrite}
+          error={budgetError}
+          hint="Empty: no budget of its own"
+          onChange={(e) => edit({ budget: e.target.value })}
+        />
       </div>
       <div className="grid gap-4 lg:grid-cols-2">
         <TextArea
@@ -87,32 +112,77 @@ export function DefinitionEditor({ orgId, workflow, canWrite }: { orgId: string;
           readOnly={!canWrite}
           onChange={(e) => edit({ text: e.target.value })}
           error={liveParsed.ok ? undefined : liveParsed.error}
-          hint={<>Nodes <code>{'{ id, type, name?, params?, retry?: { maxAttempts, backoffSeconds } }'}</code>, edges <code>{'{ from, to, output? }'}</code>; params may hold <code>{'{{ … }}'}</code> JSONata expressions.</>}
+          hint={
+            <>
+              Nodes <code>{'{ id, type, name?, params?, retry?: { maxAttempts, backoffSeconds } }'}</code>, edges <code>{'{ from, to, output? }'}</code>; params
+              may hold <code>{'{{ … }}'}</code> JSONata expressions.
+            </>
+          }
           className="block w-full rounded-md border-0 px-3 py-2 font-mono text-xs leading-5 text-slate-900 ring-1 ring-inset ring-slate-300 focus:ring-2 focus:ring-indigo-600 aria-[invalid=true]:ring-red-500"
         />
         <div className="space-y-3">
           <section aria-label="Graph">
             <p className="mb-1 block text-sm font-medium text-slate-700">Graph</p>
-            <WorkflowGraph nodes={graph.nodes} edges={graph.edges} invalidNodes={problems?.nodeIds} invalidEdges={problems?.edges} height="h-[28rem]" direction="TB" />
+            <WorkflowGraph
+              nodes={graph.nodes}
+              edges={graph.edges}
+              invalidNodes={problems?.nodeIds}
+              invalidEdges={problems?.edges}
+              height="h-[28rem]"
+              direction="TB"
+            />
             {!parsed.ok ? <p className="mt-1 text-xs text-slate-500">The graph shows the saved definition until the text reads as JSON again.</p> : null}
           </section>
           {problems ? (
             <div role="alert" className="rounded-md border border-red-200 bg-red-50 p-3 text-sm text-red-800">
-              <p className="font-semibold">{save.error instanceof ApiError && save.error.code === 'WORKFLOW_INVALID' ? 'The workflow is not valid' : 'Not saved'}</p>
+              <p className="font-semibold">
+                {save.error instanceof ApiError && save.error.code === 'WORKFLOW_INVALID' ? 'The workflow is not valid' : 'Not saved'}
+              </p>
               <p className="mt-1">{problems.message}</p>
-              {problems.lines.length ? <ul className="mt-1 list-disc pl-5">{problems.lines.map((line) => <li key={line}>{line}</li>)}</ul> : null}
+              {problems.lines.length ? (
+                <ul className="mt-1 list-disc pl-5">
+                  {problems.lines.map((line) => (
+                    <li key={line}>{line}</li>
+                  ))}
+                </ul>
+              ) : null}
             </div>
-          ) : <FormError error={save.error instanceof ApiError && save.error.status === 409 ? null : save.error} />}
-          {changedElsewhere ? <p role="status" className="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900">This workflow was changed elsewhere since you started editing; saving replaces that change.</p> : null}
-          {save.error instanceof ApiError && save.error.status === 409 ? <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800">Not saved: this workflow was changed elsewhere meanwhile. Your text is still here; reload the page to see the other change, then apply yours again.</p> : null}
+          ) : (
+            <FormError error={save.error instanceof ApiError && save.error.status === 409 ? null : save.error} />
+          )}
+          {changedElsewhere ? (
+            <p role="status" className="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900">
+              This workflow was changed elsewhere since you started editing; saving replaces that change.
+            </p>
+          ) : null}
+          {save.error instanceof ApiError && save.error.status === 409 ? (
+            <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800">
+              Not saved: this workflow was changed elsewhere meanwhile. Your text is still here; reload the page to see the other change, then apply yours
+              again.
+            </p>
+          ) : null}
         </div>
       </div>
       {canWrite ? (
         <div className="flex items-center justify-end gap-3">
-          {saved && !draft ? <span role="status" className="text-sm text-emerald-700">Saved</span> : null}
+          {saved && !draft ? (
+            <span role="status" className="text-sm text-emerald-700">
+              Saved
+            </span>
+          ) : null}
           {draft ? <span className="text-sm text-slate-500">Unsaved changes</span> : null}
-          <Button disabled={!draft || save.isPending} onClick={() => { setDraft(null); save.reset(); }}>Discard changes</Button>
-          <Button type="submit" variant="primary" disabled={!draft || save.isPending || !liveParsed.ok || Boolean(budgetError)}>Save</Button>
+          <Button
+            disabled={!draft || save.isPending}
+            onClick={() => {
+              setDraft(null);
+              save.reset();
+            }}
+          >
+            Discard changes
+          </Button>
+          <Button type="submit" variant="primary" disabled={!draft || save.isPending || !liveParsed.ok || Boolean(budgetError)}>
+            Save
+          </Button>
         </div>
       ) : null}
     </form>

@@ -11,14 +11,18 @@ describe('the definition editor', () => {
 
   it('writes node and edge fields in reading order, whatever order the store gave them', () => {
     const text = definitionText({ nodes: [{ name: 'Start', type: 'trigger.manual', id: 't', extra: 1 }], edges: [{ to: 'b', output: 'true', from: 't' }] });
-    expect(text.replace(/\s+/g, ' ')).toBe('{ "nodes": [ { "id": "t", "type": "trigger.manual", "name": "Start", "extra": 1 } ], "edges": [ { "from": "t", "to": "b", "output": "true" } ] }');
+    expect(text.replace(/\s+/g, ' ')).toBe(
+      '{ "nodes": [ { "id": "t", "type": "trigger.manual", "name": "Start", "extra": 1 } ], "edges": [ { "from": "t", "to": "b", "output": "true" } ] }',
+    );
   });
 
   it('says where the JSON breaks, by line and column', () => {
     const parsed = parseDefinition('{\n  "nodes": [\n    { "id": "t", }\n  ]\n}');
     expect(parsed.ok).toBe(false);
     // The other engines' wording: Firefox names line and column itself.
-    expect(jsonError('x', new SyntaxError('JSON.parse: unexpected character at line 1 column 1 of the JSON data'))).toBe('Invalid JSON at line 1, column 1: unexpected character');
+    expect(jsonError('x', new SyntaxError('JSON.parse: unexpected character at line 1 column 1 of the JSON data'))).toBe(
+      'Invalid JSON at line 1, column 1: unexpected character',
+    );
     expect(!parsed.ok && parsed.error).toBe('Invalid JSON at line 3, column 18: Expected double-quoted property name');
   });
 
@@ -31,18 +35,29 @@ describe('the definition editor', () => {
   });
 
   it('draws only what is a node or an edge; the branch defaults to main', () => {
-    expect(graphOf({ nodes: [{ id: 'a', type: 'trigger.manual', name: '' }, { type: 'x' }, null], edges: [{ from: 'a', to: 'b' }, { from: 'a' }, { from: 'a', to: 'c', output: 'true' }] })).toEqual({
+    expect(
+      graphOf({
+        nodes: [{ id: 'a', type: 'trigger.manual', name: '' }, { type: 'x' }, null],
+        edges: [{ from: 'a', to: 'b' }, { from: 'a' }, { from: 'a', to: 'c', output: 'true' }],
+      }),
+    ).toEqual({
       nodes: [{ id: 'a', type: 'trigger.manual', name: undefined }],
-      edges: [{ from: 'a', to: 'b', output: 'main' }, { from: 'a', to: 'c', output: 'true' }],
+      edges: [
+        { from: 'a', to: 'b', output: 'main' },
+        { from: 'a', to: 'c', output: 'true' },
+      ],
     });
   });
 });
 
 describe('problems the API names', () => {
-  const invalid = (message: string, details?: unknown) => new ApiError(422, { statusCode: 422, error: 'Unprocessable Entity', code: 'WORKFLOW_INVALID', message, details: details as never });
+  const invalid = (message: string, details?: unknown) =>
+    new ApiError(422, { statusCode: 422, error: 'Unprocessable Entity', code: 'WORKFLOW_INVALID', message, details: details as never });
 
   it('marks the node of bad params, the edge that dangles and every step of a cycle', () => {
-    const params = problemsOf(invalid('Node "send" (utility.httpRequest) has invalid params: url is required', [{ nodeId: 'send', message: 'url is required' }]))!;
+    const params = problemsOf(
+      invalid('Node "send" (utility.httpRequest) has invalid params: url is required', [{ nodeId: 'send', message: 'url is required' }]),
+    )!;
     expect([...params.nodeIds]).toEqual(['send']);
     expect(params.lines).toEqual(['Node "send": url is required']);
 
@@ -59,8 +74,20 @@ describe('problems the API names', () => {
   });
 
   it('maps a 400 field path back to the node at that index of what was sent', () => {
-    const error = new ApiError(400, { statusCode: 400, error: 'Bad Request', code: 'VALIDATION_ERROR', message: 'body/nodes/1/id must match pattern', details: [{ field: 'body.nodes.1.id', message: 'must match pattern' }] as never });
-    const problems = problemsOf(error, { nodes: [{ id: 't', type: 'trigger.manual' }, { id: 'bad id', type: 'data.set' }], edges: [] })!;
+    const error = new ApiError(400, {
+      statusCode: 400,
+      error: 'Bad Request',
+      code: 'VALIDATION_ERROR',
+      message: 'body/nodes/1/id must match pattern',
+      details: [{ field: 'body.nodes.1.id', message: 'must match pattern' }] as never,
+    });
+    const problems = problemsOf(error, {
+      nodes: [
+        { id: 't', type: 'trigger.manual' },
+        { id: 'bad id', type: 'data.set' },
+      ],
+      edges: [],
+    })!;
     expect([...problems.nodeIds]).toEqual(['bad id']);
     expect(problems.lines).toEqual(['nodes.1.id (node "bad id"): must match pattern']);
   });

@@ -53,10 +53,15 @@ export function parseDefinition(text: string): Parsed {
   } catch (error) {
     return { ok: false, error: jsonError(text, error) };
   }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return { ok: false, error: 'The definition must be a JSON object: { "nodes": [...], "edges": [...] }' };
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    return { ok: false, error: 'The definition must be a JSON object: { "nodes": [...], "edges": [...] }' };
   const { nodes, edges, ...rest } = value as Record<string, unknown>;
   const extra = Object.keys(rest);
-  if (extra.length) return { ok: false, error: `Unknown field${extra.length > 1 ? 's' : ''} ${extra.map((k) => `"${k}"`).join(', ')}: the definition has only "nodes" and "edges" (name, description and budget are the fields above)` };
+  if (extra.length)
+    return {
+      ok: false,
+      error: `Unknown field${extra.length > 1 ? 's' : ''} ${extra.map((k) => `"${k}"`).join(', ')}: the definition has only "nodes" and "edges" (name, description and budget are the fields above)`,
+    };
   if (!Array.isArray(nodes)) return { ok: false, error: '"nodes" must be an array of nodes: { "id", "type", "name"?, "params"? }' };
   if (edges !== undefined && !Array.isArray(edges)) return { ok: false, error: '"edges" must be an array of edges: { "from", "to", "output"? }' };
   for (const [i, node] of nodes.entries()) {
@@ -91,12 +96,18 @@ export function jsonError(text: string, error: unknown): string {
 }
 
 /** What the graph draws of a definition (anything not a node or an edge is skipped). */
-export function graphOf(def: { nodes: readonly unknown[]; edges: readonly unknown[] }): { nodes: { id: string; type: string; name?: string }[]; edges: { from: string; to: string; output: string }[] } {
+export function graphOf(def: { nodes: readonly unknown[]; edges: readonly unknown[] }): {
+  nodes: { id: string; type: string; name?: string }[];
+  edges: { from: string; to: string; output: string }[];
+} {
   const nodes = def.nodes
     .filter((n): n is Record<string, unknown> => Boolean(n) && typeof n === 'object' && typeof (n as { id?: unknown }).id === 'string')
     .map((n) => ({ id: n.id as string, type: typeof n.type === 'string' ? n.type : '?', name: typeof n.name === 'string' && n.name ? n.name : undefined }));
   const edges = def.edges
-    .filter((e): e is Record<string, unknown> => Boolean(e) && typeof e === 'object' && typeof (e as { from?: unknown }).from === 'string' && typeof (e as { to?: unknown }).to === 'string')
+    .filter(
+      (e): e is Record<string, unknown> =>
+        Boolean(e) && typeof e === 'object' && typeof (e as { from?: unknown }).from === 'string' && typeof (e as { to?: unknown }).to === 'string',
+    )
     .map((e) => ({ from: e.from as string, to: e.to as string, output: typeof e.output === 'string' && e.output ? e.output : 'main' }));
   return { nodes, edges };
 }
@@ -126,11 +137,23 @@ export const edgeKey = (from: string, to: string) => `${from}→${to}`;
 export function problemsOf(error: unknown, sent?: Definition): Problems | null {
   if (!(error instanceof ApiError) || (error.status !== 422 && error.status !== 400)) return null;
   const details = (error.body as { details?: unknown }).details;
-  const list = Array.isArray(details) ? details.filter((d): d is Record<string, unknown> => Boolean(d) && typeof d === 'object') : details && typeof details === 'object' ? [details as Record<string, unknown>] : [];
-  const problems: Problems = { message: error.message, lines: [], nodeIds: new Set(), edges: new Set(), nodeMessages: new Map(), edgeMessages: new Map(), params: new Map() };
+  const list = Array.isArray(details)
+    ? details.filter((d): d is Record<string, unknown> => Boolean(d) && typeof d === 'object')
+    : details && typeof details === 'object'
+      ? [details as Record<string, unknown>]
+      : [];
+  const problems: Problems = {
+    message: error.message,
+    lines: [],
+    nodeIds: new Set(),
+    edges: new Set(),
+    nodeMessages: new Map(),
+    edgeMessages: new Map(),
+    params: new Map(),
+  };
   for (const raw of list) {
     // CONTRACT §4: `edge: { from, to, output? }`; earlier answers put `from`/`to` on the detail itself.
-    const edge = raw.edge && typeof raw.edge === 'object' ? raw.edge as Record<string, unknown> : null;
+    const edge = raw.edge && typeof raw.edge === 'object' ? (raw.edge as Record<string, unknown>) : null;
     const d: Record<string, unknown> = edge ? { ...raw, from: edge.from, to: edge.to, output: edge.output ?? raw.output } : raw;
     const said = typeof d.message === 'string' ? d.message : error.message;
     const parts: string[] = [];
@@ -167,7 +190,8 @@ export function problemsOf(error: unknown, sent?: Definition): Problems | null {
       const node = at && sent ? sent.nodes[Number(at[1])] : undefined;
       if (node && typeof node.id === 'string') {
         problems.nodeIds.add(node.id);
-        if (!problems.nodeMessages.has(node.id)) problems.nodeMessages.set(node.id, `${field.replace(/^nodes\.\d+\.?/, '') || 'node'} ${typeof d.message === 'string' ? d.message : 'is not valid'}`);
+        if (!problems.nodeMessages.has(node.id))
+          problems.nodeMessages.set(node.id, `${field.replace(/^nodes\.\d+\.?/, '') || 'node'} ${typeof d.message === 'string' ? d.message : 'is not valid'}`);
       }
       const edgeAt = /^edges\.(\d+)/.exec(field);
       const sentEdge = edgeAt && sent ? sent.edges[Number(edgeAt[1])] : undefined;

@@ -26,7 +26,8 @@ export function readDraft(key: string): Draft | null {
     const text = localStorage.getItem(key);
     if (!text) return null;
     const value = JSON.parse(text) as Partial<Draft>;
-    if (!value || typeof value !== 'object' || !Array.isArray(value.nodes) || !Array.isArray(value.edges) || !value.meta || typeof value.meta.name !== 'string') return null;
+    if (!value || typeof value !== 'object' || !Array.isArray(value.nodes) || !Array.isArray(value.edges) || !value.meta || typeof value.meta.name !== 'string')
+      return null;
     return {
       savedAt: typeof value.savedAt === 'string' ? value.savedAt : new Date(0).toISOString(),
       baseVersion: typeof value.baseVersion === 'number' ? value.baseVersion : null,

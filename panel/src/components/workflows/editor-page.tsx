@@ -15,7 +15,14 @@ export function EditorPage({ orgId, workflow, template }: { orgId: string; workf
   if (types.isError) return <ErrorState error={types.error} retry={() => void types.refetch()} />;
   return (
     <ReactFlowProvider>
-      <WorkflowEditor key={workflow?.id ?? `new:${template?.id ?? ''}`} orgId={orgId} workflow={workflow} template={template} nodeTypes={types.data} canWrite={canWrite} />
+      <WorkflowEditor
+        key={workflow?.id ?? `new:${template?.id ?? ''}`}
+        orgId={orgId}
+        workflow={workflow}
+        template={template}
+        nodeTypes={types.data}
+        canWrite={canWrite}
+      />
     </ReactFlowProvider>
   );
 }

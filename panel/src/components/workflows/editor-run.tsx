@@ -15,7 +15,15 @@ import type { DisplayStore, RunState } from './canvas';
  * messaging, CRM sync and outgoing webhooks only show what they would send). Unsaved changes are
  * saved first, since a run runs the saved workflow.
  */
-export function EditorRunDialog({ open, onOpenChange, dirty, onStart, error, pending, lastInput }: {
+export function EditorRunDialog({
+  open,
+  onOpenChange,
+  dirty,
+  onStart,
+  error,
+  pending,
+  lastInput,
+}: {
   open: boolean;
   onOpenChange: (open: boolean) => void;
   dirty: boolean;
@@ -43,18 +51,47 @@ export function EditorRunDialog({ open, onOpenChange, dirty, onStart, error, pen
     onStart(value as Record<string, unknown>, testMode);
   };
   return (
-    <Modal open={open} onOpenChange={onOpenChange} title="Run from the editor" description="The run's steps light up on the canvas as they run; click a step for its items." wide>
-      <form className="space-y-4" onSubmit={(e) => { e.preventDefault(); submit(); }}>
-        <TextArea label="Input (JSON)" rows={8} spellCheck={false} value={input} onChange={(e) => { setInput(e.target.value); setInputError(null); }} error={inputError ?? undefined} hint="The trigger's item: every step after it reads it." />
+    <Modal
+      open={open}
+      onOpenChange={onOpenChange}
+      title="Run from the editor"
+      description="The run's steps light up on the canvas as they run; click a step for its items."
+      wide
+    >
+      <form
+        className="space-y-4"
+        onSubmit={(e) => {
+          e.preventDefault();
+          submit();
+        }}
+      >
+        <TextArea
+          label="Input (JSON)"
+          rows={8}
+          spellCheck={false}
+          value={input}
+          onChange={(e) => {
+            setInput(e.target.value);
+            setInputError(null);
+          }}
+          error={inputError ?? undefined}
+          hint="The trigger's item: every step after it reads it."
+        />
         <div>
           <Checkbox label="Test mode" checked={testMode} onChange={(e) => setTestMode(e.target.checked)} />
-          <p className="mt-1 pl-6 text-xs text-slate-500">Publishing, messaging, CRM sync and outgoing webhook steps do not send anything; they show what they would have sent.</p>
+          <p className="mt-1 pl-6 text-xs text-slate-500">
+            Publishing, messaging, CRM sync and outgoing webhook steps do not send anything; they show what they would have sent.
+          </p>
         </div>
-        {dirty ? <p className="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900">The workflow has unsaved changes: it is saved first, then run.</p> : null}
+        {dirty ? (
+          <p className="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900">The workflow has unsaved changes: it is saved first, then run.</p>
+        ) : null}
         <FormError error={error} />
         <div className="flex justify-end gap-2">
           <Button onClick={() => onOpenChange(false)}>Cancel</Button>
-          <Button type="submit" variant="primary" disabled={pending}>{dirty ? 'Save and run' : testMode ? 'Start test run' : 'Start run'}</Button>
+          <Button type="submit" variant="primary" disabled={pending}>
+            {dirty ? 'Save and run' : testMode ? 'Start test run' : 'Start run'}
+          </Button>
         </div>
       </form>
     </Modal>
@@ -70,7 +107,13 @@ export interface EditorRun {
 }
 
 const CANVAS_STATE: Record<string, RunState> = {
-  RUNNING: 'RUNNING', WAITING: 'WAITING', SUCCEEDED: 'SUCCEEDED', FAILED: 'FAILED', RETRYING: 'RETRYING', SKIPPED: 'SKIPPED', CANCELED: 'CANCELED',
+  RUNNING: 'RUNNING',
+  WAITING: 'WAITING',
+  SUCCEEDED: 'SUCCEEDED',
+  FAILED: 'FAILED',
+  RETRYING: 'RETRYING',
+  SKIPPED: 'SKIPPED',
+  CANCELED: 'CANCELED',
 };
 
 /**
@@ -90,9 +133,12 @@ export function useEditorRun(orgId: string, runId: string, display: DisplayStore
       void queryClient.invalidateQueries({ queryKey: key, exact: true });
     }, 150);
   }, [queryClient, key]);
-  useEffect(() => () => {
-    if (timer.current) clearTimeout(timer.current);
-  }, []);
+  useEffect(
+    () => () => {
+      if (timer.current) clearTimeout(timer.current);
+    },
+    [],
+  );
   const { timeline, state } = useRunStream(orgId, runId, refresh);
   const merged = useMemo(() => mergeSteps(timeline, record.data?.steps as RecordStep[] | undefined), [timeline, record.data?.steps]);
   const steps = useMemo(() => new Map(merged.map((s) => [s.nodeId, s])), [merged]);

@@ -79,19 +79,46 @@ export function historyReducer(state: History, action: HistoryAction): History {
       // A press without a move is no step.
       const moved = doc.nodes.length !== before.nodes.length || doc.nodes.some((n, i) => n.position !== before.nodes[i]!.position);
       if (!moved) return { ...state, gesture: null };
-      return { ...state, doc, stable: doc, gesture: null, past: [...state.past, before].slice(-MAX_STEPS), future: [], revision: state.revision + 1, lastKey: null };
+      return {
+        ...state,
+        doc,
+        stable: doc,
+        gesture: null,
+        past: [...state.past, before].slice(-MAX_STEPS),
+        future: [],
+        revision: state.revision + 1,
+        lastKey: null,
+      };
     }
     case 'undo': {
       const previous = state.past[state.past.length - 1];
       if (!previous) return state;
       const doc = keepSelection(previous, state.doc);
-      return { ...state, doc, stable: doc, past: state.past.slice(0, -1), future: [state.doc, ...state.future], revision: state.revision + 1, lastKey: null, gesture: null };
+      return {
+        ...state,
+        doc,
+        stable: doc,
+        past: state.past.slice(0, -1),
+        future: [state.doc, ...state.future],
+        revision: state.revision + 1,
+        lastKey: null,
+        gesture: null,
+      };
     }
     case 'redo': {
       const next = state.future[0];
       if (!next) return state;
       const doc = keepSelection(next, state.doc);
-      return { ...state, doc, stable: doc, past: [...state.past, state.doc], future: state.future.slice(1), revision: state.revision + 1, lastKey: null, gesture: null };
+      return {
+        ...state,
+        doc,
+        stable: doc,
+        past: [...state.past, state.doc],
+        future: state.future.slice(1),
+        revision: state.revision + 1,
+        lastKey: null,
+        gesture: null,
+      };
     }
     case 'reset':
       // A new document (loaded, reloaded): nothing to undo into, and a new revision all the same.

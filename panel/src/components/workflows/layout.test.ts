@@ -7,9 +7,16 @@ const edge = (from: string, to: string) => ({ from, to });
 describe('layeredLayout', () => {
   it('puts a chain in consecutive columns on one row', () => {
     const placed = layeredLayout(nodes('trigger', 'a', 'b'), [edge('trigger', 'a'), edge('a', 'b')], { layerGap: 100, nodeGap: 50 });
-    expect([...placed.entries()].map(([id, p]) => [id, p.layer, p.x, p.y])).toEqual([['trigger', 0, 0, 0], ['a', 1, 100, 0], ['b', 2, 200, 0]]);
+    expect([...placed.entries()].map(([id, p]) => [id, p.layer, p.x, p.y])).toEqual([
+      ['trigger', 0, 0, 0],
+      ['a', 1, 100, 0],
+      ['b', 2, 200, 0],
+    ]);
     const down = layeredLayout(nodes('trigger', 'a'), [edge('trigger', 'a')], { direction: 'TB', layerGap: 80 });
-    expect([...down.values()].map((p) => [p.x, p.y])).toEqual([[0, 0], [0, 80]]);
+    expect([...down.values()].map((p) => [p.x, p.y])).toEqual([
+      [0, 0],
+      [0, 80],
+    ]);
   });
 
   it('places a node after the longest chain leading to it', () => {

@@ -106,7 +106,9 @@ export function layeredLayout(nodes: readonly LayoutNode[], edges: readonly Layo
   columns.forEach(renumber);
   const reorder = (column: string[], neighbours: (id: string) => string[]) => {
     const keyed = column.map((id, i) => {
-      const places = neighbours(id).map((n) => position.get(n)!).filter((p) => p !== undefined);
+      const places = neighbours(id)
+        .map((n) => position.get(n)!)
+        .filter((p) => p !== undefined);
       return { id, key: places.length ? places.reduce((a, b) => a + b, 0) / places.length : i, i };
     });
     keyed.sort((a, b) => a.key - b.key || a.i - b.i);

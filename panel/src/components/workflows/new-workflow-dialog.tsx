@@ -23,7 +23,17 @@ const BLANK_DEFINITION = { nodes: [{ id: 'trigger', type: 'trigger.manual', name
  * lacks are shown but cannot be used. "Open in editor" opens the choice on the canvas editor instead,
  * where nothing is created until it is saved.
  */
-export function NewWorkflowDialog({ orgId, open, onOpenChange, onCreated }: { orgId: string; open: boolean; onOpenChange: (open: boolean) => void; onCreated: (workflow: Schemas['Workflow']) => void }) {
+export function NewWorkflowDialog({
+  orgId,
+  open,
+  onOpenChange,
+  onCreated,
+}: {
+  orgId: string;
+  open: boolean;
+  onOpenChange: (open: boolean) => void;
+  onCreated: (workflow: Schemas['Workflow']) => void;
+}) {
   const navigate = useNavigate();
   const [choice, setChoice] = useState<string | null>(null);
   const [name, setName] = useState('');
@@ -60,20 +70,34 @@ export function NewWorkflowDialog({ orgId, open, onOpenChange, onCreated }: { or
     <Modal open={open} onOpenChange={close} title="New workflow" description="Start from a template and adjust it in the editor, or start blank." wide>
       <QueryState query={templates} loading="Loading templates…" retry>
         {(templateList) => (
-          <form className="space-y-4" onSubmit={(e) => { e.preventDefault(); if (choice && name.trim()) submit(); }}>
+          <form
+            className="space-y-4"
+            onSubmit={(e) => {
+              e.preventDefault();
+              if (choice && name.trim()) submit();
+            }}
+          >
             <fieldset>
               <legend className="mb-2 text-sm font-medium text-slate-700">Start from</legend>
               <div className="grid max-h-72 gap-2 overflow-y-auto pr-1 sm:grid-cols-2">
                 {templateList.map((t) => (
-                  <label key={t.id} className={`flex cursor-pointer gap-2 rounded-md p-3 text-sm ring-1 ${choice === t.id ? 'bg-indigo-50 ring-indigo-500' : 'ring-slate-200 hover:bg-slate-50'} ${t.available ? '' : 'opacity-60'}`}>
+                  <label
+                    key={t.id}
+                    className={`flex cursor-pointer gap-2 rounded-md p-3 text-sm ring-1 ${choice === t.id ? 'bg-indigo-50 ring-indigo-500' : 'ring-slate-200 hover:bg-slate-50'} ${t.available ? '' : 'opacity-60'}`}
+                  >
                     <input type="radio" name="template" value={t.id} checked={choice === t.id} onChange={() => pick(t.id, t.name)} className="mt-1" />
                     <span>
-                      <span className="flex flex-wrap items-center gap-1.5 font-medium text-slate-900">{t.name} <Badge tone="slate">{t.category}</Badge>{t.available ? null : <Badge tone="red">unavailable here</Badge>}</span>
+                      <span className="flex flex-wrap items-center gap-1.5 font-medium text-slate-900">
+                        {t.name} <Badge tone="slate">{t.category}</Badge>
+                        {t.available ? null : <Badge tone="red">unavailable here</Badge>}
+                      </span>
                       <span className="mt-0.5 block text-xs text-slate-600">{t.description}</span>
                     </span>
                   </label>
                 ))}
-                <label className={`flex cursor-pointer gap-2 rounded-md p-3 text-sm ring-1 ${choice === BLANK ? 'bg-indigo-50 ring-indigo-500' : 'ring-slate-200 hover:bg-slate-50'}`}>
+                <label
+                  className={`flex cursor-pointer gap-2 rounded-md p-3 text-sm ring-1 ${choice === BLANK ? 'bg-indigo-50 ring-indigo-500' : 'ring-slate-200 hover:bg-slate-50'}`}
+                >
                   <input type="radio" name="template" value={BLANK} checked={choice === BLANK} onChange={() => pick(BLANK, '')} className="mt-1" />
                   <span>
                     <span className="block font-medium text-slate-900">Blank workflow</span>
@@ -89,7 +113,10 @@ export function NewWorkflowDialog({ orgId, open, onOpenChange, onCreated }: { or
                     <>
                       <WorkflowGraph nodes={template.nodes} edges={template.edges} label={`Graph of ${template.name}`} height="h-56" />
                       <p className="mt-1 text-xs text-slate-500">
-                        Nodes: {template.nodeTypes.join(', ')}. {template.active ? 'The workflow is created active: its trigger fires as soon as it exists (deactivate it first if its placeholders need replacing).' : 'The workflow is created inactive.'}
+                        Nodes: {template.nodeTypes.join(', ')}.{' '}
+                        {template.active
+                          ? 'The workflow is created active: its trigger fires as soon as it exists (deactivate it first if its placeholders need replacing).'
+                          : 'The workflow is created inactive.'}
                       </p>
                     </>
                   )}
@@ -100,7 +127,12 @@ export function NewWorkflowDialog({ orgId, open, onOpenChange, onCreated }: { or
               <div className="grid gap-3 sm:grid-cols-2">
                 <TextField label="Name" required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />
                 {projects.data && projects.data.length > 1 ? (
-                  <SelectField label="Project" value={projectId} onChange={(e) => setProjectId(e.target.value)} options={[{ value: '', label: 'Default project' }, ...projects.data.map((p) => ({ value: p.id, label: p.name }))]} />
+                  <SelectField
+                    label="Project"
+                    value={projectId}
+                    onChange={(e) => setProjectId(e.target.value)}
+                    options={[{ value: '', label: 'Default project' }, ...projects.data.map((p) => ({ value: p.id, label: p.name }))]}
+                  />
                 ) : null}
               </div>
             ) : null}
@@ -119,7 +151,9 @@ export function NewWorkflowDialog({ orgId, open, onOpenChange, onCreated }: { or
                   Open in editor
                 </Button>
               ) : null}
-              <Button type="submit" variant="primary" disabled={!choice || !name.trim() || create.isPending || (chosen !== undefined && !chosen.available)}>Create workflow</Button>
+              <Button type="submit" variant="primary" disabled={!choice || !name.trim() || create.isPending || (chosen !== undefined && !chosen.available)}>
+                Create workflow
+              </Button>
             </div>
           </form>
         )}

@@ -27,7 +27,12 @@ export function NodeTypesReference({ orgId }: { orgId: string }) {
           {(catalog) => (
             <Table label="Node types">
               <thead className="bg-slate-50">
-                <tr><Th>Type</Th><Th>What it does</Th><Th>Params (* required)</Th><Th>Outputs</Th></tr>
+                <tr>
+                  <Th>Type</Th>
+                  <Th>What it does</Th>
+                  <Th>Params (* required)</Th>
+                  <Th>Outputs</Th>
+                </tr>
               </thead>
               <tbody className="divide-y divide-slate-100">
                 {catalog.map((t) => (

@@ -7,14 +7,24 @@ import { lookOf, PALETTE_DRAG_TYPE } from './canvas';
  * grouped by category with what each does. Click one to add it (after the selected step, connected
  * to it when that step has a single output), or drag it onto the canvas.
  */
-export const Palette = memo(function Palette({ types, onAdd, disabled }: { types: readonly NodeTypeInfo[]; onAdd: (type: string) => void; disabled?: boolean }) {
+export const Palette = memo(function Palette({
+  types,
+  onAdd,
+  disabled,
+}: {
+  types: readonly NodeTypeInfo[];
+  onAdd: (type: string) => void;
+  disabled?: boolean;
+}) {
   const [query, setQuery] = useState('');
   const groups = useMemo(() => paletteGroups(types, query), [types, query]);
   const searchId = useId();
   return (
     <aside aria-label="Node palette" className="flex h-full min-h-0 flex-col">
       <div className="border-b border-slate-200 p-3">
-        <label htmlFor={searchId} className="mb-1 block text-xs font-semibold tracking-wide text-slate-500 uppercase">Add a step</label>
+        <label htmlFor={searchId} className="mb-1 block text-xs font-semibold tracking-wide text-slate-500 uppercase">
+          Add a step
+        </label>
         <input
           id={searchId}
           type="search"
@@ -48,9 +58,13 @@ export const Palette = memo(function Palette({ types, onAdd, disabled }: { types
                       aria-label={`Add ${defaultName(t.type)} (${t.type})`}
                       className="group flex w-full items-start gap-2 rounded-md p-1.5 text-left hover:bg-slate-100 disabled:cursor-not-allowed disabled:opacity-50"
                     >
-                      <span aria-hidden="true" className={`mt-0.5 flex size-6 shrink-0 items-center justify-center rounded ${look.tone}`}><Icon className="size-3.5" /></span>
+                      <span aria-hidden="true" className={`mt-0.5 flex size-6 shrink-0 items-center justify-center rounded ${look.tone}`}>
+                        <Icon className="size-3.5" />
+                      </span>
                       <span className="min-w-0">
-                        <span className="block text-sm font-medium text-slate-800">{defaultName(t.type)} <span className="font-mono text-[11px] font-normal text-slate-400">{t.type}</span></span>
+                        <span className="block text-sm font-medium text-slate-800">
+                          {defaultName(t.type)} <span className="font-mono text-[11px] font-normal text-slate-400">{t.type}</span>
+                        </span>
                         <span className="line-clamp-2 text-xs text-slate-500">{t.description.replace(/`/g, '')}</span>
                       </span>
                     </button>

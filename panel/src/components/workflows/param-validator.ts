@@ -10,8 +10,18 @@
  */
 import { Validator, type OutputUnit, type Schema } from '@cfworker/json-schema';
 import {
-  createErrorHandler, getDefaultFormState, toErrorSchema, unwrapErrorHandler, validationDataMerge,
-  type CustomValidator, type ErrorTransformer, type RJSFSchema, type RJSFValidationError, type UiSchema, type ValidationData, type ValidatorType,
+  createErrorHandler,
+  getDefaultFormState,
+  toErrorSchema,
+  unwrapErrorHandler,
+  validationDataMerge,
+  type CustomValidator,
+  type ErrorTransformer,
+  type RJSFSchema,
+  type RJSFValidationError,
+  type UiSchema,
+  type ValidationData,
+  type ValidatorType,
 } from '@rjsf/utils';
 
 const JUNK_OPTION_ID = '_$junk_option_schema_id$_';
@@ -20,7 +30,11 @@ export const hasExpression = (value: unknown): value is string => typeof value =
 
 /** The value at a JSON pointer of the instance (`#/a/0/b`). */
 function at(instance: unknown, location: string): unknown {
-  const parts = location.replace(/^#\/?/, '').split('/').filter((p) => p !== '').map((p) => decodeURIComponent(p).replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = location
+    .replace(/^#\/?/, '')
+    .split('/')
+    .filter((p) => p !== '')
+    .map((p) => decodeURIComponent(p).replace(/~1/g, '/').replace(/~0/g, '~'));
   let value = instance;
   for (const part of parts) {
     if (value === null || typeof value !== 'object') return undefined;
@@ -35,12 +49,41 @@ function schemaAt(schema: unknown, location: string): unknown {
 }
 
 /** `#/a/0/b` → `.a.0.b` (rjsf's property path). */
-const propertyOf = (location: string) => location.replace(/^#/, '').split('/').filter(Boolean).map((p) => `.${decodeURIComponent(p)}`).join('');
+const propertyOf = (location: string) =>
+  location
+    .replace(/^#/, '')
+    .split('/')
+    .filter(Boolean)
+    .map((p) => `.${decodeURIComponent(p)}`)
+    .join('');
 
-const TYPE_WORD: Record<string, string> = { string: 'text', number: 'a number', integer: 'a whole number', boolean: 'true or false', object: 'an object', array: 'a list', null: 'null' };
+const TYPE_WORD: Record<string, string> = {
+  string: 'text',
+  number: 'a number',
+  integer: 'a whole number',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'a list',
+  null: 'null',
+};
 
 /** The keywords whose failure only says that something beneath failed: the beneath is reported. */
-const WRAPPERS = new Set(['properties', 'patternProperties', 'items', 'prefixItems', 'allOf', '$ref', 'false', 'contains', 'dependentSchemas', 'unevaluatedProperties', 'unevaluatedItems', 'then', 'else', 'if']);
+const WRAPPERS = new Set([
+  'properties',
+  'patternProperties',
+  'items',
+  'prefixItems',
+  'allOf',
+  '$ref',
+  'false',
+  'contains',
+  'dependentSchemas',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'then',
+  'else',
+  'if',
+]);
 
 function message(unit: OutputUnit, schema: unknown): { message: string; property: string } | null {
   const value = schemaAt(schema, unit.keywordLocation);
@@ -82,7 +125,10 @@ function message(unit: OutputUnit, schema: unknown): { message: string; property
     case 'pattern':
       return { message: `must match ${String(value)}`, property };
     case 'format':
-      return { message: value === 'date-time' ? 'must be a date and time (ISO 8601, e.g. 2030-01-31T09:00:00Z)' : `must be a valid ${String(value)}`, property };
+      return {
+        message: value === 'date-time' ? 'must be a date and time (ISO 8601, e.g. 2030-01-31T09:00:00Z)' : `must be a valid ${String(value)}`,
+        property,
+      };
     case 'enum':
     case 'const':
       return { message: `must be one of: ${(Array.isArray(value) ? value : [value]).map((v) => JSON.stringify(v)).join(', ')}`, property };
@@ -142,7 +188,13 @@ export class ParamsValidator implements ValidatorType {
     return errors;
   }
 
-  validateFormData(formData: unknown, schema: RJSFSchema, customValidate?: CustomValidator, transformErrors?: ErrorTransformer, uiSchema?: UiSchema): ValidationData<unknown> {
+  validateFormData(
+    formData: unknown,
+    schema: RJSFSchema,
+    customValidate?: CustomValidator,
+    transformErrors?: ErrorTransformer,
+    uiSchema?: UiSchema,
+  ): ValidationData<unknown> {
     let errors = this.errorsOf(schema, formData);
     if (typeof transformErrors === 'function') errors = transformErrors(errors, uiSchema);
     const errorSchema = toErrorSchema(errors);

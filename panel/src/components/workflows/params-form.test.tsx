@@ -18,10 +18,15 @@ function sample(schema: Schema, name = 'value'): unknown {
   if (Array.isArray(schema.anyOf)) return sample(schema.anyOf[0] as Schema, name);
   if ('const' in schema) return schema.const;
   switch (schema.type) {
-    case 'string': return schema.format === 'date-time' ? '2030-01-31T09:00:00Z' : `${name} text`;
-    case 'number': case 'integer': return typeof schema.minimum === 'number' ? Math.max(schema.minimum, 1) : 5;
-    case 'boolean': return true;
-    case 'array': return [sample((schema.items ?? {}) as Schema, name)];
+    case 'string':
+      return schema.format === 'date-time' ? '2030-01-31T09:00:00Z' : `${name} text`;
+    case 'number':
+    case 'integer':
+      return typeof schema.minimum === 'number' ? Math.max(schema.minimum, 1) : 5;
+    case 'boolean':
+      return true;
+    case 'array':
+      return [sample((schema.items ?? {}) as Schema, name)];
     case 'object': {
       const out: Record<string, unknown> = {};
       for (const [key, value] of Object.entries((schema.properties ?? {}) as Record<string, Schema>)) out[key] = sample(value, key);
@@ -29,13 +34,40 @@ function sample(schema: Schema, name = 'value'): unknown {
       if (schema.maxProperties === 1) return Object.fromEntries(Object.entries(out).slice(0, 1));
       return out;
     }
-    default: return 'any value';
+    default:
+      return 'any value';
   }
 }
 
-function Harness({ type, schema, initial, onChange, preview, problem }: { type: string; schema: Schema; initial: Params; onChange: (p: Params) => void; preview?: (e: string, p: string) => React.ReactNode; problem?: { param?: string; message: string } }) {
+function Harness({
+  type,
+  schema,
+  initial,
+  onChange,
+  preview,
+  problem,
+}: {
+  type: string;
+  schema: Schema;
+  initial: Params;
+  onChange: (p: Params) => void;
+  preview?: (e: string, p: string) => React.ReactNode;
+  problem?: { param?: string; message: string };
+}) {
   const [params, setParams] = useState(initial);
-  return <ParamsForm type={type} schema={schema} params={params} context={preview ? { preview } : undefined} problem={problem} onChange={(p) => { setParams(p); onChange(p); }} />;
+  return (
+    <ParamsForm
+      type={type}
+      schema={schema}
+      params={params}
+      context={preview ? { preview } : undefined}
+      problem={problem}
+      onChange={(p) => {
+        setParams(p);
+        onChange(p);
+      }}
+    />
+  );
 }
 
 afterEach(cleanup);
@@ -62,8 +94,11 @@ describe('the params form of every node type', () => {
         if (!(name in params)) continue;
         // Each param is a field (or a group of fields) named after it.
         const label = humanize(name);
-        const named = within(form).queryAllByRole('textbox', { name: label }).length + within(form).queryAllByRole('combobox', { name: label }).length
-          + within(form).queryAllByRole('checkbox', { name: label }).length + within(form).queryAllByRole('group', { name: label }).length;
+        const named =
+          within(form).queryAllByRole('textbox', { name: label }).length +
+          within(form).queryAllByRole('combobox', { name: label }).length +
+          within(form).queryAllByRole('checkbox', { name: label }).length +
+          within(form).queryAllByRole('group', { name: label }).length;
         expect(named, `field for ${name}`).toBeGreaterThan(0);
       }
 
@@ -107,7 +142,9 @@ describe('fields', () => {
   it('a select and a checkbox can hold an expression instead of a fixed value', async () => {
     const user = userEvent.setup();
     const onChange = vi.fn();
-    render(<Harness type="utility.httpRequest" schema={schemaOf('utility.httpRequest')} initial={{ method: 'GET', url: 'https://x.example' }} onChange={onChange} />);
+    render(
+      <Harness type="utility.httpRequest" schema={schemaOf('utility.httpRequest')} initial={{ method: 'GET', url: 'https://x.example' }} onChange={onChange} />,
+    );
     await user.click(screen.getByRole('button', { name: 'Use an expression instead' }));
     expect(onChange).toHaveBeenLastCalledWith({ method: '{{  }}', url: 'https://x.example' });
     const method = screen.getByRole('textbox', { name: 'Method' });
@@ -140,27 +177,54 @@ describe('fields', () => {
 
   it('a condition shows its result through the preview, and so does any param that holds {{ … }}', async () => {
     const user = userEvent.setup();
-    const preview = vi.fn((expression: string, param: string) => <span>preview of {param}: {expression}</span>);
+    const preview = vi.fn((expression: string, param: string) => (
+      <span>
+        preview of {param}: {expression}
+      </span>
+    ));
     render(<Harness type="flow.if" schema={schemaOf('flow.if')} initial={{ condition: 'score >= 70' }} onChange={() => undefined} preview={preview} />);
     expect(screen.getByText('preview of condition: score >= 70')).toBeInTheDocument();
-    render(<Harness type="utility.webhookOut" schema={schemaOf('utility.webhookOut')} initial={{ url: 'https://hooks.example' }} onChange={() => undefined} preview={preview} />);
+    render(
+      <Harness
+        type="utility.webhookOut"
+        schema={schemaOf('utility.webhookOut')}
+        initial={{ url: 'https://hooks.example' }}
+        onChange={() => undefined}
+        preview={preview}
+      />,
+    );
     expect(screen.queryByText(/preview of url/)).toBeNull();
     const event = screen.getByRole('textbox', { name: 'Event' });
     await user.type(event, 'lead.{{{{ $.kind }}');
     expect(screen.getByText('preview of event: lead.{{ $.kind }}')).toBeInTheDocument();
   });
 
-  it('shows what is missing, and the API\'s word on a param', async () => {
+  it("shows what is missing, and the API's word on a param", async () => {
     const user = userEvent.setup();
     const { rerender } = render(<Harness type="utility.webhookOut" schema={schemaOf('utility.webhookOut')} initial={{}} onChange={() => undefined} />);
     await user.type(screen.getByRole('textbox', { name: 'Event' }), 'x');
     expect(await screen.findByText('is required')).toBeInTheDocument();
-    rerender(<Harness type="utility.webhookOut" schema={schemaOf('utility.webhookOut')} initial={{ url: 'ftp://x' }} onChange={() => undefined} problem={{ param: 'url', message: 'must be an http(s) URL' }} />);
+    rerender(
+      <Harness
+        type="utility.webhookOut"
+        schema={schemaOf('utility.webhookOut')}
+        initial={{ url: 'ftp://x' }}
+        onChange={() => undefined}
+        problem={{ param: 'url', message: 'must be an http(s) URL' }}
+      />,
+    );
     expect(await screen.findByText('must be an http(s) URL')).toBeInTheDocument();
   });
 
   it('a choice between forms (messaging.send) picks the branch the params match', () => {
-    render(<Harness type="messaging.send" schema={schemaOf('messaging.send')} initial={{ channel: 'webhook', url: 'https://gw.example', to: 'a@b.example', text: 'Hi' }} onChange={() => undefined} />);
+    render(
+      <Harness
+        type="messaging.send"
+        schema={schemaOf('messaging.send')}
+        initial={{ channel: 'webhook', url: 'https://gw.example', to: 'a@b.example', text: 'Hi' }}
+        onChange={() => undefined}
+      />,
+    );
     expect(screen.getByRole('textbox', { name: 'URL' })).toHaveValue('https://gw.example');
     expect(screen.queryByRole('textbox', { name: 'Inbox ID' })).toBeNull();
   });
@@ -180,12 +244,14 @@ describe('JSON values and the validator', () => {
   it('validates without compiling code, in words, leaving expressions to run time', () => {
     const schema = formSchemaOf(schemaOf('utility.httpRequest'));
     const errors = paramsValidator.errorsOf(schema, { method: 'TRACE', url: '', timeoutMs: 5, extra: 1 });
-    expect(errors.map((e) => `${e.property} ${e.message}`).sort()).toEqual([
-      ' "extra" is not one of the params of this node',
-      '.method must be one of: "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"',
-      '.timeoutMs must be 100 or more',
-      '.url must not be empty',
-    ].sort());
+    expect(errors.map((e) => `${e.property} ${e.message}`).sort()).toEqual(
+      [
+        ' "extra" is not one of the params of this node',
+        '.method must be one of: "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"',
+        '.timeoutMs must be 100 or more',
+        '.url must not be empty',
+      ].sort(),
+    );
     expect(paramsValidator.errorsOf(schema, { method: '{{ $.m }}', url: 'https://x', timeoutMs: '{{ $.t }}' })).toEqual([]);
     expect(paramsValidator.isValid({ type: 'string' }, 3, {})).toBe(false);
   });

@@ -11,10 +11,26 @@ import { useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 // @rjsf/validator-ajv8 (ajv compiles validators with `new Function`, which the panel's CSP refuses).
 import Form from '@rjsf/core/lib/components/Form.js';
 import {
-  ADDITIONAL_PROPERTY_FLAG, getUiOptions,
-  type ArrayFieldItemTemplateProps, type ArrayFieldTemplateProps, type DescriptionFieldProps, type ErrorSchema, type FieldErrorProps, type FieldProps,
-  type FieldTemplateProps, type IconButtonProps, type MultiSchemaFieldTemplateProps, type ObjectFieldTemplateProps, type RegistryFieldsType,
-  type RegistryWidgetsType, type RJSFSchema, type TemplatesType, type TitleFieldProps, type UiSchema, type WidgetProps, type WrapIfAdditionalTemplateProps,
+  ADDITIONAL_PROPERTY_FLAG,
+  getUiOptions,
+  type ArrayFieldItemTemplateProps,
+  type ArrayFieldTemplateProps,
+  type DescriptionFieldProps,
+  type ErrorSchema,
+  type FieldErrorProps,
+  type FieldProps,
+  type FieldTemplateProps,
+  type IconButtonProps,
+  type MultiSchemaFieldTemplateProps,
+  type ObjectFieldTemplateProps,
+  type RegistryFieldsType,
+  type RegistryWidgetsType,
+  type RJSFSchema,
+  type TemplatesType,
+  type TitleFieldProps,
+  type UiSchema,
+  type WidgetProps,
+  type WrapIfAdditionalTemplateProps,
 } from '@rjsf/utils';
 import { hasExpression, paramsValidator } from './param-validator';
 
@@ -26,8 +42,10 @@ export interface ParamsFormContext {
   preview?: (expression: string, param: string) => ReactNode;
 }
 
-const input = 'block w-full rounded-md border-0 px-2.5 py-1.5 text-sm text-slate-900 ring-1 ring-inset ring-slate-300 placeholder:text-slate-400 focus:ring-2 focus:ring-indigo-600 aria-[invalid=true]:ring-red-500 disabled:bg-slate-100';
-const smallButton = 'inline-flex items-center rounded px-1.5 py-0.5 text-xs font-medium text-slate-600 ring-1 ring-slate-300 hover:bg-slate-50 disabled:opacity-50';
+const input =
+  'block w-full rounded-md border-0 px-2.5 py-1.5 text-sm text-slate-900 ring-1 ring-inset ring-slate-300 placeholder:text-slate-400 focus:ring-2 focus:ring-indigo-600 aria-[invalid=true]:ring-red-500 disabled:bg-slate-100';
+const smallButton =
+  'inline-flex items-center rounded px-1.5 py-0.5 text-xs font-medium text-slate-600 ring-1 ring-slate-300 hover:bg-slate-50 disabled:opacity-50';
 
 // ——— Schemas as the form draws them ———
 
@@ -39,7 +57,11 @@ const WORDS: Record<string, string> = { url: 'URL', id: 'ID', ids: 'IDs', ms: '(
 
 /** A param's label from its name: `leadId` → "Lead ID", `timeoutMs` → "Timeout (ms)". */
 export function humanize(name: string): string {
-  const words = name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').split(/[\s_]+/).filter(Boolean).map((w) => w.toLowerCase());
+  const words = name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .split(/[\s_]+/)
+    .filter(Boolean)
+    .map((w) => w.toLowerCase());
   const text = words.map((w, i) => WORDS[w] ?? (i === 0 ? w.charAt(0).toUpperCase() + w.slice(1) : w)).join(' ');
   return text || name;
 }
@@ -61,7 +83,8 @@ export function formSchemaOf(schema: unknown): RJSFSchema {
     let out: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(node)) {
       if (key === 'properties' && isObjectSchema(value)) out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, titled(walk(v), k)]));
-      else if (['patternProperties', '$defs', 'definitions'].includes(key) && isObjectSchema(value)) out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v)]));
+      else if (['patternProperties', '$defs', 'definitions'].includes(key) && isObjectSchema(value))
+        out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v)]));
       else out[key] = walk(value);
     }
     for (const key of ['anyOf', 'oneOf'] as const) {
@@ -82,7 +105,11 @@ export function formSchemaOf(schema: unknown): RJSFSchema {
           const properties = isObjectSchema(o.properties) ? o.properties : {};
           const constant = Object.entries(properties).find(([, p]) => isObjectSchema(p) && 'const' in p);
           const required = Array.isArray(o.required) ? o.required : [];
-          const title = constant ? `${constant[0]}: ${String((constant[1] as { const: unknown }).const)}` : required.length ? `With ${required.join(', ')}` : `Form ${i + 1}`;
+          const title = constant
+            ? `${constant[0]}: ${String((constant[1] as { const: unknown }).const)}`
+            : required.length
+              ? `With ${required.join(', ')}`
+              : `Form ${i + 1}`;
           return { ...o, title };
         });
       }
@@ -106,9 +133,11 @@ export function uiSchemaOf(type: string, schema: RJSFSchema): UiSchema {
   const properties = isObjectSchema(schema.properties) ? schema.properties : {};
   for (const [name, property] of Object.entries(properties)) {
     if (!isObjectSchema(property)) continue;
-    if (property.type === 'string' && typeof property.maxLength === 'number' && property.maxLength >= 3000 && !property.enum) ui[name] = { 'ui:widget': 'textarea' };
+    if (property.type === 'string' && typeof property.maxLength === 'number' && property.maxLength >= 3000 && !property.enum)
+      ui[name] = { 'ui:widget': 'textarea' };
   }
-  for (const [name, help] of Object.entries(BARE_EXPRESSIONS[type] ?? {})) ui[name] = { ...(ui[name] as object | undefined), 'ui:options': { expression: 'bare', rows: 2 }, 'ui:help': help };
+  for (const [name, help] of Object.entries(BARE_EXPRESSIONS[type] ?? {}))
+    ui[name] = { ...(ui[name] as object | undefined), 'ui:options': { expression: 'bare', rows: 2 }, 'ui:help': help };
   return ui;
 }
 
@@ -161,9 +190,21 @@ function TextInput(props: WidgetProps & { multiline?: boolean }) {
   return (
     <>
       {multiline || bare ? (
-        <textarea {...common} rows={typeof options.rows === 'number' ? options.rows : 4} spellCheck={false} className={`${input} font-mono text-xs`} onChange={(e) => change(e.target.value)} />
+        <textarea
+          {...common}
+          rows={typeof options.rows === 'number' ? options.rows : 4}
+          spellCheck={false}
+          className={`${input} font-mono text-xs`}
+          onChange={(e) => change(e.target.value)}
+        />
       ) : (
-        <input {...common} type="text" inputMode={numeric && !hasExpression(text) ? 'decimal' : undefined} className={`${input} ${hasExpression(text) ? 'font-mono text-xs' : ''}`} onChange={(e) => change(e.target.value)} />
+        <input
+          {...common}
+          type="text"
+          inputMode={numeric && !hasExpression(text) ? 'decimal' : undefined}
+          className={`${input} ${hasExpression(text) ? 'font-mono text-xs' : ''}`}
+          onChange={(e) => change(e.target.value)}
+        />
       )}
       <Preview value={value} param={paramOfId(id)} registry={registry} bare={bare} />
     </>
@@ -179,10 +220,33 @@ function TextareaWidget(props: WidgetProps) {
 }
 
 /** A fixed choice, or an expression in its place. */
-function ExpressionSwitch({ expression, onExpression, onFixed, disabled }: { expression: boolean; onExpression: () => void; onFixed: () => void; disabled?: boolean }) {
-  return expression
-    ? <button type="button" className={smallButton} disabled={disabled} onClick={onFixed}>Fixed value</button>
-    : <button type="button" className={`${smallButton} font-mono`} disabled={disabled} onClick={onExpression} title="Use an expression instead" aria-label="Use an expression instead">{'{{ }}'}</button>;
+function ExpressionSwitch({
+  expression,
+  onExpression,
+  onFixed,
+  disabled,
+}: {
+  expression: boolean;
+  onExpression: () => void;
+  onFixed: () => void;
+  disabled?: boolean;
+}) {
+  return expression ? (
+    <button type="button" className={smallButton} disabled={disabled} onClick={onFixed}>
+      Fixed value
+    </button>
+  ) : (
+    <button
+      type="button"
+      className={`${smallButton} font-mono`}
+      disabled={disabled}
+      onClick={onExpression}
+      title="Use an expression instead"
+      aria-label="Use an expression instead"
+    >
+      {'{{ }}'}
+    </button>
+  );
 }
 
 /** Whether a field shows an expression: it holds one, or the author chose to write one (and is still at it). */
@@ -198,8 +262,18 @@ function SelectWidget(props: WidgetProps) {
   if (expression && !selector) {
     return (
       <div className="flex items-start gap-2">
-        <div className="min-w-0 flex-1"><TextInput {...props} /></div>
-        <ExpressionSwitch expression disabled={disabled || readonly} onExpression={() => undefined} onFixed={() => { setExpression(false); onChange(undefined); }} />
+        <div className="min-w-0 flex-1">
+          <TextInput {...props} />
+        </div>
+        <ExpressionSwitch
+          expression
+          disabled={disabled || readonly}
+          onExpression={() => undefined}
+          onFixed={() => {
+            setExpression(false);
+            onChange(undefined);
+          }}
+        />
       </div>
     );
   }
@@ -216,9 +290,23 @@ function SelectWidget(props: WidgetProps) {
         onChange={(e) => onChange(e.target.value === '' ? options.emptyValue : enumOptions[Number(e.target.value)]?.value)}
       >
         {(!required && !selector) || index === -1 ? <option value="">—</option> : null}
-        {enumOptions.map((o, i) => <option key={String(o.value)} value={String(i)}>{o.label}</option>)}
+        {enumOptions.map((o, i) => (
+          <option key={String(o.value)} value={String(i)}>
+            {o.label}
+          </option>
+        ))}
       </select>
-      {selector ? null : <ExpressionSwitch expression={false} disabled={disabled || readonly} onExpression={() => { setExpression(true); onChange('{{  }}'); }} onFixed={() => undefined} />}
+      {selector ? null : (
+        <ExpressionSwitch
+          expression={false}
+          disabled={disabled || readonly}
+          onExpression={() => {
+            setExpression(true);
+            onChange('{{  }}');
+          }}
+          onFixed={() => undefined}
+        />
+      )}
     </div>
   );
 }
@@ -229,10 +317,22 @@ function CheckboxWidget(props: WidgetProps) {
   if (expression) {
     return (
       <div className="space-y-1">
-        <label htmlFor={id} className="block text-sm font-medium text-slate-700">{label}</label>
+        <label htmlFor={id} className="block text-sm font-medium text-slate-700">
+          {label}
+        </label>
         <div className="flex items-start gap-2">
-          <div className="min-w-0 flex-1"><TextInput {...props} /></div>
-          <ExpressionSwitch expression disabled={disabled || readonly} onExpression={() => undefined} onFixed={() => { setExpression(false); onChange(undefined); }} />
+          <div className="min-w-0 flex-1">
+            <TextInput {...props} />
+          </div>
+          <ExpressionSwitch
+            expression
+            disabled={disabled || readonly}
+            onExpression={() => undefined}
+            onFixed={() => {
+              setExpression(false);
+              onChange(undefined);
+            }}
+          />
         </div>
       </div>
     );
@@ -240,11 +340,26 @@ function CheckboxWidget(props: WidgetProps) {
   return (
     <div className="flex items-center gap-2">
       <label className="inline-flex items-center gap-2 text-sm text-slate-700">
-        <input id={id} type="checkbox" className="size-4 rounded border-slate-300 text-indigo-600" checked={value === true} disabled={disabled || readonly} onChange={(e) => onChange(e.target.checked)} />
+        <input
+          id={id}
+          type="checkbox"
+          className="size-4 rounded border-slate-300 text-indigo-600"
+          checked={value === true}
+          disabled={disabled || readonly}
+          onChange={(e) => onChange(e.target.checked)}
+        />
         {label}
       </label>
       {schema.description ? <span className="text-xs text-slate-500">{schema.description}</span> : null}
-      <ExpressionSwitch expression={false} disabled={disabled || readonly} onExpression={() => { setExpression(true); onChange('{{  }}'); }} onFixed={() => undefined} />
+      <ExpressionSwitch
+        expression={false}
+        disabled={disabled || readonly}
+        onExpression={() => {
+          setExpression(true);
+          onChange('{{  }}');
+        }}
+        onFixed={() => undefined}
+      />
     </div>
   );
 }
@@ -341,15 +456,25 @@ function JsonValueField(props: FieldProps) {
     onChange(value, fieldPathId.path);
   };
   const common = {
-    id, value: text, disabled: disabled || readonly, spellCheck: false,
+    id,
+    value: text,
+    disabled: disabled || readonly,
+    spellCheck: false,
     placeholder: bare ? '' : 'Text, {{ expression }}, or JSON (42, true, { … })',
     'aria-invalid': rawErrors?.length ? true : undefined,
   };
   return (
     <>
-      {multiline
-        ? <textarea {...common} rows={typeof options.rows === 'number' ? options.rows : 3} className={`${input} font-mono text-xs`} onChange={(e) => change(e.target.value)} />
-        : <input {...common} type="text" className={`${input} ${hasExpression(text) ? 'font-mono text-xs' : ''}`} onChange={(e) => change(e.target.value)} />}
+      {multiline ? (
+        <textarea
+          {...common}
+          rows={typeof options.rows === 'number' ? options.rows : 3}
+          className={`${input} font-mono text-xs`}
+          onChange={(e) => change(e.target.value)}
+        />
+      ) : (
+        <input {...common} type="text" className={`${input} ${hasExpression(text) ? 'font-mono text-xs' : ''}`} onChange={(e) => change(e.target.value)} />
+      )}
       <Preview value={parseJsonValue(text)} param={paramOfId(id)} registry={registry as WidgetProps['registry']} bare={bare} />
     </>
   );
@@ -365,9 +490,24 @@ function FieldTemplate(props: FieldTemplateProps) {
     <WrapIfAdditionalTemplate {...props}>
       <div className="space-y-1">
         {displayLabel && !checkbox && !container ? (
-          ADDITIONAL_PROPERTY_FLAG in schema
-            ? <><span aria-hidden="true" className="block text-xs font-medium text-slate-600">Value</span><label htmlFor={id} className="sr-only">{`Value of ${label}`}</label></>
-            : <label htmlFor={id} className="block text-sm font-medium text-slate-700">{label}{required ? <span className="text-red-600" aria-hidden="true"> *</span> : null}</label>
+          ADDITIONAL_PROPERTY_FLAG in schema ? (
+            <>
+              <span aria-hidden="true" className="block text-xs font-medium text-slate-600">
+                Value
+              </span>
+              <label htmlFor={id} className="sr-only">{`Value of ${label}`}</label>
+            </>
+          ) : (
+            <label htmlFor={id} className="block text-sm font-medium text-slate-700">
+              {label}
+              {required ? (
+                <span className="text-red-600" aria-hidden="true">
+                  {' '}
+                  *
+                </span>
+              ) : null}
+            </label>
+          )
         ) : null}
         {displayLabel && description && !container ? description : null}
         {children}
@@ -380,11 +520,25 @@ function FieldTemplate(props: FieldTemplateProps) {
 
 function DescriptionFieldTemplate({ id, description }: DescriptionFieldProps) {
   if (!description) return null;
-  return <p id={id} className="text-xs text-slate-500">{description}</p>;
+  return (
+    <p id={id} className="text-xs text-slate-500">
+      {description}
+    </p>
+  );
 }
 
 function TitleFieldTemplate({ id, title, required }: TitleFieldProps) {
-  return <legend id={id} className="text-sm font-medium text-slate-700">{title}{required ? <span className="text-red-600" aria-hidden="true"> *</span> : null}</legend>;
+  return (
+    <legend id={id} className="text-sm font-medium text-slate-700">
+      {title}
+      {required ? (
+        <span className="text-red-600" aria-hidden="true">
+          {' '}
+          *
+        </span>
+      ) : null}
+    </legend>
+  );
 }
 
 function FieldErrorTemplate({ errors, fieldPathId }: FieldErrorProps) {
@@ -392,7 +546,11 @@ function FieldErrorTemplate({ errors, fieldPathId }: FieldErrorProps) {
   if (!list.length) return null;
   return (
     <ul id={`${fieldPathId.$id}__error`} className="space-y-0.5">
-      {list.map((error, i) => <li key={i} className="text-xs text-red-600">{error}</li>)}
+      {list.map((error, i) => (
+        <li key={i} className="text-xs text-red-600">
+          {error}
+        </li>
+      ))}
     </ul>
   );
 }
@@ -405,18 +563,34 @@ function ObjectFieldTemplate(props: ObjectFieldTemplateProps) {
   const { title, description, properties, onAddProperty, registry, schema, uiSchema, formData, disabled, readonly, fieldPathId, required } = props;
   const root = fieldPathId.path.length === 0;
   const { AddButton } = registry.templates.ButtonTemplates;
-  const expandable = Boolean(schema.additionalProperties || schema.patternProperties) && getUiOptions(uiSchema).expandable !== false
-    && !(typeof schema.maxProperties === 'number' && formData && Object.keys(formData).length >= schema.maxProperties);
+  const expandable =
+    Boolean(schema.additionalProperties || schema.patternProperties) &&
+    getUiOptions(uiSchema).expandable !== false &&
+    !(typeof schema.maxProperties === 'number' && formData && Object.keys(formData).length >= schema.maxProperties);
   const body = (
     <div className="space-y-3">
-      {properties.filter((p) => !p.hidden).map((p) => <div key={p.name}>{p.content}</div>)}
+      {properties
+        .filter((p) => !p.hidden)
+        .map((p) => (
+          <div key={p.name}>{p.content}</div>
+        ))}
       {expandable ? <AddButton className="" onClick={onAddProperty} disabled={disabled || readonly} uiSchema={uiSchema} registry={registry} /> : null}
     </div>
   );
   if (root) return properties.length === 0 && !expandable ? <p className="text-sm text-slate-500">This node takes no params.</p> : body;
   return (
     <fieldset id={fieldPathId.$id} className="space-y-2 rounded-md p-3 ring-1 ring-slate-200">
-      {title ? <legend className="px-1 text-sm font-medium text-slate-700">{title}{required ? <span className="text-red-600" aria-hidden="true"> *</span> : null}</legend> : null}
+      {title ? (
+        <legend className="px-1 text-sm font-medium text-slate-700">
+          {title}
+          {required ? (
+            <span className="text-red-600" aria-hidden="true">
+              {' '}
+              *
+            </span>
+          ) : null}
+        </legend>
+      ) : null}
       {description ? <p className="text-xs text-slate-500">{description}</p> : null}
       {properties.length === 0 && expandable ? <p className="text-xs text-slate-500">None yet.</p> : null}
       {body}
@@ -431,11 +605,24 @@ function WrapIfAdditionalTemplate(props: WrapIfAdditionalTemplateProps) {
   return (
     <div className="grid grid-cols-[minmax(0,2fr)_minmax(0,3fr)_auto] items-start gap-2">
       <div className="space-y-1">
-        <label htmlFor={`${id}-key`} className="block text-xs font-medium text-slate-600">Name</label>
-        <input id={`${id}-key`} aria-label={`Name of ${label}`} key={label} type="text" className={input} defaultValue={label} disabled={disabled || readonly} onBlur={onKeyRenameBlur} />
+        <label htmlFor={`${id}-key`} className="block text-xs font-medium text-slate-600">
+          Name
+        </label>
+        <input
+          id={`${id}-key`}
+          aria-label={`Name of ${label}`}
+          key={label}
+          type="text"
+          className={input}
+          defaultValue={label}
+          disabled={disabled || readonly}
+          onBlur={onKeyRenameBlur}
+        />
       </div>
       <div>{children}</div>
-      <div className="pt-6"><RemoveButton onClick={onRemoveProperty} disabled={disabled || readonly} uiSchema={uiSchema} registry={registry} title={`Remove ${label}`} /></div>
+      <div className="pt-6">
+        <RemoveButton onClick={onRemoveProperty} disabled={disabled || readonly} uiSchema={uiSchema} registry={registry} title={`Remove ${label}`} />
+      </div>
     </div>
   );
 }
@@ -445,7 +632,15 @@ function ArrayFieldTemplate(props: ArrayFieldTemplateProps) {
   const { AddButton } = registry.templates.ButtonTemplates;
   return (
     <fieldset id={fieldPathId.$id} className="space-y-2 rounded-md p-3 ring-1 ring-slate-200">
-      <legend className="px-1 text-sm font-medium text-slate-700">{getUiOptions(uiSchema).title ?? title}{required ? <span className="text-red-600" aria-hidden="true"> *</span> : null}</legend>
+      <legend className="px-1 text-sm font-medium text-slate-700">
+        {getUiOptions(uiSchema).title ?? title}
+        {required ? (
+          <span className="text-red-600" aria-hidden="true">
+            {' '}
+            *
+          </span>
+        ) : null}
+      </legend>
       {schema.description ? <p className="text-xs text-slate-500">{schema.description}</p> : null}
       {items.length === 0 ? <p className="text-xs text-slate-500">None yet.</p> : <div className="space-y-2">{items}</div>}
       {canAdd ? <AddButton onClick={onAddClick} disabled={disabled || readonly} uiSchema={uiSchema} registry={registry} /> : null}
@@ -463,11 +658,33 @@ function ArrayFieldItemTemplate(props: ArrayFieldItemTemplateProps) {
         <div className="flex gap-1 pt-0.5">
           {b.hasMoveUp || b.hasMoveDown ? (
             <>
-              <button type="button" className={smallButton} disabled={off || !b.hasMoveUp} onClick={b.onMoveUpItem} aria-label={`Move entry ${index + 1} up`} title="Move up">↑</button>
-              <button type="button" className={smallButton} disabled={off || !b.hasMoveDown} onClick={b.onMoveDownItem} aria-label={`Move entry ${index + 1} down`} title="Move down">↓</button>
+              <button
+                type="button"
+                className={smallButton}
+                disabled={off || !b.hasMoveUp}
+                onClick={b.onMoveUpItem}
+                aria-label={`Move entry ${index + 1} up`}
+                title="Move up"
+              >
+                ↑
+              </button>
+              <button
+                type="button"
+                className={smallButton}
+                disabled={off || !b.hasMoveDown}
+                onClick={b.onMoveDownItem}
+                aria-label={`Move entry ${index + 1} down`}
+                title="Move down"
+              >
+                ↓
+              </button>
             </>
           ) : null}
-          {b.hasRemove ? <button type="button" className={smallButton} disabled={off} onClick={b.onRemoveItem} aria-label={`Remove entry ${index + 1}`} title="Remove">✕</button> : null}
+          {b.hasRemove ? (
+            <button type="button" className={smallButton} disabled={off} onClick={b.onRemoveItem} aria-label={`Remove entry ${index + 1}`} title="Remove">
+              ✕
+            </button>
+          ) : null}
         </div>
       ) : null}
     </div>
@@ -483,17 +700,53 @@ function MultiSchemaFieldTemplate({ selector, optionSchemaField }: MultiSchemaFi
   );
 }
 
-function IconButton({ children, className = '', iconType: _iconType, icon: _icon, uiSchema: _uiSchema, registry: _registry, ...rest }: IconButtonProps & { children?: ReactNode }) {
-  return <button type="button" className={`${smallButton} ${className}`} {...rest}>{children}</button>;
+function IconButton({
+  children,
+  className = '',
+  iconType: _iconType,
+  icon: _icon,
+  uiSchema: _uiSchema,
+  registry: _registry,
+  ...rest
+}: IconButtonProps & { children?: ReactNode }) {
+  return (
+    <button type="button" className={`${smallButton} ${className}`} {...rest}>
+      {children}
+    </button>
+  );
 }
 
 const ButtonTemplates: Partial<TemplatesType['ButtonTemplates']> = {
-  AddButton: (props: IconButtonProps) => <IconButton {...props} className="text-indigo-700">+ Add</IconButton>,
-  RemoveButton: (props: IconButtonProps) => <IconButton aria-label={props.title ?? 'Remove'} {...props} title={props.title ?? 'Remove'}>✕</IconButton>,
-  MoveUpButton: (props: IconButtonProps) => <IconButton aria-label="Move up" title="Move up" {...props}>↑</IconButton>,
-  MoveDownButton: (props: IconButtonProps) => <IconButton aria-label="Move down" title="Move down" {...props}>↓</IconButton>,
-  CopyButton: (props: IconButtonProps) => <IconButton aria-label="Copy" title="Copy" {...props}>⧉</IconButton>,
-  ClearButton: (props: IconButtonProps) => <IconButton aria-label="Clear" title="Clear" {...props}>✕</IconButton>,
+  AddButton: (props: IconButtonProps) => (
+    <IconButton {...props} className="text-indigo-700">
+      + Add
+    </IconButton>
+  ),
+  RemoveButton: (props: IconButtonProps) => (
+    <IconButton aria-label={props.title ?? 'Remove'} {...props} title={props.title ?? 'Remove'}>
+      ✕
+    </IconButton>
+  ),
+  MoveUpButton: (props: IconButtonProps) => (
+    <IconButton aria-label="Move up" title="Move up" {...props}>
+      ↑
+    </IconButton>
+  ),
+  MoveDownButton: (props: IconButtonProps) => (
+    <IconButton aria-label="Move down" title="Move down" {...props}>
+      ↓
+    </IconButton>
+  ),
+  CopyButton: (props: IconButtonProps) => (
+    <IconButton aria-label="Copy" title="Copy" {...props}>
+      ⧉
+    </IconButton>
+  ),
+  ClearButton: (props: IconButtonProps) => (
+    <IconButton aria-label="Clear" title="Clear" {...props}>
+      ✕
+    </IconButton>
+  ),
   SubmitButton: () => null,
 };
 
@@ -522,7 +775,15 @@ const stable = (value: unknown) => JSON.stringify(value ?? {});
  * The params form of one node. `onChange` gets the params as the author edits them (never an echo
  * of what was given: drawing the form changes nothing). `problem` is the API's word on one param.
  */
-export function ParamsForm({ type, schema, params, onChange, disabled, context, problem }: {
+export function ParamsForm({
+  type,
+  schema,
+  params,
+  onChange,
+  disabled,
+  context,
+  problem,
+}: {
   type: string;
   schema: Record<string, unknown>;
   params: Params;

@@ -33,7 +33,10 @@ function StepNode({ data }: NodeProps<Node<StepData>>) {
     >
       {data.trigger ? null : <Handle type="target" position={data.vertical ? Position.Top : Position.Left} isConnectable={false} className="!bg-slate-400" />}
       <p className="truncate text-sm font-medium text-slate-900">{data.name ?? data.id}</p>
-      <p className="truncate font-mono text-xs text-slate-500">{data.type}{data.name ? ` · ${data.id}` : ''}</p>
+      <p className="truncate font-mono text-xs text-slate-500">
+        {data.type}
+        {data.name ? ` · ${data.id}` : ''}
+      </p>
       {data.invalid ? <p className="mt-0.5 text-xs font-medium text-red-600">Has a problem</p> : null}
       <Handle type="source" position={data.vertical ? Position.Bottom : Position.Right} isConnectable={false} className="!bg-slate-400" />
     </div>
@@ -47,7 +50,15 @@ const NODE_TYPES = { step: StepNode };
  * node has one, else laid out in layers from the edges; branch outputs other than `main` label
  * their edge; nodes and edges an error names are marked red.
  */
-export function WorkflowGraph({ nodes, edges, invalidNodes, invalidEdges, label = 'Workflow graph', height = 'h-96', direction = 'LR' }: {
+export function WorkflowGraph({
+  nodes,
+  edges,
+  invalidNodes,
+  invalidEdges,
+  label = 'Workflow graph',
+  height = 'h-96',
+  direction = 'LR',
+}: {
   nodes: readonly unknown[];
   edges: readonly unknown[];
   invalidNodes?: ReadonlySet<string>;
@@ -66,31 +77,46 @@ export function WorkflowGraph({ nodes, edges, invalidNodes, invalidEdges, label 
     return layeredLayout(graph.nodes, graph.edges, { direction });
   }, [graph, nodes, direction]);
 
-  const flowNodes = useMemo<Node<StepData>[]>(() => graph.nodes.map((n) => ({
-    id: n.id,
-    type: 'step',
-    position: positions.get(n.id) ?? { x: 0, y: 0 },
-    data: { id: n.id, type: n.type, name: n.name, invalid: invalidNodes?.has(n.id) ?? false, trigger: n.type.startsWith('trigger.'), vertical: direction === 'TB' },
-    draggable: false,
-    connectable: false,
-    selectable: false,
-  })), [graph, positions, invalidNodes, direction]);
+  const flowNodes = useMemo<Node<StepData>[]>(
+    () =>
+      graph.nodes.map((n) => ({
+        id: n.id,
+        type: 'step',
+        position: positions.get(n.id) ?? { x: 0, y: 0 },
+        data: {
+          id: n.id,
+          type: n.type,
+          name: n.name,
+          invalid: invalidNodes?.has(n.id) ?? false,
+          trigger: n.type.startsWith('trigger.'),
+          vertical: direction === 'TB',
+        },
+        draggable: false,
+        connectable: false,
+        selectable: false,
+      })),
+    [graph, positions, invalidNodes, direction],
+  );
 
-  const flowEdges = useMemo<Edge[]>(() => graph.edges.map((e, i) => {
-    const invalid = invalidEdges?.has(edgeKey(e.from, e.to)) ?? false;
-    const colour = invalid ? '#dc2626' : e.output === 'false' || e.output === 'rejected' ? '#94a3b8' : '#64748b';
-    return {
-      id: `${e.from}-${e.to}-${e.output}-${i}`,
-      source: e.from,
-      target: e.to,
-      label: e.output === 'main' ? undefined : e.output,
-      labelStyle: { fontSize: 11, fill: invalid ? '#dc2626' : '#334155' },
-      labelBgStyle: { fill: '#f8fafc' },
-      style: { stroke: colour, strokeWidth: invalid ? 2.5 : 1.5, strokeDasharray: invalid ? '6 4' : undefined },
-      markerEnd: { type: MarkerType.ArrowClosed, color: colour },
-      focusable: false,
-    };
-  }), [graph, invalidEdges]);
+  const flowEdges = useMemo<Edge[]>(
+    () =>
+      graph.edges.map((e, i) => {
+        const invalid = invalidEdges?.has(edgeKey(e.from, e.to)) ?? false;
+        const colour = invalid ? '#dc2626' : e.output === 'false' || e.output === 'rejected' ? '#94a3b8' : '#64748b';
+        return {
+          id: `${e.from}-${e.to}-${e.output}-${i}`,
+          source: e.from,
+          target: e.to,
+          label: e.output === 'main' ? undefined : e.output,
+          labelStyle: { fontSize: 11, fill: invalid ? '#dc2626' : '#334155' },
+          labelBgStyle: { fill: '#f8fafc' },
+          style: { stroke: colour, strokeWidth: invalid ? 2.5 : 1.5, strokeDasharray: invalid ? '6 4' : undefined },
+          markerEnd: { type: MarkerType.ArrowClosed, color: colour },
+          focusable: false,
+        };
+      }),
+    [graph, invalidEdges],
+  );
 
   return (
     <div role="group" aria-label={label} className={`${height} w-full overflow-hidden rounded-lg bg-slate-50 ring-1 ring-slate-200`}>

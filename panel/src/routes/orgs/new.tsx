@@ -23,9 +23,18 @@ function NewOrg() {
   return (
     <AuthLayout title="Create an organization">
       <form onSubmit={submit} className="space-y-4">
-        <TextField label="Organization name" required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} hint="You become its owner; a Default project is created." />
+        <TextField
+          label="Organization name"
+          required
+          maxLength={200}
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          hint="You become its owner; a Default project is created."
+        />
         <FormError error={create.error} />
-        <Button type="submit" variant="primary" className="w-full" disabled={create.isPending}>Create organization</Button>
+        <Button type="submit" variant="primary" className="w-full" disabled={create.isPending}>
+          Create organization
+        </Button>
       </form>
     </AuthLayout>
   );

@@ -1,6 +1,12 @@
 import type {
-  LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Content, LanguageModelV4GenerateResult,
-  LanguageModelV4Prompt, LanguageModelV4StreamPart, LanguageModelV4StreamResult, LanguageModelV4Usage,
+  LanguageModelV4,
+  LanguageModelV4CallOptions,
+  LanguageModelV4Content,
+  LanguageModelV4GenerateResult,
+  LanguageModelV4Prompt,
+  LanguageModelV4StreamPart,
+  LanguageModelV4StreamResult,
+  LanguageModelV4Usage,
 } from '@ai-sdk/provider';
 import { planTurn } from './offline-plans.ts';
 import type { ToolResult, Turn } from './plans/kit.ts';
@@ -86,7 +92,12 @@ export class OfflineLanguageModel implements LanguageModelV4 {
     const opts = (options.providerOptions?.offline ?? {}) as OfflineOptions;
     const system = textOf(options.prompt, 'system');
     const agentType = opts.agentType ?? /Agent type: ([A-Z_]+)/.exec(system)?.[1] ?? 'GENERAL';
-    const task = opts.task ?? textOf(options.prompt, 'user').replace(/^Task:\s*/, '').split('\n')[0] ?? '';
+    const task =
+      opts.task ??
+      textOf(options.prompt, 'user')
+        .replace(/^Task:\s*/, '')
+        .split('\n')[0] ??
+      '';
     const tools = new Set((options.tools ?? []).map((t) => t.name));
     const turn = planTurn({ agentType, task, input: opts.input ?? {}, handoffs: opts.handoffs ?? 0, tools, results: toolResults(options.prompt) });
     const content: LanguageModelV4Content[] = [];
@@ -117,11 +128,16 @@ export class OfflineLanguageModel implements LanguageModelV4 {
     const parts: LanguageModelV4StreamPart[] = [{ type: 'stream-start', warnings: [] }];
     content.forEach((part, i) => {
       const id = String(i);
-      if (part.type === 'reasoning') parts.push({ type: 'reasoning-start', id }, { type: 'reasoning-delta', id, delta: part.text }, { type: 'reasoning-end', id });
+      if (part.type === 'reasoning')
+        parts.push({ type: 'reasoning-start', id }, { type: 'reasoning-delta', id, delta: part.text }, { type: 'reasoning-end', id });
       else if (part.type === 'text') parts.push({ type: 'text-start', id }, { type: 'text-delta', id, delta: part.text }, { type: 'text-end', id });
       else parts.push(part);
     });
-    parts.push({ type: 'finish', usage: usage(inputTokens, outputTokens), finishReason: { unified: turn.toolCalls?.length ? 'tool-calls' : 'stop', raw: undefined } });
+    parts.push({
+      type: 'finish',
+      usage: usage(inputTokens, outputTokens),
+      finishReason: { unified: turn.toolCalls?.length ? 'tool-calls' : 'stop', raw: undefined },
+    });
     const stream = new ReadableStream<LanguageModelV4StreamPart>({
       start(controller) {
         for (const p of parts) controller.enqueue(p);

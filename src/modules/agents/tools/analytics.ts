@@ -13,9 +13,10 @@ const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
  */
 export const analyticsSummary: ToolDef = {
   name: 'analytics_summary',
-  description: 'Website analytics synced from Google (GA4: sessions, users, conversions; Search Console: clicks, impressions, ctr, average position) for the last `days` complete days '
-    + '(default 28) and the same number of days before them: totals per metric for both periods, the change in percent, and the daily values of the recent period. '
-    + '`hasData` false means no Google property or site has been synced yet.',
+  description:
+    'Website analytics synced from Google (GA4: sessions, users, conversions; Search Console: clicks, impressions, ctr, average position) for the last `days` complete days ' +
+    '(default 28) and the same number of days before them: totals per metric for both periods, the change in percent, and the daily values of the recent period. ' +
+    '`hasData` false means no Google property or site has been synced yet.',
   input: Type.Object({ days: Type.Optional(Type.Integer({ minimum: 1, maximum: 183 })) }, { additionalProperties: false }),
   available: (ports) => Boolean(ports.stats),
   async execute(ctx, input) {

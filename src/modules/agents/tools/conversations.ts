@@ -54,12 +54,13 @@ export const botReply: ToolDef = {
 
 export const botHandoff: ToolDef = {
   name: 'handoff',
-  description: 'Hand this conversation over to people (the team is notified), with a short reason such as "contact asked for a person" or "no answer in the FAQ". Do not reply after it.',
+  description:
+    'Hand this conversation over to people (the team is notified), with a short reason such as "contact asked for a person" or "no answer in the FAQ". Do not reply after it.',
   input: Type.Object({ reason: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
   available,
   async execute(ctx, input) {
     return onTheConversation(ctx, async (port, id) => {
-      const c = await port.handoff(ctx.leadScope, id, { reason: String(input.reason) }) as { handledBy?: string; handoffReason?: string };
+      const c = (await port.handoff(ctx.leadScope, id, { reason: String(input.reason) })) as { handledBy?: string; handoffReason?: string };
       return { handedOff: true, handledBy: c.handledBy, reason: c.handoffReason };
     });
   },
@@ -72,20 +73,21 @@ export const botClose: ToolDef = {
   available,
   async execute(ctx) {
     return onTheConversation(ctx, async (port, id) => {
-      const c = await port.close(ctx.leadScope, id) as { status?: string; resolvedBy?: string };
+      const c = (await port.close(ctx.leadScope, id)) as { status?: string; resolvedBy?: string };
       return { closed: c.status === 'CLOSED', resolvedBy: c.resolvedBy };
     });
   },
 };
 
 async function leadIdOf(ctx: ToolContext, port: ConversationsPort, id: string): Promise<string | null> {
-  const c = await port.get(ctx.leadScope, id) as { leadId?: string };
+  const c = (await port.get(ctx.leadScope, id)) as { leadId?: string };
   return c.leadId ?? null;
 }
 
 export const lookupLead: ToolDef = {
   name: 'lookupLead',
-  description: 'The lead this conversation\'s contact is (name, e-mail, phone, company, status, tags, custom fields), or null when the contact is not a lead yet.',
+  description:
+    "The lead this conversation's contact is (name, e-mail, phone, company, status, tags, custom fields), or null when the contact is not a lead yet.",
   input: Type.Object({}, { additionalProperties: false }),
   available,
   async execute(ctx) {
@@ -98,17 +100,21 @@ export const lookupLead: ToolDef = {
 
 export const updateConversationLead: ToolDef = {
   name: 'updateLead',
-  description: 'Record what the contact told about themselves on this conversation\'s lead: name, email, phone, company, website, tags (replaces the list), custom fields (merged), status.',
-  input: Type.Object({
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    email: Type.Optional(Type.String({ minLength: 3, maxLength: 320 })),
-    phone: Type.Optional(Type.String({ minLength: 3, maxLength: 40 })),
-    company: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    website: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
-    tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 100 })),
-    custom: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), { maxProperties: 50 })),
-    status: Type.Optional(Type.Union(LEAD_STATUSES.map((s) => Type.Literal(s)))),
-  }, { additionalProperties: false }),
+  description:
+    "Record what the contact told about themselves on this conversation's lead: name, email, phone, company, website, tags (replaces the list), custom fields (merged), status.",
+  input: Type.Object(
+    {
+      name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+      email: Type.Optional(Type.String({ minLength: 3, maxLength: 320 })),
+      phone: Type.Optional(Type.String({ minLength: 3, maxLength: 40 })),
+      company: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+      website: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+      tags: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 100 })),
+      custom: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), { maxProperties: 50 })),
+      status: Type.Optional(Type.Union(LEAD_STATUSES.map((s) => Type.Literal(s)))),
+    },
+    { additionalProperties: false },
+  ),
   available,
   async execute(ctx, input) {
     return onTheConversation(ctx, async (port, id) => {
@@ -122,12 +128,16 @@ export const updateConversationLead: ToolDef = {
 
 export const conversationStats: ToolDef = {
   name: 'conversation_stats',
-  description: 'Conversation figures of the last `days` days (default 30), optionally for one inbox: opened, closed, closedByBot, handoffs and handoffReasons, '
-    + 'medianFirstReplySec, medianHandoffSec; and up to 50 recent conversations handed to people (id, leadId, reason, channel).',
-  input: Type.Object({
-    days: Type.Optional(Type.Integer({ minimum: 1, maximum: 366 })),
-    inboxId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-  }, { additionalProperties: false }),
+  description:
+    'Conversation figures of the last `days` days (default 30), optionally for one inbox: opened, closed, closedByBot, handoffs and handoffReasons, ' +
+    'medianFirstReplySec, medianHandoffSec; and up to 50 recent conversations handed to people (id, leadId, reason, channel).',
+  input: Type.Object(
+    {
+      days: Type.Optional(Type.Integer({ minimum: 1, maximum: 366 })),
+      inboxId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    },
+    { additionalProperties: false },
+  ),
   available,
   async execute(ctx, input) {
     const port = ctx.conversations;

@@ -14,13 +14,30 @@ import { HANDOFF_TOOL, type ToolDef } from './types.ts';
 export const handoffTool: Omit<ToolDef, 'execute'> = {
   name: HANDOFF_TOOL,
   description: 'Hand the run over to another agent type, which continues in this same run with its own tools. Give it the task and what you found.',
-  input: Type.Object({
-    to: Type.String({ minLength: 1, maxLength: 64 }),
-    task: Type.String({ minLength: 1, maxLength: 4000 }),
-    context: Type.Optional(Type.String({ maxLength: 8000 })),
-  }, { additionalProperties: false }),
+  input: Type.Object(
+    {
+      to: Type.String({ minLength: 1, maxLength: 64 }),
+      task: Type.String({ minLength: 1, maxLength: 4000 }),
+      context: Type.Optional(Type.String({ maxLength: 8000 })),
+    },
+    { additionalProperties: false },
+  ),
 };
 
 export const TOOLS: Record<string, ToolDef> = Object.fromEntries(
-  [searchLeads, getLead, updateLead, qualifyLead, leadStats, usageSummary, createReport, fetchWebPage, createContentDraft, requestApproval, ...CONVERSATION_TOOLS, campaignStats, analyticsSummary].map((t) => [t.name, t]),
+  [
+    searchLeads,
+    getLead,
+    updateLead,
+    qualifyLead,
+    leadStats,
+    usageSummary,
+    createReport,
+    fetchWebPage,
+    createContentDraft,
+    requestApproval,
+    ...CONVERSATION_TOOLS,
+    campaignStats,
+    analyticsSummary,
+  ].map((t) => [t.name, t]),
 );

@@ -7,7 +7,7 @@ export const usageSummary: ToolDef = {
   input: Type.Object({ days: Type.Optional(Type.Integer({ minimum: 1, maximum: 366 })) }, { additionalProperties: false }),
   async execute(ctx, input) {
     const to = ctx.clock.now();
-    const from = new Date(to.getTime() - (Number(input.days ?? 30)) * 86_400_000);
+    const from = new Date(to.getTime() - Number(input.days ?? 30) * 86_400_000);
     const [byModel, byType, budget] = await Promise.all([
       ctx.usage.summary(ctx.orgId, { from, to, groupBy: 'model' }),
       ctx.usage.summary(ctx.orgId, { from, to, groupBy: 'agentType' }),

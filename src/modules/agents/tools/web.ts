@@ -25,13 +25,18 @@ export function htmlToText(html: string): { title: string | null; text: string }
     .replace(/<(script|style|noscript|svg|template|head)\b[\s\S]*?<\/\1\s*>/gi, ' ')
     .replace(/<\/(p|div|h[1-6]|li|tr|section|article|header|footer|br)\s*>|<br\s*\/?>/gi, '\n')
     .replace(/<[^>]+>/g, ' ');
-  const clean = decode(text).replace(/[ \t\f\v\r]+/g, ' ').replace(/\s*\n\s*/g, '\n').replace(/\n{2,}/g, '\n').trim();
+  const clean = decode(text)
+    .replace(/[ \t\f\v\r]+/g, ' ')
+    .replace(/\s*\n\s*/g, '\n')
+    .replace(/\n{2,}/g, '\n')
+    .trim();
   return { title: title ? decode(title).replace(/\s+/g, ' ').trim() : null, text: clean };
 }
 
 export const fetchWebPage: ToolDef = {
   name: 'fetch_web_page',
-  description: 'Fetch a public web page (http/https) and return its title and visible text (HTML stripped, at most 20,000 characters). Private and internal addresses are refused.',
+  description:
+    'Fetch a public web page (http/https) and return its title and visible text (HTML stripped, at most 20,000 characters). Private and internal addresses are refused.',
   input: Type.Object({ url: Type.String({ minLength: 8, maxLength: 2048 }) }, { additionalProperties: false }),
   async execute(ctx, input) {
     const url = String(input.url);
@@ -48,7 +53,8 @@ export const fetchWebPage: ToolDef = {
       const type = String(res.headers['content-type'] ?? '').toLowerCase();
       if (res.status >= 400) return { url, status: res.status, error: `The page answered HTTP ${res.status}` };
       if (res.status >= 300) return { url, status: res.status, error: 'Redirects are not followed', location: res.headers.location ?? null };
-      if (type && !/^text\/|application\/(xhtml\+xml|json|xml)/.test(type)) return { url, status: res.status, error: `Not a text page (${type.split(';')[0]})` };
+      if (type && !/^text\/|application\/(xhtml\+xml|json|xml)/.test(type))
+        return { url, status: res.status, error: `Not a text page (${type.split(';')[0]})` };
       const page = /html|xml/.test(type) || /^\s*</.test(res.body) ? htmlToText(res.body) : { title: null, text: res.body.trim() };
       const cut = page.text.length > MAX_TEXT;
       return { url, status: res.status, title: page.title, text: cut ? page.text.slice(0, MAX_TEXT) : page.text, truncated: cut || res.truncated };

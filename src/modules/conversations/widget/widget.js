@@ -24,8 +24,21 @@
   const color = /^#[0-9a-fA-F]{3,8}$/.test(script.dataset.color || '') ? script.dataset.color : '#0b5fff';
 
   const store = {
-    get() { try { return localStorage.getItem(storageKey); } catch { return null; } },
-    set(value) { try { if (value) localStorage.setItem(storageKey, value); else localStorage.removeItem(storageKey); } catch { /* storage refused: the session lasts this page */ } },
+    get() {
+      try {
+        return localStorage.getItem(storageKey);
+      } catch {
+        return null;
+      }
+    },
+    set(value) {
+      try {
+        if (value) localStorage.setItem(storageKey, value);
+        else localStorage.removeItem(storageKey);
+      } catch {
+        /* storage refused: the session lasts this page */
+      }
+    },
   };
 
   // ------------------------------------------------------------------ the elements
@@ -67,7 +80,8 @@
   };
   const launcher = el('button', { type: 'button', class: 'launcher', 'aria-label': 'Open chat', 'aria-expanded': 'false', 'aria-controls': 'chat-panel' });
   const ICON_CHAT = '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H8l-4 4V6a2 2 0 0 1 2-2z"/></svg>';
-  const ICON_CLOSE = '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M6.4 5 12 10.6 17.6 5 19 6.4 13.4 12l5.6 5.6-1.4 1.4-5.6-5.6L6.4 19 5 17.6 10.6 12 5 6.4z"/></svg>';
+  const ICON_CLOSE =
+    '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M6.4 5 12 10.6 17.6 5 19 6.4 13.4 12l5.6 5.6-1.4 1.4-5.6-5.6L6.4 19 5 17.6 10.6 12 5 6.4z"/></svg>';
   launcher.innerHTML = ICON_CHAT;
   const panel = el('section', { id: 'chat-panel', class: 'panel', role: 'dialog', 'aria-label': title });
   panel.hidden = true;
@@ -77,7 +91,14 @@
   log.append(empty);
   const error = el('div', { class: 'error', role: 'alert' });
   const form = el('form');
-  const input = el('input', { type: 'text', name: 'message', 'aria-label': 'Message', placeholder: 'Write a message…', maxlength: '4096', autocomplete: 'off' });
+  const input = el('input', {
+    type: 'text',
+    name: 'message',
+    'aria-label': 'Message',
+    placeholder: 'Write a message…',
+    maxlength: '4096',
+    autocomplete: 'off',
+  });
   const send = el('button', { type: 'submit' }, 'Send');
   form.append(input, send);
   panel.append(header, log, error, form);
@@ -97,7 +118,11 @@
       empty.remove();
       // In id order (ids grow with time): a late replayed message goes where it belongs.
       let after = null;
-      for (const other of log.children) if (other.dataset.id && other.dataset.id > message.id) { after = other; break; }
+      for (const other of log.children)
+        if (other.dataset.id && other.dataset.id > message.id) {
+          after = other;
+          break;
+        }
       const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
       log.insertBefore(node, after);
       if (atBottom || message.direction === 'in') log.scrollTop = log.scrollHeight;
@@ -122,20 +147,24 @@
 
   /** Opens (or resumes) the visitor's session, then its stream. */
   function session() {
-    opening = opening || (async () => {
-      const res = await call('/sessions');
-      if (!res.ok) throw new Error(`session: ${res.status}`);
-      const body = await res.json();
-      if (body.sessionToken !== token) {
-        token = body.sessionToken;
-        store.set(token);
-        shown.clear();
-        lastId = null;
-        log.replaceChildren(empty);
-      }
-      connect();
-      return token;
-    })().finally(() => { opening = null; });
+    opening =
+      opening ||
+      (async () => {
+        const res = await call('/sessions');
+        if (!res.ok) throw new Error(`session: ${res.status}`);
+        const body = await res.json();
+        if (body.sessionToken !== token) {
+          token = body.sessionToken;
+          store.set(token);
+          shown.clear();
+          lastId = null;
+          log.replaceChildren(empty);
+        }
+        connect();
+        return token;
+      })().finally(() => {
+        opening = null;
+      });
     return opening;
   }
 
@@ -145,10 +174,19 @@
     const since = lastId === null ? '' : `&since=${encodeURIComponent(lastId)}`;
     const events = new EventSource(`${api}/events?session=${encodeURIComponent(token)}${since}`);
     source_ = events;
-    events.addEventListener('open', () => { retryMs = 1000; setTimeout(() => { if (source_ === events) live = true; }, 500); });
+    events.addEventListener('open', () => {
+      retryMs = 1000;
+      setTimeout(() => {
+        if (source_ === events) live = true;
+      }, 500);
+    });
     events.addEventListener('message', (e) => {
       if (e.lastEventId) lastId = e.lastEventId;
-      try { show(JSON.parse(e.data)); } catch { /* not a message */ }
+      try {
+        show(JSON.parse(e.data));
+      } catch {
+        /* not a message */
+      }
     });
     events.addEventListener('reset', () => connect());
     events.addEventListener('error', () => {
@@ -157,13 +195,17 @@
         // A dropped connection: the browser's own reconnect would not say `since`, so reconnect here.
         events.close();
         source_ = null;
-        setTimeout(() => { if (!source_) connect(); }, retryMs);
+        setTimeout(() => {
+          if (!source_) connect();
+        }, retryMs);
         retryMs = Math.min(retryMs * 2, 60000);
         return;
       }
       // A refused stream (an expired session) is closed: open a session again.
       source_ = null;
-      setTimeout(() => { session().catch(() => {}); }, retryMs);
+      setTimeout(() => {
+        session().catch(() => {});
+      }, retryMs);
       retryMs = Math.min(retryMs * 2, 60000);
     });
   }
@@ -179,7 +221,7 @@
     }
     if (!res.ok) {
       const body = await res.json().catch(() => ({}));
-      throw new Error(res.status === 429 ? 'You are sending messages too fast; wait a moment.' : (body.message || 'The message was not sent.'));
+      throw new Error(res.status === 429 ? 'You are sending messages too fast; wait a moment.' : body.message || 'The message was not sent.');
     }
     show((await res.json()).message);
   }
@@ -194,10 +236,18 @@
     launcher.classList.remove('unread');
     input.focus();
     log.scrollTop = log.scrollHeight;
-    if (!source_) session().catch(() => { error.textContent = 'The chat is not available right now.'; });
+    if (!source_)
+      session().catch(() => {
+        error.textContent = 'The chat is not available right now.';
+      });
   }
   launcher.addEventListener('click', () => toggle(panel.hidden));
-  panel.addEventListener('keydown', (e) => { if (e.key === 'Escape') { toggle(false); launcher.focus(); } });
+  panel.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape') {
+      toggle(false);
+      launcher.focus();
+    }
+  });
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     const text = input.value.trim();

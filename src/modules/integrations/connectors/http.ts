@@ -26,15 +26,24 @@ export function failureOf(platform: string, res: OutboundResponse): Failure {
     return { ok: false, code: 'INTEGRATION_AUTH', message: `${platform} refused the credentials (HTTP ${res.status})${suffix}`, retryable: false, auth: true };
   }
   if (res.status === 429) {
-    return { ok: false, code: 'RATE_LIMIT', message: `${platform} rate limit (HTTP 429)${suffix}`, retryable: true, retryAfterS: retryAfterSeconds(res.headers['retry-after']) };
+    return {
+      ok: false,
+      code: 'RATE_LIMIT',
+      message: `${platform} rate limit (HTTP 429)${suffix}`,
+      retryable: true,
+      retryAfterS: retryAfterSeconds(res.headers['retry-after']),
+    };
   }
   if (res.status >= 500) return { ok: false, code: 'UPSTREAM', message: `${platform} failed (HTTP ${res.status})${suffix}`, retryable: true };
   return { ok: false, code: 'UPSTREAM_REJECTED', message: `${platform} rejected the post (HTTP ${res.status})${suffix}`, retryable: false };
 }
 
 /** One outbound call through the SSRF-safe client; transport failures become publishing failures. */
-export async function send(ctx: ConnectorContext, platform: string, req: { method: string; url: string; headers: Record<string, string>; body?: string | Buffer }):
-  Promise<{ ok: true; res: OutboundResponse } | Failure> {
+export async function send(
+  ctx: ConnectorContext,
+  platform: string,
+  req: { method: string; url: string; headers: Record<string, string>; body?: string | Buffer },
+): Promise<{ ok: true; res: OutboundResponse } | Failure> {
   try {
     const res = await outboundRequest({ ...req, allowPrivate: ctx.allowPrivate, timeoutMs: ctx.timeoutMs, readBytes: 64 * 1024, signal: ctx.signal });
     return { ok: true, res };
@@ -63,13 +72,20 @@ export function json(res: OutboundResponse): unknown {
 }
 
 /** A multipart/form-data body built by hand: outboundRequest sends bytes. */
-export function formData(fields: Record<string, string>, file: { name: string; filename: string; contentType: string; bytes: Buffer }): { body: Buffer; contentType: string } {
+export function formData(
+  fields: Record<string, string>,
+  file: { name: string; filename: string; contentType: string; bytes: Buffer },
+): { body: Buffer; contentType: string } {
   const boundary = '----svc' + Math.random().toString(16).slice(2) + Date.now().toString(16);
   const parts: Buffer[] = [];
   for (const [name, value] of Object.entries(fields)) {
     parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
   }
-  parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${file.name}"; filename="${file.filename}"\r\nContent-Type: ${file.contentType}\r\n\r\n`));
+  parts.push(
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="${file.name}"; filename="${file.filename}"\r\nContent-Type: ${file.contentType}\r\n\r\n`,
+    ),
+  );
   parts.push(file.bytes, Buffer.from(`\r\n--${boundary}--\r\n`));
   return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
 }

@@ -39,7 +39,11 @@ function headers(token: string): Record<string, string> {
 }
 
 /** Images API: initializeUpload gives an upload URL and the image URN; the bytes are PUT there. */
-async function uploadImage(ctx: ConnectorContext, creds: Record<string, string>, bytes: Buffer): Promise<{ ok: true; urn: string } | Extract<PublishOutcome, { ok: false }>> {
+async function uploadImage(
+  ctx: ConnectorContext,
+  creds: Record<string, string>,
+  bytes: Buffer,
+): Promise<{ ok: true; urn: string } | Extract<PublishOutcome, { ok: false }>> {
   const init = await send(ctx, 'LinkedIn', {
     method: 'POST',
     url: `${ctx.baseUrl}/rest/images?action=initializeUpload`,
@@ -52,7 +56,12 @@ async function uploadImage(ctx: ConnectorContext, creds: Record<string, string>,
   if (typeof value?.uploadUrl !== 'string' || typeof value.image !== 'string') {
     return { ok: false, code: 'UPSTREAM_INVALID', message: 'LinkedIn gave no upload URL for the image', retryable: false };
   }
-  const put = await send(ctx, 'LinkedIn', { method: 'PUT', url: value.uploadUrl, headers: { authorization: `Bearer ${creds.accessToken}`, 'content-type': 'application/octet-stream' }, body: bytes });
+  const put = await send(ctx, 'LinkedIn', {
+    method: 'PUT',
+    url: value.uploadUrl,
+    headers: { authorization: `Bearer ${creds.accessToken}`, 'content-type': 'application/octet-stream' },
+    body: bytes,
+  });
   if (!put.ok) return put;
   if (put.res.status < 200 || put.res.status >= 300) return failureOf('LinkedIn', put.res);
   return { ok: true, urn: value.image };
@@ -63,8 +72,10 @@ export const linkedin: Connector = {
   platform: 'LINKEDIN',
 
   checkCredentials(c) {
-    if (typeof c.accessToken !== 'string' || c.accessToken.length < 1) return 'credentials.accessToken (an OAuth 2.0 access token with w_member_social or w_organization_social) is required';
-    if (typeof c.author !== 'string' || !AUTHOR.test(c.author)) return 'credentials.author must be a member or organization URN, e.g. urn:li:person:abc123 or urn:li:organization:123';
+    if (typeof c.accessToken !== 'string' || c.accessToken.length < 1)
+      return 'credentials.accessToken (an OAuth 2.0 access token with w_member_social or w_organization_social) is required';
+    if (typeof c.author !== 'string' || !AUTHOR.test(c.author))
+      return 'credentials.author must be a member or organization URN, e.g. urn:li:person:abc123 or urn:li:organization:123';
     return null;
   },
 
@@ -72,7 +83,11 @@ export const linkedin: Connector = {
     return {
       method: 'POST',
       url: `${ctx.baseUrl}/rest/posts`,
-      body: postBody(creds.author!, request, request.media.map((m) => `<image for ${m.id}>`)),
+      body: postBody(
+        creds.author!,
+        request,
+        request.media.map((m) => `<image for ${m.id}>`),
+      ),
       mediaUploads: request.media.length,
     };
   },
@@ -95,7 +110,13 @@ export const linkedin: Connector = {
     if (res.status < 200 || res.status >= 300) return failureOf('LinkedIn', res);
     // The new post's URN comes back in a header; without it the post is not known to exist.
     const urn = header(res, 'x-restli-id') ?? header(res, 'x-linkedin-id');
-    if (!urn) return { ok: false, code: 'NO_EXTERNAL_ID', message: `LinkedIn answered HTTP ${res.status} without the post id (x-restli-id); check the account before retrying`, retryable: false };
+    if (!urn)
+      return {
+        ok: false,
+        code: 'NO_EXTERNAL_ID',
+        message: `LinkedIn answered HTTP ${res.status} without the post id (x-restli-id); check the account before retrying`,
+        retryable: false,
+      };
     return { ok: true, externalId: urn, url: `https://www.linkedin.com/feed/update/${urn}` };
   },
 };

@@ -8,8 +8,7 @@ export interface PublishRequest {
 }
 
 export type PublishOutcome =
-  | { ok: true; externalId: string; url: string }
-  | { ok: false; code: string; message: string; retryable: boolean; auth?: boolean; retryAfterS?: number };
+  { ok: true; externalId: string; url: string } | { ok: false; code: string; message: string; retryable: boolean; auth?: boolean; retryAfterS?: number };
 
 export interface ConnectorContext {
   baseUrl: string;

@@ -8,9 +8,30 @@ type Ast = { type?: string; value?: unknown; [key: string]: unknown };
 
 /** Built-in functions whose cost grows linearly with their arguments (none takes a function, none builds more than it reads). */
 const LINEAR_FUNCTIONS = new Set([
-  'string', 'uppercase', 'lowercase', 'trim', 'length', 'substring', 'substringBefore', 'substringAfter',
-  'number', 'boolean', 'not', 'exists', 'count', 'sum', 'max', 'min', 'average', 'round', 'floor', 'ceil', 'abs',
-  'now', 'millis', 'node',
+  'string',
+  'uppercase',
+  'lowercase',
+  'trim',
+  'length',
+  'substring',
+  'substringBefore',
+  'substringAfter',
+  'number',
+  'boolean',
+  'not',
+  'exists',
+  'count',
+  'sum',
+  'max',
+  'min',
+  'average',
+  'round',
+  'floor',
+  'ceil',
+  'abs',
+  'now',
+  'millis',
+  'node',
 ]);
 
 /** Path-step annotations that make a step more than "this field of each value" (grouping, positional and focus variables, `%`). */
@@ -33,7 +54,11 @@ export function isLinear(node: Ast | undefined): boolean {
   if (STEP_EXTRAS.some((k) => k in node)) return false;
   if (!((node.stages as Ast[] | undefined) ?? []).every((s) => s.type === 'filter' && isIndex(s.expr as Ast))) return false;
   switch (node.type) {
-    case 'string': case 'number': case 'value': case 'variable': case 'name':
+    case 'string':
+    case 'number':
+    case 'value':
+    case 'variable':
+    case 'name':
       return true;
     case 'path':
       return (node.steps as Ast[]).every(isLinear);

@@ -181,7 +181,9 @@ export class RunDriver {
     // Taking over a RUNNING run from another holder (not our own lapsed lease) is a recovery; so is
     // a QUEUED one, whose holder may have died executing its first, pure nodes (not committed yet).
     const recovery = sql`case when ${workflowRuns.status} in ('RUNNING','QUEUED') and ${workflowRuns.lockedBy} is not null and ${workflowRuns.lockedBy} <> ${this.instanceId} then 1 else 0 end`;
-    const claimed = await this.db.update(workflowRuns).set({ lockedBy: this.instanceId, lockedUntil: until, wakeAt: until, recoveries: sql`${workflowRuns.recoveries} + ${recovery}` })
+    const claimed = await this.db
+      .update(workflowRuns)
+      .set({ lockedBy: this.instanceId, lockedUntil: until, wakeAt: until, recoveries: sql`${workflowRuns.recoveries} + ${recovery}` })
       .where(sql`${workflowRuns.id} in (${fairClaim(now, free, this.orgCursor)})`)
       .returning();
     const startedOrgs = new Set(claimed.filter((run) => run.status === 'QUEUED').map((run) => run.orgId));
@@ -211,8 +213,11 @@ export class RunDriver {
   private async renew(runId: string, controller: AbortController): Promise<void> {
     try {
       const until = new Date(this.now().getTime() + this.options.leaseMs);
-      const rows = await this.db.update(workflowRuns).set({ lockedUntil: until, wakeAt: until })
-        .where(and(eq(workflowRuns.id, runId), this.guard())).returning({ id: workflowRuns.id });
+      const rows = await this.db
+        .update(workflowRuns)
+        .set({ lockedUntil: until, wakeAt: until })
+        .where(and(eq(workflowRuns.id, runId), this.guard()))
+        .returning({ id: workflowRuns.id });
       // Canceled (or taken over after a stall): stop the node in flight.
       if (rows.length === 0) controller.abort(new Stop('run no longer held'));
     } catch {
@@ -226,8 +231,11 @@ export class RunDriver {
     this.unsubscribe();
     for (const { controller } of this.active.values()) controller.abort(new Stop('shutdown'));
     await Promise.all([...this.active.values()].map((a) => a.done));
-    await this.db.update(workflowRuns).set({ lockedBy: null, lockedUntil: null, wakeAt: this.now() })
-      .where(and(eq(workflowRuns.lockedBy, this.instanceId), inArray(workflowRuns.status, [...ACTIVE_STATUSES]))).catch(() => {});
+    await this.db
+      .update(workflowRuns)
+      .set({ lockedBy: null, lockedUntil: null, wakeAt: this.now() })
+      .where(and(eq(workflowRuns.lockedBy, this.instanceId), inArray(workflowRuns.status, [...ACTIVE_STATUSES])))
+      .catch(() => {});
   }
 
   /**
@@ -240,11 +248,13 @@ export class RunDriver {
     const change: RunChange = { ...pending, set: { lockedUntil: until, wakeAt: until, ...pending.set } };
     const { writer } = this.deps.workflowRuns;
     const options = { heldBy: this.instanceId, cursor: state };
-    const written = !extra ? (await writer.apply(state.run, change, options)) !== null : await transaction(this.db, async (tx) => {
-      if (!(await writer.apply(state.run, change, { ...options, tx }))) return false;
-      await extra(tx);
-      return true;
-    });
+    const written = !extra
+      ? (await writer.apply(state.run, change, options)) !== null
+      : await transaction(this.db, async (tx) => {
+          if (!(await writer.apply(state.run, change, { ...options, tx }))) return false;
+          await extra(tx);
+          return true;
+        });
     if (written && pending.set.status) state.run = { ...state.run, status: pending.set.status };
     return written;
   }
@@ -270,7 +280,12 @@ export class RunDriver {
       pending.events.push({ type: 'run.started', workflowId: claimed.workflowId });
       pending.platform.push({
         type: 'workflow.run.started',
-        payload: { runId: claimed.id, workflowId: claimed.workflowId, workflowName: claimed.workflowName, triggerType: (claimed.trigger as { type?: string }).type ?? 'manual' },
+        payload: {
+          runId: claimed.id,
+          workflowId: claimed.workflowId,
+          workflowName: claimed.workflowName,
+          triggerType: (claimed.trigger as { type?: string }).type ?? 'manual',
+        },
       });
     } else if (claimed.status === 'WAITING') {
       const resumed = await this.resume(state);
@@ -290,7 +305,11 @@ export class RunDriver {
       const attempt = (previous?.attempt ?? 0) + 1;
       if (previous && previous.status === 'RUNNING') {
         // The process executing it died: that attempt is over; this one does not count against retries.
-        pending.updates.push({ nodeId: node.id, attempt: previous.attempt, set: { status: 'FAILED', error: { code: 'INTERRUPTED', message: 'interrupted by a restart' }, finishedAt: this.now() } });
+        pending.updates.push({
+          nodeId: node.id,
+          attempt: previous.attempt,
+          set: { status: 'FAILED', error: { code: 'INTERRUPTED', message: 'interrupted by a restart' }, finishedAt: this.now() },
+        });
         pending.events.push({ type: 'node.failed', nodeId: node.id, error: 'interrupted by a restart', willRetry: true });
       }
       const startedAt = this.now();
@@ -353,7 +372,18 @@ export class RunDriver {
       }
       if (items.length === 0) {
         const at = this.now();
-        const skipped: StepInsert = { runId: state.run.id, nodeId: node.id, attempt: 1, orgId: state.run.orgId, status: 'SKIPPED', startedAt: at, finishedAt: at, durationMs: 0, itemCount: 0, outputs: {} };
+        const skipped: StepInsert = {
+          runId: state.run.id,
+          nodeId: node.id,
+          attempt: 1,
+          orgId: state.run.orgId,
+          status: 'SKIPPED',
+          startedAt: at,
+          finishedAt: at,
+          durationMs: 0,
+          itemCount: 0,
+          outputs: {},
+        };
         pending.inserts.push(skipped);
         state.latest.set(node.id, skipped);
         continue;
@@ -379,7 +409,11 @@ export class RunDriver {
   }
 
   private async executeNode(
-    state: RunState, node: WorkflowNode, type: NodeDefinition, items: Item[], attempt: number,
+    state: RunState,
+    node: WorkflowNode,
+    type: NodeDefinition,
+    items: Item[],
+    attempt: number,
     call: (ctx: NodeContext, exec: NodeExecution<Static<TSchema>>) => Promise<NodeResult>,
     pending?: Pending,
   ): Promise<NodeResult> {
@@ -446,10 +480,17 @@ export class RunDriver {
   }
 
   /** A node failed: retry (now or after the back-off) or fail the run, committing `pending` (a pure node's start, …) with it. */
-  private async failNode(state: RunState, node: WorkflowNode, attempt: number, startedAt: Date, error: unknown, pending: Pending = empty()): Promise<'continue' | 'stop'> {
+  private async failNode(
+    state: RunState,
+    node: WorkflowNode,
+    attempt: number,
+    startedAt: Date,
+    error: unknown,
+    pending: Pending = empty(),
+  ): Promise<'continue' | 'stop'> {
     const code = errorCode(error);
     const message = errorMessage(error);
-    const maxAttempts = code === 'BUDGET_EXCEEDED' ? 1 : node.retry?.maxAttempts ?? 1;
+    const maxAttempts = code === 'BUDGET_EXCEEDED' ? 1 : (node.retry?.maxAttempts ?? 1);
     const willRetry = attempt < maxAttempts;
     const finishedAt = this.now();
     const stepError = { code, message, willRetry };
@@ -466,11 +507,26 @@ export class RunDriver {
       if (await this.flush(state, pending)) this.wakeLater(wakeAt);
       return 'stop';
     }
-    pending.set = { ...pending.set, status: 'FAILED', finishedAt, error: { code, message, nodeId: node.id, nodeName: node.name ?? null }, wakeAt: null, lockedBy: null, lockedUntil: null };
+    pending.set = {
+      ...pending.set,
+      status: 'FAILED',
+      finishedAt,
+      error: { code, message, nodeId: node.id, nodeName: node.name ?? null },
+      wakeAt: null,
+      lockedBy: null,
+      lockedUntil: null,
+    };
     pending.events.push({ type: 'run.finished', status: 'FAILED' });
     pending.platform.push({
       type: 'workflow.run.failed',
-      payload: { runId: state.run.id, workflowId: state.run.workflowId, error: message, errorCode: code, failedNodeId: node.id, failedNodeName: node.name ?? node.id },
+      payload: {
+        runId: state.run.id,
+        workflowId: state.run.workflowId,
+        error: message,
+        errorCode: code,
+        failedNodeId: node.id,
+        failedNodeName: node.name ?? node.id,
+      },
     });
     await this.flush(state, pending);
     return 'stop';
@@ -486,14 +542,32 @@ export class RunDriver {
     const where = node ? ` while executing node "${node.name ?? node.id}"` : '';
     const message = `run recovered ${run.recoveries} times after the process executing it stopped${where} (a crash, or a hang past its lease): failed instead of resumed again`;
     if (step && node) {
-      pending.updates.push({ nodeId: node.id, attempt: step.attempt, set: { status: 'FAILED', error: { code: 'RUN_CRASHED', message, willRetry: false }, finishedAt } });
+      pending.updates.push({
+        nodeId: node.id,
+        attempt: step.attempt,
+        set: { status: 'FAILED', error: { code: 'RUN_CRASHED', message, willRetry: false }, finishedAt },
+      });
       pending.events.push({ type: 'node.failed', nodeId: node.id, error: message, willRetry: false });
     }
-    pending.set = { status: 'FAILED', finishedAt, error: { code: 'RUN_CRASHED', message, nodeId: node?.id ?? null, nodeName: node?.name ?? null }, wakeAt: null, lockedBy: null, lockedUntil: null };
+    pending.set = {
+      status: 'FAILED',
+      finishedAt,
+      error: { code: 'RUN_CRASHED', message, nodeId: node?.id ?? null, nodeName: node?.name ?? null },
+      wakeAt: null,
+      lockedBy: null,
+      lockedUntil: null,
+    };
     pending.events.push({ type: 'run.finished', status: 'FAILED' });
     pending.platform.push({
       type: 'workflow.run.failed',
-      payload: { runId: run.id, workflowId: run.workflowId, error: message, errorCode: 'RUN_CRASHED', failedNodeId: node?.id ?? null, failedNodeName: node ? node.name ?? node.id : null },
+      payload: {
+        runId: run.id,
+        workflowId: run.workflowId,
+        error: message,
+        errorCode: 'RUN_CRASHED',
+        failedNodeId: node?.id ?? null,
+        failedNodeName: node ? (node.name ?? node.id) : null,
+      },
     });
     if (await this.flush(state, pending)) this.deps.log.warn({ runId: run.id, recoveries: run.recoveries }, 'run failed: its process stopped too many times');
   }
@@ -526,13 +600,25 @@ export class RunDriver {
     if (wait.until) event.until = wait.until.toISOString();
     if (approval?.expiresAt) event.expiresAt = approval.expiresAt.toISOString();
     pending.events.push(event);
-    pending.set = { ...pending.set, status: 'WAITING', wakeAt: approval ? null : wait.until ?? null, lockedBy: null, lockedUntil: null };
-    const ok = await this.flush(state, pending, approval ? async (tx) => {
-      await this.deps.approvals.request(tx, {
-        orgId: run.orgId, projectId: run.projectId, title: approval.title, description: approval.description ?? null,
-        runId: run.id, nodeId: node.id, expiresAt: approval.expiresAt ?? null, payload: approval.payload,
-      });
-    } : undefined);
+    pending.set = { ...pending.set, status: 'WAITING', wakeAt: approval ? null : (wait.until ?? null), lockedBy: null, lockedUntil: null };
+    const ok = await this.flush(
+      state,
+      pending,
+      approval
+        ? async (tx) => {
+            await this.deps.approvals.request(tx, {
+              orgId: run.orgId,
+              projectId: run.projectId,
+              title: approval.title,
+              description: approval.description ?? null,
+              runId: run.id,
+              nodeId: node.id,
+              expiresAt: approval.expiresAt ?? null,
+              payload: approval.payload,
+            });
+          }
+        : undefined,
+    );
     if (ok && wait.until) this.wakeLater(wait.until);
   }
 
@@ -555,13 +641,21 @@ export class RunDriver {
         // A decision committed between our read and that write must not be lost: look again.
         const again = await this.deps.approvals.latestFor(run.orgId, run.id, node.id);
         if (again && again.status !== 'PENDING') {
-          await this.db.update(workflowRuns).set({ wakeAt: this.now() })
+          await this.db
+            .update(workflowRuns)
+            .set({ wakeAt: this.now() })
             .where(and(eq(workflowRuns.id, run.id), eq(workflowRuns.status, 'WAITING'), isNull(workflowRuns.lockedBy)));
           this.wake();
         }
         return null;
       }
-      outcome = { kind: 'approval', decision: approval.decision === 'approved' ? 'approved' : 'rejected', by: approval.by ?? 'system', comment: approval.comment, editedPayload: approval.editedPayload ?? undefined };
+      outcome = {
+        kind: 'approval',
+        decision: approval.decision === 'approved' ? 'approved' : 'rejected',
+        by: approval.by ?? 'system',
+        comment: approval.comment,
+        editedPayload: approval.editedPayload ?? undefined,
+      };
     }
     const items: Item[] = [];
     for (const edge of state.def.edges) if (edge.to === node.id) items.push(...(outputsOf(state.latest.get(edge.from))[edge.output ?? 'main'] ?? []));

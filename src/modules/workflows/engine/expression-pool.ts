@@ -90,7 +90,7 @@ export class ExpressionPool {
     if (this.closed) return Promise.reject(new Error('the expression pool is closed'));
     return new Promise((resolve, reject) => {
       let org = this.orgs.get(orgId);
-      if (!org) this.orgs.set(orgId, org = { queue: [], running: 0, usedMs: 0, at: performance.now() });
+      if (!org) this.orgs.set(orgId, (org = { queue: [], running: 0, usedMs: 0, at: performance.now() }));
       org.queue.push({ task, queuedAt: performance.now(), resolve, reject });
       this.pump();
     });
@@ -105,7 +105,10 @@ export class ExpressionPool {
   /** Finishes what was handed in, then stops the threads. */
   async close(): Promise<void> {
     this.closed = true;
-    if (this.running > 0 || [...this.orgs.values()].some((o) => o.queue.length)) await new Promise<void>((resolve) => { this.drained = resolve; });
+    if (this.running > 0 || [...this.orgs.values()].some((o) => o.queue.length))
+      await new Promise<void>((resolve) => {
+        this.drained = resolve;
+      });
     await this.piscina?.destroy();
     this.piscina = null;
   }
@@ -175,7 +178,7 @@ export class ExpressionPool {
     });
     let terminated = false;
     try {
-      const answer = await this.threads().run({ ...job.task, id, limits } satisfies EvaluationTask, { signal: controller.signal }) as EvaluationAnswer;
+      const answer = (await this.threads().run({ ...job.task, id, limits } satisfies EvaluationTask, { signal: controller.signal })) as EvaluationAnswer;
       if ('value' in answer) job.resolve(answer.value);
       else job.reject(answer.error.code === 'EXPRESSION_LIMIT' ? new ExpressionLimitError(answer.error.message) : new ExpressionError(answer.error.message));
     } catch (error) {
@@ -246,7 +249,7 @@ export function configureExpressionPool(next: ExpressionPoolOptions): void {
 
 /** The process's pool, started at its first use. Its threads do not keep the process alive while idle. */
 export function expressionPool(): ExpressionPool {
-  return shared ??= new ExpressionPool(options);
+  return (shared ??= new ExpressionPool(options));
 }
 
 /** Stops the process's pool (at shutdown, once the server and its workers have stopped). */

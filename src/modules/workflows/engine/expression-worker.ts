@@ -48,7 +48,8 @@ for (let round = 0; round < 5; round++) {
 export default async function evaluateTask(task: EvaluationTask): Promise<EvaluationAnswer> {
   parentPort?.postMessage({ [STARTED]: task.id });
   const limits = expressionLimits();
-  if (limits.timeoutMs !== task.limits.timeoutMs || limits.maxDepth !== task.limits.maxDepth || limits.maxSize !== task.limits.maxSize) setExpressionLimits(task.limits);
+  if (limits.timeoutMs !== task.limits.timeoutMs || limits.maxDepth !== task.limits.maxDepth || limits.maxSize !== task.limits.maxSize)
+    setExpressionLimits(task.limits);
   try {
     const value = await evaluateText(task.text, task.item, {
       input: task.input,

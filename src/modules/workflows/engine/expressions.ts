@@ -57,7 +57,7 @@ const plans = new WeakMap<jsonata.Expression, Plan>();
 
 function planOf(expr: jsonata.Expression): Plan {
   let plan = plans.get(expr);
-  if (!plan) plans.set(expr, plan = { inline: isLinear(expr.ast() as never), nodes: namedNodes(expr.ast()) });
+  if (!plan) plans.set(expr, (plan = { inline: isLinear(expr.ast() as never), nodes: namedNodes(expr.ast()) }));
   return plan;
 }
 
@@ -75,7 +75,7 @@ export async function evaluate(text: string, item: Item, scope: ExpressionScope)
   const plan = planOf(expr);
   if (plan.inline) return evaluateText(text, item, { input: scope.input, run: scope.run, node: (id) => scope.node(id), ...(secrets ? { secrets } : {}) });
   const nodes = new Map<string, Item[]>();
-  for (const id of plan.nodes === 'all' ? scope.nodeIds?.() ?? [] : plan.nodes) {
+  for (const id of plan.nodes === 'all' ? (scope.nodeIds?.() ?? []) : plan.nodes) {
     const items = scope.node(id);
     if (items) nodes.set(id, items);
   }
@@ -193,7 +193,10 @@ export function checkWrittenParams(schema: TSchema, params: unknown): { message:
 /** Checks evaluated params; null when they match. */
 export function checkResolvedParams(schema: TSchema, params: unknown): string | null {
   if (Value.Check(schema, params)) return null;
-  return describe(schema, [...Value.Errors(schema, params)].filter((e) => e.keyword !== 'boolean'));
+  return describe(
+    schema,
+    [...Value.Errors(schema, params)].filter((e) => e.keyword !== 'boolean'),
+  );
 }
 
 /** A bare JSONata condition (no braces), e.g. `score > 50`. */

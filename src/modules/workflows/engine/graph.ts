@@ -24,7 +24,12 @@ export interface Definition {
 }
 
 /** What a 422 WORKFLOW_INVALID names (CONTRACT §4): the node, the edge, the param — so an editor can highlight it. */
-export interface WorkflowProblem { nodeId?: string; edge?: { from: string; to?: string; output?: string }; param?: string; [more: string]: unknown }
+export interface WorkflowProblem {
+  nodeId?: string;
+  edge?: { from: string; to?: string; output?: string };
+  param?: string;
+  [more: string]: unknown;
+}
 
 export function invalid(message: string, details?: WorkflowProblem) {
   return unprocessable('WORKFLOW_INVALID', message, details);
@@ -48,11 +53,19 @@ export function validateDefinition(def: Definition, options: { unavailableHint?:
     }
     types.set(node.id, type);
     const problem = checkWrittenParams(type.params, node.params ?? {});
-    if (problem) throw invalid(`Node "${node.id}" (${node.type}) has invalid params: ${problem.message}`, { nodeId: node.id, ...(problem.param ? { param: problem.param } : {}), message: problem.message });
+    if (problem)
+      throw invalid(`Node "${node.id}" (${node.type}) has invalid params: ${problem.message}`, {
+        nodeId: node.id,
+        ...(problem.param ? { param: problem.param } : {}),
+        message: problem.message,
+      });
   }
   const triggers = def.nodes.filter((n) => types.get(n.id)!.trigger);
   if (triggers.length === 0) throw invalid('The workflow has no trigger node (trigger.manual, trigger.event, trigger.schedule or trigger.webhook)');
-  if (triggers.length > 1) throw invalid(`The workflow has ${triggers.length} trigger nodes (${triggers.map((t) => t.id).join(', ')}); exactly one is allowed`, { nodeId: triggers[1]!.id });
+  if (triggers.length > 1)
+    throw invalid(`The workflow has ${triggers.length} trigger nodes (${triggers.map((t) => t.id).join(', ')}); exactly one is allowed`, {
+      nodeId: triggers[1]!.id,
+    });
   const seen = new Set<string>();
   for (const edge of def.edges) {
     if (!byId.has(edge.from)) throw invalid(`An edge starts at missing node "${edge.from}"`, { edge: { from: edge.from, to: edge.to } });
@@ -60,9 +73,13 @@ export function validateDefinition(def: Definition, options: { unavailableHint?:
     const output = edge.output ?? 'main';
     const outputs = types.get(edge.from)!.outputs;
     if (!outputs.includes(output)) {
-      throw invalid(`Node "${edge.from}" (${byId.get(edge.from)!.type}) has no output "${output}"; its outputs: ${outputs.join(', ')}`, { nodeId: edge.from, edge: { from: edge.from, to: edge.to, output } });
+      throw invalid(`Node "${edge.from}" (${byId.get(edge.from)!.type}) has no output "${output}"; its outputs: ${outputs.join(', ')}`, {
+        nodeId: edge.from,
+        edge: { from: edge.from, to: edge.to, output },
+      });
     }
-    if (types.get(edge.to)!.trigger) throw invalid(`An edge points to the trigger node "${edge.to}"`, { nodeId: edge.to, edge: { from: edge.from, to: edge.to } });
+    if (types.get(edge.to)!.trigger)
+      throw invalid(`An edge points to the trigger node "${edge.to}"`, { nodeId: edge.to, edge: { from: edge.from, to: edge.to } });
     const key = `${edge.from}\u0000${edge.to}\u0000${output}`;
     if (seen.has(key)) throw invalid(`The edge ${edge.from} → ${edge.to} (${output}) is listed twice`, { edge: { from: edge.from, to: edge.to, output } });
     seen.add(key);

@@ -108,7 +108,10 @@ export class LinearRegExp {
 
 jsonataOptions.RegexEngine = LinearRegExp as unknown as RegExpConstructor;
 
-interface Measure { size: number; height: number }
+interface Measure {
+  size: number;
+  height: number;
+}
 /** Sizes of values already measured: a value built from measured parts costs only its own top level. */
 const measured = new WeakMap<object, Measure>();
 
@@ -161,7 +164,7 @@ type Builtin = { implementation: (...args: unknown[]) => unknown };
 
 /** JSONata's own functions, for the checked versions below to call once their checks pass. */
 const builtins: Record<string, Builtin> = {};
-for (const name of ['pad', 'join', 'string', 'distinct']) builtins[name] = await jsonata(`$${name}`).evaluate(null) as Builtin;
+for (const name of ['pad', 'join', 'string', 'distinct']) builtins[name] = (await jsonata(`$${name}`).evaluate(null)) as Builtin;
 
 /** Regex literals RE2 cannot run (back-references, look-around) are refused when the expression is written, not when it runs. */
 function checkRegexLiterals(ast: unknown): void {
@@ -181,7 +184,14 @@ function checkRegexLiterals(ast: unknown): void {
 function stableKey(value: unknown): string {
   if (value === null || typeof value !== 'object') return typeof value + ':' + String(value);
   if (Array.isArray(value)) return '[' + value.map(stableKey).join(',') + ']';
-  return '{' + Object.keys(value).sort().map((k) => JSON.stringify(k) + ':' + stableKey((value as Record<string, unknown>)[k])).join(',') + '}';
+  return (
+    '{' +
+    Object.keys(value)
+      .sort()
+      .map((k) => JSON.stringify(k) + ':' + stableKey((value as Record<string, unknown>)[k]))
+      .join(',') +
+    '}'
+  );
 }
 
 /**
@@ -193,40 +203,56 @@ export function arm(expr: jsonata.Expression): jsonata.Expression {
   const fns = builtins;
   checkRegexLiterals(expr.ast());
   expr.assign(Symbol.for('jsonata.__evaluate_exit') as unknown as string, onExit);
-  expr.registerFunction('pad', function (this: jsonata.Focus, str: string | undefined, width: number, char?: string) {
-    if (Math.abs(Math.trunc(width)) * Math.max(1, char?.length ?? 1) > limits.maxSize) throw tooLarge('$pad result');
-    return fns.pad!.implementation.call(this, str, width, char);
-  }, '<s-ns?:s>');
-  expr.registerFunction('join', function (this: jsonata.Focus, strs: string[] | undefined, separator?: string) {
-    if (Array.isArray(strs)) {
-      let total = (separator?.length ?? 0) * strs.length;
-      for (const s of strs) total += typeof s === 'string' ? s.length : 0;
-      if (total > limits.maxSize) throw tooLarge('$join result');
-    }
-    return fns.join!.implementation.call(this, strs, separator);
-  }, '<a<s>s?:s>');
-  expr.registerFunction('string', function (this: jsonata.Focus, arg: unknown, prettify?: boolean) {
-    if (arg !== null && typeof arg === 'object') {
-      // JSON text: at most 6 characters per character (\uXXXX), plus indentation when pretty.
-      const m = measure(arg);
-      if (m.size * (6 + (prettify ? 2 * m.height : 0)) > 16 * limits.maxSize) throw tooLarge('$string result');
-    }
-    return fns.string!.implementation.call(this, arg, prettify);
-  }, '<x-b?:s>');
-  // The built-in compares every pair (quadratic); keyed by value it is linear.
-  expr.registerFunction('distinct', function (this: jsonata.Focus, arr: unknown) {
-    if (!Array.isArray(arr) || arr.length <= 1 || arr.some((v) => typeof v === 'function')) return fns.distinct!.implementation.call(this, arr);
-    const seen = new Set<string>();
-    const out: unknown[] = [];
-    for (const value of arr) {
-      const key = stableKey(value);
-      if (!seen.has(key)) {
-        seen.add(key);
-        out.push(value);
+  expr.registerFunction(
+    'pad',
+    function (this: jsonata.Focus, str: string | undefined, width: number, char?: string) {
+      if (Math.abs(Math.trunc(width)) * Math.max(1, char?.length ?? 1) > limits.maxSize) throw tooLarge('$pad result');
+      return fns.pad!.implementation.call(this, str, width, char);
+    },
+    '<s-ns?:s>',
+  );
+  expr.registerFunction(
+    'join',
+    function (this: jsonata.Focus, strs: string[] | undefined, separator?: string) {
+      if (Array.isArray(strs)) {
+        let total = (separator?.length ?? 0) * strs.length;
+        for (const s of strs) total += typeof s === 'string' ? s.length : 0;
+        if (total > limits.maxSize) throw tooLarge('$join result');
       }
-    }
-    if ((arr as { sequence?: boolean }).sequence) (out as unknown as { sequence: boolean }).sequence = true;
-    return out;
-  }, '<x:x>');
+      return fns.join!.implementation.call(this, strs, separator);
+    },
+    '<a<s>s?:s>',
+  );
+  expr.registerFunction(
+    'string',
+    function (this: jsonata.Focus, arg: unknown, prettify?: boolean) {
+      if (arg !== null && typeof arg === 'object') {
+        // JSON text: at most 6 characters per character (\uXXXX), plus indentation when pretty.
+        const m = measure(arg);
+        if (m.size * (6 + (prettify ? 2 * m.height : 0)) > 16 * limits.maxSize) throw tooLarge('$string result');
+      }
+      return fns.string!.implementation.call(this, arg, prettify);
+    },
+    '<x-b?:s>',
+  );
+  // The built-in compares every pair (quadratic); keyed by value it is linear.
+  expr.registerFunction(
+    'distinct',
+    function (this: jsonata.Focus, arr: unknown) {
+      if (!Array.isArray(arr) || arr.length <= 1 || arr.some((v) => typeof v === 'function')) return fns.distinct!.implementation.call(this, arr);
+      const seen = new Set<string>();
+      const out: unknown[] = [];
+      for (const value of arr) {
+        const key = stableKey(value);
+        if (!seen.has(key)) {
+          seen.add(key);
+          out.push(value);
+        }
+      }
+      if ((arr as { sequence?: boolean }).sequence) (out as unknown as { sequence: boolean }).sequence = true;
+      return out;
+    },
+    '<x:x>',
+  );
   return expr;
 }

@@ -94,12 +94,16 @@ const RUN_COLUMNS: Record<keyof RunSet, { column: string; kind: 'text' | 'ts' | 
 };
 
 /** `col = <the value in $7 if it names the column, else unchanged>` for each column a change sets. */
-const RUN_SET = Object.entries(RUN_COLUMNS).map(([key, { column, kind }]) => {
-  const value = kind === 'ts' ? `($7::jsonb->>'${key}')::timestamptz` : kind === 'json' ? `nullif($7::jsonb->'${key}', 'null'::jsonb)` : `$7::jsonb->>'${key}'`;
-  return `${column} = case when $7::jsonb ? '${key}' then ${value} else ${column} end`;
-}).join(',\n      ');
+const RUN_SET = Object.entries(RUN_COLUMNS)
+  .map(([key, { column, kind }]) => {
+    const value =
+      kind === 'ts' ? `($7::jsonb->>'${key}')::timestamptz` : kind === 'json' ? `nullif($7::jsonb->'${key}', 'null'::jsonb)` : `$7::jsonb->>'${key}'`;
+    return `${column} = case when $7::jsonb ? '${key}' then ${value} else ${column} end`;
+  })
+  .join(',\n      ');
 
-const STEP_COLUMNS = 's(node_id text, attempt int, status text, outputs jsonb, item_count int, error jsonb, started_at timestamptz, finished_at timestamptz, duration_ms int)';
+const STEP_COLUMNS =
+  's(node_id text, attempt int, status text, outputs jsonb, item_count int, error jsonb, started_at timestamptz, finished_at timestamptz, duration_ms int)';
 
 /**
  * Every run change, in one statement of fixed text (prepared once per connection): the run row
@@ -189,15 +193,33 @@ export class RunWriter {
       const at = this.clock.now();
       const cost = expected.cost;
       const stored: ExecEvent[] = events.map((e, i) => ({ seq: expected!.seq + i + 1, type: e.type, data: eventData(run.id, e, at.toISOString(), cost) }));
-      const platform = eventRows((change.platform ?? []).map((p) => ({
-        orgId: run.orgId, projectId: run.projectId, type: p.type, payload: typeof p.payload === 'function' ? p.payload(cost) : p.payload,
-      })), at);
-      const [row] = await this.database.prepared<{ status: string; started_at: Date | string | null }>('run_write', RUN_WRITE, [
-        run.id, run.orgId, heldBy ?? null, expected.seq, cost, stored.length, JSON.stringify(set), JSON.stringify(stored),
-        JSON.stringify((change.inserts ?? []).map(stepJson)),
-        JSON.stringify((change.updates ?? []).map((u) => stepJson({ ...u.set, nodeId: u.nodeId, attempt: u.attempt }))),
-        outboxParam(platform),
-      ], tx);
+      const platform = eventRows(
+        (change.platform ?? []).map((p) => ({
+          orgId: run.orgId,
+          projectId: run.projectId,
+          type: p.type,
+          payload: typeof p.payload === 'function' ? p.payload(cost) : p.payload,
+        })),
+        at,
+      );
+      const [row] = await this.database.prepared<{ status: string; started_at: Date | string | null }>(
+        'run_write',
+        RUN_WRITE,
+        [
+          run.id,
+          run.orgId,
+          heldBy ?? null,
+          expected.seq,
+          cost,
+          stored.length,
+          JSON.stringify(set),
+          JSON.stringify(stored),
+          JSON.stringify((change.inserts ?? []).map(stepJson)),
+          JSON.stringify((change.updates ?? []).map((u) => stepJson({ ...u.set, nodeId: u.nodeId, attempt: u.attempt }))),
+          outboxParam(platform),
+        ],
+        tx,
+      );
       if (row) {
         const seq = expected.seq + stored.length;
         // Several changes of one run may be in flight (a node's logs): the cursor only moves forward.
@@ -217,8 +239,10 @@ export class RunWriter {
 
   /** The row's sequence and cost, or null when the run is final (or not held by `heldBy`). */
   private async read(run: RunRef, heldBy: string | undefined, tx?: Db): Promise<RunCursor | null> {
-    const [row] = await (tx ?? this.db).select({ status: workflowRuns.status, seq: workflowRuns.eventSeq, cost: workflowRuns.costUsd, lockedBy: workflowRuns.lockedBy })
-      .from(workflowRuns).where(and(eq(workflowRuns.id, run.id), eq(workflowRuns.orgId, run.orgId)));
+    const [row] = await (tx ?? this.db)
+      .select({ status: workflowRuns.status, seq: workflowRuns.eventSeq, cost: workflowRuns.costUsd, lockedBy: workflowRuns.lockedBy })
+      .from(workflowRuns)
+      .where(and(eq(workflowRuns.id, run.id), eq(workflowRuns.orgId, run.orgId)));
     if (!row || !(ACTIVE_STATUSES as readonly string[]).includes(row.status)) return null;
     if (heldBy !== undefined && row.lockedBy !== heldBy) return null;
     return { seq: row.seq, cost: row.cost };
@@ -235,7 +259,10 @@ export class RunWriter {
     }
     if (status) {
       this.orgStream.emitLocal(run.orgId, [status]);
-      this.others.enqueue({ notify: this.orgStream.notifyOthersSql(run.orgId, [status]), fallback: (db) => this.orgStream.publishToOthersInTx(db, run.orgId, [status]) });
+      this.others.enqueue({
+        notify: this.orgStream.notifyOthersSql(run.orgId, [status]),
+        fallback: (db) => this.orgStream.publishToOthersInTx(db, run.orgId, [status]),
+      });
     }
     if (platform) {
       this.bus.emitLocal(DISPATCHER_WAKE, null);
@@ -244,7 +271,13 @@ export class RunWriter {
   }
 
   /** The same, sent to every instance when the caller's transaction commits. */
-  private async announceAtCommit(tx: Db, run: RunRef, stored: ExecEvent[], status: ReturnType<typeof runStatusMessage> | null, platform: boolean): Promise<void> {
+  private async announceAtCommit(
+    tx: Db,
+    run: RunRef,
+    stored: ExecEvent[],
+    status: ReturnType<typeof runStatusMessage> | null,
+    platform: boolean,
+  ): Promise<void> {
     if (stored.length) await this.bus.publishInTx(tx, runChannel(run.id), stored);
     if (status) await this.orgStream.publishInTx(tx, run.orgId, status);
     if (platform) await this.bus.publishInTx(tx, DISPATCHER_WAKE, null);

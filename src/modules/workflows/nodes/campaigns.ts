@@ -6,7 +6,8 @@ import { main, type Item } from './types.ts';
 registerNode({
   type: 'campaigns.start',
   category: 'messaging',
-  description: 'Starts a DRAFT campaign per item ({ campaignId }): its audience is resolved then, and it runs (SCHEDULED while its scheduledAt is ahead). A campaign started before — by a person, or by this step run again after a retry or a crash — is not started twice: the step emits its current state with `alreadyStarted: true`. In test mode nothing starts (`dryRun: true`). Emits { campaignId, status, total, alreadyStarted }.',
+  description:
+    'Starts a DRAFT campaign per item ({ campaignId }): its audience is resolved then, and it runs (SCHEDULED while its scheduledAt is ahead). A campaign started before — by a person, or by this step run again after a retry or a crash — is not started twice: the step emits its current state with `alreadyStarted: true`. In test mode nothing starts (`dryRun: true`). Emits { campaignId, status, total, alreadyStarted }.',
   params: Type.Object({ campaignId: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
   outputs: ['main'],
   async execute(ctx, exec) {

@@ -18,16 +18,20 @@ const plain = (value: unknown) => JSON.parse(JSON.stringify(value)) as Item;
 registerNode({
   type: 'content.createDraft',
   category: 'content',
-  description: 'Creates a draft post per item (platform LINKEDIN or X, body, hashtags with #, optional scheduledAt, integrationId, mediaIds) — the same rules as POST …/content; emits the drafts.',
-  params: Type.Object({
-    platform: Type.Union([Type.Literal('LINKEDIN'), Type.Literal('X')]),
-    body: Type.String({ minLength: 1, maxLength: 10_000 }),
-    hashtags: Type.Optional(Type.Array(Type.String({ minLength: 2, maxLength: 100 }), { maxItems: 30 })),
-    scheduledAt: Type.Optional(Type.String({ maxLength: 40 })),
-    integrationId: Type.Optional(Type.String({ maxLength: 64 })),
-    mediaIds: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 20 })),
-    projectId: Type.Optional(Type.String({ maxLength: 64 })),
-  }, { additionalProperties: false }),
+  description:
+    'Creates a draft post per item (platform LINKEDIN or X, body, hashtags with #, optional scheduledAt, integrationId, mediaIds) — the same rules as POST …/content; emits the drafts.',
+  params: Type.Object(
+    {
+      platform: Type.Union([Type.Literal('LINKEDIN'), Type.Literal('X')]),
+      body: Type.String({ minLength: 1, maxLength: 10_000 }),
+      hashtags: Type.Optional(Type.Array(Type.String({ minLength: 2, maxLength: 100 }), { maxItems: 30 })),
+      scheduledAt: Type.Optional(Type.String({ maxLength: 40 })),
+      integrationId: Type.Optional(Type.String({ maxLength: 64 })),
+      mediaIds: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 20 })),
+      projectId: Type.Optional(Type.String({ maxLength: 64 })),
+    },
+    { additionalProperties: false },
+  ),
   outputs: ['main'],
   async execute(ctx, exec) {
     const out: Item[] = [];
@@ -42,11 +46,15 @@ registerNode({
 registerNode({
   type: 'content.publish',
   category: 'content',
-  description: 'Publishes a post per item (`postId`, default the item\'s `id`) through its integration (`integrationId` is used when the post has none); a DRAFT is approved by the workflow first. Emits the post (PUBLISHING; post.published or post.failed follow). In test mode nothing is sent or changed: emits the request that would be sent, with `dryRun: true`.',
-  params: Type.Object({
-    postId: Type.Optional(Type.String({ maxLength: 64 })),
-    integrationId: Type.Optional(Type.String({ maxLength: 64, description: 'integration to publish through when the post has none' })),
-  }, { additionalProperties: false }),
+  description:
+    "Publishes a post per item (`postId`, default the item's `id`) through its integration (`integrationId` is used when the post has none); a DRAFT is approved by the workflow first. Emits the post (PUBLISHING; post.published or post.failed follow). In test mode nothing is sent or changed: emits the request that would be sent, with `dryRun: true`.",
+  params: Type.Object(
+    {
+      postId: Type.Optional(Type.String({ maxLength: 64 })),
+      integrationId: Type.Optional(Type.String({ maxLength: 64, description: 'integration to publish through when the post has none' })),
+    },
+    { additionalProperties: false },
+  ),
   outputs: ['main'],
   async execute(ctx, exec) {
     const out: Item[] = [];

@@ -6,9 +6,12 @@ registerNode({
   type: 'flow.if',
   category: 'flow',
   description: 'Sends each item to `true` or `false` by a JSONata condition on the item (e.g. `score >= 70`, or a `{{ … }}` expression, or a boolean).',
-  params: Type.Object({
-    condition: Type.Union([Type.String({ minLength: 1, maxLength: 2000 }), Type.Boolean()]),
-  }, { additionalProperties: false }),
+  params: Type.Object(
+    {
+      condition: Type.Union([Type.String({ minLength: 1, maxLength: 2000 }), Type.Boolean()]),
+    },
+    { additionalProperties: false },
+  ),
   outputs: ['true', 'false'],
   pure: true,
   async execute(_ctx, exec) {
@@ -33,10 +36,13 @@ registerNode({
   type: 'flow.delay',
   category: 'flow',
   description: 'Waits `seconds` or `until` a time (ISO 8601); the run is WAITING meanwhile and resumes on time, even after a restart.',
-  params: Type.Object({
-    seconds: Type.Optional(Type.Number({ minimum: 0, maximum: 31_536_000 })),
-    until: Type.Optional(Type.String({ format: 'date-time', maxLength: 64 })),
-  }, { additionalProperties: false, minProperties: 1, maxProperties: 1, description: 'either seconds or until' }),
+  params: Type.Object(
+    {
+      seconds: Type.Optional(Type.Number({ minimum: 0, maximum: 31_536_000 })),
+      until: Type.Optional(Type.String({ format: 'date-time', maxLength: 64 })),
+    },
+    { additionalProperties: false, minProperties: 1, maxProperties: 1, description: 'either seconds or until' },
+  ),
   outputs: ['main'],
   async execute(ctx, exec) {
     const params = await exec.params();
@@ -54,12 +60,16 @@ registerNode({
 registerNode({
   type: 'flow.approval',
   category: 'flow',
-  description: 'Creates an approval (title, description, the items as payload) and waits. Approve continues on `approved` (with `editedPayload` as the items when given); reject or expiry continues on `rejected`.',
-  params: Type.Object({
-    title: Type.String({ minLength: 1, maxLength: 300 }),
-    description: Type.Optional(Type.String({ maxLength: 4000 })),
-    expiresInSeconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 31_536_000 })),
-  }, { additionalProperties: false }),
+  description:
+    'Creates an approval (title, description, the items as payload) and waits. Approve continues on `approved` (with `editedPayload` as the items when given); reject or expiry continues on `rejected`.',
+  params: Type.Object(
+    {
+      title: Type.String({ minLength: 1, maxLength: 300 }),
+      description: Type.Optional(Type.String({ maxLength: 4000 })),
+      expiresInSeconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 31_536_000 })),
+    },
+    { additionalProperties: false },
+  ),
   outputs: ['approved', 'rejected'],
   async execute(ctx, exec) {
     const params = await exec.params();

@@ -47,14 +47,17 @@ registerNode({
 registerNode({
   type: 'leads.update',
   category: 'leads',
-  description: 'Changes a lead per item (`leadId`, default the item\'s `id`): any lead field, `status`, `score`. Emits the updated leads.',
-  params: Type.Object({
-    leadId: Type.Optional(Str(64)),
-    ...LeadFields,
-    status: Type.Optional(Status),
-    score: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
-    scoreReason: Type.Optional(Str(2000)),
-  }, { additionalProperties: false }),
+  description: "Changes a lead per item (`leadId`, default the item's `id`): any lead field, `status`, `score`. Emits the updated leads.",
+  params: Type.Object(
+    {
+      leadId: Type.Optional(Str(64)),
+      ...LeadFields,
+      status: Type.Optional(Status),
+      score: Type.Optional(Type.Number({ minimum: 0, maximum: 100 })),
+      scoreReason: Type.Optional(Str(2000)),
+    },
+    { additionalProperties: false },
+  ),
   outputs: ['main'],
   async execute(ctx, exec) {
     const out: Item[] = [];
@@ -62,7 +65,7 @@ registerNode({
       const { leadId, ...patch } = given(await exec.params(item));
       const id = leadId ?? (typeof item.id === 'string' ? item.id : undefined);
       if (!id) throw new Error('leads.update: no leadId param and the item has no id');
-      out.push(await ctx.leads.update(scopeOf(ctx), id, patch) as unknown as Item);
+      out.push((await ctx.leads.update(scopeOf(ctx), id, patch)) as unknown as Item);
     }
     return main(JSON.parse(JSON.stringify(out)) as Item[]);
   },
@@ -71,12 +74,16 @@ registerNode({
 registerNode({
   type: 'leads.crmSync',
   category: 'leads',
-  description: 'POSTs each lead (`leadId`, default the item\'s `id`) to a CRM webhook, signed like platform webhooks, event `lead.synced`. In test mode nothing is sent (`dryRun: true`).',
-  params: Type.Object({
-    url: Type.String({ minLength: 1, maxLength: 2048 }),
-    secret: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    leadId: Type.Optional(Str(64)),
-  }, { additionalProperties: false }),
+  description:
+    "POSTs each lead (`leadId`, default the item's `id`) to a CRM webhook, signed like platform webhooks, event `lead.synced`. In test mode nothing is sent (`dryRun: true`).",
+  params: Type.Object(
+    {
+      url: Type.String({ minLength: 1, maxLength: 2048 }),
+      secret: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+      leadId: Type.Optional(Str(64)),
+    },
+    { additionalProperties: false },
+  ),
   outputs: ['main'],
   async execute(ctx, exec) {
     const out: Item[] = [];

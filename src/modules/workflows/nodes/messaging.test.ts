@@ -13,7 +13,12 @@ let rx: Receiver;
 let close: () => Promise<void>;
 
 beforeAll(async () => {
-  ({ t, w, receiver: rx, close } = await startWorkflowApp({ WEBHOOK_RETRY_DELAYS_S: '0,0,0', WEBHOOK_TIMEOUT_MS: '2000', WHATSAPP_API_BASE_URL: 'http://127.0.0.1:9/v21.0' }));
+  ({
+    t,
+    w,
+    receiver: rx,
+    close,
+  } = await startWorkflowApp({ WEBHOOK_RETRY_DELAYS_S: '0,0,0', WEBHOOK_TIMEOUT_MS: '2000', WHATSAPP_API_BASE_URL: 'http://127.0.0.1:9/v21.0' }));
 });
 afterAll(() => close());
 
@@ -41,14 +46,28 @@ describe('messaging.send through an inbox', () => {
     const path = `/${unique('lead-out')}`;
     const box = await apiInbox(path);
     const person = await lead({ name: 'Ada Reach', email: `${unique('ada')}@example.com` });
-    const wf = await w.create([manual, { id: 'msg', type: 'messaging.send', params: { inboxId: box.id, leadId: '{{ leadId }}', text: 'Hello {{ name }}' } }], [{ from: 'start', to: 'msg' }]);
+    const wf = await w.create(
+      [manual, { id: 'msg', type: 'messaging.send', params: { inboxId: box.id, leadId: '{{ leadId }}', text: 'Hello {{ name }}' } }],
+      [{ from: 'start', to: 'msg' }],
+    );
     const run = await w.until((await w.run(wf.id, { input: { leadId: person.id, name: 'Ada' } })).id);
     expect(run.status, JSON.stringify(run.error)).toBe('SUCCEEDED');
     const output = w.step(run, 'msg')!.items![0] as { messageId: string; conversationId: string; channel: string };
-    expect(output).toMatchObject({ messageId: expect.stringMatching(/^msg_/), conversationId: expect.stringMatching(/^conv_/), channel: 'api', inboxId: box.id });
+    expect(output).toMatchObject({
+      messageId: expect.stringMatching(/^msg_/),
+      conversationId: expect.stringMatching(/^conv_/),
+      channel: 'api',
+      inboxId: box.id,
+    });
 
     const delivered = await eventually(() => deliveriesTo(path)[0]);
-    expect(delivered.json).toMatchObject({ type: 'conversation.message', payload: { message: { id: output.messageId, text: 'Hello Ada', sender: 'campaign' }, conversation: { id: output.conversationId, contact: { address: person.email } } } });
+    expect(delivered.json).toMatchObject({
+      type: 'conversation.message',
+      payload: {
+        message: { id: output.messageId, text: 'Hello Ada', sender: 'campaign' },
+        conversation: { id: output.conversationId, contact: { address: person.email } },
+      },
+    });
     const conv = await t.call({ method: 'GET', url: `${w.base}/conversations/${output.conversationId}`, auth: w.auth });
     expect(conv.json()).toMatchObject({ inboxId: box.id, leadId: person.id, status: 'OPEN' });
     const sent = await eventually(async () => (await eventsOf(t, t.orgA.orgId, 'message.sent')).find((e) => e.payload.message.id === output.messageId));
@@ -64,7 +83,10 @@ describe('messaging.send through an inbox', () => {
     const path = `/${unique('to-out')}`;
     const box = await apiInbox(path);
     const address = `${unique('to')}@example.com`;
-    const wf = await w.create([manual, { id: 'msg', type: 'messaging.send', params: { inboxId: box.id, to: address, text: 'Hi' } }], [{ from: 'start', to: 'msg' }]);
+    const wf = await w.create(
+      [manual, { id: 'msg', type: 'messaging.send', params: { inboxId: box.id, to: address, text: 'Hi' } }],
+      [{ from: 'start', to: 'msg' }],
+    );
     const run = await w.until((await w.run(wf.id)).id);
     expect(run.status, JSON.stringify(run.error)).toBe('SUCCEEDED');
     const { conversationId } = w.step(run, 'msg')!.items![0] as { conversationId: string };
@@ -77,12 +99,20 @@ describe('messaging.send through an inbox', () => {
     const path = `/${unique('retry-out')}`;
     const box = await apiInbox(path);
     const good = `${unique('good')}@example.com`;
-    const wf = await w.create([
-      manual,
-      { id: 'a', type: 'data.set', params: { fields: { to: good } } },
-      { id: 'b', type: 'data.set', params: { fields: { leadId: 'lead_does_not_exist' } } },
-      { id: 'msg', type: 'messaging.send', params: { inboxId: box.id, to: '{{ to }}', leadId: '{{ leadId }}', text: 'once' }, retry: { maxAttempts: 3 } },
-    ], [{ from: 'start', to: 'a' }, { from: 'start', to: 'b' }, { from: 'a', to: 'msg' }, { from: 'b', to: 'msg' }]);
+    const wf = await w.create(
+      [
+        manual,
+        { id: 'a', type: 'data.set', params: { fields: { to: good } } },
+        { id: 'b', type: 'data.set', params: { fields: { leadId: 'lead_does_not_exist' } } },
+        { id: 'msg', type: 'messaging.send', params: { inboxId: box.id, to: '{{ to }}', leadId: '{{ leadId }}', text: 'once' }, retry: { maxAttempts: 3 } },
+      ],
+      [
+        { from: 'start', to: 'a' },
+        { from: 'start', to: 'b' },
+        { from: 'a', to: 'msg' },
+        { from: 'b', to: 'msg' },
+      ],
+    );
     const run = await w.until((await w.run(wf.id)).id);
     expect(run.status).toBe('FAILED');
     expect(w.step(run, 'msg')).toMatchObject({ attempt: 3, error: { code: 'NOT_FOUND' } });
@@ -95,10 +125,21 @@ describe('messaging.send through an inbox', () => {
     const path = `/${unique('dry-out')}`;
     const box = await apiInbox(path);
     const person = await lead({ name: 'Dry Run', phone: '+4915112345678' });
-    const wf = await w.create([manual, { id: 'msg', type: 'messaging.send', params: { inboxId: box.id, leadId: person.id, text: 'Would be {{ n }}' } }], [{ from: 'start', to: 'msg' }]);
+    const wf = await w.create(
+      [manual, { id: 'msg', type: 'messaging.send', params: { inboxId: box.id, leadId: person.id, text: 'Would be {{ n }}' } }],
+      [{ from: 'start', to: 'msg' }],
+    );
     const run = await w.until((await w.run(wf.id, { input: { n: 'sent' }, testMode: true })).id);
     expect(run.status, JSON.stringify(run.error)).toBe('SUCCEEDED');
-    expect(w.step(run, 'msg')!.items![0]).toEqual({ dryRun: true, inboxId: box.id, channel: 'api', to: '+4915112345678', text: 'Would be sent', conversationId: null, leadId: person.id });
+    expect(w.step(run, 'msg')!.items![0]).toEqual({
+      dryRun: true,
+      inboxId: box.id,
+      channel: 'api',
+      to: '+4915112345678',
+      text: 'Would be sent',
+      conversationId: null,
+      leadId: person.id,
+    });
     // A real send afterwards proves the receiver is reachable; still only that one message.
     const real = await w.until((await w.run(wf.id, { input: { n: 'real' } })).id);
     expect(real.status).toBe('SUCCEEDED');
@@ -106,17 +147,27 @@ describe('messaging.send through an inbox', () => {
     expect((await rowsOf(box.id)).map((m) => m.text)).toEqual(['Would be real']);
   });
 
-  it('the channel\'s rules apply: WhatsApp free text without an open window fails the node with CHANNEL_WINDOW_CLOSED (dry run too), a template is queued', async () => {
-    const box = await inbox({ channel: 'whatsapp', config: { phoneNumberId: String(100000000000000 + ++counter) }, credentials: { accessToken: 'EAAGtoken', appSecret: 'app-secret' } });
+  it("the channel's rules apply: WhatsApp free text without an open window fails the node with CHANNEL_WINDOW_CLOSED (dry run too), a template is queued", async () => {
+    const box = await inbox({
+      channel: 'whatsapp',
+      config: { phoneNumberId: String(100000000000000 + ++counter) },
+      credentials: { accessToken: 'EAAGtoken', appSecret: 'app-secret' },
+    });
     const phone = '+4915199900011';
-    const text = await w.create([manual, { id: 'msg', type: 'messaging.send', params: { inboxId: box.id, to: phone, text: 'Free text' } }], [{ from: 'start', to: 'msg' }]);
+    const text = await w.create(
+      [manual, { id: 'msg', type: 'messaging.send', params: { inboxId: box.id, to: phone, text: 'Free text' } }],
+      [{ from: 'start', to: 'msg' }],
+    );
     for (const testMode of [false, true]) {
       const run = await w.until((await w.run(text.id, { testMode })).id);
       expect(run.status).toBe('FAILED');
       expect(w.step(run, 'msg')!.error).toMatchObject({ code: 'CHANNEL_WINDOW_CLOSED' });
     }
     expect(await rowsOf(box.id)).toHaveLength(0);
-    const template = await w.create([manual, { id: 'msg', type: 'messaging.send', params: { inboxId: box.id, to: phone, template: { name: 'welcome', language: 'en' } } }], [{ from: 'start', to: 'msg' }]);
+    const template = await w.create(
+      [manual, { id: 'msg', type: 'messaging.send', params: { inboxId: box.id, to: phone, template: { name: 'welcome', language: 'en' } } }],
+      [{ from: 'start', to: 'msg' }],
+    );
     const run = await w.until((await w.run(template.id)).id);
     expect(run.status, JSON.stringify(run.error)).toBe('SUCCEEDED');
     const [row] = await rowsOf(box.id);
@@ -125,15 +176,35 @@ describe('messaging.send through an inbox', () => {
 
   it('refuses params that name no recipient or two, an inbox of another organization, and bad forms at write time', async () => {
     const box = await apiInbox();
-    const both = await w.create([manual, { id: 'msg', type: 'messaging.send', params: { inboxId: box.id, to: 'a@example.com', leadId: 'lead_x', text: 'x' } }], [{ from: 'start', to: 'msg' }]);
+    const both = await w.create(
+      [manual, { id: 'msg', type: 'messaging.send', params: { inboxId: box.id, to: 'a@example.com', leadId: 'lead_x', text: 'x' } }],
+      [{ from: 'start', to: 'msg' }],
+    );
     const run = await w.until((await w.run(both.id)).id);
     expect(w.step(run, 'msg')!.error).toMatchObject({ code: 'VALIDATION_ERROR' });
-    const foreign = await t.call({ method: 'POST', url: `/api/v1/orgs/${t.orgB.orgId}/inboxes`, auth: { token: t.orgB.token }, payload: { name: 'b', channel: 'api', config: { url: rx.url('/b') } } });
-    const other = await w.create([manual, { id: 'msg', type: 'messaging.send', params: { inboxId: foreign.json().id, to: 'a@example.com', text: 'x' } }], [{ from: 'start', to: 'msg' }]);
+    const foreign = await t.call({
+      method: 'POST',
+      url: `/api/v1/orgs/${t.orgB.orgId}/inboxes`,
+      auth: { token: t.orgB.token },
+      payload: { name: 'b', channel: 'api', config: { url: rx.url('/b') } },
+    });
+    const other = await w.create(
+      [manual, { id: 'msg', type: 'messaging.send', params: { inboxId: foreign.json().id, to: 'a@example.com', text: 'x' } }],
+      [{ from: 'start', to: 'msg' }],
+    );
     const otherRun = await w.until((await w.run(other.id)).id);
     expect(w.step(otherRun, 'msg')!.error).toMatchObject({ code: 'NOT_FOUND' });
     expect(await rowsOf(foreign.json().id)).toHaveLength(0);
-    const mixed = await t.call({ method: 'POST', url: `${w.base}/workflows`, auth: w.auth, payload: { name: 'bad', nodes: [manual, { id: 'msg', type: 'messaging.send', params: { inboxId: box.id, url: 'https://x.example', to: 'a', text: 'x' } }], edges: [{ from: 'start', to: 'msg' }] } });
+    const mixed = await t.call({
+      method: 'POST',
+      url: `${w.base}/workflows`,
+      auth: w.auth,
+      payload: {
+        name: 'bad',
+        nodes: [manual, { id: 'msg', type: 'messaging.send', params: { inboxId: box.id, url: 'https://x.example', to: 'a', text: 'x' } }],
+        edges: [{ from: 'start', to: 'msg' }],
+      },
+    });
     expect(mixed.statusCode).toBe(422);
     expect(mixed.json()).toMatchObject({ code: 'WORKFLOW_INVALID' });
   });
@@ -142,17 +213,38 @@ describe('messaging.send through an inbox', () => {
 describe('trigger.event on message.received', () => {
   it('an inbound api-channel message starts the run with the event as its input', async () => {
     const box = await apiInbox();
-    const wf = await w.create([
-      { id: 'start', type: 'trigger.event', params: { events: ['message.received'] } },
-      { id: 'pick', type: 'data.set', params: { fields: { said: '{{ payload.message.text }}', from: '{{ payload.conversation.contact.address }}' } } },
-    ], [{ from: 'start', to: 'pick' }]);
+    const wf = await w.create(
+      [
+        { id: 'start', type: 'trigger.event', params: { events: ['message.received'] } },
+        { id: 'pick', type: 'data.set', params: { fields: { said: '{{ payload.message.text }}', from: '{{ payload.conversation.contact.address }}' } } },
+      ],
+      [{ from: 'start', to: 'pick' }],
+    );
     const address = `${unique('writer')}@example.com`;
-    const res = await t.call({ method: 'POST', url: `${w.base}/inboxes/${box.id}/messages`, auth: { apiKey: t.orgA.apiKey }, payload: { contact: { address }, text: 'Is this thing on?' } });
+    const res = await t.call({
+      method: 'POST',
+      url: `${w.base}/inboxes/${box.id}/messages`,
+      auth: { apiKey: t.orgA.apiKey },
+      payload: { contact: { address }, text: 'Is this thing on?' },
+    });
     expect(res.statusCode, res.body).toBe(201);
-    const runId = await eventually(async () => (await t.database.db.select().from(workflowRuns).where(and(eq(workflowRuns.workflowId, wf.id))))[0]?.id, 15_000);
+    const runId = await eventually(
+      async () =>
+        (
+          await t.database.db
+            .select()
+            .from(workflowRuns)
+            .where(and(eq(workflowRuns.workflowId, wf.id)))
+        )[0]?.id,
+      15_000,
+    );
     const run = await w.until(runId, undefined, 15_000);
     expect(run.status, JSON.stringify(run.error)).toBe('SUCCEEDED');
-    expect(run.input).toMatchObject({ type: 'message.received', organizationId: t.orgA.orgId, payload: { message: { id: res.json().id, text: 'Is this thing on?', direction: 'in' }, conversation: { inboxId: box.id } } });
+    expect(run.input).toMatchObject({
+      type: 'message.received',
+      organizationId: t.orgA.orgId,
+      payload: { message: { id: res.json().id, text: 'Is this thing on?', direction: 'in' }, conversation: { inboxId: box.id } },
+    });
     expect(w.step(run, 'pick')!.items![0]).toMatchObject({ said: 'Is this thing on?', from: address });
   });
 });

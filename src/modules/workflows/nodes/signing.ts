@@ -38,7 +38,10 @@ export interface SignedSendResult {
 }
 
 /** Sends a signed envelope; a failure throws so the node fails (and may be retried). */
-export async function postSigned(ctx: NodeContext, options: { url: string; secret?: string; event: string; body: Record<string, unknown> }): Promise<SignedSendResult> {
+export async function postSigned(
+  ctx: NodeContext,
+  options: { url: string; secret?: string; event: string; body: Record<string, unknown> },
+): Promise<SignedSendResult> {
   if (ctx.signal.aborted) throw new Error('canceled');
   const { outbound } = ctx;
   const result = await sendSigned({

@@ -19,10 +19,14 @@ registerNode({
 registerNode({
   type: 'trigger.event',
   category: 'trigger',
-  description: 'Starts a run for each platform event of the listed types in the workflow\'s organization (and project, when the workflow has one); the run input is the event envelope.',
-  params: Type.Object({
-    events: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 30 }),
-  }, { additionalProperties: false }),
+  description:
+    "Starts a run for each platform event of the listed types in the workflow's organization (and project, when the workflow has one); the run input is the event envelope.",
+  params: Type.Object(
+    {
+      events: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 30 }),
+    },
+    { additionalProperties: false },
+  ),
   outputs: ['main'],
   trigger: true,
   pure: true,
@@ -33,10 +37,13 @@ registerNode({
   type: 'trigger.schedule',
   category: 'trigger',
   description: 'Starts a run at the times of a cron expression (5 or 6 fields) in a time zone (default UTC); the run input is { scheduledAt }.',
-  params: Type.Object({
-    cron: Type.String({ minLength: 1, maxLength: 120 }),
-    timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-  }, { additionalProperties: false }),
+  params: Type.Object(
+    {
+      cron: Type.String({ minLength: 1, maxLength: 120 }),
+      timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    },
+    { additionalProperties: false },
+  ),
   outputs: ['main'],
   trigger: true,
   pure: true,
@@ -46,7 +53,8 @@ registerNode({
 registerNode({
   type: 'trigger.webhook',
   category: 'trigger',
-  description: 'Starts a run when a JSON body is POSTed to the workflow\'s public webhook URL (POST /api/v1/hooks/:workflowId/:token); the run input is the body.',
+  description:
+    "Starts a run when a JSON body is POSTed to the workflow's public webhook URL (POST /api/v1/hooks/:workflowId/:token); the run input is the body.",
   params: Type.Object({}, { additionalProperties: false }),
   outputs: ['main'],
   trigger: true,

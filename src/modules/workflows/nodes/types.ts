@@ -84,8 +84,7 @@ export interface WaitRequest {
 
 /** How a wait ended, given to `resume`. */
 export type WaitOutcome =
-  | { kind: 'delay' }
-  | { kind: 'approval'; decision: 'approved' | 'rejected'; by: string; comment?: string | null; editedPayload?: unknown };
+  { kind: 'delay' } | { kind: 'approval'; decision: 'approved' | 'rejected'; by: string; comment?: string | null; editedPayload?: unknown };
 
 /** Items per output name (`main` unless the node declares others, e.g. `true`/`false`). */
 export type NodeOutputs = Record<string, Item[]>;

@@ -9,14 +9,18 @@ const MAX_RESPONSE_BYTES = 1024 * 1024;
 registerNode({
   type: 'utility.httpRequest',
   category: 'utility',
-  description: 'Makes an HTTP request per item (SSRF-guarded, no redirects, 10 s time-out) and emits { statusCode, headers, body } (body parsed when JSON). A non-2xx answer fails the node.',
-  params: Type.Object({
-    method: Type.Union(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'].map((m) => Type.Literal(m))),
-    url: Type.String({ minLength: 1, maxLength: 2048 }),
-    headers: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), Type.String({ maxLength: 4000 }), { maxProperties: 50 })),
-    body: Type.Optional(Type.Unknown()),
-    timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 30_000 })),
-  }, { additionalProperties: false }),
+  description:
+    'Makes an HTTP request per item (SSRF-guarded, no redirects, 10 s time-out) and emits { statusCode, headers, body } (body parsed when JSON). A non-2xx answer fails the node.',
+  params: Type.Object(
+    {
+      method: Type.Union(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'].map((m) => Type.Literal(m))),
+      url: Type.String({ minLength: 1, maxLength: 2048 }),
+      headers: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), Type.String({ maxLength: 4000 }), { maxProperties: 50 })),
+      body: Type.Optional(Type.Unknown()),
+      timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 30_000 })),
+    },
+    { additionalProperties: false },
+  ),
   outputs: ['main'],
   async execute(ctx, exec) {
     const out: Item[] = [];
@@ -26,15 +30,21 @@ registerNode({
       let body: string | undefined;
       if (params.body !== undefined && params.method !== 'GET' && params.method !== 'HEAD') {
         body = typeof params.body === 'string' ? params.body : JSON.stringify(params.body);
-        if (typeof params.body !== 'string' && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+        if (typeof params.body !== 'string' && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type'))
+          headers['content-type'] = 'application/json';
       }
       const res = await outboundRequest({
-        method: params.method, url: params.url, headers, body,
+        method: params.method,
+        url: params.url,
+        headers,
+        body,
         allowPrivate: ctx.outbound.allowPrivate,
         timeoutMs: params.timeoutMs ?? ctx.outbound.timeoutMs,
-        readBytes: MAX_RESPONSE_BYTES, signal: ctx.signal,
+        readBytes: MAX_RESPONSE_BYTES,
+        signal: ctx.signal,
       });
-      if (res.status < 200 || res.status >= 300) throw new Error(`${params.method} ${params.url} answered ${res.status}${res.body ? `: ${res.body.slice(0, 200)}` : ''}`);
+      if (res.status < 200 || res.status >= 300)
+        throw new Error(`${params.method} ${params.url} answered ${res.status}${res.body ? `: ${res.body.slice(0, 200)}` : ''}`);
       let parsed: unknown = res.body;
       const type = String(res.headers['content-type'] ?? '');
       if (type.includes('json') && res.body && !res.truncated) {
@@ -53,12 +63,16 @@ registerNode({
 registerNode({
   type: 'utility.webhookOut',
   category: 'utility',
-  description: 'POSTs the step\'s items in one signed envelope (event `event`, default `workflow.output`; payload { runId, workflowId, nodeId, items }). Signed with `secret` or the organization\'s workflow signing secret. The envelope id is the same on every attempt of the step (de-duplicate by it). In test mode nothing is sent (`dryRun: true`).',
-  params: Type.Object({
-    url: Type.String({ minLength: 1, maxLength: 2048 }),
-    secret: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    event: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-  }, { additionalProperties: false }),
+  description:
+    "POSTs the step's items in one signed envelope (event `event`, default `workflow.output`; payload { runId, workflowId, nodeId, items }). Signed with `secret` or the organization's workflow signing secret. The envelope id is the same on every attempt of the step (de-duplicate by it). In test mode nothing is sent (`dryRun: true`).",
+  params: Type.Object(
+    {
+      url: Type.String({ minLength: 1, maxLength: 2048 }),
+      secret: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+      event: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    },
+    { additionalProperties: false },
+  ),
   outputs: ['main'],
   async execute(ctx, exec) {
     const params = await exec.params();

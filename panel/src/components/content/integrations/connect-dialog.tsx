@@ -20,7 +20,14 @@ export function credentialsOf(provider: Provider, token: string, author: string)
   return provider === 'linkedin' ? { accessToken: token.trim(), author: author.trim() } : { accessToken: token.trim() };
 }
 
-export function CredentialFields({ provider, token, author, errors, onToken, onAuthor }: {
+export function CredentialFields({
+  provider,
+  token,
+  author,
+  errors,
+  onToken,
+  onAuthor,
+}: {
   provider: Provider;
   token: string;
   author: string;
@@ -38,11 +45,23 @@ export function CredentialFields({ provider, token, author, errors, onToken, onA
         maxLength={4096}
         value={token}
         error={errors.credentials}
-        hint={provider === 'x' ? 'An OAuth 2.0 user access token with the tweet.write scope.' : 'A LinkedIn access token with the w_member_social (or w_organization_social) permission.'}
+        hint={
+          provider === 'x'
+            ? 'An OAuth 2.0 user access token with the tweet.write scope.'
+            : 'A LinkedIn access token with the w_member_social (or w_organization_social) permission.'
+        }
         onChange={(e) => onToken(e.target.value)}
       />
       {provider === 'linkedin' ? (
-        <TextField label="Author" required maxLength={200} value={author} placeholder="urn:li:person:… or urn:li:organization:…" hint="Who the posts are published as." onChange={(e) => onAuthor(e.target.value)} />
+        <TextField
+          label="Author"
+          required
+          maxLength={200}
+          value={author}
+          placeholder="urn:li:person:… or urn:li:organization:…"
+          hint="Who the posts are published as."
+          onChange={(e) => onAuthor(e.target.value)}
+        />
       ) : null}
     </>
   );
@@ -67,20 +86,52 @@ export function ConnectDialog({ orgId, open, onOpenChange }: { orgId: string; op
     }
   };
   const errors = connect.error instanceof ApiError ? connect.error.fieldErrors : {};
-  const submit = (e: FormEvent) => { e.preventDefault(); connect.mutate({ provider, name: name.trim(), projectId: projectId || null, credentials: credentialsOf(provider, token, author) }, { onSuccess: () => close(false) }); };
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    connect.mutate(
+      { provider, name: name.trim(), projectId: projectId || null, credentials: credentialsOf(provider, token, author) },
+      { onSuccess: () => close(false) },
+    );
+  };
   return (
-    <Modal open={open} onOpenChange={close} title="Connect an account with a token" description="For an access token you already have. A pasted token is not renewed: when it expires, reconnect. The token is stored encrypted and never shown again.">
+    <Modal
+      open={open}
+      onOpenChange={close}
+      title="Connect an account with a token"
+      description="For an access token you already have. A pasted token is not renewed: when it expires, reconnect. The token is stored encrypted and never shown again."
+    >
       <form className="space-y-4" onSubmit={submit}>
-        <SelectField label="Provider" value={provider} options={TOKEN_PROVIDERS.map((p) => ({ value: p, label: PROVIDER_LABELS[p] }))} onChange={(e) => setProvider(e.target.value as TokenProvider)} />
-        <TextField label="Name" required maxLength={200} value={name} error={errors.name} placeholder={provider === 'x' ? 'Acme on X' : 'Acme company page'} onChange={(e) => setName(e.target.value)} />
+        <SelectField
+          label="Provider"
+          value={provider}
+          options={TOKEN_PROVIDERS.map((p) => ({ value: p, label: PROVIDER_LABELS[p] }))}
+          onChange={(e) => setProvider(e.target.value as TokenProvider)}
+        />
+        <TextField
+          label="Name"
+          required
+          maxLength={200}
+          value={name}
+          error={errors.name}
+          placeholder={provider === 'x' ? 'Acme on X' : 'Acme company page'}
+          onChange={(e) => setName(e.target.value)}
+        />
         {(projects.data?.length ?? 0) > 1 ? (
-          <SelectField label="Project" value={projectId} hint="An account for all projects, or for one." options={[{ value: '', label: 'All projects' }, ...(projects.data ?? []).map((p) => ({ value: p.id, label: p.name }))]} onChange={(e) => setProjectId(e.target.value)} />
+          <SelectField
+            label="Project"
+            value={projectId}
+            hint="An account for all projects, or for one."
+            options={[{ value: '', label: 'All projects' }, ...(projects.data ?? []).map((p) => ({ value: p.id, label: p.name }))]}
+            onChange={(e) => setProjectId(e.target.value)}
+          />
         ) : null}
         <CredentialFields provider={provider} token={token} author={author} errors={errors} onToken={setToken} onAuthor={setAuthor} />
         <FormError error={connect.error} />
         <div className="flex justify-end gap-2">
           <Button onClick={() => close(false)}>Cancel</Button>
-          <Button type="submit" variant="primary" disabled={connect.isPending}>{connect.isPending ? 'Connecting…' : 'Connect'}</Button>
+          <Button type="submit" variant="primary" disabled={connect.isPending}>
+            {connect.isPending ? 'Connecting…' : 'Connect'}
+          </Button>
         </div>
       </form>
     </Modal>

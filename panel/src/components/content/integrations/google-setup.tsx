@@ -41,16 +41,31 @@ export function GoogleSetup({ orgId, integration, canManage, canSync }: { orgId:
     <section aria-labelledby={`google-${integration.id}`} className="rounded-lg bg-white p-4 shadow-xs ring-1 ring-slate-200">
       <div className="flex flex-wrap items-start justify-between gap-3">
         <div>
-          <h3 id={`google-${integration.id}`} className="font-semibold text-slate-900">{integration.name}: analytics sources</h3>
+          <h3 id={`google-${integration.id}`} className="font-semibold text-slate-900">
+            {integration.name}: analytics sources
+          </h3>
           <p className="mt-0.5 text-sm text-slate-600">{describeSources(config, accountList)}</p>
         </div>
         <div className="flex items-center gap-2">
-          {configured ? <Link to="/orgs/$orgId/analytics" params={{ orgId }} search={{ integration: integration.id }} className="text-sm font-medium text-indigo-700 hover:underline">View analytics</Link> : null}
+          {configured ? (
+            <Link
+              to="/orgs/$orgId/analytics"
+              params={{ orgId }}
+              search={{ integration: integration.id }}
+              className="text-sm font-medium text-indigo-700 hover:underline"
+            >
+              View analytics
+            </Link>
+          ) : null}
           {canSync ? (
             <label className="text-xs text-slate-600">
               <span className="sr-only">Days to fetch for {integration.name}</span>
               <select value={span} onChange={(e) => setSpan(e.target.value as SyncSpan)} className="rounded-md px-2 py-1.5 text-xs ring-1 ring-slate-300">
-                {SYNC_SPANS.map((s) => <option key={s} value={s}>{SYNC_SPAN_LABELS[s]}</option>)}
+                {SYNC_SPANS.map((s) => (
+                  <option key={s} value={s}>
+                    {SYNC_SPAN_LABELS[s]}
+                  </option>
+                ))}
               </select>
             </label>
           ) : null}
@@ -77,15 +92,7 @@ export function GoogleSetup({ orgId, integration, canManage, canSync }: { orgId:
             <p className="text-sm text-slate-600">Reconnect this account to choose what it reads.</p>
           ) : (
             <QueryState query={accounts} loading="Loading the accounts Google gives access to…" retry>
-              {() => (
-                <SourcePicker
-                  orgId={orgId}
-                  integration={integration}
-                  config={config}
-                  accounts={accountList}
-                  canManage={canManage}
-                />
-              )}
+              {() => <SourcePicker orgId={orgId} integration={integration} config={config} accounts={accountList} canManage={canManage} />}
             </QueryState>
           )}
         </div>
@@ -99,7 +106,13 @@ export function GoogleSetup({ orgId, integration, canManage, canSync }: { orgId:
             loading="Loading sync runs…"
             retry
             isEmpty={noItems}
-            empty={<Empty title="Not synced yet">{configured ? 'Sync now to fetch the daily figures; after that it syncs every day.' : 'Choose a GA4 property or a Search Console site, then sync.'}</Empty>}
+            empty={
+              <Empty title="Not synced yet">
+                {configured
+                  ? 'Sync now to fetch the daily figures; after that it syncs every day.'
+                  : 'Choose a GA4 property or a Search Console site, then sync.'}
+              </Empty>
+            }
           >
             {(data) => (
               <Table label={`Sync runs of ${integration.name}`}>
@@ -115,25 +128,35 @@ export function GoogleSetup({ orgId, integration, canManage, canSync }: { orgId:
                   {data.items.map((run) => (
                     <tr key={run.id}>
                       <Td className="max-w-xs">
-                        <Badge tone={run.status === 'succeeded' ? 'green' : run.status === 'failed' ? 'red' : run.status === 'running' ? 'blue' : 'amber'}>{run.status}</Badge>
+                        <Badge tone={run.status === 'succeeded' ? 'green' : run.status === 'failed' ? 'red' : run.status === 'running' ? 'blue' : 'amber'}>
+                          {run.status}
+                        </Badge>
                         {run.error ? <p className="mt-1 text-xs break-words text-red-700">{run.error}</p> : null}
                       </Td>
                       <Td className="whitespace-nowrap">{syncRange(run.from, run.to)}</Td>
                       <Td className="text-right tabular-nums">{run.rows.toLocaleString()}</Td>
-                      <Td className="whitespace-nowrap">{run.finishedAt ? formatDateTime(run.finishedAt) : run.startedAt ? `Started ${relative(run.startedAt)}` : 'Waiting'}</Td>
+                      <Td className="whitespace-nowrap">
+                        {run.finishedAt ? formatDateTime(run.finishedAt) : run.startedAt ? `Started ${relative(run.startedAt)}` : 'Waiting'}
+                      </Td>
                     </tr>
                   ))}
                 </tbody>
               </Table>
-              )}
-            </QueryState>
+            )}
+          </QueryState>
         </div>
       </div>
     </section>
   );
 }
 
-function SourcePicker({ orgId, integration, config, accounts, canManage }: {
+function SourcePicker({
+  orgId,
+  integration,
+  config,
+  accounts,
+  canManage,
+}: {
   orgId: string;
   integration: Integration;
   config: GoogleConfig;
@@ -151,9 +174,14 @@ function SourcePicker({ orgId, integration, config, accounts, canManage }: {
     if (patch) save.mutate(patch ?? {});
   };
   // A chosen id the account no longer lists stays selectable, so saving does not drop it silently.
-  const withCurrent = (list: { id: string; name: string }[], current: string) => (current && !list.some((a) => a.id === current) ? [{ id: current, name: `${current} (no longer accessible)` }, ...list] : list);
+  const withCurrent = (list: { id: string; name: string }[], current: string) =>
+    current && !list.some((a) => a.id === current) ? [{ id: current, name: `${current} (no longer accessible)` }, ...list] : list;
   if (properties.length === 0 && sites.length === 0 && !config.propertyId && !config.siteUrl) {
-    return <Empty title="Nothing to read">This Google account has no GA4 property or Search Console site. Add it to one in Google, or connect another account.</Empty>;
+    return (
+      <Empty title="Nothing to read">
+        This Google account has no GA4 property or Search Console site. Add it to one in Google, or connect another account.
+      </Empty>
+    );
   }
   return (
     <form className="space-y-3" aria-label={`Sources of ${integration.name}`} onSubmit={submit}>
@@ -162,8 +190,14 @@ function SourcePicker({ orgId, integration, config, accounts, canManage }: {
         value={propertyId}
         disabled={!canManage}
         hint={properties.length === 0 ? 'No GA4 property is accessible with this account.' : 'Sessions, users and conversions (key events) per day.'}
-        options={[{ value: '', label: 'None' }, ...withCurrent(properties, config.propertyId ?? '').map((a) => ({ value: a.id, label: a.name === a.id ? a.id : `${a.name} (${a.id})` }))]}
-        onChange={(e) => { setPropertyId(e.target.value); setSaved(false); }}
+        options={[
+          { value: '', label: 'None' },
+          ...withCurrent(properties, config.propertyId ?? '').map((a) => ({ value: a.id, label: a.name === a.id ? a.id : `${a.name} (${a.id})` })),
+        ]}
+        onChange={(e) => {
+          setPropertyId(e.target.value);
+          setSaved(false);
+        }}
       />
       <SelectField
         label="Search Console site"
@@ -171,15 +205,26 @@ function SourcePicker({ orgId, integration, config, accounts, canManage }: {
         disabled={!canManage}
         hint={sites.length === 0 ? 'No Search Console site is accessible with this account.' : 'Clicks, impressions, CTR and average position per day.'}
         options={[{ value: '', label: 'None' }, ...withCurrent(sites, config.siteUrl ?? '').map((a) => ({ value: a.id, label: a.name }))]}
-        onChange={(e) => { setSiteUrl(e.target.value); setSaved(false); }}
+        onChange={(e) => {
+          setSiteUrl(e.target.value);
+          setSaved(false);
+        }}
       />
       <FormError error={save.error} />
       {canManage ? (
         <div className="flex items-center gap-3">
-          <Button type="submit" size="sm" disabled={!patch || save.isPending} aria-label={`Save sources of ${integration.name}`}>{save.isPending ? 'Saving…' : 'Save sources'}</Button>
-          {saved && !patch ? <p role="status" className="text-sm text-emerald-700">Saved. Sync now to fetch the figures.</p> : null}
+          <Button type="submit" size="sm" disabled={!patch || save.isPending} aria-label={`Save sources of ${integration.name}`}>
+            {save.isPending ? 'Saving…' : 'Save sources'}
+          </Button>
+          {saved && !patch ? (
+            <p role="status" className="text-sm text-emerald-700">
+              Saved. Sync now to fetch the figures.
+            </p>
+          ) : null}
         </div>
-      ) : <p className="text-xs text-slate-500">An owner or admin can change the sources.</p>}
+      ) : (
+        <p className="text-xs text-slate-500">An owner or admin can change the sources.</p>
+      )}
     </form>
   );
 }

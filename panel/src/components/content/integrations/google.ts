@@ -64,7 +64,12 @@ export function syncRange(from: string, to: string, locale?: string): string {
 /** How far back "Sync now" fetches: the recent days Google still revises (the service's default), or a history. */
 export const SYNC_SPANS = ['recent', '28', '90', '365'] as const;
 export type SyncSpan = (typeof SYNC_SPANS)[number];
-export const SYNC_SPAN_LABELS: Record<SyncSpan, string> = { recent: 'The last few days', '28': 'The last 28 days', '90': 'The last 90 days', '365': 'The last 12 months' };
+export const SYNC_SPAN_LABELS: Record<SyncSpan, string> = {
+  recent: 'The last few days',
+  '28': 'The last 28 days',
+  '90': 'The last 90 days',
+  '365': 'The last 12 months',
+};
 
 /**
  * The body of `POST …/integrations/:id/sync` for a span: nothing for the recent days (the service

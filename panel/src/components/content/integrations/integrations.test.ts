@@ -3,15 +3,20 @@ import { oauthErrorText, oauthNotice, returnToFor } from './oauth';
 import { configPatch, describeSources, splitAccounts, syncBody, syncRange } from './google';
 
 describe('the OAuth return', () => {
-  it('comes back to this page: absolute, same path and filters, without an earlier return\'s parameters or a fragment', () => {
-    expect(returnToFor('http://127.0.0.1:3000/orgs/org_1/settings/integrations?provider=google&connected=int_9&error=access_denied&error_description=no#top'))
-      .toBe('http://127.0.0.1:3000/orgs/org_1/settings/integrations?provider=google');
+  it("comes back to this page: absolute, same path and filters, without an earlier return's parameters or a fragment", () => {
+    expect(
+      returnToFor('http://127.0.0.1:3000/orgs/org_1/settings/integrations?provider=google&connected=int_9&error=access_denied&error_description=no#top'),
+    ).toBe('http://127.0.0.1:3000/orgs/org_1/settings/integrations?provider=google');
     expect(returnToFor('https://panel.example.com/orgs/o/settings/integrations')).toBe('https://panel.example.com/orgs/o/settings/integrations');
   });
 
   it('says what happened: the connected account by name, a refusal in words, an unknown code as it came', () => {
     expect(oauthNotice({})).toBeNull();
-    expect(oauthNotice({ connected: 'int_1' }, 'ops@acme.example (Google)')).toEqual({ tone: 'success', integrationId: 'int_1', text: 'Connected ops@acme.example (Google).' });
+    expect(oauthNotice({ connected: 'int_1' }, 'ops@acme.example (Google)')).toEqual({
+      tone: 'success',
+      integrationId: 'int_1',
+      text: 'Connected ops@acme.example (Google).',
+    });
     expect(oauthNotice({ connected: 'int_1' })).toMatchObject({ tone: 'success', text: 'The account is connected.' });
     const denied = oauthNotice({ error: 'access_denied' })!;
     expect(denied.tone).toBe('error');
@@ -44,7 +49,9 @@ describe('the Google account picker', () => {
 
   it('names the sources it reads, by the account names when known', () => {
     expect(describeSources({})).toBe('No property or site chosen yet');
-    expect(describeSources({ propertyId: 'properties/1', siteUrl: 'sc-domain:a.example' }, [{ id: 'properties/1', name: 'Acme web' }])).toBe('GA4 Acme web · Search Console sc-domain:a.example');
+    expect(describeSources({ propertyId: 'properties/1', siteUrl: 'sc-domain:a.example' }, [{ id: 'properties/1', name: 'Acme web' }])).toBe(
+      'GA4 Acme web · Search Console sc-domain:a.example',
+    );
   });
 
   it('fetches a history up to yesterday (UTC), or leaves the range to the service for the recent days', () => {

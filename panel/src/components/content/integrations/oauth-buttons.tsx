@@ -27,7 +27,11 @@ export function useOAuthStart(orgId: string) {
   const [leaving, setLeaving] = useState(false);
   const start = useMutation({
     mutationFn: async ({ provider, integrationId, projectId }: StartInput) => {
-      const { authorizationUrl } = await startOAuth(orgId, provider, { returnTo: returnToFor(window.location.href), ...(integrationId ? { integrationId } : {}), ...(projectId ? { projectId } : {}) });
+      const { authorizationUrl } = await startOAuth(orgId, provider, {
+        returnTo: returnToFor(window.location.href),
+        ...(integrationId ? { integrationId } : {}),
+        ...(projectId ? { projectId } : {}),
+      });
       return authorizationUrl;
     },
     onSuccess: (url) => {
@@ -50,9 +54,17 @@ export function OAuthConnectButtons({ orgId, onPaste }: { orgId: string; onPaste
         {(projects.data?.length ?? 0) > 1 ? (
           <label className="text-xs text-slate-600">
             For
-            <select value={projectId} onChange={(e) => setProjectId(e.target.value)} className="mt-0.5 block rounded-md px-2 py-2 text-sm ring-1 ring-slate-300">
+            <select
+              value={projectId}
+              onChange={(e) => setProjectId(e.target.value)}
+              className="mt-0.5 block rounded-md px-2 py-2 text-sm ring-1 ring-slate-300"
+            >
               <option value="">All projects</option>
-              {(projects.data ?? []).map((p) => <option key={p.id} value={p.id}>{p.name}</option>)}
+              {(projects.data ?? []).map((p) => (
+                <option key={p.id} value={p.id}>
+                  {p.name}
+                </option>
+              ))}
             </select>
           </label>
         ) : null}
@@ -67,9 +79,17 @@ export function OAuthConnectButtons({ orgId, onPaste }: { orgId: string; onPaste
             {pending === provider ? `Opening ${LABELS[provider]}…` : `Connect ${LABELS[provider]}`}
           </Button>
         ))}
-        {onPaste ? <Button variant="ghost" onClick={onPaste}>Connect an account with a token</Button> : null}
+        {onPaste ? (
+          <Button variant="ghost" onClick={onPaste}>
+            Connect an account with a token
+          </Button>
+        ) : null}
       </div>
-      {start.error ? <div className="flex justify-end"><FormError error={start.error} /></div> : null}
+      {start.error ? (
+        <div className="flex justify-end">
+          <FormError error={start.error} />
+        </div>
+      ) : null}
     </div>
   );
 }
@@ -84,5 +104,9 @@ const MARKS: Record<OAuthProvider, { text: string; className: string }> = {
 export function ProviderMark({ provider }: { provider: string }) {
   const mark = MARKS[provider as OAuthProvider];
   if (!mark) return null;
-  return <span aria-hidden="true" className={`inline-flex size-5 items-center justify-center rounded text-[11px] leading-none font-bold ${mark.className}`}>{mark.text}</span>;
+  return (
+    <span aria-hidden="true" className={`inline-flex size-5 items-center justify-center rounded text-[11px] leading-none font-bold ${mark.className}`}>
+      {mark.text}
+    </span>
+  );
 }

@@ -29,7 +29,7 @@ export interface OAuthNotice {
 const ERROR_TEXT: Record<string, string> = {
   access_denied: 'Access was declined at the provider, so nothing was connected. Connect again and allow access to finish.',
   invalid_grant: 'The provider refused the authorization (it expired or was already used). Start the connection again.',
-  invalid_response: 'The provider\'s answer could not be verified, so nothing was connected. Start the connection again.',
+  invalid_response: "The provider's answer could not be verified, so nothing was connected. Start the connection again.",
   token_exchange_failed: 'The provider did not hand over the access token, so nothing was connected. Try again in a moment.',
   profile_unavailable: 'The provider did not say which account was signed in, so nothing was connected. Try again in a moment.',
   integration_missing: 'The account to reconnect was disconnected meanwhile. Connect it again.',

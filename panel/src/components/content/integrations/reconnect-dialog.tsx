@@ -20,13 +20,27 @@ export function ReconnectDialog({ orgId, integration, onClose }: { orgId: string
     onSettled: () => reconnected(queryClient, orgId),
   });
   const errors = run.error instanceof ApiError ? run.error.fieldErrors : {};
-  const submit = (e: FormEvent) => { e.preventDefault(); run.mutate(); };
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    run.mutate();
+  };
   return (
-    <Modal open onOpenChange={(open) => !open && onClose()} title={`Reconnect ${integration.name}`} description={`Give a new ${PROVIDER_LABELS[integration.provider]} token. Posts waiting to be published move to the renewed connection.`}>
+    <Modal
+      open
+      onOpenChange={(open) => !open && onClose()}
+      title={`Reconnect ${integration.name}`}
+      description={`Give a new ${PROVIDER_LABELS[integration.provider]} token. Posts waiting to be published move to the renewed connection.`}
+    >
       {done !== null ? (
         <div className="space-y-4">
-          <p role="status" className="rounded-md bg-emerald-50 p-3 text-sm text-emerald-900">Reconnected. {done} waiting post{done === 1 ? '' : 's'} will publish through it.</p>
-          <div className="flex justify-end"><Button variant="primary" onClick={onClose}>Done</Button></div>
+          <p role="status" className="rounded-md bg-emerald-50 p-3 text-sm text-emerald-900">
+            Reconnected. {done} waiting post{done === 1 ? '' : 's'} will publish through it.
+          </p>
+          <div className="flex justify-end">
+            <Button variant="primary" onClick={onClose}>
+              Done
+            </Button>
+          </div>
         </div>
       ) : (
         <form className="space-y-4" onSubmit={submit}>
@@ -35,7 +49,9 @@ export function ReconnectDialog({ orgId, integration, onClose }: { orgId: string
           <FormError error={run.error} />
           <div className="flex justify-end gap-2">
             <Button onClick={onClose}>Cancel</Button>
-            <Button type="submit" variant="primary" disabled={run.isPending}>{run.isPending ? 'Reconnecting…' : 'Reconnect'}</Button>
+            <Button type="submit" variant="primary" disabled={run.isPending}>
+              {run.isPending ? 'Reconnecting…' : 'Reconnect'}
+            </Button>
           </div>
         </form>
       )}

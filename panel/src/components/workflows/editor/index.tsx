@@ -27,7 +27,13 @@ import { useEditorKeyboard } from './use-keyboard';
 import { useRunFromEditor } from './use-run';
 import { useEditorSave } from './use-save';
 
-export function WorkflowEditor({ orgId, workflow, template, nodeTypes, canWrite }: {
+export function WorkflowEditor({
+  orgId,
+  workflow,
+  template,
+  nodeTypes,
+  canWrite,
+}: {
   orgId: string;
   /** The saved workflow, or null for a new one (blank, or from `template`). */
   workflow: Workflow | null;
@@ -45,7 +51,18 @@ export function WorkflowEditor({ orgId, workflow, template, nodeTypes, canWrite 
   const { history, dispatch, doc } = editor;
   const editing = useEditing({ editor, nodeTypes, display, readOnly, setProblems, setNotice });
   const draft = useEditorDraft({ orgId, workflow, template, base, editor, readOnly, fitView: editing.fitView });
-  const saving = useEditorSave({ orgId, canWrite, base, setBase, editor, draft, setProblems, setNotice, focusNode: editing.focusNode, fitView: editing.fitView });
+  const saving = useEditorSave({
+    orgId,
+    canWrite,
+    base,
+    setBase,
+    editor,
+    draft,
+    setProblems,
+    setNotice,
+    focusNode: editing.focusNode,
+    fitView: editing.fitView,
+  });
   const { save, doSave, canSave, nameError, conflict, status } = saving;
   const running = useRunFromEditor({ orgId, base, dirty: draft.dirty, editor, save, display });
   const { runId, run } = running;
@@ -82,10 +99,26 @@ export function WorkflowEditor({ orgId, workflow, template, nodeTypes, canWrite 
 
       {draft.offer ? <DraftOffer offer={draft.offer} base={base} onRestore={draft.restore} onDiscard={draft.discard} /> : null}
       {conflict ? <ConflictBanner base={base} saving={saving} /> : null}
-      {problems ? <ProblemsBanner problems={problems} error={save.error} nodesById={nodesById} onShow={editing.focusNode} />
-        : save.error && !conflict ? <div className="mx-3 mt-2"><FormError error={save.error} /></div> : null}
-      {files.importError ? <Banner tone="red" label="Import">{files.importError}</Banner> : null}
-      {notice ? <Banner tone="amber" label="Notice"><span>{notice}</span> <button type="button" className="ml-2 underline" onClick={() => setNotice(null)}>Dismiss</button></Banner> : null}
+      {problems ? (
+        <ProblemsBanner problems={problems} error={save.error} nodesById={nodesById} onShow={editing.focusNode} />
+      ) : save.error && !conflict ? (
+        <div className="mx-3 mt-2">
+          <FormError error={save.error} />
+        </div>
+      ) : null}
+      {files.importError ? (
+        <Banner tone="red" label="Import">
+          {files.importError}
+        </Banner>
+      ) : null}
+      {notice ? (
+        <Banner tone="amber" label="Notice">
+          <span>{notice}</span>{' '}
+          <button type="button" className="ml-2 underline" onClick={() => setNotice(null)}>
+            Dismiss
+          </button>
+        </Banner>
+      ) : null}
 
       <div className="mt-2 flex min-h-0 flex-1 border-t border-slate-200">
         <div className="w-56 shrink-0 border-r border-slate-200 bg-slate-50">
@@ -123,7 +156,10 @@ export function WorkflowEditor({ orgId, workflow, template, nodeTypes, canWrite 
         <EditorRunDialog
           key={running.running ? 'open' : 'closed'}
           open={running.running}
-          onOpenChange={(open) => { running.setRunning(open); if (!open) running.startRun.reset(); }}
+          onOpenChange={(open) => {
+            running.setRunning(open);
+            if (!open) running.startRun.reset();
+          }}
           dirty={draft.dirty}
           pending={running.startRun.isPending}
           error={running.startRun.error}

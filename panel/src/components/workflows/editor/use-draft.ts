@@ -4,7 +4,15 @@ import { contentOf, docOf, saveBody, savedContent } from '../canvas-model';
 import { clearDraft, draftKey, readDraft, writeDraft, type Draft } from '../drafts';
 import { draftContent, initialDoc, type EditorDoc, type OpenedTemplate, type Workflow } from './doc';
 
-export function useEditorDraft({ orgId, workflow, template, base, editor, readOnly, fitView }: {
+export function useEditorDraft({
+  orgId,
+  workflow,
+  template,
+  base,
+  editor,
+  readOnly,
+  fitView,
+}: {
   orgId: string;
   workflow: Workflow | null;
   template: OpenedTemplate | null;
@@ -39,7 +47,17 @@ export function useEditorDraft({ orgId, workflow, template, base, editor, readOn
       }
       const def = saveBody(history.stable);
       const savedAt = new Date().toISOString();
-      if (writeDraft(key, { savedAt, baseVersion: base?.version ?? null, templateId: template?.id, meta: history.stable.meta, nodes: def.nodes, edges: def.edges })) setDraftSaved(savedAt);
+      if (
+        writeDraft(key, {
+          savedAt,
+          baseVersion: base?.version ?? null,
+          templateId: template?.id,
+          meta: history.stable.meta,
+          nodes: def.nodes,
+          edges: def.edges,
+        })
+      )
+        setDraftSaved(savedAt);
     };
     const timer = setTimeout(keep, 250);
     // A reload or a closed tab before the timer fires keeps the last edit too.

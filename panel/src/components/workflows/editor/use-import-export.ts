@@ -14,7 +14,11 @@ function download(name: string, text: string) {
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
-const slug = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'workflow';
+const slug = (name: string) =>
+  name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '') || 'workflow';
 
 export function useImportExport({ editor, setNotice, fitView }: { editor: EditorDoc; setNotice: (notice: string | null) => void; fitView: () => void }) {
   const { commit, doc, history } = editor;
@@ -28,11 +32,16 @@ export function useImportExport({ editor, setNotice, fitView }: { editor: Editor
     }
     setImportError(null);
     const value = parsed.value;
-    commit((d) => docOf({ nodes: value.nodes, edges: value.edges }, {
-      name: value.name ?? d.meta.name,
-      description: value.description ?? d.meta.description,
-      budgetUsd: value.budgetUsd === null || value.budgetUsd === undefined ? d.meta.budgetUsd : String(value.budgetUsd),
-    }));
+    commit((d) =>
+      docOf(
+        { nodes: value.nodes, edges: value.edges },
+        {
+          name: value.name ?? d.meta.name,
+          description: value.description ?? d.meta.description,
+          budgetUsd: value.budgetUsd === null || value.budgetUsd === undefined ? d.meta.budgetUsd : String(value.budgetUsd),
+        },
+      ),
+    );
     setNotice(`Imported ${value.nodes.length} ${value.nodes.length === 1 ? 'step' : 'steps'} from ${file.name}: save to keep them (undo to go back).`);
     fitView();
   };

@@ -8,7 +8,13 @@ function inField(target: EventTarget | null): boolean {
   return el.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(el.tagName);
 }
 
-export function useEditorKeyboard({ readOnly, save, duplicateSelection, removeSelection, dispatch }: {
+export function useEditorKeyboard({
+  readOnly,
+  save,
+  duplicateSelection,
+  removeSelection,
+  dispatch,
+}: {
   readOnly: boolean;
   save: () => void;
   duplicateSelection: () => void;

@@ -15,7 +15,14 @@ import type { PreviewRun } from '../expression-preview';
 import type { EditorDoc, Workflow } from './doc';
 import type { EditorSave } from './use-save';
 
-export function useRunFromEditor({ orgId, base, dirty, editor, save, display }: {
+export function useRunFromEditor({
+  orgId,
+  base,
+  dirty,
+  editor,
+  save,
+  display,
+}: {
   orgId: string;
   base: Workflow | null;
   dirty: boolean;
@@ -53,9 +60,15 @@ export function useRunFromEditor({ orgId, base, dirty, editor, save, display }: 
   const latestRun = useQuery({ ...runsQuery(orgId, { workflowId: base?.id, pageSize: 1 }), enabled: Boolean(base && !runId) });
   const latest = latestRun.data?.items[0];
   const runCreatedAt = run?.createdAt;
-  const previewRun = useMemo<PreviewRun | null>(() => (runId
-    ? { id: runId, label: runCreatedAt ? `of ${formatDateTime(runCreatedAt)}` : 'shown' }
-    : latest ? { id: latest.id, label: `of ${formatDateTime(latest.createdAt)}` } : null), [runId, runCreatedAt, latest]);
+  const previewRun = useMemo<PreviewRun | null>(
+    () =>
+      runId
+        ? { id: runId, label: runCreatedAt ? `of ${formatDateTime(runCreatedAt)}` : 'shown' }
+        : latest
+          ? { id: latest.id, label: `of ${formatDateTime(latest.createdAt)}` }
+          : null,
+    [runId, runCreatedAt, latest],
+  );
 
   return { running, setRunning, runId, run, onRun, hideRun, lastInput, startRun, previewRun };
 }

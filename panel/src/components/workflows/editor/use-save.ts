@@ -16,7 +16,18 @@ import { clearDraft, draftKey, readDraft, writeDraft } from '../drafts';
 import { draftContent, type EditorDoc, type Workflow } from './doc';
 import type { EditorDraft } from './use-draft';
 
-export function useEditorSave({ orgId, canWrite, base, setBase, editor, draft, setProblems, setNotice, focusNode, fitView }: {
+export function useEditorSave({
+  orgId,
+  canWrite,
+  base,
+  setBase,
+  editor,
+  draft,
+  setProblems,
+  setNotice,
+  focusNode,
+  fitView,
+}: {
   orgId: string;
   canWrite: boolean;
   base: Workflow | null;
@@ -60,7 +71,8 @@ export function useEditorSave({ orgId, canWrite, base, setBase, editor, draft, s
         setConflict({ mine: base?.version ?? null });
         // Losing nothing: the draft is kept whatever the timer was doing.
         const savedAt = new Date().toISOString();
-        if (writeDraft(key, { savedAt, baseVersion: base?.version ?? null, meta: history.stable.meta, nodes: body.nodes, edges: body.edges })) draft.setDraftSaved(savedAt);
+        if (writeDraft(key, { savedAt, baseVersion: base?.version ?? null, meta: history.stable.meta, nodes: body.nodes, edges: body.edges }))
+          draft.setDraftSaved(savedAt);
         return;
       }
       const found = problemsOf(error, { nodes: body.nodes, edges: body.edges });
@@ -98,7 +110,19 @@ export function useEditorSave({ orgId, canWrite, base, setBase, editor, draft, s
     onSuccess: (fresh) => save.mutate({ body: saveBody(history.stable), version: fresh.version }),
   });
 
-  const status = save.isPending ? 'Saving…' : conflict ? 'Not saved' : dirty || !base ? (draft.draftSaved ? `Unsaved changes · draft kept ${formatDateTime(draft.draftSaved)}` : base ? 'Unsaved changes' : 'Not saved yet') : saved ? 'All changes saved' : `Saved · version ${base.version}`;
+  const status = save.isPending
+    ? 'Saving…'
+    : conflict
+      ? 'Not saved'
+      : dirty || !base
+        ? draft.draftSaved
+          ? `Unsaved changes · draft kept ${formatDateTime(draft.draftSaved)}`
+          : base
+            ? 'Unsaved changes'
+            : 'Not saved yet'
+        : saved
+          ? 'All changes saved'
+          : `Saved · version ${base.version}`;
 
   return { save, doSave, canSave, nameError, reload, overwrite, conflict, status };
 }

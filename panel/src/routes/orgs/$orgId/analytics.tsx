@@ -12,8 +12,18 @@ import { Empty } from '../../../components/ui/states';
 import { QueryState } from '../../../components/ui/query-state';
 import { DailyLines } from '../../../components/analytics/charts';
 import {
-  analyticsRange, dailyRows, figures, formatMetric, METRICS, RANGE_LABELS, RANGES, SOURCE_LABELS,
-  type Figures, type MetricKey, type RangePreset, type Source,
+  analyticsRange,
+  dailyRows,
+  figures,
+  formatMetric,
+  METRICS,
+  RANGE_LABELS,
+  RANGES,
+  SOURCE_LABELS,
+  type Figures,
+  type MetricKey,
+  type RangePreset,
+  type Source,
 } from '../../../components/analytics/data';
 import { RulesSection } from '../../../components/analytics/rules-section';
 import { analyticsKeys, dailyQuery } from '../../../queries/analytics';
@@ -93,58 +103,89 @@ function AnalyticsPage() {
     <div>
       <PageHeader
         title="Analytics"
-        description={selected ? `${range.custom ? `${range.from} to ${range.to}` : RANGE_LABELS[search.range ?? '28d']}, per day, from Google Analytics 4 and Search Console.` : 'Daily traffic and search figures from Google Analytics 4 and Search Console, with alert rules.'}
-        actions={integrations.length > 0 ? (
-          <div className="flex flex-wrap items-end gap-2">
-            <label className="text-xs text-slate-600">
-              Google account
-              <select value={selected?.id ?? ''} onChange={(e) => setSearch({ integration: e.target.value || undefined })} className="mt-0.5 block max-w-72 rounded-md px-2 py-2 text-sm ring-1 ring-slate-300">
-                {integrations.map((i) => <option key={i.id} value={i.id}>{i.name}</option>)}
-              </select>
-            </label>
-            <RangePicker key={`${range.from}:${range.to}`} search={search} range={range} onChange={setSearch} />
-          </div>
-        ) : null}
+        description={
+          selected
+            ? `${range.custom ? `${range.from} to ${range.to}` : RANGE_LABELS[search.range ?? '28d']}, per day, from Google Analytics 4 and Search Console.`
+            : 'Daily traffic and search figures from Google Analytics 4 and Search Console, with alert rules.'
+        }
+        actions={
+          integrations.length > 0 ? (
+            <div className="flex flex-wrap items-end gap-2">
+              <label className="text-xs text-slate-600">
+                Google account
+                <select
+                  value={selected?.id ?? ''}
+                  onChange={(e) => setSearch({ integration: e.target.value || undefined })}
+                  className="mt-0.5 block max-w-72 rounded-md px-2 py-2 text-sm ring-1 ring-slate-300"
+                >
+                  {integrations.map((i) => (
+                    <option key={i.id} value={i.id}>
+                      {i.name}
+                    </option>
+                  ))}
+                </select>
+              </label>
+              <RangePicker key={`${range.from}:${range.to}`} search={search} range={range} onChange={setSearch} />
+            </div>
+          ) : null
+        }
       />
 
       <QueryState query={google} loading="Loading your Google accounts…" retry isEmpty={() => !selected} empty={<NoGoogle orgId={orgId} />}>
-        {() => selected && (
-          <div className="space-y-6">
-            <SourceLine orgId={orgId} name={selected.name} config={config} status={selected.status} latest={latest} />
-            {!configured ? (
-              <Empty title={`${selected.name} reads no property or site yet`}>
-                Choose its GA4 property and Search Console site in{' '}
-                <Link to="/orgs/$orgId/settings/integrations" params={{ orgId }} className="font-medium text-indigo-700 underline">Settings → Integrations</Link>, then sync.
-              </Empty>
-            ) : (
-              <QueryState
-                query={daily}
-                loading="Loading the figures…"
-                retry
-                isEmpty={() => figs.sources.length === 0}
-                empty={(
-                  <Empty title="Nothing synced for these days">
-                    {latest ? 'Choose a longer range, or sync again.' : 'The first sync has not run yet.'}{' '}
-                    <Link to="/orgs/$orgId/settings/integrations" params={{ orgId }} className="font-medium text-indigo-700 underline">Sync now in Settings → Integrations</Link>.
-                  </Empty>
-                )}
-              >
-                {() => (
-                  <>
-                    {(['ga4', 'gsc'] as const).filter((s) => figs.sources.includes(s)).map((source) => (
-                      <SourceCharts key={source} source={source} figs={figs} rows={rows} />
-                    ))}
-                    {figs.sources.length === 1 ? (
-                      <p className="text-sm text-slate-500">
-                        {figs.sources[0] === 'ga4' ? 'No Search Console figures' : 'No GA4 figures'} for these days: {figs.sources[0] === 'ga4' ? (config.siteUrl ? 'the site has not synced yet.' : 'choose a Search Console site for this account to see clicks and impressions.') : (config.propertyId ? 'the property has not synced yet.' : 'choose a GA4 property for this account to see sessions and users.')}
-                      </p>
-                    ) : null}
-                  </>
-                )}
-              </QueryState>
-            )}
-          </div>
-        )}
+        {() =>
+          selected && (
+            <div className="space-y-6">
+              <SourceLine orgId={orgId} name={selected.name} config={config} status={selected.status} latest={latest} />
+              {!configured ? (
+                <Empty title={`${selected.name} reads no property or site yet`}>
+                  Choose its GA4 property and Search Console site in{' '}
+                  <Link to="/orgs/$orgId/settings/integrations" params={{ orgId }} className="font-medium text-indigo-700 underline">
+                    Settings → Integrations
+                  </Link>
+                  , then sync.
+                </Empty>
+              ) : (
+                <QueryState
+                  query={daily}
+                  loading="Loading the figures…"
+                  retry
+                  isEmpty={() => figs.sources.length === 0}
+                  empty={
+                    <Empty title="Nothing synced for these days">
+                      {latest ? 'Choose a longer range, or sync again.' : 'The first sync has not run yet.'}{' '}
+                      <Link to="/orgs/$orgId/settings/integrations" params={{ orgId }} className="font-medium text-indigo-700 underline">
+                        Sync now in Settings → Integrations
+                      </Link>
+                      .
+                    </Empty>
+                  }
+                >
+                  {() => (
+                    <>
+                      {(['ga4', 'gsc'] as const)
+                        .filter((s) => figs.sources.includes(s))
+                        .map((source) => (
+                          <SourceCharts key={source} source={source} figs={figs} rows={rows} />
+                        ))}
+                      {figs.sources.length === 1 ? (
+                        <p className="text-sm text-slate-500">
+                          {figs.sources[0] === 'ga4' ? 'No Search Console figures' : 'No GA4 figures'} for these days:{' '}
+                          {figs.sources[0] === 'ga4'
+                            ? config.siteUrl
+                              ? 'the site has not synced yet.'
+                              : 'choose a Search Console site for this account to see clicks and impressions.'
+                            : config.propertyId
+                              ? 'the property has not synced yet.'
+                              : 'choose a GA4 property for this account to see sessions and users.'}
+                        </p>
+                      ) : null}
+                    </>
+                  )}
+                </QueryState>
+              )}
+            </div>
+          )
+        }
       </QueryState>
 
       {google.isSuccess && integrations.length > 0 ? (
@@ -166,17 +207,34 @@ function AnalyticsPage() {
 function NoGoogle({ orgId }: { orgId: string }) {
   return (
     <Empty title="No Google account connected">
-      <p>Connect Google to see your website's sessions, users and conversions (GA4) and your search clicks, impressions, CTR and position (Search Console) here, and to get alerts when they move.</p>
+      <p>
+        Connect Google to see your website's sessions, users and conversions (GA4) and your search clicks, impressions, CTR and position (Search Console) here,
+        and to get alerts when they move.
+      </p>
       <ol className="mx-auto mt-3 max-w-lg list-decimal space-y-1 pl-5 text-left">
-        <li>Open <Link to="/orgs/$orgId/settings/integrations" params={{ orgId }} className="font-medium text-indigo-700 underline">Settings → Integrations</Link> and click <strong>Connect Google</strong>.</li>
+        <li>
+          Open{' '}
+          <Link to="/orgs/$orgId/settings/integrations" params={{ orgId }} className="font-medium text-indigo-700 underline">
+            Settings → Integrations
+          </Link>{' '}
+          and click <strong>Connect Google</strong>.
+        </li>
         <li>Allow access in Google; you come back to the panel.</li>
-        <li>Choose a GA4 property and a Search Console site, then <strong>Sync now</strong>.</li>
+        <li>
+          Choose a GA4 property and a Search Console site, then <strong>Sync now</strong>.
+        </li>
       </ol>
     </Empty>
   );
 }
 
-function SourceLine({ orgId, name, config, status, latest }: {
+function SourceLine({
+  orgId,
+  name,
+  config,
+  status,
+  latest,
+}: {
   orgId: string;
   name: string;
   config: GoogleConfig;
@@ -185,14 +243,23 @@ function SourceLine({ orgId, name, config, status, latest }: {
 }) {
   return (
     <div className="flex flex-wrap items-center justify-between gap-2 rounded-lg bg-white px-4 py-2.5 text-sm shadow-xs ring-1 ring-slate-200">
-      <p className="text-slate-700"><span className="font-medium text-slate-900">{name}</span>: {describeSources(config)}</p>
+      <p className="text-slate-700">
+        <span className="font-medium text-slate-900">{name}</span>: {describeSources(config)}
+      </p>
       <p className="text-slate-600">
         {status === 'error' ? <span className="font-medium text-red-700">Needs reconnecting. </span> : null}
-        {!latest ? 'Not synced yet.'
-          : latest.status === 'succeeded' ? <span title={formatDateTime(latest.finishedAt)}>Synced {relative(latest.finishedAt)}.</span>
-          : latest.status === 'failed' ? <span className="text-red-700">Last sync failed{latest.error ? `: ${latest.error}` : ''}.</span>
-          : 'Syncing…'}
-        {' '}<Link to="/orgs/$orgId/settings/integrations" params={{ orgId }} className="font-medium text-indigo-700 hover:underline">Manage</Link>
+        {!latest ? (
+          'Not synced yet.'
+        ) : latest.status === 'succeeded' ? (
+          <span title={formatDateTime(latest.finishedAt)}>Synced {relative(latest.finishedAt)}.</span>
+        ) : latest.status === 'failed' ? (
+          <span className="text-red-700">Last sync failed{latest.error ? `: ${latest.error}` : ''}.</span>
+        ) : (
+          'Syncing…'
+        )}{' '}
+        <Link to="/orgs/$orgId/settings/integrations" params={{ orgId }} className="font-medium text-indigo-700 hover:underline">
+          Manage
+        </Link>
       </p>
     </div>
   );
@@ -208,19 +275,29 @@ function SourceCharts({ source, figs, rows }: { source: Source; figs: Figures; r
   const v = (key: MetricKey) => formatMetric(key, figs.values[key]);
   return (
     <section aria-labelledby={`source-${source}`} className="space-y-3">
-      <h2 id={`source-${source}`} className="text-lg font-semibold text-slate-900">{SOURCE_LABELS[source]}</h2>
+      <h2 id={`source-${source}`} className="text-lg font-semibold text-slate-900">
+        {SOURCE_LABELS[source]}
+      </h2>
       <dl aria-label={`${SOURCE_LABELS[source]} totals`} className={`grid grid-cols-2 gap-3 ${source === 'ga4' ? 'md:grid-cols-3' : 'md:grid-cols-4'}`}>
         {SOURCE_METRICS[source].map((key) => (
           <div key={key} className="rounded-lg bg-white p-3 shadow-xs ring-1 ring-slate-200">
             <dt className="text-xs font-medium text-slate-500">{totalLabel(key)}</dt>
-            <dd aria-label={METRICS.find((m) => m.key === key)!.label} className="mt-1 text-2xl font-semibold text-slate-900 tabular-nums">{v(key)}</dd>
+            <dd aria-label={METRICS.find((m) => m.key === key)!.label} className="mt-1 text-2xl font-semibold text-slate-900 tabular-nums">
+              {v(key)}
+            </dd>
           </div>
         ))}
       </dl>
       {source === 'ga4' ? (
         <div className="grid gap-4 lg:grid-cols-2">
           <ChartCard title="Sessions and users" summary={`${v('ga4.sessions')} sessions`}>
-            <DailyLines rows={rows} lines={[{ metric: 'ga4.sessions', color: COLORS.indigo }, { metric: 'ga4.users', color: COLORS.sky }]} />
+            <DailyLines
+              rows={rows}
+              lines={[
+                { metric: 'ga4.sessions', color: COLORS.indigo },
+                { metric: 'ga4.users', color: COLORS.sky },
+              ]}
+            />
           </ChartCard>
           <ChartCard title="Conversions" summary={`${v('ga4.conversions')} conversions`}>
             <DailyLines rows={rows} lines={[{ metric: 'ga4.conversions', color: COLORS.emerald }]} />
@@ -248,15 +325,27 @@ function SourceCharts({ source, figs, rows }: { source: Source; figs: Figures; r
 
 function totalLabel(key: MetricKey): string {
   switch (key) {
-    case 'ga4.users': return 'Users (sum of days)';
-    case 'gsc.ctr': return 'CTR';
-    case 'gsc.position': return 'Average position';
-    default: return METRICS.find((m) => m.key === key)!.label;
+    case 'ga4.users':
+      return 'Users (sum of days)';
+    case 'gsc.ctr':
+      return 'CTR';
+    case 'gsc.position':
+      return 'Average position';
+    default:
+      return METRICS.find((m) => m.key === key)!.label;
   }
 }
 
 /** A preset, or two dates; both live in the URL. */
-function RangePicker({ search, range, onChange }: { search: Search; range: { from: string; to: string; custom: boolean }; onChange: (next: Partial<Search>) => void }) {
+function RangePicker({
+  search,
+  range,
+  onChange,
+}: {
+  search: Search;
+  range: { from: string; to: string; custom: boolean };
+  onChange: (next: Partial<Search>) => void;
+}) {
   const [from, setFrom] = useState(range.from);
   const [to, setTo] = useState(range.to);
   return (
@@ -277,10 +366,37 @@ function RangePicker({ search, range, onChange }: { search: Search; range: { fro
           );
         })}
       </div>
-      <form className="flex items-end gap-2" aria-label="Dates" onSubmit={(e) => { e.preventDefault(); if (from && to && from <= to) onChange({ from, to, range: undefined }); }}>
-        <label className="text-xs text-slate-600">From<input type="date" value={from} max={to} onChange={(e) => setFrom(e.target.value)} className="mt-0.5 block rounded-md px-2 py-1.5 text-sm ring-1 ring-slate-300" /></label>
-        <label className="text-xs text-slate-600">To<input type="date" value={to} min={from} onChange={(e) => setTo(e.target.value)} className="mt-0.5 block rounded-md px-2 py-1.5 text-sm ring-1 ring-slate-300" /></label>
-        <button type="submit" className="rounded-md bg-white px-3 py-2 text-sm ring-1 ring-slate-300 hover:bg-slate-50">Show</button>
+      <form
+        className="flex items-end gap-2"
+        aria-label="Dates"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (from && to && from <= to) onChange({ from, to, range: undefined });
+        }}
+      >
+        <label className="text-xs text-slate-600">
+          From
+          <input
+            type="date"
+            value={from}
+            max={to}
+            onChange={(e) => setFrom(e.target.value)}
+            className="mt-0.5 block rounded-md px-2 py-1.5 text-sm ring-1 ring-slate-300"
+          />
+        </label>
+        <label className="text-xs text-slate-600">
+          To
+          <input
+            type="date"
+            value={to}
+            min={from}
+            onChange={(e) => setTo(e.target.value)}
+            className="mt-0.5 block rounded-md px-2 py-1.5 text-sm ring-1 ring-slate-300"
+          />
+        </label>
+        <button type="submit" className="rounded-md bg-white px-3 py-2 text-sm ring-1 ring-slate-300 hover:bg-slate-50">
+          Show
+        </button>
       </form>
     </div>
   );

@@ -53,18 +53,32 @@ function ApiKeysPage() {
       <PageHeader
         title="API keys"
         description="Keys let your own servers call the API with the X-Api-Key header, limited to the scopes you choose. A key is shown once, when it is created."
-        actions={canAdmin ? <Button variant="primary" onClick={() => setCreating(true)}>New API key</Button> : null}
+        actions={
+          canAdmin ? (
+            <Button variant="primary" onClick={() => setCreating(true)}>
+              New API key
+            </Button>
+          ) : null
+        }
       />
       <section aria-label="Organization" className="mb-5 grid grid-cols-1 gap-4 rounded-lg bg-white p-4 shadow-xs ring-1 ring-slate-200 md:grid-cols-2">
         <div>
           <p className="mb-1 text-sm font-medium text-slate-700">Organization ID</p>
           <CopyText label="Organization ID" value={orgId} />
-          <p className="mt-1 text-xs text-slate-500">{org ? `${org.name}: ` : ''}the <code>:orgId</code> in every API path.</p>
+          <p className="mt-1 text-xs text-slate-500">
+            {org ? `${org.name}: ` : ''}the <code>:orgId</code> in every API path.
+          </p>
         </div>
         <div>
           <p className="mb-1 text-sm font-medium text-slate-700">API base URL</p>
           <CopyText label="API base URL" value={`${window.location.origin}/api/v1`} />
-          <p className="mt-1 text-xs text-slate-500">Reference: <a href="/docs" className="text-indigo-700 hover:underline">API documentation</a>.</p>
+          <p className="mt-1 text-xs text-slate-500">
+            Reference:{' '}
+            <a href="/docs" className="text-indigo-700 hover:underline">
+              API documentation
+            </a>
+            .
+          </p>
         </div>
       </section>
 
@@ -73,7 +87,11 @@ function ApiKeysPage() {
         loading="Loading API keys…"
         retry
         isEmpty={() => rows.length === 0}
-        empty={<Empty title="No API keys yet">{canAdmin ? 'Create one for each system that calls the API, so you can revoke it alone.' : 'An owner or admin can create keys.'}</Empty>}
+        empty={
+          <Empty title="No API keys yet">
+            {canAdmin ? 'Create one for each system that calls the API, so you can revoke it alone.' : 'An owner or admin can create keys.'}
+          </Empty>
+        }
       >
         {() => (
           <Table label="API keys">
@@ -85,19 +103,39 @@ function ApiKeysPage() {
                 <Th>Project</Th>
                 <SortTh field="lastUsedAt" label="Last used" sort={sort} onSort={onSort} />
                 <SortTh field="createdAt" label="Created" sort={sort} onSort={onSort} />
-                {canAdmin ? <Th><span className="sr-only">Actions</span></Th> : null}
+                {canAdmin ? (
+                  <Th>
+                    <span className="sr-only">Actions</span>
+                  </Th>
+                ) : null}
               </tr>
             </thead>
             <tbody className="divide-y divide-slate-100">
               {rows.map((key) => (
                 <tr key={key.id}>
                   <Td className="font-medium text-slate-900">{key.name}</Td>
-                  <Td><code className="font-mono text-xs">{key.prefix}…</code></Td>
-                  <Td><div className="flex max-w-md flex-wrap gap-1">{describeScopes(key.scopes).map((s) => <Badge key={s} tone="violet">{s}</Badge>)}</div></Td>
-                  <Td>{key.projectId ? projects.data?.find((p) => p.id === key.projectId)?.name ?? key.projectId : 'All projects'}</Td>
+                  <Td>
+                    <code className="font-mono text-xs">{key.prefix}…</code>
+                  </Td>
+                  <Td>
+                    <div className="flex max-w-md flex-wrap gap-1">
+                      {describeScopes(key.scopes).map((s) => (
+                        <Badge key={s} tone="violet">
+                          {s}
+                        </Badge>
+                      ))}
+                    </div>
+                  </Td>
+                  <Td>{key.projectId ? (projects.data?.find((p) => p.id === key.projectId)?.name ?? key.projectId) : 'All projects'}</Td>
                   <Td className="whitespace-nowrap">{key.lastUsedAt ? relative(key.lastUsedAt) : 'Never'}</Td>
                   <Td className="whitespace-nowrap">{formatDate(key.createdAt)}</Td>
-                  {canAdmin ? <Td><Button size="sm" variant="danger" onClick={() => setRevoking(key)} aria-label={`Revoke ${key.name}`}>Revoke</Button></Td> : null}
+                  {canAdmin ? (
+                    <Td>
+                      <Button size="sm" variant="danger" onClick={() => setRevoking(key)} aria-label={`Revoke ${key.name}`}>
+                        Revoke
+                      </Button>
+                    </Td>
+                  ) : null}
                 </tr>
               ))}
             </tbody>
@@ -113,11 +151,18 @@ function ApiKeysPage() {
 function RevokeDialog({ orgId, apiKey, onClose }: { orgId: string; apiKey: ApiKey; onClose: () => void }) {
   const revoke = useRevokeApiKey(orgId, apiKey.id, onClose);
   return (
-    <Modal open onOpenChange={(open) => !open && onClose()} title={`Revoke ${apiKey.name}?`} description="The key stops working at once; whatever uses it gets 401 from now on. This cannot be undone.">
+    <Modal
+      open
+      onOpenChange={(open) => !open && onClose()}
+      title={`Revoke ${apiKey.name}?`}
+      description="The key stops working at once; whatever uses it gets 401 from now on. This cannot be undone."
+    >
       <FormError error={revoke.error} />
       <div className="mt-4 flex justify-end gap-2">
         <Button onClick={onClose}>Cancel</Button>
-        <Button variant="danger" disabled={revoke.isPending} onClick={() => revoke.mutate()}>Revoke key</Button>
+        <Button variant="danger" disabled={revoke.isPending} onClick={() => revoke.mutate()}>
+          Revoke key
+        </Button>
       </div>
     </Modal>
   );

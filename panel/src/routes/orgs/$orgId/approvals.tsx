@@ -72,7 +72,14 @@ function ApprovalsPage() {
       <form role="search" className="mb-4 flex flex-wrap items-end gap-3" onSubmit={(e) => e.preventDefault()}>
         <label className="text-sm">
           <span className="mb-1 block font-medium text-slate-700">Status</span>
-          <select value={status} onChange={(e) => { const next = oneOf(e.target.value, STATUSES); setSearch({ status: next === 'PENDING' ? undefined : next }); }} className="rounded-md px-3 py-2 ring-1 ring-slate-300">
+          <select
+            value={status}
+            onChange={(e) => {
+              const next = oneOf(e.target.value, STATUSES);
+              setSearch({ status: next === 'PENDING' ? undefined : next });
+            }}
+            className="rounded-md px-3 py-2 ring-1 ring-slate-300"
+          >
             <option value="PENDING">Pending</option>
             <option value="APPROVED">Approved</option>
             <option value="REJECTED">Rejected</option>
@@ -84,7 +91,9 @@ function ApprovalsPage() {
       {arrived ? (
         <p role="status" className="mb-3 flex items-center justify-between rounded-md bg-indigo-50 px-3 py-2 text-sm text-indigo-900">
           {arrived}
-          <button type="button" className="text-xs underline" onClick={() => setArrived(null)}>Dismiss</button>
+          <button type="button" className="text-xs underline" onClick={() => setArrived(null)}>
+            Dismiss
+          </button>
         </p>
       ) : null}
 
@@ -93,11 +102,11 @@ function ApprovalsPage() {
         loading="Loading approvals…"
         retry
         isEmpty={noItems}
-        empty={(
+        empty={
           <Empty title={status === 'PENDING' ? 'Nothing waits for approval' : 'No approvals match this status'}>
             {status === 'PENDING' ? 'When a workflow step or an agent asks for a decision, it appears here at once.' : 'Try another status.'}
           </Empty>
-        )}
+        }
       >
         {(data) => (
           <>
@@ -109,11 +118,15 @@ function ApprovalsPage() {
                   <Th>Status</Th>
                   <SortTh field="createdAt" label="Requested" sort={sort} onSort={(s) => setSearch({ sort: s })} />
                   <SortTh field="expiresAt" label="Expires" sort={sort} onSort={(s) => setSearch({ sort: s })} />
-                  <Th><span className="sr-only">Actions</span></Th>
+                  <Th>
+                    <span className="sr-only">Actions</span>
+                  </Th>
                 </tr>
               </thead>
               <tbody className="divide-y divide-slate-100">
-                {data.items.map((a) => <ApprovalRow key={a.id} orgId={orgId} approval={a} canWrite={canWrite} onOpen={() => open(a.id)} />)}
+                {data.items.map((a) => (
+                  <ApprovalRow key={a.id} orgId={orgId} approval={a} canWrite={canWrite} onOpen={() => open(a.id)} />
+                ))}
               </tbody>
             </Table>
             <Pagination page={page} pageSize={pageSize} total={data.total} onPage={setPage} />
@@ -121,7 +134,9 @@ function ApprovalsPage() {
         )}
       </QueryState>
 
-      {search.approval ? <ApprovalPanel orgId={orgId} approvalId={search.approval} canWrite={canWrite} onClose={() => setSearch({ approval: undefined, page: search.page })} /> : null}
+      {search.approval ? (
+        <ApprovalPanel orgId={orgId} approvalId={search.approval} canWrite={canWrite} onClose={() => setSearch({ approval: undefined, page: search.page })} />
+      ) : null}
     </div>
   );
 }
@@ -130,17 +145,34 @@ function ApprovalRow({ orgId, approval: a, canWrite, onOpen }: { orgId: string; 
   return (
     <tr className="hover:bg-slate-50">
       <Td>
-        <button type="button" className="text-left font-medium text-indigo-700 hover:underline" onClick={onOpen}>{a.title}</button>
+        <button type="button" className="text-left font-medium text-indigo-700 hover:underline" onClick={onOpen}>
+          {a.title}
+        </button>
         {a.description ? <p className="mt-0.5 line-clamp-1 max-w-md text-xs text-slate-500">{a.description}</p> : null}
       </Td>
       <Td className="text-xs">
-        {a.runId ? <Link to="/orgs/$orgId/runs/$runId" params={{ orgId, runId: a.runId }} className="text-slate-700 underline">Workflow run{a.nodeId ? ` · ${a.nodeId}` : ''}</Link> : 'Agent'}
+        {a.runId ? (
+          <Link to="/orgs/$orgId/runs/$runId" params={{ orgId, runId: a.runId }} className="text-slate-700 underline">
+            Workflow run{a.nodeId ? ` · ${a.nodeId}` : ''}
+          </Link>
+        ) : (
+          'Agent'
+        )}
       </Td>
-      <Td><Badge>{a.status}</Badge></Td>
-      <Td className="whitespace-nowrap" title={formatDateTime(a.createdAt)}>{relative(a.createdAt)}</Td>
+      <Td>
+        <Badge>{a.status}</Badge>
+      </Td>
+      <Td className="whitespace-nowrap" title={formatDateTime(a.createdAt)}>
+        {relative(a.createdAt)}
+      </Td>
       <Td className="whitespace-nowrap">{a.expiresAt ? formatDateTime(a.expiresAt) : '—'}</Td>
       <Td className="text-right">
-        <button type="button" className="rounded-md px-2.5 py-1 text-xs font-medium ring-1 ring-slate-300 hover:bg-slate-50" onClick={onOpen} aria-label={`${a.status === 'PENDING' && canWrite ? 'Review' : 'View'} ${a.title}`}>
+        <button
+          type="button"
+          className="rounded-md px-2.5 py-1 text-xs font-medium ring-1 ring-slate-300 hover:bg-slate-50"
+          onClick={onOpen}
+          aria-label={`${a.status === 'PENDING' && canWrite ? 'Review' : 'View'} ${a.title}`}
+        >
           {a.status === 'PENDING' && canWrite ? 'Review' : 'View'}
         </button>
       </Td>

@@ -34,14 +34,15 @@ interface ContentSearch extends ListSearch {
 }
 
 export const Route = createFileRoute('/orgs/$orgId/content')({
-  validateSearch: (raw: Record<string, unknown>): ContentSearch => compact({
-    ...listSearch(raw, SORTS),
-    view: oneOf(raw.view, VIEWS),
-    date: isDate(raw.date) ? raw.date : undefined,
-    platform: oneOf(raw.platform, PLATFORMS),
-    status: oneOf(raw.status, POST_STATUSES),
-    post: str(raw.post),
-  }),
+  validateSearch: (raw: Record<string, unknown>): ContentSearch =>
+    compact({
+      ...listSearch(raw, SORTS),
+      view: oneOf(raw.view, VIEWS),
+      date: isDate(raw.date) ? raw.date : undefined,
+      platform: oneOf(raw.platform, PLATFORMS),
+      status: oneOf(raw.status, POST_STATUSES),
+      post: str(raw.post),
+    }),
   component: ContentPage,
 });
 
@@ -70,55 +71,111 @@ function ContentPage() {
   const planned = useQuery(plannedPostsQuery(orgId, search.platform));
   const entries: Entry[] = [
     ...(calendar.data?.entries ?? []).map((e) => ({ postId: e.postId, platform: e.platform, status: e.status, at: e.at, date: e.date, title: e.title })),
-    ...(planned.data?.items ?? []).filter((p) => p.scheduledAt).map((p) => ({ postId: p.id, platform: p.platform, status: p.status, at: p.scheduledAt!, date: dateIn(p.scheduledAt!, timeZone), title: firstLine(p.body) }))
+    ...(planned.data?.items ?? [])
+      .filter((p) => p.scheduledAt)
+      .map((p) => ({
+        postId: p.id,
+        platform: p.platform,
+        status: p.status,
+        at: p.scheduledAt!,
+        date: dateIn(p.scheduledAt!, timeZone),
+        title: firstLine(p.body),
+      }))
       .filter((e) => e.date >= from && e.date <= to),
   ];
 
-  const open = (postId: string) => { setCreating(false); setSearch({ post: postId }, true); };
+  const open = (postId: string) => {
+    setCreating(false);
+    setSearch({ post: postId }, true);
+  };
 
   return (
     <div>
       <PageHeader
         title="Content"
         description="Plan, write, approve and schedule posts for LinkedIn and X."
-        actions={canWrite ? (
-          <>
-            <Button onClick={() => setGenerating(true)}>Generate with AI</Button>
-            <Button variant="primary" onClick={() => { setSearch({ post: undefined }, true); setCreating(true); }}>New post</Button>
-          </>
-        ) : null}
+        actions={
+          canWrite ? (
+            <>
+              <Button onClick={() => setGenerating(true)}>Generate with AI</Button>
+              <Button
+                variant="primary"
+                onClick={() => {
+                  setSearch({ post: undefined }, true);
+                  setCreating(true);
+                }}
+              >
+                New post
+              </Button>
+            </>
+          ) : null
+        }
       />
 
       <section aria-label="Calendar" className="mb-8">
         <div className="mb-3 flex flex-wrap items-center gap-3">
           <div role="group" aria-label="Calendar view" className="inline-flex rounded-md ring-1 ring-slate-300">
             {VIEWS.map((v) => (
-              <button key={v} type="button" aria-pressed={view === v} onClick={() => setSearch({ view: v === 'week' ? undefined : v }, true)}
-                className={`px-3 py-1.5 text-sm font-medium first:rounded-l-md last:rounded-r-md ${view === v ? 'bg-indigo-600 text-white' : 'bg-white text-slate-700 hover:bg-slate-50'}`}>
+              <button
+                key={v}
+                type="button"
+                aria-pressed={view === v}
+                onClick={() => setSearch({ view: v === 'week' ? undefined : v }, true)}
+                className={`px-3 py-1.5 text-sm font-medium first:rounded-l-md last:rounded-r-md ${view === v ? 'bg-indigo-600 text-white' : 'bg-white text-slate-700 hover:bg-slate-50'}`}
+              >
                 {v === 'week' ? 'Week' : 'Month'}
               </button>
             ))}
           </div>
           <div className="inline-flex gap-1">
-            <Button size="sm" aria-label={`Previous ${view}`} onClick={() => setSearch({ date: shift(view, anchor, -1) }, true)}>‹</Button>
-            <Button size="sm" onClick={() => setSearch({ date: undefined }, true)}>Today</Button>
-            <Button size="sm" aria-label={`Next ${view}`} onClick={() => setSearch({ date: shift(view, anchor, 1) }, true)}>›</Button>
+            <Button size="sm" aria-label={`Previous ${view}`} onClick={() => setSearch({ date: shift(view, anchor, -1) }, true)}>
+              ‹
+            </Button>
+            <Button size="sm" onClick={() => setSearch({ date: undefined }, true)}>
+              Today
+            </Button>
+            <Button size="sm" aria-label={`Next ${view}`} onClick={() => setSearch({ date: shift(view, anchor, 1) }, true)}>
+              ›
+            </Button>
           </div>
           <h2 className="text-lg font-semibold text-slate-900">{viewTitle(view, anchor)}</h2>
-          <span className="text-xs text-slate-500">Times in {timeZone} ({offsetName(timeZone)})</span>
+          <span className="text-xs text-slate-500">
+            Times in {timeZone} ({offsetName(timeZone)})
+          </span>
           <label className="ml-auto text-sm">
             <span className="sr-only">Platform</span>
-            <select aria-label="Platform" value={search.platform ?? ''} onChange={(e) => setSearch({ platform: oneOf(e.target.value, PLATFORMS) })} className="rounded-md px-3 py-1.5 ring-1 ring-slate-300">
+            <select
+              aria-label="Platform"
+              value={search.platform ?? ''}
+              onChange={(e) => setSearch({ platform: oneOf(e.target.value, PLATFORMS) })}
+              className="rounded-md px-3 py-1.5 ring-1 ring-slate-300"
+            >
               <option value="">All platforms</option>
-              {PLATFORMS.map((p) => <option key={p} value={p}>{PLATFORM_LABELS[p]}</option>)}
+              {PLATFORMS.map((p) => (
+                <option key={p} value={p}>
+                  {PLATFORM_LABELS[p]}
+                </option>
+              ))}
             </select>
           </label>
         </div>
         <QueryState query={calendar} loading="Loading the calendar…" retry>
           {() => (
             <>
-              <Calendar view={view} anchor={anchor} days={days} entries={entries} today={today} onOpen={open} onShowWeek={(date) => setSearch({ view: undefined, date }, true)} />
-              {entries.length === 0 ? <p className="mt-2 text-sm text-slate-500">Nothing planned in this {view}. {canWrite ? 'Write a post and give it a time, or generate drafts with AI.' : ''}</p> : null}
+              <Calendar
+                view={view}
+                anchor={anchor}
+                days={days}
+                entries={entries}
+                today={today}
+                onOpen={open}
+                onShowWeek={(date) => setSearch({ view: undefined, date }, true)}
+              />
+              {entries.length === 0 ? (
+                <p className="mt-2 text-sm text-slate-500">
+                  Nothing planned in this {view}. {canWrite ? 'Write a post and give it a time, or generate drafts with AI.' : ''}
+                </p>
+              ) : null}
             </>
           )}
         </QueryState>
@@ -131,8 +188,14 @@ function ContentPage() {
           orgId={orgId}
           postId={creating ? null : search.post!}
           canWrite={canWrite}
-          onClose={() => { setCreating(false); setSearch({ post: undefined }, true); }}
-          onCreated={(id) => { setCreating(false); setSearch({ post: id }, true); }}
+          onClose={() => {
+            setCreating(false);
+            setSearch({ post: undefined }, true);
+          }}
+          onCreated={(id) => {
+            setCreating(false);
+            setSearch({ post: id }, true);
+          }}
         />
       ) : null}
       <GenerateDialog orgId={orgId} open={generating} onOpenChange={setGenerating} onOpenPost={open} />
@@ -143,7 +206,17 @@ function ContentPage() {
 type Search = ContentSearch;
 
 /** Every post, newest first: filters, sort and page in the URL. */
-function PostList({ orgId, search, setSearch, onOpen }: { orgId: string; search: Search; setSearch: (next: Partial<Search>, keepPage?: boolean) => void; onOpen: (id: string) => void }) {
+function PostList({
+  orgId,
+  search,
+  setSearch,
+  onOpen,
+}: {
+  orgId: string;
+  search: Search;
+  setSearch: (next: Partial<Search>, keepPage?: boolean) => void;
+  onOpen: (id: string) => void;
+}) {
   const [q, setQ] = useState(search.q ?? '');
   useEffect(() => {
     const timer = setTimeout(() => {
@@ -160,16 +233,32 @@ function PostList({ orgId, search, setSearch, onOpen }: { orgId: string; search:
   return (
     <section aria-labelledby="posts-heading">
       <div className="mb-3 flex flex-wrap items-end gap-3">
-        <h2 id="posts-heading" className="mr-auto text-lg font-semibold text-slate-900">All posts</h2>
+        <h2 id="posts-heading" className="mr-auto text-lg font-semibold text-slate-900">
+          All posts
+        </h2>
         <label className="text-sm">
           <span className="mb-1 block font-medium text-slate-700">Search posts</span>
-          <input type="search" value={q} onChange={(e) => setQ(e.target.value)} placeholder="Words in the text" className="w-64 rounded-md px-3 py-1.5 ring-1 ring-slate-300" />
+          <input
+            type="search"
+            value={q}
+            onChange={(e) => setQ(e.target.value)}
+            placeholder="Words in the text"
+            className="w-64 rounded-md px-3 py-1.5 ring-1 ring-slate-300"
+          />
         </label>
         <label className="text-sm">
           <span className="mb-1 block font-medium text-slate-700">Status</span>
-          <select value={search.status ?? ''} onChange={(e) => setSearch({ status: oneOf(e.target.value, POST_STATUSES) })} className="rounded-md px-3 py-1.5 ring-1 ring-slate-300">
+          <select
+            value={search.status ?? ''}
+            onChange={(e) => setSearch({ status: oneOf(e.target.value, POST_STATUSES) })}
+            className="rounded-md px-3 py-1.5 ring-1 ring-slate-300"
+          >
             <option value="">Any status</option>
-            {POST_STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
+            {POST_STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
           </select>
         </label>
       </div>
@@ -178,11 +267,11 @@ function PostList({ orgId, search, setSearch, onOpen }: { orgId: string; search:
         loading="Loading posts…"
         retry
         isEmpty={noItems}
-        empty={(
+        empty={
           <Empty title={filtered ? 'No posts match these filters' : 'No posts yet'}>
             {filtered ? 'Try another search or filter.' : 'Drafts you write or generate appear here.'}
           </Empty>
-        )}
+        }
       >
         {(data) => (
           <>
@@ -198,7 +287,9 @@ function PostList({ orgId, search, setSearch, onOpen }: { orgId: string; search:
                 </tr>
               </thead>
               <tbody className="divide-y divide-slate-100">
-                {data.items.map((post) => <PostRow key={post.id} post={post} onOpen={() => onOpen(post.id)} />)}
+                {data.items.map((post) => (
+                  <PostRow key={post.id} post={post} onOpen={() => onOpen(post.id)} />
+                ))}
               </tbody>
             </Table>
             <Pagination page={page} pageSize={pageSize} total={data.total} onPage={(p) => setSearch({ page: p }, true)} />
@@ -213,11 +304,15 @@ function PostRow({ post, onOpen }: { post: Post; onOpen: () => void }) {
   return (
     <tr className="hover:bg-slate-50">
       <Td className="max-w-md">
-        <button type="button" className="text-left font-medium text-indigo-700 hover:underline" onClick={onOpen}>{firstLine(post.body) || '(no text)'}</button>
+        <button type="button" className="text-left font-medium text-indigo-700 hover:underline" onClick={onOpen}>
+          {firstLine(post.body) || '(no text)'}
+        </button>
         {post.error ? <p className="mt-1 text-xs text-red-700">{post.error.message}</p> : null}
       </Td>
       <Td>{PLATFORM_LABELS[post.platform]}</Td>
-      <Td><Badge>{post.status}</Badge></Td>
+      <Td>
+        <Badge>{post.status}</Badge>
+      </Td>
       <Td className="whitespace-nowrap">{formatDateTime(post.publishedAt ?? post.scheduledAt)}</Td>
       <Td className="whitespace-nowrap">{formatDateTime(post.updatedAt)}</Td>
       <Td className="whitespace-nowrap">{formatDateTime(post.createdAt)}</Td>
@@ -226,6 +321,10 @@ function PostRow({ post, onOpen }: { post: Post; onOpen: () => void }) {
 }
 
 function firstLine(body: string): string {
-  const line = body.split('\n').map((l) => l.trim()).find(Boolean) ?? '';
+  const line =
+    body
+      .split('\n')
+      .map((l) => l.trim())
+      .find(Boolean) ?? '';
   return [...line].length > 80 ? `${[...line].slice(0, 79).join('')}…` : line;
 }

@@ -61,8 +61,14 @@ function ConversationsPage() {
   const status = search.status ?? 'OPEN';
   const assigneeId = search.assigneeId === 'mine' ? myId : search.assigneeId;
   const query = {
-    page, pageSize, sort: search.sort, q: search.q, status: status === 'ALL' ? undefined : status,
-    inboxId: search.inboxId, handledBy: search.handledBy, assigneeId,
+    page,
+    pageSize,
+    sort: search.sort,
+    q: search.q,
+    status: status === 'ALL' ? undefined : status,
+    inboxId: search.inboxId,
+    handledBy: search.handledBy,
+    assigneeId,
   } as const;
   const list = useQuery({
     ...conversationsQuery(orgId, query),
@@ -78,7 +84,8 @@ function ConversationsPage() {
   useOrgEvents((type, data) => {
     if (!/^(conversation\.|message\.)/.test(type) && type !== 'notification') return;
     void queryClient.invalidateQueries({ queryKey: conversationKeys.all(orgId) });
-    const inbound = type === 'message.received' || (type === 'conversation.message' && (data as { message?: { direction?: string } } | null)?.message?.direction === 'in');
+    const inbound =
+      type === 'message.received' || (type === 'conversation.message' && (data as { message?: { direction?: string } } | null)?.message?.direction === 'in');
     if (open && inbound && conversationIdOf(data) === open) read.mutate(open);
   });
 
@@ -92,7 +99,14 @@ function ConversationsPage() {
         <SearchBox value={search.q} onSearch={(q) => setSearch({ q })} placeholder="Text in any message" className="min-w-48 flex-1" />
         <label className="text-sm">
           <span className="mb-1 block font-medium text-slate-700">Status</span>
-          <select value={status} onChange={(e) => { const next = oneOf(e.target.value, STATUSES); setSearch({ status: next === 'OPEN' ? undefined : next }); }} className={select}>
+          <select
+            value={status}
+            onChange={(e) => {
+              const next = oneOf(e.target.value, STATUSES);
+              setSearch({ status: next === 'OPEN' ? undefined : next });
+            }}
+            className={select}
+          >
             <option value="OPEN">Open</option>
             <option value="CLOSED">Closed</option>
             <option value="ALL">All</option>
@@ -102,7 +116,11 @@ function ConversationsPage() {
           <span className="mb-1 block font-medium text-slate-700">Inbox</span>
           <select value={search.inboxId ?? ''} onChange={(e) => setSearch({ inboxId: e.target.value || undefined })} className={`${select} max-w-56`}>
             <option value="">Any inbox</option>
-            {(inboxes.data?.items ?? []).map((i) => <option key={i.id} value={i.id}>{i.name} ({channelLabel(i.channel)})</option>)}
+            {(inboxes.data?.items ?? []).map((i) => (
+              <option key={i.id} value={i.id}>
+                {i.name} ({channelLabel(i.channel)})
+              </option>
+            ))}
             {search.inboxId && inboxes.data && !inboxName(search.inboxId) ? <option value={search.inboxId}>{search.inboxId}</option> : null}
           </select>
         </label>
@@ -120,11 +138,27 @@ function ConversationsPage() {
             <option value="">Anyone</option>
             <option value="mine">Mine</option>
             <option value="none">Unassigned</option>
-            {(members.data ?? []).filter((m) => m.userId !== myId).map((m) => <option key={m.userId} value={m.userId}>{m.name ?? m.email}</option>)}
-            {search.assigneeId && search.assigneeId !== 'mine' && search.assigneeId !== 'none' && members.data && !members.data.some((m) => m.userId === search.assigneeId) ? <option value={search.assigneeId}>{search.assigneeId}</option> : null}
+            {(members.data ?? [])
+              .filter((m) => m.userId !== myId)
+              .map((m) => (
+                <option key={m.userId} value={m.userId}>
+                  {m.name ?? m.email}
+                </option>
+              ))}
+            {search.assigneeId &&
+            search.assigneeId !== 'mine' &&
+            search.assigneeId !== 'none' &&
+            members.data &&
+            !members.data.some((m) => m.userId === search.assigneeId) ? (
+              <option value={search.assigneeId}>{search.assigneeId}</option>
+            ) : null}
           </select>
         </label>
-        {filtered ? <Button variant="ghost" onClick={() => clear({ conversation: search.conversation })}>Clear filters</Button> : null}
+        {filtered ? (
+          <Button variant="ghost" onClick={() => clear({ conversation: search.conversation })}>
+            Clear filters
+          </Button>
+        ) : null}
       </form>
 
       <div className="flex min-h-0 flex-1 overflow-hidden rounded-lg bg-white shadow-xs ring-1 ring-slate-200">
@@ -140,7 +174,14 @@ function ConversationsPage() {
         />
         {open ? (
           <>
-            <Thread key={open} orgId={orgId} conversationId={open} canWrite={canWrite} onOpened={() => read.mutate(open)} onClose={() => setSearch({ conversation: undefined, page: search.page })} />
+            <Thread
+              key={open}
+              orgId={orgId}
+              conversationId={open}
+              canWrite={canWrite}
+              onOpened={() => read.mutate(open)}
+              onClose={() => setSearch({ conversation: undefined, page: search.page })}
+            />
             <Details key={`details-${open}`} orgId={orgId} conversationId={open} canWrite={canWrite} inboxName={inboxName} />
           </>
         ) : (

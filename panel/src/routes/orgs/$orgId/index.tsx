@@ -9,8 +9,17 @@ import { formatUsd } from '../../../lib/format';
 import { PageHeader } from '../../../components/ui/page';
 import { QueryState } from '../../../components/ui/query-state';
 import {
-  chartRows, DASHBOARD_METRICS, GRANULARITIES, isDate, localDate, RANGE_LABELS, RANGE_PRESETS, resolveRange, totals,
-  type Granularity, type RangePreset,
+  chartRows,
+  DASHBOARD_METRICS,
+  GRANULARITIES,
+  isDate,
+  localDate,
+  RANGE_LABELS,
+  RANGE_PRESETS,
+  resolveRange,
+  totals,
+  type Granularity,
+  type RangePreset,
 } from '../../../components/dashboard/chart-data';
 import { BarsChart, BudgetStrip, ChartCard, COLORS } from '../../../components/dashboard/charts';
 
@@ -74,23 +83,42 @@ function Dashboard() {
               <Total label="AI cost" value={formatUsd(sum['usage.costUsd'])} />
             </section>
             <section aria-labelledby="budget-title" className="rounded-lg bg-white px-4 py-3 shadow-xs ring-1 ring-slate-200">
-              <h2 id="budget-title" className="mb-1 text-sm font-semibold text-slate-900">AI cost this month</h2>
+              <h2 id="budget-title" className="mb-1 text-sm font-semibold text-slate-900">
+                AI cost this month
+              </h2>
               <QueryState query={budget}>
                 {(data) => (
                   <BudgetStrip
                     usedUsd={data.usedUsd}
                     limitUsd={data.monthlyLimitUsd}
-                    action={<Link to="/orgs/$orgId/usage" params={{ orgId }} className="text-sm font-medium text-indigo-700 hover:underline">Usage and budget</Link>}
+                    action={
+                      <Link to="/orgs/$orgId/usage" params={{ orgId }} className="text-sm font-medium text-indigo-700 hover:underline">
+                        Usage and budget
+                      </Link>
+                    }
                   />
                 )}
               </QueryState>
             </section>
             <div className="grid gap-4 lg:grid-cols-2">
               <ChartCard title="Leads" summary={`${sum['leads.created']} created, ${sum['leads.qualified']} qualified`}>
-                <BarsChart rows={rows} series={[{ metric: 'leads.created', label: 'Created', color: COLORS.indigo }, { metric: 'leads.qualified', label: 'Qualified', color: COLORS.emerald }]} />
+                <BarsChart
+                  rows={rows}
+                  series={[
+                    { metric: 'leads.created', label: 'Created', color: COLORS.indigo },
+                    { metric: 'leads.qualified', label: 'Qualified', color: COLORS.emerald },
+                  ]}
+                />
               </ChartCard>
               <ChartCard title="Workflow runs" summary={`${sum['runs.succeeded']} succeeded, ${sum['runs.failed']} failed`}>
-                <BarsChart stacked rows={rows} series={[{ metric: 'runs.succeeded', label: 'Succeeded', color: COLORS.emerald }, { metric: 'runs.failed', label: 'Failed', color: COLORS.red }]} />
+                <BarsChart
+                  stacked
+                  rows={rows}
+                  series={[
+                    { metric: 'runs.succeeded', label: 'Succeeded', color: COLORS.emerald },
+                    { metric: 'runs.failed', label: 'Failed', color: COLORS.red },
+                  ]}
+                />
               </ChartCard>
               <ChartCard title="Posts published" summary={`${sum['posts.published']} published`}>
                 <BarsChart rows={rows} series={[{ metric: 'posts.published', label: 'Published', color: COLORS.sky }]} />
@@ -99,7 +127,6 @@ function Dashboard() {
                 <BarsChart money rows={rows} series={[{ metric: 'usage.costUsd', label: 'AI cost', color: COLORS.violet }]} />
               </ChartCard>
             </div>
-
           </div>
         )}
       </QueryState>
@@ -111,7 +138,9 @@ function Total({ label, value, tone }: { label: string; value: number | string; 
   return (
     <div className="rounded-lg bg-white p-3 shadow-xs ring-1 ring-slate-200">
       <p className="text-xs font-medium text-slate-500">{label}</p>
-      <p className={`mt-1 text-2xl font-semibold tabular-nums ${tone === 'red' ? 'text-red-700' : 'text-slate-900'}`}>{typeof value === 'number' ? value.toLocaleString() : value}</p>
+      <p className={`mt-1 text-2xl font-semibold tabular-nums ${tone === 'red' ? 'text-red-700' : 'text-slate-900'}`}>
+        {typeof value === 'number' ? value.toLocaleString() : value}
+      </p>
     </div>
   );
 }
@@ -119,7 +148,15 @@ function Total({ label, value, tone }: { label: string; value: number | string; 
 type Search = ReturnType<typeof Route.useSearch>;
 
 /** The range: a preset, or two dates; and the bucket size. All of it lives in the URL. */
-function RangePicker({ search, range, onChange }: { search: Search; range: { from: string; to: string; granularity: string }; onChange: (next: Partial<Search>) => void }) {
+function RangePicker({
+  search,
+  range,
+  onChange,
+}: {
+  search: Search;
+  range: { from: string; to: string; granularity: string };
+  onChange: (next: Partial<Search>) => void;
+}) {
   const custom = Boolean(search.from && search.to);
   const [from, setFrom] = useState(range.from);
   const [to, setTo] = useState(range.to);
@@ -141,16 +178,50 @@ function RangePicker({ search, range, onChange }: { search: Search; range: { fro
           );
         })}
       </div>
-      <form className="flex items-end gap-2" onSubmit={(e) => { e.preventDefault(); if (from && to && from <= to) onChange({ from, to, range: undefined }); }}>
-        <label className="text-xs text-slate-600">From<input type="date" value={from} max={to} onChange={(e) => setFrom(e.target.value)} className="mt-0.5 block rounded-md px-2 py-1.5 text-sm ring-1 ring-slate-300" /></label>
-        <label className="text-xs text-slate-600">To<input type="date" value={to} min={from} onChange={(e) => setTo(e.target.value)} className="mt-0.5 block rounded-md px-2 py-1.5 text-sm ring-1 ring-slate-300" /></label>
-        <button type="submit" className="rounded-md bg-white px-3 py-2 text-sm ring-1 ring-slate-300 hover:bg-slate-50">Show</button>
+      <form
+        className="flex items-end gap-2"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (from && to && from <= to) onChange({ from, to, range: undefined });
+        }}
+      >
+        <label className="text-xs text-slate-600">
+          From
+          <input
+            type="date"
+            value={from}
+            max={to}
+            onChange={(e) => setFrom(e.target.value)}
+            className="mt-0.5 block rounded-md px-2 py-1.5 text-sm ring-1 ring-slate-300"
+          />
+        </label>
+        <label className="text-xs text-slate-600">
+          To
+          <input
+            type="date"
+            value={to}
+            min={from}
+            onChange={(e) => setTo(e.target.value)}
+            className="mt-0.5 block rounded-md px-2 py-1.5 text-sm ring-1 ring-slate-300"
+          />
+        </label>
+        <button type="submit" className="rounded-md bg-white px-3 py-2 text-sm ring-1 ring-slate-300 hover:bg-slate-50">
+          Show
+        </button>
       </form>
       <label className="text-xs text-slate-600">
         By
-        <select value={search.granularity ?? ''} onChange={(e) => onChange({ granularity: oneOf(e.target.value, GRANULARITIES) })} className="mt-0.5 block rounded-md px-2 py-2 text-sm ring-1 ring-slate-300">
+        <select
+          value={search.granularity ?? ''}
+          onChange={(e) => onChange({ granularity: oneOf(e.target.value, GRANULARITIES) })}
+          className="mt-0.5 block rounded-md px-2 py-2 text-sm ring-1 ring-slate-300"
+        >
           <option value="">Auto ({range.granularity})</option>
-          {GRANULARITIES.map((g) => <option key={g} value={g}>{g}</option>)}
+          {GRANULARITIES.map((g) => (
+            <option key={g} value={g}>
+              {g}
+            </option>
+          ))}
         </select>
       </label>
     </div>

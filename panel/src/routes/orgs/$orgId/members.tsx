@@ -60,8 +60,15 @@ function MembersPage() {
 
   const sort = search.sort ?? DEFAULT_SORT;
   const q = search.q?.toLowerCase();
-  const filtered = (members.data ?? []).filter((m) => (!search.role || m.role === search.role) && (!q || m.email.toLowerCase().includes(q) || (m.name ?? '').toLowerCase().includes(q)));
-  const rows = sortRows(filtered, sort, { name: (m) => m.name ?? m.email, email: (m) => m.email, role: (m) => ROLE_RANK[m.role] ?? 9, createdAt: (m) => m.createdAt });
+  const filtered = (members.data ?? []).filter(
+    (m) => (!search.role || m.role === search.role) && (!q || m.email.toLowerCase().includes(q) || (m.name ?? '').toLowerCase().includes(q)),
+  );
+  const rows = sortRows(filtered, sort, {
+    name: (m) => m.name ?? m.email,
+    email: (m) => m.email,
+    role: (m) => ROLE_RANK[m.role] ?? 9,
+    createdAt: (m) => m.createdAt,
+  });
   const onSort = (next: string) => setSearch({ sort: next === DEFAULT_SORT ? undefined : next });
   // Only an owner changes an owner (the API refuses others with 403).
   const canManage = (m: Member) => canAdmin && (m.role !== 'owner' || myRole === 'owner');
@@ -71,25 +78,55 @@ function MembersPage() {
       <PageHeader
         title="Members"
         description="Who works in this organization and what they may do. Viewers read only; owners and admins manage members, API keys and webhooks."
-        actions={canAdmin ? <Button variant="primary" onClick={() => setInviting(true)}>Invite member</Button> : null}
+        actions={
+          canAdmin ? (
+            <Button variant="primary" onClick={() => setInviting(true)}>
+              Invite member
+            </Button>
+          ) : null
+        }
       />
       <form role="search" className="mb-4 flex flex-wrap items-end gap-3" onSubmit={(e) => e.preventDefault()}>
         <label className="flex-1 text-sm">
           <span className="mb-1 block font-medium text-slate-700">Search</span>
-          <input type="search" value={text} onChange={(e) => setText(e.target.value)} placeholder="Name or e-mail" className="w-full rounded-md px-3 py-2 ring-1 ring-slate-300" />
+          <input
+            type="search"
+            value={text}
+            onChange={(e) => setText(e.target.value)}
+            placeholder="Name or e-mail"
+            className="w-full rounded-md px-3 py-2 ring-1 ring-slate-300"
+          />
         </label>
         <label className="text-sm">
           <span className="mb-1 block font-medium text-slate-700">Role</span>
-          <select value={search.role ?? ''} onChange={(e) => setSearch({ role: oneOf(e.target.value, ROLE_VALUES) })} className="rounded-md px-3 py-2 ring-1 ring-slate-300">
+          <select
+            value={search.role ?? ''}
+            onChange={(e) => setSearch({ role: oneOf(e.target.value, ROLE_VALUES) })}
+            className="rounded-md px-3 py-2 ring-1 ring-slate-300"
+          >
             <option value="">Any role</option>
-            {ROLES.map((r) => <option key={r.value} value={r.value}>{r.label}</option>)}
+            {ROLES.map((r) => (
+              <option key={r.value} value={r.value}>
+                {r.label}
+              </option>
+            ))}
           </select>
         </label>
       </form>
-      {notice ? <p role="status" className="mb-3 rounded-md bg-emerald-50 px-3 py-2 text-sm text-emerald-800">{notice}</p> : null}
+      {notice ? (
+        <p role="status" className="mb-3 rounded-md bg-emerald-50 px-3 py-2 text-sm text-emerald-800">
+          {notice}
+        </p>
+      ) : null}
       <FormError error={changeRole.error} />
 
-      <QueryState query={members} loading="Loading members…" retry isEmpty={() => rows.length === 0} empty={<Empty title="No members match these filters">Try another search or role.</Empty>}>
+      <QueryState
+        query={members}
+        loading="Loading members…"
+        retry
+        isEmpty={() => rows.length === 0}
+        empty={<Empty title="No members match these filters">Try another search or role.</Empty>}
+      >
         {() => (
           <Table label="Members">
             <thead className="bg-slate-50">
@@ -98,7 +135,11 @@ function MembersPage() {
                 <SortTh field="email" label="Email" sort={sort} onSort={onSort} />
                 <SortTh field="role" label="Role" sort={sort} onSort={onSort} />
                 <SortTh field="createdAt" label="Joined" sort={sort} onSort={onSort} />
-                {canAdmin ? <Th><span className="sr-only">Actions</span></Th> : null}
+                {canAdmin ? (
+                  <Th>
+                    <span className="sr-only">Actions</span>
+                  </Th>
+                ) : null}
               </tr>
             </thead>
             <tbody className="divide-y divide-slate-100">
@@ -106,7 +147,11 @@ function MembersPage() {
                 <tr key={m.id}>
                   <Td className="font-medium text-slate-900">
                     {m.name ?? '—'}
-                    {m.userId === me.data?.user.id ? <span className="ml-2"><Badge tone="blue">You</Badge></span> : null}
+                    {m.userId === me.data?.user.id ? (
+                      <span className="ml-2">
+                        <Badge tone="blue">You</Badge>
+                      </span>
+                    ) : null}
                   </Td>
                   <Td>{m.email}</Td>
                   <Td>
@@ -115,16 +160,31 @@ function MembersPage() {
                         aria-label={`Role of ${m.email}`}
                         value={m.role}
                         disabled={changeRole.isPending}
-                        onChange={(e) => { setNotice(null); changeRole.mutate({ member: m, role: e.target.value as MemberRole }); }}
+                        onChange={(e) => {
+                          setNotice(null);
+                          changeRole.mutate({ member: m, role: e.target.value as MemberRole });
+                        }}
                         className="rounded-md px-2 py-1 text-sm ring-1 ring-slate-300"
                       >
-                        {assignableRoles(myRole).map((r) => <option key={r.value} value={r.value}>{r.label}</option>)}
+                        {assignableRoles(myRole).map((r) => (
+                          <option key={r.value} value={r.value}>
+                            {r.label}
+                          </option>
+                        ))}
                       </select>
-                    ) : <Badge tone={m.role === 'owner' ? 'violet' : 'slate'}>{roleLabel(m.role)}</Badge>}
+                    ) : (
+                      <Badge tone={m.role === 'owner' ? 'violet' : 'slate'}>{roleLabel(m.role)}</Badge>
+                    )}
                   </Td>
                   <Td className="whitespace-nowrap">{formatDate(m.createdAt)}</Td>
                   {canAdmin ? (
-                    <Td>{canManage(m) ? <Button size="sm" variant="danger" aria-label={`Remove ${m.email}`} onClick={() => setRemoving(m)}>Remove</Button> : null}</Td>
+                    <Td>
+                      {canManage(m) ? (
+                        <Button size="sm" variant="danger" aria-label={`Remove ${m.email}`} onClick={() => setRemoving(m)}>
+                          Remove
+                        </Button>
+                      ) : null}
+                    </Td>
                   ) : null}
                 </tr>
               ))}
@@ -146,10 +206,18 @@ function Invitations({ orgId }: { orgId: string }) {
   const revoke = useRevokeInvitation(orgId);
   return (
     <section aria-labelledby="invitations-title" className="mt-8">
-      <h2 id="invitations-title" className="mb-1 text-lg font-semibold text-slate-900">Pending invitations</h2>
+      <h2 id="invitations-title" className="mb-1 text-lg font-semibold text-slate-900">
+        Pending invitations
+      </h2>
       <p className="mb-3 text-sm text-slate-600">Links sent and not accepted yet. An accepted invitation becomes a member above.</p>
       <FormError error={revoke.error} />
-      <QueryState query={invitations} loading="Loading invitations…" retry isEmpty={(items) => items.length === 0} empty={<Empty title="No pending invitations" />}>
+      <QueryState
+        query={invitations}
+        loading="Loading invitations…"
+        retry
+        isEmpty={(items) => items.length === 0}
+        empty={<Empty title="No pending invitations" />}
+      >
         {(items) => (
           <Table label="Pending invitations">
             <thead className="bg-slate-50">
@@ -159,7 +227,9 @@ function Invitations({ orgId }: { orgId: string }) {
                 <Th>Status</Th>
                 <Th>Expires</Th>
                 <Th>Invited</Th>
-                <Th><span className="sr-only">Actions</span></Th>
+                <Th>
+                  <span className="sr-only">Actions</span>
+                </Th>
               </tr>
             </thead>
             <tbody className="divide-y divide-slate-100">
@@ -167,10 +237,16 @@ function Invitations({ orgId }: { orgId: string }) {
                 <tr key={i.id}>
                   <Td className="font-medium text-slate-900">{i.email}</Td>
                   <Td>{roleLabel(i.role)}</Td>
-                  <Td><Badge tone={i.status === 'pending' ? 'amber' : 'red'}>{i.status}</Badge></Td>
+                  <Td>
+                    <Badge tone={i.status === 'pending' ? 'amber' : 'red'}>{i.status}</Badge>
+                  </Td>
                   <Td className="whitespace-nowrap">{formatDate(i.expiresAt)}</Td>
                   <Td className="whitespace-nowrap">{formatDate(i.createdAt)}</Td>
-                  <Td><Button size="sm" aria-label={`Revoke invitation of ${i.email}`} disabled={revoke.isPending} onClick={() => revoke.mutate(i.id)}>Revoke</Button></Td>
+                  <Td>
+                    <Button size="sm" aria-label={`Revoke invitation of ${i.email}`} disabled={revoke.isPending} onClick={() => revoke.mutate(i.id)}>
+                      Revoke
+                    </Button>
+                  </Td>
                 </tr>
               ))}
             </tbody>
@@ -188,12 +264,28 @@ function RemoveDialog({ orgId, member, self, onClose }: { orgId: string; member:
       open
       onOpenChange={(open) => !open && onClose()}
       title={self ? 'Leave this organization?' : `Remove ${member.name ?? member.email}?`}
-      description={self ? 'You lose access to it at once; an owner or admin can invite you again.' : `${member.email} loses access at once. Their account stays, and they can be invited again.`}
+      description={
+        self
+          ? 'You lose access to it at once; an owner or admin can invite you again.'
+          : `${member.email} loses access at once. Their account stays, and they can be invited again.`
+      }
     >
       <FormError error={remove.error} />
       <div className="mt-4 flex justify-end gap-2">
         <Button onClick={onClose}>Cancel</Button>
-        <Button variant="danger" disabled={remove.isPending} onClick={() => remove.mutate(undefined, { onSuccess: () => { if (self) window.location.assign('/'); } })}>{self ? 'Leave organization' : 'Remove member'}</Button>
+        <Button
+          variant="danger"
+          disabled={remove.isPending}
+          onClick={() =>
+            remove.mutate(undefined, {
+              onSuccess: () => {
+                if (self) window.location.assign('/');
+              },
+            })
+          }
+        >
+          {self ? 'Leave organization' : 'Remove member'}
+        </Button>
       </div>
     </Modal>
   );

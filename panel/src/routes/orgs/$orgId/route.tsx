@@ -49,7 +49,16 @@ function OrgLayout() {
   }, [org]);
 
   if (orgs.data && !org) {
-    return <main className="mx-auto max-w-2xl p-8"><ErrorState error={new Error('You are not a member of this organization, or it does not exist.')} /><p className="mt-4 text-sm"><Link to="/" className="text-indigo-600 underline">Go to your organizations</Link></p></main>;
+    return (
+      <main className="mx-auto max-w-2xl p-8">
+        <ErrorState error={new Error('You are not a member of this organization, or it does not exist.')} />
+        <p className="mt-4 text-sm">
+          <Link to="/" className="text-indigo-600 underline">
+            Go to your organizations
+          </Link>
+        </p>
+      </main>
+    );
   }
   return (
     <OrgStreamProvider orgId={orgId}>
@@ -93,18 +102,27 @@ function OrgSwitcher({ current, orgs }: { current: string; orgs: { id: string; n
   const navigate = useNavigate();
   return (
     <DropdownMenu.Root>
-      <DropdownMenu.Trigger className="flex w-full items-center justify-between rounded-md px-2 py-1.5 text-left text-sm font-semibold text-slate-900 hover:bg-slate-100" aria-label={`Organization: ${current}`}>
+      <DropdownMenu.Trigger
+        className="flex w-full items-center justify-between rounded-md px-2 py-1.5 text-left text-sm font-semibold text-slate-900 hover:bg-slate-100"
+        aria-label={`Organization: ${current}`}
+      >
         <span className="truncate">{current}</span>
-        <span aria-hidden="true" className="text-slate-400">▾</span>
+        <span aria-hidden="true" className="text-slate-400">
+          ▾
+        </span>
       </DropdownMenu.Trigger>
       <DropdownMenu.Portal>
         <DropdownMenu.Content align="start" sideOffset={4} className="z-50 min-w-52 rounded-md bg-white p-1 shadow-lg ring-1 ring-slate-200">
           <DropdownMenu.Label className="px-3 py-1 text-xs text-slate-500">Organizations</DropdownMenu.Label>
           {orgs.map((o) => (
-            <DropdownMenu.Item key={o.id} className={menuItem} onSelect={() => void navigate({ to: '/orgs/$orgId', params: { orgId: o.id } })}>{o.name}</DropdownMenu.Item>
+            <DropdownMenu.Item key={o.id} className={menuItem} onSelect={() => void navigate({ to: '/orgs/$orgId', params: { orgId: o.id } })}>
+              {o.name}
+            </DropdownMenu.Item>
           ))}
           <DropdownMenu.Separator className="my-1 h-px bg-slate-200" />
-          <DropdownMenu.Item className={menuItem} onSelect={() => void navigate({ to: '/orgs/new' })}>Create organization</DropdownMenu.Item>
+          <DropdownMenu.Item className={menuItem} onSelect={() => void navigate({ to: '/orgs/new' })}>
+            Create organization
+          </DropdownMenu.Item>
         </DropdownMenu.Content>
       </DropdownMenu.Portal>
     </DropdownMenu.Root>
@@ -120,10 +138,17 @@ function UserMenu({ name, email, role, orgId }: { name: string; email: string; r
       </DropdownMenu.Trigger>
       <DropdownMenu.Portal>
         <DropdownMenu.Content align="end" sideOffset={4} className="z-50 min-w-56 rounded-md bg-white p-1 shadow-lg ring-1 ring-slate-200">
-          <div className="px-3 py-2 text-xs text-slate-500">{email}{role ? ` · ${role}` : ''}</div>
-          <DropdownMenu.Item className={menuItem} onSelect={() => void navigate({ to: '/orgs/$orgId/settings/account', params: { orgId } })}>Account and password</DropdownMenu.Item>
+          <div className="px-3 py-2 text-xs text-slate-500">
+            {email}
+            {role ? ` · ${role}` : ''}
+          </div>
+          <DropdownMenu.Item className={menuItem} onSelect={() => void navigate({ to: '/orgs/$orgId/settings/account', params: { orgId } })}>
+            Account and password
+          </DropdownMenu.Item>
           <DropdownMenu.Separator className="my-1 h-px bg-slate-200" />
-          <DropdownMenu.Item className={menuItem} onSelect={() => void signOut()}>Sign out</DropdownMenu.Item>
+          <DropdownMenu.Item className={menuItem} onSelect={() => void signOut()}>
+            Sign out
+          </DropdownMenu.Item>
         </DropdownMenu.Content>
       </DropdownMenu.Portal>
     </DropdownMenu.Root>

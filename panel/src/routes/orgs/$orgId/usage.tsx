@@ -48,11 +48,25 @@ function UsagePage() {
   // Names for the workflow and project groups (their keys are ids).
   const workflows = useQuery({ ...workflowNamesQuery(orgId), enabled: groupBy === 'workflow' });
   const projects = useQuery({ ...projectsQuery(orgId), enabled: groupBy === 'project' });
-  const names = useMemo(() => ({
-    workflows: new Map((workflows.data?.items ?? []).map((w) => [w.id, w.name])),
-    projects: new Map((projects.data ?? []).map((p) => [p.id, p.name])),
-  }), [workflows.data, projects.data]);
-  const groups = useMemo(() => sortGroups((usage.data?.groups ?? []).map((g) => ({ ...g, label: groupBy === 'day' && g.key ? formatDate(`${g.key}T12:00:00Z`) : groupLabel(groupBy, g.key, names) })), sort, groupBy), [usage.data, groupBy, names, sort]);
+  const names = useMemo(
+    () => ({
+      workflows: new Map((workflows.data?.items ?? []).map((w) => [w.id, w.name])),
+      projects: new Map((projects.data ?? []).map((p) => [p.id, p.name])),
+    }),
+    [workflows.data, projects.data],
+  );
+  const groups = useMemo(
+    () =>
+      sortGroups(
+        (usage.data?.groups ?? []).map((g) => ({
+          ...g,
+          label: groupBy === 'day' && g.key ? formatDate(`${g.key}T12:00:00Z`) : groupLabel(groupBy, g.key, names),
+        })),
+        sort,
+        groupBy,
+      ),
+    [usage.data, groupBy, names, sort],
+  );
   const chart = useMemo(() => (groupBy === 'day' ? sortGroups(groups, 'key', groupBy) : groups.slice(0, 12)), [groups, groupBy]);
 
   return (
@@ -60,20 +74,30 @@ function UsagePage() {
       <PageHeader title="Usage" description="Tokens and AI cost of every model call: by model, day, agent type, workflow or project." />
 
       <section aria-labelledby="budget-title" className="rounded-lg bg-white p-4 shadow-xs ring-1 ring-slate-200">
-        <h2 id="budget-title" className="mb-3 font-semibold text-slate-900">Monthly budget</h2>
+        <h2 id="budget-title" className="mb-3 font-semibold text-slate-900">
+          Monthly budget
+        </h2>
         <QueryState query={budget} retry>
           {(data) => (
             <div className="grid gap-6 md:grid-cols-2">
               <BudgetMeter usedUsd={data.usedUsd} limitUsd={data.monthlyLimitUsd} resetsAt={data.resetsAt} />
-              {canAdmin ? <BudgetForm orgId={orgId} limitUsd={data.monthlyLimitUsd} /> : (
-                <p className="text-sm text-slate-600">Owners and admins set the monthly budget. New runs are refused while it is spent; everyone is warned at 80 %.</p>
+              {canAdmin ? (
+                <BudgetForm orgId={orgId} limitUsd={data.monthlyLimitUsd} />
+              ) : (
+                <p className="text-sm text-slate-600">
+                  Owners and admins set the monthly budget. New runs are refused while it is spent; everyone is warned at 80 %.
+                </p>
               )}
             </div>
           )}
         </QueryState>
       </section>
 
-      <RangeForm key={`${from}:${to}`} from={from} to={to} groupBy={groupBy}
+      <RangeForm
+        key={`${from}:${to}`}
+        from={from}
+        to={to}
+        groupBy={groupBy}
         onRange={(range) => setSearch(range)}
         onPreset={(range) => setSearch(range.from === month.from && range.to === month.to ? { from: undefined, to: undefined } : range)}
         onGroupBy={(g) => setSearch({ groupBy: g === 'model' ? undefined : g, sort: undefined })}
@@ -94,7 +118,11 @@ function UsagePage() {
               <>
                 <figure aria-label={`Cost by ${GROUP_LABELS[groupBy].toLowerCase()}`} className="rounded-lg bg-white p-4 shadow-xs ring-1 ring-slate-200">
                   <figcaption className="mb-3 font-semibold text-slate-900">Cost by {GROUP_LABELS[groupBy].toLowerCase()}</figcaption>
-                  <div className="h-64" role="img" aria-label={`Cost by ${GROUP_LABELS[groupBy].toLowerCase()}: ${chart.map((g) => `${g.label} ${formatUsd(g.costUsd)}`).join(', ')}`}>
+                  <div
+                    className="h-64"
+                    role="img"
+                    aria-label={`Cost by ${GROUP_LABELS[groupBy].toLowerCase()}: ${chart.map((g) => `${g.label} ${formatUsd(g.costUsd)}`).join(', ')}`}
+                  >
                     <ResponsiveContainer width="100%" height="100%">
                       <BarChart data={chart} margin={{ top: 4, right: 8, bottom: 0, left: 0 }}>
                         <CartesianGrid strokeDasharray="3 3" vertical={false} stroke="#e2e8f0" />
@@ -146,7 +174,14 @@ function Figure({ label, value }: { label: string; value: string }) {
   );
 }
 
-function RangeForm({ from, to, groupBy, onRange, onPreset, onGroupBy }: {
+function RangeForm({
+  from,
+  to,
+  groupBy,
+  onRange,
+  onPreset,
+  onGroupBy,
+}: {
   from: string;
   to: string;
   groupBy: GroupBy;
@@ -158,11 +193,23 @@ function RangeForm({ from, to, groupBy, onRange, onPreset, onGroupBy }: {
   const [t, setT] = useState(to);
   const now = new Date();
   return (
-    <form role="search" aria-label="Usage range and grouping" className="flex flex-wrap items-end gap-3" onSubmit={(e) => { e.preventDefault(); if (f && t && f <= t) onRange({ from: f, to: t }); }}>
+    <form
+      role="search"
+      aria-label="Usage range and grouping"
+      className="flex flex-wrap items-end gap-3"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (f && t && f <= t) onRange({ from: f, to: t });
+      }}
+    >
       <label className="text-sm">
         <span className="mb-1 block font-medium text-slate-700">Group by</span>
         <select value={groupBy} onChange={(e) => onGroupBy(e.target.value as GroupBy)} className="rounded-md px-3 py-2 ring-1 ring-slate-300">
-          {GROUP_BY.map((g) => <option key={g} value={g}>{GROUP_LABELS[g]}</option>)}
+          {GROUP_BY.map((g) => (
+            <option key={g} value={g}>
+              {GROUP_LABELS[g]}
+            </option>
+          ))}
         </select>
       </label>
       <label className="text-sm">
@@ -174,8 +221,12 @@ function RangeForm({ from, to, groupBy, onRange, onPreset, onGroupBy }: {
         <input type="date" value={t} min={f} onChange={(e) => setT(e.target.value)} className="rounded-md px-3 py-1.5 ring-1 ring-slate-300" />
       </label>
       <Button type="submit">Show</Button>
-      <Button variant="ghost" onClick={() => onPreset(thisMonth(now))}>This month</Button>
-      <Button variant="ghost" onClick={() => onPreset(lastMonth(now))}>Last month</Button>
+      <Button variant="ghost" onClick={() => onPreset(thisMonth(now))}>
+        This month
+      </Button>
+      <Button variant="ghost" onClick={() => onPreset(lastMonth(now))}>
+        Last month
+      </Button>
       <p className="text-xs text-slate-500">Days in UTC, both included.</p>
     </form>
   );

@@ -4,8 +4,13 @@ import { plural } from './text.ts';
 // CHATBOT_ANALYST (and REPORT_WRITER's CHATBOT_INSIGHTS): the conversation figures of the last days.
 
 interface ConversationFigures {
-  opened?: number; closed?: number; closedByBot?: number; handoffs?: number; handoffReasons?: Record<string, number>;
-  medianFirstReplySec?: number | null; medianHandoffSec?: number | null;
+  opened?: number;
+  closed?: number;
+  closedByBot?: number;
+  handoffs?: number;
+  handoffReasons?: Record<string, number>;
+  medianFirstReplySec?: number | null;
+  medianHandoffSec?: number | null;
   handedOff?: { conversationId: string; leadId: string | null; reason?: string; channel?: string }[];
 }
 
@@ -18,7 +23,8 @@ export function chatbotAnalyst(s: PlanState): Turn {
     return { reasoning: `Reading the conversation figures of the last ${plural(days, 'day')}.`, toolCalls: [{ toolName: 'conversation_stats', input }] };
   }
   const st = (ok(stats[0]!) ? stats[0]!.output : {}) as ConversationFigures;
-  if (!ok(stats[0]!)) return { text: `The conversation figures could not be read: ${String((stats[0]!.output as { error?: unknown })?.error ?? 'unknown error')}` };
+  if (!ok(stats[0]!))
+    return { text: `The conversation figures could not be read: ${String((stats[0]!.output as { error?: unknown })?.error ?? 'unknown error')}` };
   const opened = st.opened ?? 0;
   const closed = st.closed ?? 0;
   const byBot = st.closedByBot ?? 0;
@@ -26,9 +32,11 @@ export function chatbotAnalyst(s: PlanState): Turn {
   const reasons = Object.entries(st.handoffReasons ?? {}).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
   const botRate = closed ? Math.round((byBot / closed) * 100) : null;
   const handoffRate = opened ? Math.round((handoffs / opened) * 100) : null;
-  const summary = `Last ${plural(days, 'day')}: ${plural(opened, 'conversation')} opened, ${closed} closed (${byBot} by the bot${botRate !== null ? `, ${botRate} %` : ''}), `
-    + `${plural(handoffs, 'handoff')}${handoffRate !== null ? ` (${handoffRate} % of the opened)` : ''}`
-    + (reasons.length ? `; main reason: ${reasons[0]![0]} (${reasons[0]![1]})` : '') + '.';
+  const summary =
+    `Last ${plural(days, 'day')}: ${plural(opened, 'conversation')} opened, ${closed} closed (${byBot} by the bot${botRate !== null ? `, ${botRate} %` : ''}), ` +
+    `${plural(handoffs, 'handoff')}${handoffRate !== null ? ` (${handoffRate} % of the opened)` : ''}` +
+    (reasons.length ? `; main reason: ${reasons[0]![0]} (${reasons[0]![1]})` : '') +
+    '.';
   const report = reportOf(s);
   if (!report) {
     const error = reportFailed(s);
@@ -55,22 +63,37 @@ export function chatbotAnalyst(s: PlanState): Turn {
       `- Opened: ${opened}; closed: ${closed}; closed by the bot: ${byBot}${botRate !== null ? ` (${botRate} %)` : ''}`,
       `- Handoffs: ${handoffs}${handoffRate !== null ? ` (${handoffRate} % of the opened)` : ''}`,
       `- Median time to the first human reply: ${st.medianFirstReplySec ?? 'n/a'} s; to the handoff: ${st.medianHandoffSec ?? 'n/a'} s`,
-      '', '## Handoff reasons', ...(reasons.length ? reasons.map(([k, n]) => `- ${k}: ${n}`) : ['- none']),
-      ...(unanswered ? ['', `## FAQ`, `- ${plural(unanswered, 'conversation')} had no answer in the FAQ: read them and add their questions to the inbox's FAQ.`] : []),
+      '',
+      '## Handoff reasons',
+      ...(reasons.length ? reasons.map(([k, n]) => `- ${k}: ${n}`) : ['- none']),
+      ...(unanswered
+        ? ['', `## FAQ`, `- ${plural(unanswered, 'conversation')} had no answer in the FAQ: read them and add their questions to the inbox's FAQ.`]
+        : []),
     ].join('\n');
     return {
       reasoning: 'Writing the chatbot insights.',
-      toolCalls: [{
-        toolName: 'create_report',
-        input: {
-          type: 'CHATBOT_INSIGHTS',
-          title: `Chatbot insights: last ${plural(days, 'day')}`,
-          summary,
-          metrics: { opened, closed, closedByBot: byBot, botResolutionPct: botRate, handoffs, handoffPct: handoffRate, medianFirstReplySec: st.medianFirstReplySec ?? null, medianHandoffSec: st.medianHandoffSec ?? null },
-          body,
-          recommendations,
+      toolCalls: [
+        {
+          toolName: 'create_report',
+          input: {
+            type: 'CHATBOT_INSIGHTS',
+            title: `Chatbot insights: last ${plural(days, 'day')}`,
+            summary,
+            metrics: {
+              opened,
+              closed,
+              closedByBot: byBot,
+              botResolutionPct: botRate,
+              handoffs,
+              handoffPct: handoffRate,
+              medianFirstReplySec: st.medianFirstReplySec ?? null,
+              medianHandoffSec: st.medianHandoffSec ?? null,
+            },
+            body,
+            recommendations,
+          },
         },
-      }],
+      ],
     };
   }
   return closing(s, `${summary} Report ${report.reportId}.`);

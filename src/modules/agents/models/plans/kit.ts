@@ -78,7 +78,14 @@ export function reportFailed(s: PlanState): string | undefined {
   return failed ? String((failed.output as { error?: unknown })?.error ?? 'unknown error') : undefined;
 }
 
-export interface LeadStats { total?: number; byStatus?: Record<string, number>; bySource?: Record<string, number>; averageScore?: number | null; createdLast7Days?: number; createdLast30Days?: number }
+export interface LeadStats {
+  total?: number;
+  byStatus?: Record<string, number>;
+  bySource?: Record<string, number>;
+  averageScore?: number | null;
+  createdLast7Days?: number;
+  createdLast30Days?: number;
+}
 
 export function urlsOf(input: Record<string, unknown>): string[] {
   const list = [input.url, ...(Array.isArray(input.urls) ? input.urls : [])].filter((u): u is string => typeof u === 'string' && /^https?:\/\//.test(u));

@@ -4,7 +4,21 @@ import { plural } from './text.ts';
 // LEAD_QUALIFIER: loads the leads the input names (or searches by status), scores each by the
 // evidence it carries, qualifies those reaching the threshold, and reports the scores.
 
-const FREE_MAIL = new Set(['gmail.com', 'googlemail.com', 'yahoo.com', 'hotmail.com', 'outlook.com', 'live.com', 'icloud.com', 'aol.com', 'proton.me', 'protonmail.com', 'gmx.com', 'mail.ru', 'yandex.ru']);
+const FREE_MAIL = new Set([
+  'gmail.com',
+  'googlemail.com',
+  'yahoo.com',
+  'hotmail.com',
+  'outlook.com',
+  'live.com',
+  'icloud.com',
+  'aol.com',
+  'proton.me',
+  'protonmail.com',
+  'gmx.com',
+  'mail.ru',
+  'yandex.ru',
+]);
 const STRONG_SOURCES = new Set(['referral', 'demo', 'demo-request', 'partner', 'event', 'inbound']);
 
 /** The offline lead score: points for each piece of evidence present, capped at 100. */
@@ -21,16 +35,31 @@ export function scoreLead(lead: LeadLike): { score: number; reason: string } {
       why.push('personal email');
     }
   }
-  if (lead.phone) { score += 15; why.push('phone'); }
-  if (lead.company) { score += 15; why.push('company'); }
-  if (lead.website) { score += 10; why.push('website'); }
-  if (lead.name) { score += 5; why.push('name'); }
+  if (lead.phone) {
+    score += 15;
+    why.push('phone');
+  }
+  if (lead.company) {
+    score += 15;
+    why.push('company');
+  }
+  if (lead.website) {
+    score += 10;
+    why.push('website');
+  }
+  if (lead.name) {
+    score += 5;
+    why.push('name');
+  }
   if (lead.source) {
     const strong = STRONG_SOURCES.has(lead.source.toLowerCase());
     score += strong ? 10 : 5;
     why.push(`source ${lead.source}`);
   }
-  if (lead.tags && lead.tags.length) { score += 5; why.push('tagged'); }
+  if (lead.tags && lead.tags.length) {
+    score += 5;
+    why.push('tagged');
+  }
   const customCount = lead.custom ? Object.keys(lead.custom).length : 0;
   if (customCount) {
     score += Math.min(5, customCount * 2);
@@ -59,7 +88,10 @@ export function leadQualifier(s: PlanState): Turn {
   if (found.length === 0) {
     const ids = leadIdsOf(s.input);
     if (ids.length) {
-      return { reasoning: `Loading the ${plural(ids.length, 'lead')} named in the input.`, toolCalls: ids.map((id) => ({ toolName: 'get_lead', input: { id } })) };
+      return {
+        reasoning: `Loading the ${plural(ids.length, 'lead')} named in the input.`,
+        toolCalls: ids.map((id) => ({ toolName: 'get_lead', input: { id } })),
+      };
     }
     const status = str(s.input.status) ?? 'NEW';
     const search: Record<string, unknown> = { status, limit: Math.min(50, Math.max(1, num(s.input.limit, 50))) };
@@ -73,9 +105,11 @@ export function leadQualifier(s: PlanState): Turn {
   if (written.length === 0) {
     return {
       reasoning: `Scoring ${plural(leads.length, 'lead')} by the evidence they carry; ${scored.filter((x) => x.score >= threshold).length} reach ${threshold}.`,
-      toolCalls: scored.map((x) => (x.score >= threshold
-        ? { toolName: 'qualify_lead', input: { id: x.lead.id, score: x.score, reason: x.reason } }
-        : { toolName: 'update_lead', input: { id: x.lead.id, score: x.score, scoreReason: x.reason } })),
+      toolCalls: scored.map((x) =>
+        x.score >= threshold
+          ? { toolName: 'qualify_lead', input: { id: x.lead.id, score: x.score, reason: x.reason } }
+          : { toolName: 'update_lead', input: { id: x.lead.id, score: x.score, scoreReason: x.reason } },
+      ),
     };
   }
   const failedIds = new Set(written.filter((r) => !ok(r)).map((r) => String(r.input.id)));
@@ -84,8 +118,9 @@ export function leadQualifier(s: PlanState): Turn {
   const low = done.filter((x) => x.score < 40);
   const average = done.length ? Math.round(done.reduce((a, x) => a + x.score, 0) / done.length) : 0;
   const report = reportOf(s);
-  const summary = `Evaluated ${plural(done.length, 'lead')}: ${qualified.length} qualified (score ≥ ${threshold}), ${done.length - qualified.length} below the threshold; average score ${average}.`
-    + (failedIds.size ? ` ${plural(failedIds.size, 'update')} failed.` : '');
+  const summary =
+    `Evaluated ${plural(done.length, 'lead')}: ${qualified.length} qualified (score ≥ ${threshold}), ${done.length - qualified.length} below the threshold; average score ${average}.` +
+    (failedIds.size ? ` ${plural(failedIds.size, 'update')} failed.` : '');
   if (!report) {
     const error = reportFailed(s);
     if (error) return { text: `${summary} The report could not be saved: ${error}` };
@@ -109,20 +144,34 @@ export function leadQualifier(s: PlanState): Turn {
         action: { type: 'tag_leads', params: { leadIds: low.map((x) => x.lead.id), tags: ['needs-enrichment'] } },
       });
     }
-    const rows = [...done].sort((a, b) => b.score - a.score).map((x) => `| ${x.lead.name ?? x.lead.email ?? x.lead.id} | ${x.lead.company ?? ''} | ${x.score} | ${x.score >= threshold ? 'QUALIFIED' : x.lead.status ?? ''} | ${x.reason} |`);
+    const rows = [...done]
+      .sort((a, b) => b.score - a.score)
+      .map(
+        (x) =>
+          `| ${x.lead.name ?? x.lead.email ?? x.lead.id} | ${x.lead.company ?? ''} | ${x.score} | ${x.score >= threshold ? 'QUALIFIED' : (x.lead.status ?? '')} | ${x.reason} |`,
+      );
     return {
       reasoning: 'Writing the qualification report with follow-up actions.',
-      toolCalls: [{
-        toolName: 'create_report',
-        input: {
-          type: 'LEAD_QUALIFICATION',
-          title: `Lead qualification: ${qualified.length} of ${plural(done.length, 'lead')} qualified`,
-          summary,
-          metrics: { evaluated: done.length, qualified: qualified.length, belowThreshold: done.length - qualified.length, averageScore: average, threshold, topScore: done.reduce((m, x) => Math.max(m, x.score), 0) },
-          body: `## Scores\n\n| Lead | Company | Score | Status | Reason |\n|---|---|---|---|---|\n${rows.join('\n')}\n`,
-          recommendations,
+      toolCalls: [
+        {
+          toolName: 'create_report',
+          input: {
+            type: 'LEAD_QUALIFICATION',
+            title: `Lead qualification: ${qualified.length} of ${plural(done.length, 'lead')} qualified`,
+            summary,
+            metrics: {
+              evaluated: done.length,
+              qualified: qualified.length,
+              belowThreshold: done.length - qualified.length,
+              averageScore: average,
+              threshold,
+              topScore: done.reduce((m, x) => Math.max(m, x.score), 0),
+            },
+            body: `## Scores\n\n| Lead | Company | Score | Status | Reason |\n|---|---|---|---|---|\n${rows.join('\n')}\n`,
+            recommendations,
+          },
         },
-      }],
+      ],
     };
   }
   return closing(s, `${summary} Report ${report.reportId} lists the scores and follow-up actions.`);

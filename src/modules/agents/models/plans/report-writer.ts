@@ -24,10 +24,15 @@ export function reportWriter(s: PlanState): Turn {
   }
   const st = (results(s, 'lead_stats').find(ok)?.output ?? {}) as LeadStats;
   const qualified = leadsFrom(results(s, 'search_leads'));
-  const usage = (results(s, 'usage_summary').find(ok)?.output ?? {}) as { totals?: { costUsd?: number; runs?: number }; budget?: { limitUsd?: number | null; pct?: number | null } };
+  const usage = (results(s, 'usage_summary').find(ok)?.output ?? {}) as {
+    totals?: { costUsd?: number; runs?: number };
+    budget?: { limitUsd?: number | null; pct?: number | null };
+  };
   const cost = usage.totals?.costUsd ?? 0;
-  const summary = `Last ${plural(days, 'day')}: ${plural(st.createdLast7Days ?? 0, 'new lead')} this week, ${st.total ?? 0} in total, ${plural(qualified.length, 'qualified lead')} to follow up; AI spend ${cost} USD over ${plural(usage.totals?.runs ?? 0, 'agent run')}`
-    + (usage.budget?.pct != null ? ` (${usage.budget.pct} % of the monthly budget)` : '') + '.';
+  const summary =
+    `Last ${plural(days, 'day')}: ${plural(st.createdLast7Days ?? 0, 'new lead')} this week, ${st.total ?? 0} in total, ${plural(qualified.length, 'qualified lead')} to follow up; AI spend ${cost} USD over ${plural(usage.totals?.runs ?? 0, 'agent run')}` +
+    (usage.budget?.pct != null ? ` (${usage.budget.pct} % of the monthly budget)` : '') +
+    '.';
   const report = reportOf(s);
   if (!report) {
     const error = reportFailed(s);
@@ -50,17 +55,32 @@ export function reportWriter(s: PlanState): Turn {
     }
     return {
       reasoning: 'Writing the digest.',
-      toolCalls: [{
-        toolName: 'create_report',
-        input: {
-          type: 'WEEKLY_DIGEST',
-          title: `Digest: last ${plural(days, 'day')}`,
-          summary,
-          metrics: { totalLeads: st.total ?? 0, leadsLast7Days: st.createdLast7Days ?? 0, qualifiedLeads: qualified.length, averageScore: st.averageScore ?? null, aiCostUsd: cost, agentRuns: usage.totals?.runs ?? 0, budgetPct: usage.budget?.pct ?? null },
-          body: ['## Qualified leads to follow up', ...(qualified.length ? qualified.map((l) => `- ${l.name ?? l.email ?? l.id}${l.company ? ` (${l.company})` : ''}: score ${l.score ?? 'n/a'}`) : ['- none'])].join('\n'),
-          recommendations,
+      toolCalls: [
+        {
+          toolName: 'create_report',
+          input: {
+            type: 'WEEKLY_DIGEST',
+            title: `Digest: last ${plural(days, 'day')}`,
+            summary,
+            metrics: {
+              totalLeads: st.total ?? 0,
+              leadsLast7Days: st.createdLast7Days ?? 0,
+              qualifiedLeads: qualified.length,
+              averageScore: st.averageScore ?? null,
+              aiCostUsd: cost,
+              agentRuns: usage.totals?.runs ?? 0,
+              budgetPct: usage.budget?.pct ?? null,
+            },
+            body: [
+              '## Qualified leads to follow up',
+              ...(qualified.length
+                ? qualified.map((l) => `- ${l.name ?? l.email ?? l.id}${l.company ? ` (${l.company})` : ''}: score ${l.score ?? 'n/a'}`)
+                : ['- none']),
+            ].join('\n'),
+            recommendations,
+          },
         },
-      }],
+      ],
     };
   }
   return closing(s, `${summary} Report ${report.reportId}.`);

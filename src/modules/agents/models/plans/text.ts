@@ -7,7 +7,10 @@ export function keywords(text: string, count = 5): string[] {
     if (STOP_WORDS.has(word)) continue;
     freq.set(word, (freq.get(word) ?? 0) + 1);
   }
-  return [...freq.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, count).map(([w]) => w);
+  return [...freq.entries()]
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .slice(0, count)
+    .map(([w]) => w);
 }
 
 export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;

@@ -66,30 +66,66 @@ function AgentsPage() {
       <PageHeader
         title="Agents"
         description="AI agents that work on your leads, content and numbers: run one now, or save one with your own instructions."
-        actions={canWrite ? (
-          <>
-            <Button onClick={() => setEditing('new')}>New agent</Button>
-            <Button variant="primary" onClick={() => setRunning({})}>Run an agent</Button>
-          </>
-        ) : null}
+        actions={
+          canWrite ? (
+            <>
+              <Button onClick={() => setEditing('new')}>New agent</Button>
+              <Button variant="primary" onClick={() => setRunning({})}>
+                Run an agent
+              </Button>
+            </>
+          ) : null
+        }
       />
       <Tabs.Root value={view} onValueChange={(value) => clear({ view: value === 'agents' ? 'agents' : undefined })}>
         <Tabs.List aria-label="Agents views" className="mb-4 flex gap-1 border-b border-slate-200">
-          <Tabs.Trigger value="runs" className="-mb-px border-b-2 border-transparent px-3 py-2 text-sm font-medium text-slate-600 hover:text-slate-900 data-[state=active]:border-indigo-600 data-[state=active]:text-indigo-700">Run history</Tabs.Trigger>
-          <Tabs.Trigger value="agents" className="-mb-px border-b-2 border-transparent px-3 py-2 text-sm font-medium text-slate-600 hover:text-slate-900 data-[state=active]:border-indigo-600 data-[state=active]:text-indigo-700">Saved agents</Tabs.Trigger>
+          <Tabs.Trigger
+            value="runs"
+            className="-mb-px border-b-2 border-transparent px-3 py-2 text-sm font-medium text-slate-600 hover:text-slate-900 data-[state=active]:border-indigo-600 data-[state=active]:text-indigo-700"
+          >
+            Run history
+          </Tabs.Trigger>
+          <Tabs.Trigger
+            value="agents"
+            className="-mb-px border-b-2 border-transparent px-3 py-2 text-sm font-medium text-slate-600 hover:text-slate-900 data-[state=active]:border-indigo-600 data-[state=active]:text-indigo-700"
+          >
+            Saved agents
+          </Tabs.Trigger>
         </Tabs.List>
-        <Tabs.Content value="runs">
-          {view === 'runs' ? <RunHistory orgId={orgId} search={search} agents={allAgents.data?.items ?? []} /> : null}
-        </Tabs.Content>
+        <Tabs.Content value="runs">{view === 'runs' ? <RunHistory orgId={orgId} search={search} agents={allAgents.data?.items ?? []} /> : null}</Tabs.Content>
         <Tabs.Content value="agents">
           {view === 'agents' ? (
-            <SavedAgents orgId={orgId} search={search} canWrite={canWrite} onEdit={setEditing} onRun={(agentId) => setRunning({ agentId })} onCreate={() => setEditing('new')} />
+            <SavedAgents
+              orgId={orgId}
+              search={search}
+              canWrite={canWrite}
+              onEdit={setEditing}
+              onRun={(agentId) => setRunning({ agentId })}
+              onCreate={() => setEditing('new')}
+            />
           ) : null}
         </Tabs.Content>
       </Tabs.Root>
 
-      {editing ? <AgentDialog key={editing === 'new' ? 'new' : editing.id} orgId={orgId} agent={editing === 'new' ? null : editing} open onOpenChange={(open) => !open && setEditing(null)} /> : null}
-      {running ? <RunAgentDialog key={running.agentId ?? 'adhoc'} orgId={orgId} open agents={allAgents.data?.items ?? []} agentId={running.agentId} onOpenChange={(open) => !open && setRunning(null)} /> : null}
+      {editing ? (
+        <AgentDialog
+          key={editing === 'new' ? 'new' : editing.id}
+          orgId={orgId}
+          agent={editing === 'new' ? null : editing}
+          open
+          onOpenChange={(open) => !open && setEditing(null)}
+        />
+      ) : null}
+      {running ? (
+        <RunAgentDialog
+          key={running.agentId ?? 'adhoc'}
+          orgId={orgId}
+          open
+          agents={allAgents.data?.items ?? []}
+          agentId={running.agentId}
+          onOpenChange={(open) => !open && setRunning(null)}
+        />
+      ) : null}
     </div>
   );
 }
@@ -101,7 +137,11 @@ function TypeFilter({ orgId, value, onChange }: { orgId: string; value: string |
       <span className="mb-1 block font-medium text-slate-700">Type</span>
       <select value={value ?? ''} onChange={(e) => onChange(e.target.value || undefined)} className="rounded-md px-3 py-2 ring-1 ring-slate-300">
         <option value="">Any type</option>
-        {(types.data ?? []).map((t) => <option key={t.type} value={t.type}>{typeLabel(t.type)}</option>)}
+        {(types.data ?? []).map((t) => (
+          <option key={t.type} value={t.type}>
+            {typeLabel(t.type)}
+          </option>
+        ))}
         {value && !types.data?.some((t) => t.type === value) ? <option value={value}>{typeLabel(value)}</option> : null}
       </select>
     </label>
@@ -119,7 +159,7 @@ function RunHistory({ orgId, search, agents }: { orgId: string; search: Search; 
     refetchInterval: (q) => (q.state.data?.items.some((r) => !isFinal(r.status)) ? 1500 : false),
   });
   const filtered = Boolean(search.q || search.status || search.type || search.agentId);
-  const agentName = (id: string | null) => (id ? agents.find((a) => a.id === id)?.name ?? 'Saved agent' : null);
+  const agentName = (id: string | null) => (id ? (agents.find((a) => a.id === id)?.name ?? 'Saved agent') : null);
 
   return (
     <section aria-label="Run history">
@@ -127,33 +167,53 @@ function RunHistory({ orgId, search, agents }: { orgId: string; search: Search; 
         <SearchBox value={search.q} onSearch={(q) => setSearch({ q })} placeholder="Words of the task" />
         <label className="text-sm">
           <span className="mb-1 block font-medium text-slate-700">Status</span>
-          <select value={search.status ?? ''} onChange={(e) => setSearch({ status: oneOf(e.target.value, RUN_STATUSES) })} className="rounded-md px-3 py-2 ring-1 ring-slate-300">
+          <select
+            value={search.status ?? ''}
+            onChange={(e) => setSearch({ status: oneOf(e.target.value, RUN_STATUSES) })}
+            className="rounded-md px-3 py-2 ring-1 ring-slate-300"
+          >
             <option value="">Any status</option>
-            {RUN_STATUSES.map((s) => <option key={s} value={s}>{statusLabel(s)}</option>)}
+            {RUN_STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {statusLabel(s)}
+              </option>
+            ))}
           </select>
         </label>
         <TypeFilter orgId={orgId} value={search.type} onChange={(type) => setSearch({ type })} />
         {agents.length ? (
           <label className="text-sm">
             <span className="mb-1 block font-medium text-slate-700">Saved agent</span>
-            <select value={search.agentId ?? ''} onChange={(e) => setSearch({ agentId: e.target.value || undefined })} className="rounded-md px-3 py-2 ring-1 ring-slate-300">
+            <select
+              value={search.agentId ?? ''}
+              onChange={(e) => setSearch({ agentId: e.target.value || undefined })}
+              className="rounded-md px-3 py-2 ring-1 ring-slate-300"
+            >
               <option value="">Any</option>
-              {agents.map((a) => <option key={a.id} value={a.id}>{a.name}</option>)}
+              {agents.map((a) => (
+                <option key={a.id} value={a.id}>
+                  {a.name}
+                </option>
+              ))}
             </select>
           </label>
         ) : null}
-        {filtered ? <Button variant="ghost" onClick={() => clear()}>Clear filters</Button> : null}
+        {filtered ? (
+          <Button variant="ghost" onClick={() => clear()}>
+            Clear filters
+          </Button>
+        ) : null}
       </form>
       <QueryState
         query={runs}
         loading="Loading agent runs…"
         retry
         isEmpty={noItems}
-        empty={(
+        empty={
           <Empty title={filtered ? 'No runs match these filters' : 'No agent runs yet'}>
             {filtered ? 'Try another search or clear the filters.' : 'Run an agent: with the offline model it needs no network and works on your own data.'}
           </Empty>
-        )}
+        }
       >
         {(data) => (
           <>
@@ -173,11 +233,19 @@ function RunHistory({ orgId, search, agents }: { orgId: string; search: Search; 
                 {data.items.map((run) => (
                   <tr key={run.id} className="hover:bg-slate-50">
                     <Td className="max-w-md">
-                      <Link to="/orgs/$orgId/agents/runs/$runId" params={{ orgId, runId: run.id }} className="line-clamp-2 font-medium text-indigo-700 hover:underline">{run.task}</Link>
+                      <Link
+                        to="/orgs/$orgId/agents/runs/$runId"
+                        params={{ orgId, runId: run.id }}
+                        className="line-clamp-2 font-medium text-indigo-700 hover:underline"
+                      >
+                        {run.task}
+                      </Link>
                       {agentName(run.agentId) ? <span className="text-xs text-slate-500">{agentName(run.agentId)}</span> : null}
                     </Td>
                     <Td className="whitespace-nowrap">{typeLabel(run.type)}</Td>
-                    <Td><Badge>{statusLabel(run.status)}</Badge></Td>
+                    <Td>
+                      <Badge>{statusLabel(run.status)}</Badge>
+                    </Td>
                     <Td className="font-mono text-xs">{run.modelId}</Td>
                     <Td className="text-right tabular-nums">{run.stepCount}</Td>
                     <Td className="tabular-nums">{formatUsd(run.usage.costUsd)}</Td>
@@ -194,7 +262,14 @@ function RunHistory({ orgId, search, agents }: { orgId: string; search: Search; 
   );
 }
 
-function SavedAgents({ orgId, search, canWrite, onEdit, onRun, onCreate }: {
+function SavedAgents({
+  orgId,
+  search,
+  canWrite,
+  onEdit,
+  onRun,
+  onCreate,
+}: {
   orgId: string;
   search: Search;
   canWrite: boolean;
@@ -214,18 +289,30 @@ function SavedAgents({ orgId, search, canWrite, onEdit, onRun, onCreate }: {
       <form role="search" className="mb-4 flex flex-wrap items-end gap-3" onSubmit={(e) => e.preventDefault()}>
         <SearchBox value={search.q} onSearch={(q) => setSearch({ q })} placeholder="Name" />
         <TypeFilter orgId={orgId} value={search.type} onChange={(type) => setSearch({ type })} />
-        {filtered ? <Button variant="ghost" onClick={() => clear({ view: 'agents' })}>Clear filters</Button> : null}
+        {filtered ? (
+          <Button variant="ghost" onClick={() => clear({ view: 'agents' })}>
+            Clear filters
+          </Button>
+        ) : null}
       </form>
       <QueryState
         query={agents}
         loading="Loading agents…"
         retry
         isEmpty={noItems}
-        empty={(
+        empty={
           <Empty title={filtered ? 'No agents match these filters' : 'No saved agents yet'}>
-            {filtered ? 'Try another search or clear the filters.' : canWrite ? <Button variant="primary" onClick={onCreate}>New agent</Button> : 'Saved agents appear here.'}
+            {filtered ? (
+              'Try another search or clear the filters.'
+            ) : canWrite ? (
+              <Button variant="primary" onClick={onCreate}>
+                New agent
+              </Button>
+            ) : (
+              'Saved agents appear here.'
+            )}
           </Empty>
-        )}
+        }
       >
         {(data) => (
           <>
@@ -238,7 +325,9 @@ function SavedAgents({ orgId, search, canWrite, onEdit, onRun, onCreate }: {
                   <Th className="text-right">Step limit</Th>
                   <Th className="text-right">Budget per run</Th>
                   <SortTh field="createdAt" label="Created" sort={sort} onSort={(s) => setSearch({ sort: s })} />
-                  <Th><span className="sr-only">Actions</span></Th>
+                  <Th>
+                    <span className="sr-only">Actions</span>
+                  </Th>
                 </tr>
               </thead>
               <tbody className="divide-y divide-slate-100">
@@ -254,12 +343,26 @@ function SavedAgents({ orgId, search, canWrite, onEdit, onRun, onCreate }: {
                     <Td className="text-right tabular-nums">{agent.budgetUsd === null ? '—' : formatUsd(agent.budgetUsd)}</Td>
                     <Td className="whitespace-nowrap">{formatDateTime(agent.createdAt)}</Td>
                     <Td className="text-right whitespace-nowrap">
-                      <Link to="/orgs/$orgId/agents" params={{ orgId }} search={{ agentId: agent.id }} className="mr-2 text-sm text-indigo-700 hover:underline" aria-label={`Runs of ${agent.name}`}>Runs</Link>
+                      <Link
+                        to="/orgs/$orgId/agents"
+                        params={{ orgId }}
+                        search={{ agentId: agent.id }}
+                        className="mr-2 text-sm text-indigo-700 hover:underline"
+                        aria-label={`Runs of ${agent.name}`}
+                      >
+                        Runs
+                      </Link>
                       {canWrite ? (
                         <span className="inline-flex gap-1">
-                          <Button size="sm" variant="primary" onClick={() => onRun(agent.id)} aria-label={`Run ${agent.name}`}>Run</Button>
-                          <Button size="sm" onClick={() => onEdit(agent)} aria-label={`Edit ${agent.name}`}>Edit</Button>
-                          <Button size="sm" variant="ghost" onClick={() => setDeleting(agent)} aria-label={`Delete ${agent.name}`}>Delete</Button>
+                          <Button size="sm" variant="primary" onClick={() => onRun(agent.id)} aria-label={`Run ${agent.name}`}>
+                            Run
+                          </Button>
+                          <Button size="sm" onClick={() => onEdit(agent)} aria-label={`Edit ${agent.name}`}>
+                            Edit
+                          </Button>
+                          <Button size="sm" variant="ghost" onClick={() => setDeleting(agent)} aria-label={`Delete ${agent.name}`}>
+                            Delete
+                          </Button>
                         </span>
                       ) : null}
                     </Td>
@@ -271,11 +374,23 @@ function SavedAgents({ orgId, search, canWrite, onEdit, onRun, onCreate }: {
           </>
         )}
       </QueryState>
-      <Modal open={deleting !== null} onOpenChange={(open) => { if (!open) { setDeleting(null); remove.reset(); } }} title={`Delete ${deleting?.name ?? 'agent'}?`} description="Its past runs and reports stay.">
+      <Modal
+        open={deleting !== null}
+        onOpenChange={(open) => {
+          if (!open) {
+            setDeleting(null);
+            remove.reset();
+          }
+        }}
+        title={`Delete ${deleting?.name ?? 'agent'}?`}
+        description="Its past runs and reports stay."
+      >
         <FormError error={remove.error} />
         <div className="mt-4 flex justify-end gap-2">
           <Button onClick={() => setDeleting(null)}>Cancel</Button>
-          <Button variant="danger" disabled={remove.isPending} onClick={() => deleting && remove.mutate(deleting.id)}>Delete agent</Button>
+          <Button variant="danger" disabled={remove.isPending} onClick={() => deleting && remove.mutate(deleting.id)}>
+            Delete agent
+          </Button>
         </div>
       </Modal>
     </section>

@@ -41,14 +41,32 @@ function CampaignsPage() {
       <PageHeader
         title="Campaigns"
         description="Outreach in steps to a chosen audience through an e-mail, WhatsApp or Telegram inbox, within limits and sending windows; replies arrive in Conversations."
-        actions={canWrite ? <Link to="/orgs/$orgId/campaigns/new" params={{ orgId }} className="rounded-md bg-indigo-600 px-3.5 py-2 text-sm font-medium text-white shadow-xs hover:bg-indigo-500">New campaign</Link> : null}
+        actions={
+          canWrite ? (
+            <Link
+              to="/orgs/$orgId/campaigns/new"
+              params={{ orgId }}
+              className="rounded-md bg-indigo-600 px-3.5 py-2 text-sm font-medium text-white shadow-xs hover:bg-indigo-500"
+            >
+              New campaign
+            </Link>
+          ) : null
+        }
       />
       <div className="mb-4 flex flex-wrap items-end gap-3">
         <label className="text-sm">
           <span className="mb-1 block font-medium text-slate-700">Status</span>
-          <select value={search.status ?? ''} onChange={(e) => setSearch({ status: oneOf(e.target.value, CAMPAIGN_STATUSES) })} className="rounded-md px-3 py-1.5 ring-1 ring-slate-300">
+          <select
+            value={search.status ?? ''}
+            onChange={(e) => setSearch({ status: oneOf(e.target.value, CAMPAIGN_STATUSES) })}
+            className="rounded-md px-3 py-1.5 ring-1 ring-slate-300"
+          >
             <option value="">Any status</option>
-            {CAMPAIGN_STATUSES.map((s) => <option key={s} value={s}>{statusLabel(s)}</option>)}
+            {CAMPAIGN_STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {statusLabel(s)}
+              </option>
+            ))}
           </select>
         </label>
       </div>
@@ -57,11 +75,15 @@ function CampaignsPage() {
         loading="Loading campaigns…"
         retry
         isEmpty={noItems}
-        empty={(
+        empty={
           <Empty title={search.status ? `No ${statusLabel(search.status).toLowerCase()} campaigns` : 'No campaigns yet'}>
-            {search.status ? 'Choose another status, or any.' : canWrite ? 'Create one to reach a group of leads in a few steps.' : 'A member can create campaigns.'}
+            {search.status
+              ? 'Choose another status, or any.'
+              : canWrite
+                ? 'Create one to reach a group of leads in a few steps.'
+                : 'A member can create campaigns.'}
           </Empty>
-        )}
+        }
       >
         {(data) => (
           <>
@@ -80,7 +102,15 @@ function CampaignsPage() {
               <tbody className="divide-y divide-slate-100">
                 {data.items.map((c) => (
                   <tr key={c.id} className="hover:bg-slate-50">
-                    <Td><Link to="/orgs/$orgId/campaigns/$campaignId" params={{ orgId, campaignId: c.id }} className="font-medium text-indigo-700 hover:underline">{c.name}</Link></Td>
+                    <Td>
+                      <Link
+                        to="/orgs/$orgId/campaigns/$campaignId"
+                        params={{ orgId, campaignId: c.id }}
+                        className="font-medium text-indigo-700 hover:underline"
+                      >
+                        {c.name}
+                      </Link>
+                    </Td>
                     <Td>{channelLabel(c.channel)}</Td>
                     <Td>
                       <Badge>{statusLabel(c.status)}</Badge>

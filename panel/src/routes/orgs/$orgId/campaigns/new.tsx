@@ -10,12 +10,15 @@ function NewCampaignPage() {
   const { orgId } = Route.useParams();
   const navigate = useNavigate();
   const create = useCreateCampaign(orgId);
-  const submit = (fields: CampaignFields, channel: string | undefined) => create.mutate(createBody(fields, channel), {
-    onSuccess: (campaign) => navigate({ to: '/orgs/$orgId/campaigns/$campaignId', params: { orgId, campaignId: campaign.id } }),
-  });
+  const submit = (fields: CampaignFields, channel: string | undefined) =>
+    create.mutate(createBody(fields, channel), {
+      onSuccess: (campaign) => navigate({ to: '/orgs/$orgId/campaigns/$campaignId', params: { orgId, campaignId: campaign.id } }),
+    });
   return (
     <div className="max-w-4xl">
-      <Link to="/orgs/$orgId/campaigns" params={{ orgId }} className="text-sm text-indigo-700 hover:underline">← Campaigns</Link>
+      <Link to="/orgs/$orgId/campaigns" params={{ orgId }} className="text-sm text-indigo-700 hover:underline">
+        ← Campaigns
+      </Link>
       <div className="mt-2">
         <PageHeader title="New campaign" description="Saved as a draft: start it from its page once a test looks right." />
       </div>

@@ -47,23 +47,45 @@ function ReportsPage() {
         <SearchBox value={search.q} onSearch={(q) => setSearch({ q })} placeholder="Title or summary" />
         <label className="text-sm">
           <span className="mb-1 block font-medium text-slate-700">Type</span>
-          <select value={search.type ?? ''} onChange={(e) => setSearch({ type: oneOf(e.target.value, REPORT_TYPES) })} className="rounded-md px-3 py-2 ring-1 ring-slate-300">
+          <select
+            value={search.type ?? ''}
+            onChange={(e) => setSearch({ type: oneOf(e.target.value, REPORT_TYPES) })}
+            className="rounded-md px-3 py-2 ring-1 ring-slate-300"
+          >
             <option value="">Any type</option>
-            {REPORT_TYPES.map((t) => <option key={t} value={t}>{reportTypeLabel(t)}</option>)}
+            {REPORT_TYPES.map((t) => (
+              <option key={t} value={t}>
+                {reportTypeLabel(t)}
+              </option>
+            ))}
           </select>
         </label>
-        {filtered ? <Button variant="ghost" onClick={() => clear()}>Clear filters</Button> : null}
+        {filtered ? (
+          <Button variant="ghost" onClick={() => clear()}>
+            Clear filters
+          </Button>
+        ) : null}
       </form>
       <QueryState
         query={reports}
         loading="Loading reports…"
         retry
         isEmpty={noItems}
-        empty={(
+        empty={
           <Empty title={filtered ? 'No reports match these filters' : 'No reports yet'}>
-            {filtered ? 'Try another search or clear the filters.' : <>Agents write reports: run a market analyst or a report writer from <Link to="/orgs/$orgId/agents" params={{ orgId }} className="text-indigo-700 underline">Agents</Link>.</>}
+            {filtered ? (
+              'Try another search or clear the filters.'
+            ) : (
+              <>
+                Agents write reports: run a market analyst or a report writer from{' '}
+                <Link to="/orgs/$orgId/agents" params={{ orgId }} className="text-indigo-700 underline">
+                  Agents
+                </Link>
+                .
+              </>
+            )}
           </Empty>
-        )}
+        }
       >
         {(data) => (
           <>
@@ -83,12 +105,22 @@ function ReportsPage() {
                   return (
                     <tr key={report.id} className="hover:bg-slate-50">
                       <Td className="max-w-xl">
-                        <Link to="/orgs/$orgId/reports/$reportId" params={{ orgId, reportId: report.id }} className="font-medium text-indigo-700 hover:underline">{report.title}</Link>
+                        <Link
+                          to="/orgs/$orgId/reports/$reportId"
+                          params={{ orgId, reportId: report.id }}
+                          className="font-medium text-indigo-700 hover:underline"
+                        >
+                          {report.title}
+                        </Link>
                         <p className="line-clamp-2 text-xs text-slate-500">{report.summary}</p>
                       </Td>
-                      <Td className="whitespace-nowrap"><Badge tone="violet">{reportTypeLabel(report.type)}</Badge></Td>
+                      <Td className="whitespace-nowrap">
+                        <Badge tone="violet">{reportTypeLabel(report.type)}</Badge>
+                      </Td>
                       <Td className="whitespace-nowrap">{report.agentType ? typeLabel(report.agentType) : '—'}</Td>
-                      <Td className="whitespace-nowrap tabular-nums">{report.recommendations.length ? `${report.recommendations.length}${applied ? ` (${applied} applied)` : ''}` : 'none'}</Td>
+                      <Td className="whitespace-nowrap tabular-nums">
+                        {report.recommendations.length ? `${report.recommendations.length}${applied ? ` (${applied} applied)` : ''}` : 'none'}
+                      </Td>
                       <Td className="whitespace-nowrap">{formatDateTime(report.createdAt)}</Td>
                     </tr>
                   );

@@ -54,20 +54,40 @@ function RunsPage() {
       <form role="search" className="mb-4 flex flex-wrap items-end gap-3" onSubmit={(e) => e.preventDefault()}>
         <label className="text-sm">
           <span className="mb-1 block font-medium text-slate-700">Status</span>
-          <select value={search.status ?? ''} onChange={(e) => setSearch({ status: oneOf(e.target.value, RUN_STATUSES) })} className="rounded-md px-3 py-2 ring-1 ring-slate-300">
+          <select
+            value={search.status ?? ''}
+            onChange={(e) => setSearch({ status: oneOf(e.target.value, RUN_STATUSES) })}
+            className="rounded-md px-3 py-2 ring-1 ring-slate-300"
+          >
             <option value="">Any status</option>
-            {RUN_STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
+            {RUN_STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
           </select>
         </label>
         <label className="text-sm">
           <span className="mb-1 block font-medium text-slate-700">Workflow</span>
-          <select value={search.workflowId ?? ''} onChange={(e) => setSearch({ workflowId: e.target.value || undefined })} className="max-w-xs rounded-md px-3 py-2 ring-1 ring-slate-300">
+          <select
+            value={search.workflowId ?? ''}
+            onChange={(e) => setSearch({ workflowId: e.target.value || undefined })}
+            className="max-w-xs rounded-md px-3 py-2 ring-1 ring-slate-300"
+          >
             <option value="">All workflows</option>
             {filteredWorkflowUnknown ? <option value={search.workflowId}>{search.workflowId}</option> : null}
-            {workflowOptions.map((w) => <option key={w.id} value={w.id}>{w.name}</option>)}
+            {workflowOptions.map((w) => (
+              <option key={w.id} value={w.id}>
+                {w.name}
+              </option>
+            ))}
           </select>
         </label>
-        {filtered ? <Button variant="ghost" onClick={() => clear()}>Clear filters</Button> : null}
+        {filtered ? (
+          <Button variant="ghost" onClick={() => clear()}>
+            Clear filters
+          </Button>
+        ) : null}
       </form>
 
       <QueryState
@@ -75,11 +95,11 @@ function RunsPage() {
         loading="Loading runs…"
         retry
         isEmpty={noItems}
-        empty={(
+        empty={
           <Empty title={filtered ? 'No runs match these filters' : 'No runs yet'}>
             {filtered ? 'Try another status or workflow.' : 'Runs appear here the moment a workflow starts — by its trigger or with Run on the workflow page.'}
           </Empty>
-        )}
+        }
       >
         {(data) => (
           <>

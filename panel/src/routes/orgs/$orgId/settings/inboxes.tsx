@@ -46,16 +46,31 @@ function InboxesPage() {
           <h2 className="text-lg font-semibold text-slate-900">Inboxes</h2>
           <p className="mt-1 max-w-3xl text-sm text-slate-600">
             One inbox per channel account (your own system over the API, the web chat widget, WhatsApp, Telegram, e-mail). Its messages arrive in{' '}
-            <Link to="/orgs/$orgId/conversations" params={{ orgId }} className="text-indigo-700 underline">Conversations</Link>; credentials are encrypted and never shown again.
+            <Link to="/orgs/$orgId/conversations" params={{ orgId }} className="text-indigo-700 underline">
+              Conversations
+            </Link>
+            ; credentials are encrypted and never shown again.
           </p>
         </div>
-        {canWrite ? <Button variant="primary" onClick={() => setCreating(true)}>New inbox</Button> : null}
+        {canWrite ? (
+          <Button variant="primary" onClick={() => setCreating(true)}>
+            New inbox
+          </Button>
+        ) : null}
       </div>
       <label className="inline-block text-sm">
         <span className="mb-1 block font-medium text-slate-700">Channel</span>
-        <select value={search.channel ?? ''} onChange={(e) => setSearch({ channel: oneOf(e.target.value, CHANNELS) })} className="rounded-md px-3 py-1.5 ring-1 ring-slate-300">
+        <select
+          value={search.channel ?? ''}
+          onChange={(e) => setSearch({ channel: oneOf(e.target.value, CHANNELS) })}
+          className="rounded-md px-3 py-1.5 ring-1 ring-slate-300"
+        >
           <option value="">Any channel</option>
-          {CHANNELS.map((c) => <option key={c} value={c}>{channelLabel(c)}</option>)}
+          {CHANNELS.map((c) => (
+            <option key={c} value={c}>
+              {channelLabel(c)}
+            </option>
+          ))}
         </select>
       </label>
 
@@ -64,11 +79,11 @@ function InboxesPage() {
         loading="Loading inboxes…"
         retry
         isEmpty={noItems}
-        empty={(
+        empty={
           <Empty title={search.channel ? `No ${channelLabel(search.channel)} inboxes` : 'No inboxes yet'}>
             {canWrite ? 'Add one to receive and answer messages in Conversations.' : 'A member can add inboxes.'}
           </Empty>
-        )}
+        }
       >
         {(data) => (
           <>
@@ -80,25 +95,48 @@ function InboxesPage() {
                   <Th>Bot</Th>
                   <Th>Inbound URL</Th>
                   <Th>Created</Th>
-                  {canWrite ? <Th><span className="sr-only">Actions</span></Th> : null}
+                  {canWrite ? (
+                    <Th>
+                      <span className="sr-only">Actions</span>
+                    </Th>
+                  ) : null}
                 </tr>
               </thead>
               <tbody className="divide-y divide-slate-100">
                 {data.items.map((inbox) => (
                   <tr key={inbox.id} className="hover:bg-slate-50">
                     <Td>
-                      <Link to="/orgs/$orgId/conversations" params={{ orgId }} search={{ inboxId: inbox.id }} className="font-medium text-indigo-700 hover:underline">{inbox.name}</Link>
-                      {inbox.channel === 'api' && typeof inbox.config.url === 'string' ? <p className="mt-0.5 max-w-xs truncate font-mono text-xs text-slate-500" title={inbox.config.url}>→ {inbox.config.url}</p> : null}
+                      <Link
+                        to="/orgs/$orgId/conversations"
+                        params={{ orgId }}
+                        search={{ inboxId: inbox.id }}
+                        className="font-medium text-indigo-700 hover:underline"
+                      >
+                        {inbox.name}
+                      </Link>
+                      {inbox.channel === 'api' && typeof inbox.config.url === 'string' ? (
+                        <p className="mt-0.5 max-w-xs truncate font-mono text-xs text-slate-500" title={inbox.config.url}>
+                          → {inbox.config.url}
+                        </p>
+                      ) : null}
                     </Td>
                     <Td>{channelLabel(inbox.channel)}</Td>
-                    <Td><Badge tone={inbox.bot.enabled ? 'violet' : 'slate'}>{inbox.bot.enabled ? 'On' : 'Off'}</Badge></Td>
-                    <Td className="max-w-sm"><CopyText label={`Inbound URL of ${inbox.name}`} value={inbox.inboundUrl} /></Td>
+                    <Td>
+                      <Badge tone={inbox.bot.enabled ? 'violet' : 'slate'}>{inbox.bot.enabled ? 'On' : 'Off'}</Badge>
+                    </Td>
+                    <Td className="max-w-sm">
+                      <CopyText label={`Inbound URL of ${inbox.name}`} value={inbox.inboundUrl} />
+                    </Td>
                     <Td className="whitespace-nowrap">{formatDate(inbox.createdAt)}</Td>
                     {canWrite ? (
                       <Td className="text-right whitespace-nowrap">
                         <div className="flex justify-end gap-2">
-                          <Button size="sm" onClick={() => setEditing(inbox)} aria-label={`Edit ${inbox.name}`}>Edit</Button>
-                          <Button size="sm" variant="ghost" onClick={() => setRemoving(inbox)} aria-label={`Delete ${inbox.name}`}>Delete</Button>
+                          <Button size="sm" onClick={() => setEditing(inbox)} aria-label={`Edit ${inbox.name}`}>
+                            Edit
+                          </Button>
+                          <Button size="sm" variant="ghost" onClick={() => setRemoving(inbox)} aria-label={`Delete ${inbox.name}`}>
+                            Delete
+                          </Button>
                         </div>
                       </Td>
                     ) : null}
@@ -111,8 +149,20 @@ function InboxesPage() {
         )}
       </QueryState>
       <CreateInboxDialog orgId={orgId} open={creating} onOpenChange={setCreating} />
-      <EditInboxDialog orgId={orgId} inbox={editing} onOpenChange={(open) => { if (!open) setEditing(null); }} />
-      <DeleteInboxDialog orgId={orgId} inbox={removing} onOpenChange={(open) => { if (!open) setRemoving(null); }} />
+      <EditInboxDialog
+        orgId={orgId}
+        inbox={editing}
+        onOpenChange={(open) => {
+          if (!open) setEditing(null);
+        }}
+      />
+      <DeleteInboxDialog
+        orgId={orgId}
+        inbox={removing}
+        onOpenChange={(open) => {
+          if (!open) setRemoving(null);
+        }}
+      />
     </div>
   );
 }

@@ -84,7 +84,7 @@ function IntegrationsPage() {
     retry: false,
   });
   const projects = useQuery(projectsQuery(orgId));
-  const projectName = (id: string | null) => (id === null ? 'All projects' : projects.data?.find((p) => p.id === id)?.name ?? id);
+  const projectName = (id: string | null) => (id === null ? 'All projects' : (projects.data?.find((p) => p.id === id)?.name ?? id));
   const filtered = Boolean(search.provider || search.status);
   const googleItems = google.data?.items ?? [];
 
@@ -94,8 +94,8 @@ function IntegrationsPage() {
         <div className="max-w-3xl">
           <h2 className="text-lg font-semibold text-slate-900">Integrations</h2>
           <p className="mt-1 text-sm text-slate-600">
-            LinkedIn and X accounts publish your posts; a Google account brings GA4 and Search Console figures to Analytics.
-            Connect through the provider's own sign-in: the connection renews itself. If it stops working, it shows an error here: reconnect it.
+            LinkedIn and X accounts publish your posts; a Google account brings GA4 and Search Console figures to Analytics. Connect through the provider's own
+            sign-in: the connection renews itself. If it stops working, it shows an error here: reconnect it.
           </p>
         </div>
       </div>
@@ -104,21 +104,33 @@ function IntegrationsPage() {
 
       <div className="flex flex-wrap items-end justify-between gap-3">
         <div className="flex flex-wrap items-end gap-3">
-        <label className="text-sm">
-          <span className="mb-1 block font-medium text-slate-700">Provider</span>
-          <select value={search.provider ?? ''} onChange={(e) => setSearch({ provider: oneOf(e.target.value, PROVIDERS) })} className="rounded-md px-3 py-1.5 ring-1 ring-slate-300">
-            <option value="">Any provider</option>
-            {PROVIDERS.map((p) => <option key={p} value={p}>{PROVIDER_LABELS[p]}</option>)}
-          </select>
-        </label>
-        <label className="text-sm">
-          <span className="mb-1 block font-medium text-slate-700">Status</span>
-          <select value={search.status ?? ''} onChange={(e) => setSearch({ status: oneOf(e.target.value, STATUSES) })} className="rounded-md px-3 py-1.5 ring-1 ring-slate-300">
-            <option value="">Any status</option>
-            <option value="connected">Connected</option>
-            <option value="error">Needs reconnecting</option>
-          </select>
-        </label>
+          <label className="text-sm">
+            <span className="mb-1 block font-medium text-slate-700">Provider</span>
+            <select
+              value={search.provider ?? ''}
+              onChange={(e) => setSearch({ provider: oneOf(e.target.value, PROVIDERS) })}
+              className="rounded-md px-3 py-1.5 ring-1 ring-slate-300"
+            >
+              <option value="">Any provider</option>
+              {PROVIDERS.map((p) => (
+                <option key={p} value={p}>
+                  {PROVIDER_LABELS[p]}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label className="text-sm">
+            <span className="mb-1 block font-medium text-slate-700">Status</span>
+            <select
+              value={search.status ?? ''}
+              onChange={(e) => setSearch({ status: oneOf(e.target.value, STATUSES) })}
+              className="rounded-md px-3 py-1.5 ring-1 ring-slate-300"
+            >
+              <option value="">Any status</option>
+              <option value="connected">Connected</option>
+              <option value="error">Needs reconnecting</option>
+            </select>
+          </label>
         </div>
         {canAdmin ? <OAuthConnectButtons orgId={orgId} onPaste={() => setPasting(true)} /> : null}
       </div>
@@ -128,11 +140,15 @@ function IntegrationsPage() {
         loading="Loading integrations…"
         retry
         isEmpty={noItems}
-        empty={(
+        empty={
           <Empty title={filtered ? 'No accounts match these filters' : 'No accounts connected'}>
-            {filtered ? 'Try another filter.' : canAdmin ? 'Connect LinkedIn or X to publish approved posts, or Google to see your traffic in Analytics.' : 'An owner or admin can connect LinkedIn, X and Google accounts.'}
+            {filtered
+              ? 'Try another filter.'
+              : canAdmin
+                ? 'Connect LinkedIn or X to publish approved posts, or Google to see your traffic in Analytics.'
+                : 'An owner or admin can connect LinkedIn, X and Google accounts.'}
           </Empty>
-        )}
+        }
       >
         {(data) => (
           <>
@@ -144,7 +160,11 @@ function IntegrationsPage() {
                   <Th>Project</Th>
                   <Th>Status</Th>
                   <Th>Connected</Th>
-                  {canAdmin ? <Th><span className="sr-only">Actions</span></Th> : null}
+                  {canAdmin ? (
+                    <Th>
+                      <span className="sr-only">Actions</span>
+                    </Th>
+                  ) : null}
                 </tr>
               </thead>
               <tbody className="divide-y divide-slate-100">
@@ -155,14 +175,22 @@ function IntegrationsPage() {
                       {i.provider === 'google' ? <p className="mt-0.5 text-xs text-slate-500">{describeSources(i.config as GoogleConfig)}</p> : null}
                     </Td>
                     <Td className="whitespace-nowrap">
-                      <span className="inline-flex items-center gap-1.5"><ProviderMark provider={i.provider} />{PROVIDER_LABELS[i.provider]}</span>
+                      <span className="inline-flex items-center gap-1.5">
+                        <ProviderMark provider={i.provider} />
+                        {PROVIDER_LABELS[i.provider]}
+                      </span>
                       <p className="mt-0.5 text-xs text-slate-500">{i.authType === 'oauth' ? 'OAuth, renews itself' : 'Pasted token'}</p>
                     </Td>
                     <Td>{projectName(i.projectId)}</Td>
                     <Td className="max-w-sm">
                       <Badge>{i.status === 'error' ? 'error' : 'connected'}</Badge>
                       {i.lastError ? (
-                        <p className="mt-1 text-xs text-red-700">{i.lastError.message} <span className="text-slate-500">({i.lastError.code}, {relative(i.lastError.at)})</span></p>
+                        <p className="mt-1 text-xs text-red-700">
+                          {i.lastError.message}{' '}
+                          <span className="text-slate-500">
+                            ({i.lastError.code}, {relative(i.lastError.at)})
+                          </span>
+                        </p>
                       ) : null}
                     </Td>
                     <Td className="whitespace-nowrap">{formatDateTime(i.createdAt)}</Td>
@@ -180,7 +208,9 @@ function IntegrationsPage() {
                               {oauth.busy && oauth.variables?.integrationId === i.id ? 'Opening…' : 'Reconnect'}
                             </Button>
                           ) : null}
-                          <Button size="sm" variant="ghost" aria-label={`Disconnect ${i.name}`} onClick={() => setRemoving(i)}>Disconnect</Button>
+                          <Button size="sm" variant="ghost" aria-label={`Disconnect ${i.name}`} onClick={() => setRemoving(i)}>
+                            Disconnect
+                          </Button>
                         </div>
                       </Td>
                     ) : null}
@@ -197,12 +227,21 @@ function IntegrationsPage() {
       {googleItems.length > 0 ? (
         <section aria-labelledby="google-sources" className="space-y-3">
           <div>
-            <h2 id="google-sources" className="text-lg font-semibold text-slate-900">Google Analytics and Search Console</h2>
-            <p className="mt-1 text-sm text-slate-600">Choose the GA4 property and the Search Console site each Google account reads. Figures sync every day, re-fetching the last days as Google revises them.</p>
+            <h2 id="google-sources" className="text-lg font-semibold text-slate-900">
+              Google Analytics and Search Console
+            </h2>
+            <p className="mt-1 text-sm text-slate-600">
+              Choose the GA4 property and the Search Console site each Google account reads. Figures sync every day, re-fetching the last days as Google revises
+              them.
+            </p>
           </div>
-          {googleItems.map((i) => <GoogleSetup key={i.id} orgId={orgId} integration={i} canManage={canAdmin} canSync={canWrite} />)}
+          {googleItems.map((i) => (
+            <GoogleSetup key={i.id} orgId={orgId} integration={i} canManage={canAdmin} canSync={canWrite} />
+          ))}
         </section>
-      ) : google.isError ? <ErrorState error={google.error} retry={() => void google.refetch()} /> : null}
+      ) : google.isError ? (
+        <ErrorState error={google.error} retry={() => void google.refetch()} />
+      ) : null}
 
       <ConnectDialog orgId={orgId} open={pasting} onOpenChange={setPasting} />
       {renewing ? <ReconnectDialog orgId={orgId} integration={renewing} onClose={() => setRenewing(null)} /> : null}
@@ -214,29 +253,47 @@ function IntegrationsPage() {
 /** The outcome of a return from the provider: a success names the account; a failure says what to do. */
 function Notice({ notice, connected, onDismiss }: { notice: OAuthNotice; connected: Integration | undefined; onDismiss: () => void }) {
   const success = notice.tone === 'success';
-  const text = success && connected ? oauthNotice({ connected: connected.id }, `${connected.name} (${PROVIDER_LABELS[connected.provider]})`)!.text : notice.text;
-  const next = success && connected?.provider === 'google' && !(connected.config as GoogleConfig | undefined)?.propertyId && !(connected.config as GoogleConfig | undefined)?.siteUrl
-    ? ' Choose its GA4 property and Search Console site below, then sync.'
-    : success && connected && connected.provider !== 'google' ? ' Posts can now be published through it.' : '';
+  const text =
+    success && connected ? oauthNotice({ connected: connected.id }, `${connected.name} (${PROVIDER_LABELS[connected.provider]})`)!.text : notice.text;
+  const next =
+    success &&
+    connected?.provider === 'google' &&
+    !(connected.config as GoogleConfig | undefined)?.propertyId &&
+    !(connected.config as GoogleConfig | undefined)?.siteUrl
+      ? ' Choose its GA4 property and Search Console site below, then sync.'
+      : success && connected && connected.provider !== 'google'
+        ? ' Posts can now be published through it.'
+        : '';
   return (
-    <div role={success ? 'status' : 'alert'} className={`flex items-start justify-between gap-3 rounded-md p-3 text-sm ${success ? 'bg-emerald-50 text-emerald-900 ring-1 ring-emerald-200' : 'bg-red-50 text-red-800 ring-1 ring-red-200'}`}>
-      <p>{text}{next}</p>
-      <button type="button" className="shrink-0 font-medium underline" onClick={onDismiss}>Dismiss</button>
+    <div
+      role={success ? 'status' : 'alert'}
+      className={`flex items-start justify-between gap-3 rounded-md p-3 text-sm ${success ? 'bg-emerald-50 text-emerald-900 ring-1 ring-emerald-200' : 'bg-red-50 text-red-800 ring-1 ring-red-200'}`}
+    >
+      <p>
+        {text}
+        {next}
+      </p>
+      <button type="button" className="shrink-0 font-medium underline" onClick={onDismiss}>
+        Dismiss
+      </button>
     </div>
   );
 }
 
 function DisconnectDialog({ orgId, integration, onClose }: { orgId: string; integration: Integration; onClose: () => void }) {
   const remove = useDeleteIntegration(orgId, integration.id);
-  const description = integration.provider === 'google'
-    ? 'Its tokens are deleted, and so are its synced figures and the rules that watch it.'
-    : 'Its token is deleted. Posts scheduled through it will fail to publish until you choose another account for them.';
+  const description =
+    integration.provider === 'google'
+      ? 'Its tokens are deleted, and so are its synced figures and the rules that watch it.'
+      : 'Its token is deleted. Posts scheduled through it will fail to publish until you choose another account for them.';
   return (
     <Modal open onOpenChange={(open) => !open && onClose()} title={`Disconnect ${integration.name}?`} description={description}>
       <FormError error={remove.error} />
       <div className="mt-4 flex justify-end gap-2">
         <Button onClick={onClose}>Cancel</Button>
-        <Button variant="danger" disabled={remove.isPending} onClick={() => remove.mutate(undefined, { onSuccess: onClose })}>Disconnect</Button>
+        <Button variant="danger" disabled={remove.isPending} onClick={() => remove.mutate(undefined, { onSuccess: onClose })}>
+          Disconnect
+        </Button>
       </div>
     </Modal>
   );

@@ -36,7 +36,10 @@ function ProjectsPage() {
   const onSort = (next: string) => clear({ sort: next === DEFAULT_SORT ? undefined : next });
   return (
     <div className="max-w-4xl space-y-6">
-      <p className="text-sm text-slate-600">Projects keep leads, workflows, content and reports apart, for example per brand or client. API keys and webhook endpoints can be limited to one project.</p>
+      <p className="text-sm text-slate-600">
+        Projects keep leads, workflows, content and reports apart, for example per brand or client. API keys and webhook endpoints can be limited to one
+        project.
+      </p>
       {canAdmin ? <NewProject orgId={orgId} /> : null}
       <QueryState query={projects} loading="Loading projects…" retry isEmpty={() => rows.length === 0} empty={<Empty title="No projects" />}>
         {() => (
@@ -52,7 +55,9 @@ function ProjectsPage() {
               {rows.map((p) => (
                 <tr key={p.id}>
                   <Td className="font-medium text-slate-900">{p.name}</Td>
-                  <Td><code className="font-mono text-xs">{p.id}</code></Td>
+                  <Td>
+                    <code className="font-mono text-xs">{p.id}</code>
+                  </Td>
                   <Td className="whitespace-nowrap">{formatDate(p.createdAt)}</Td>
                 </tr>
               ))}
@@ -75,13 +80,31 @@ function NewProject({ orgId }: { orgId: string }) {
   return (
     <form aria-label="New project" onSubmit={submit} className="flex flex-wrap items-start gap-3 rounded-lg bg-white p-4 shadow-xs ring-1 ring-slate-200">
       <div className="min-w-64 flex-1">
-        <TextField label="Project name" required maxLength={200} value={name} onChange={(e) => { setName(e.target.value); if (create.isSuccess) create.reset(); }} error={errors.name} />
+        <TextField
+          label="Project name"
+          required
+          maxLength={200}
+          value={name}
+          onChange={(e) => {
+            setName(e.target.value);
+            if (create.isSuccess) create.reset();
+          }}
+          error={errors.name}
+        />
       </div>
       <div className="flex items-center gap-3 pt-6">
-        <Button type="submit" variant="primary" disabled={create.isPending || name.trim() === ''}>Create project</Button>
-        {create.isSuccess ? <span role="status" className="text-sm text-emerald-700">Created {create.data.name}</span> : null}
+        <Button type="submit" variant="primary" disabled={create.isPending || name.trim() === ''}>
+          Create project
+        </Button>
+        {create.isSuccess ? (
+          <span role="status" className="text-sm text-emerald-700">
+            Created {create.data.name}
+          </span>
+        ) : null}
       </div>
-      <div className="basis-full"><FormError error={create.error} /></div>
+      <div className="basis-full">
+        <FormError error={create.error} />
+      </div>
     </form>
   );
 }

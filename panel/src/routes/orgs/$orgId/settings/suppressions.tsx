@@ -25,7 +25,13 @@ export const Route = createFileRoute('/orgs/$orgId/settings/suppressions')({
   component: SuppressionsPage,
 });
 
-const REASON_TONES: Record<Suppression['reason'], 'slate' | 'red' | 'amber'> = { manual: 'slate', unsubscribed: 'amber', stop_keyword: 'amber', hard_bounce: 'red', complaint: 'red' };
+const REASON_TONES: Record<Suppression['reason'], 'slate' | 'red' | 'amber'> = {
+  manual: 'slate',
+  unsubscribed: 'amber',
+  stop_keyword: 'amber',
+  hard_bounce: 'red',
+  complaint: 'red',
+};
 
 function SuppressionsPage() {
   const { orgId } = Route.useParams();
@@ -44,17 +50,30 @@ function SuppressionsPage() {
         <div>
           <h2 className="text-lg font-semibold text-slate-900">Suppressions</h2>
           <p className="mt-1 max-w-3xl text-sm text-slate-600">
-            Addresses no campaign sends to: people who unsubscribed or wrote STOP, hard bounces, complaints, and the ones added here. Checked again before every send.
+            Addresses no campaign sends to: people who unsubscribed or wrote STOP, hard bounces, complaints, and the ones added here. Checked again before every
+            send.
           </p>
         </div>
-        {canWrite ? <Button variant="primary" onClick={() => setAdding(true)}>Add suppression</Button> : null}
+        {canWrite ? (
+          <Button variant="primary" onClick={() => setAdding(true)}>
+            Add suppression
+          </Button>
+        ) : null}
       </div>
       <div role="search" aria-label="Filter suppressions" className="flex flex-wrap items-end gap-3">
         <label className="text-sm">
           <span className="mb-1 block font-medium text-slate-700">Channel</span>
-          <select value={search.channel ?? ''} onChange={(e) => setSearch({ channel: oneOf(e.target.value, CAMPAIGN_CHANNELS) })} className="rounded-md px-3 py-2 ring-1 ring-slate-300">
+          <select
+            value={search.channel ?? ''}
+            onChange={(e) => setSearch({ channel: oneOf(e.target.value, CAMPAIGN_CHANNELS) })}
+            className="rounded-md px-3 py-2 ring-1 ring-slate-300"
+          >
             <option value="">Any channel</option>
-            {CAMPAIGN_CHANNELS.map((c) => <option key={c} value={c}>{channelLabel(c)}</option>)}
+            {CAMPAIGN_CHANNELS.map((c) => (
+              <option key={c} value={c}>
+                {channelLabel(c)}
+              </option>
+            ))}
           </select>
         </label>
         <SearchBox value={search.q} onSearch={(q) => setSearch({ q })} placeholder="Part of the address" className="w-72" />
@@ -65,11 +84,17 @@ function SuppressionsPage() {
         loading="Loading suppressions…"
         retry
         isEmpty={noItems}
-        empty={(
+        empty={
           <Empty title={filtered ? 'No suppressions match these filters' : 'No suppressed addresses'}>
-            {filtered ? <button type="button" className="font-medium text-indigo-700 underline" onClick={() => clear()}>Clear filters</button> : 'Unsubscribes, STOP replies, hard bounces and complaints are added on their own.'}
+            {filtered ? (
+              <button type="button" className="font-medium text-indigo-700 underline" onClick={() => clear()}>
+                Clear filters
+              </button>
+            ) : (
+              'Unsubscribes, STOP replies, hard bounces and complaints are added on their own.'
+            )}
           </Empty>
-        )}
+        }
       >
         {(data) => (
           <>
@@ -80,7 +105,11 @@ function SuppressionsPage() {
                   <Th>Channel</Th>
                   <Th>Reason</Th>
                   <Th>Added</Th>
-                  {canWrite ? <Th><span className="sr-only">Actions</span></Th> : null}
+                  {canWrite ? (
+                    <Th>
+                      <span className="sr-only">Actions</span>
+                    </Th>
+                  ) : null}
                 </tr>
               </thead>
               <tbody className="divide-y divide-slate-100">
@@ -88,11 +117,15 @@ function SuppressionsPage() {
                   <tr key={s.id} className="hover:bg-slate-50">
                     <Td className="font-mono text-xs">{s.address}</Td>
                     <Td>{channelLabel(s.channel)}</Td>
-                    <Td><Badge tone={REASON_TONES[s.reason]}>{REASON_LABELS[s.reason] ?? s.reason}</Badge></Td>
+                    <Td>
+                      <Badge tone={REASON_TONES[s.reason]}>{REASON_LABELS[s.reason] ?? s.reason}</Badge>
+                    </Td>
                     <Td className="whitespace-nowrap">{formatDateTime(s.createdAt)}</Td>
                     {canWrite ? (
                       <Td className="text-right">
-                        <Button size="sm" variant="ghost" onClick={() => setRemoving(s)} aria-label={`Delete the suppression of ${s.address}`}>Delete</Button>
+                        <Button size="sm" variant="ghost" onClick={() => setRemoving(s)} aria-label={`Delete the suppression of ${s.address}`}>
+                          Delete
+                        </Button>
                       </Td>
                     ) : null}
                   </tr>
@@ -104,7 +137,13 @@ function SuppressionsPage() {
         )}
       </QueryState>
       <AddSuppressionDialog orgId={orgId} open={adding} onOpenChange={setAdding} />
-      <DeleteSuppressionDialog orgId={orgId} suppression={removing} onOpenChange={(open) => { if (!open) setRemoving(null); }} />
+      <DeleteSuppressionDialog
+        orgId={orgId}
+        suppression={removing}
+        onOpenChange={(open) => {
+          if (!open) setRemoving(null);
+        }}
+      />
     </div>
   );
 }

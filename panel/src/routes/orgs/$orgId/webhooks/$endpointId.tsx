@@ -57,7 +57,7 @@ function EndpointPage() {
     );
   }
   const e = endpoint.data;
-  const project = e.projectId ? projects.data?.find((p) => p.id === e.projectId)?.name ?? e.projectId : 'Organization-wide (all projects)';
+  const project = e.projectId ? (projects.data?.find((p) => p.id === e.projectId)?.name ?? e.projectId) : 'Organization-wide (all projects)';
 
   return (
     <div>
@@ -72,11 +72,17 @@ function EndpointPage() {
         </div>
         {canAdmin ? (
           <div className="flex flex-wrap gap-2">
-            <Button variant="primary" disabled={test.isPending} onClick={() => test.mutate()}>{test.isPending ? 'Sending…' : 'Send test'}</Button>
+            <Button variant="primary" disabled={test.isPending} onClick={() => test.mutate()}>
+              {test.isPending ? 'Sending…' : 'Send test'}
+            </Button>
             <Button onClick={() => setDialog('edit')}>Edit</Button>
             <Button onClick={() => setDialog('rotate')}>Rotate secret</Button>
-            <Button disabled={setActive.isPending} onClick={() => setActive.mutate({ active: !e.active })}>{e.active ? 'Disable' : 'Enable'}</Button>
-            <Button variant="danger" onClick={() => setDialog('delete')}>Delete</Button>
+            <Button disabled={setActive.isPending} onClick={() => setActive.mutate({ active: !e.active })}>
+              {e.active ? 'Disable' : 'Enable'}
+            </Button>
+            <Button variant="danger" onClick={() => setDialog('delete')}>
+              Delete
+            </Button>
           </div>
         ) : null}
       </header>
@@ -93,33 +99,56 @@ function EndpointPage() {
       <div className="grid grid-cols-1 gap-4 lg:grid-cols-3">
         <section aria-label="Endpoint details" className="rounded-lg bg-white p-4 text-sm shadow-xs ring-1 ring-slate-200 lg:col-span-1">
           <dl className="space-y-3">
-            <div><dt className="text-slate-500">Project</dt><dd className="text-slate-900">{project}</dd></div>
-            <div><dt className="text-slate-500">Failures in a row</dt><dd className={e.consecutiveFailures ? 'font-medium text-red-700' : 'text-slate-900'}>{e.consecutiveFailures}</dd></div>
-            <div><dt className="text-slate-500">Created</dt><dd className="text-slate-900">{formatDateTime(e.createdAt)}</dd></div>
-            <div><dt className="text-slate-500">Changed</dt><dd className="text-slate-900">{formatDateTime(e.updatedAt)}</dd></div>
-            <div><dt className="text-slate-500">Endpoint id</dt><dd className="font-mono text-xs text-slate-900">{e.id}</dd></div>
+            <div>
+              <dt className="text-slate-500">Project</dt>
+              <dd className="text-slate-900">{project}</dd>
+            </div>
+            <div>
+              <dt className="text-slate-500">Failures in a row</dt>
+              <dd className={e.consecutiveFailures ? 'font-medium text-red-700' : 'text-slate-900'}>{e.consecutiveFailures}</dd>
+            </div>
+            <div>
+              <dt className="text-slate-500">Created</dt>
+              <dd className="text-slate-900">{formatDateTime(e.createdAt)}</dd>
+            </div>
+            <div>
+              <dt className="text-slate-500">Changed</dt>
+              <dd className="text-slate-900">{formatDateTime(e.updatedAt)}</dd>
+            </div>
+            <div>
+              <dt className="text-slate-500">Endpoint id</dt>
+              <dd className="font-mono text-xs text-slate-900">{e.id}</dd>
+            </div>
           </dl>
         </section>
         <section aria-label="Subscribed events" className="rounded-lg bg-white p-4 text-sm shadow-xs ring-1 ring-slate-200 lg:col-span-2">
           <h2 className="mb-2 font-semibold text-slate-900">Events</h2>
-          {isAll(e.events) ? <p>All events (<code>*</code>), including ones added later.</p> : (
+          {isAll(e.events) ? (
+            <p>
+              All events (<code>*</code>), including ones added later.
+            </p>
+          ) : (
             <ul className="space-y-1.5">
-              {eventGroups().filter((g) => g.events.some((n) => e.events.includes(n))).map((g) => (
-                <li key={g.prefix} className="flex flex-wrap items-center gap-1.5">
-                  <span className="w-32 shrink-0 text-slate-500">{g.label}</span>
-                  {g.events.filter((n) => e.events.includes(n)).map((n) => <Badge key={n} tone="violet">{n}</Badge>)}
-                </li>
-              ))}
+              {eventGroups()
+                .filter((g) => g.events.some((n) => e.events.includes(n)))
+                .map((g) => (
+                  <li key={g.prefix} className="flex flex-wrap items-center gap-1.5">
+                    <span className="w-32 shrink-0 text-slate-500">{g.label}</span>
+                    {g.events
+                      .filter((n) => e.events.includes(n))
+                      .map((n) => (
+                        <Badge key={n} tone="violet">
+                          {n}
+                        </Badge>
+                      ))}
+                  </li>
+                ))}
             </ul>
           )}
         </section>
       </div>
 
-      {test.data || test.error ? (
-        <div className="mt-4">
-          {test.data ? <TestResult outcome={test.data} /> : <FormError error={test.error} />}
-        </div>
-      ) : null}
+      {test.data || test.error ? <div className="mt-4">{test.data ? <TestResult outcome={test.data} /> : <FormError error={test.error} />}</div> : null}
 
       <Deliveries
         orgId={orgId}
@@ -137,7 +166,13 @@ function EndpointPage() {
         <>
           <EditEndpointDialog orgId={orgId} endpoint={e} open={dialog === 'edit'} onOpenChange={(open) => setDialog(open ? 'edit' : null)} />
           <RotateSecretDialog orgId={orgId} endpointId={e.id} open={dialog === 'rotate'} onOpenChange={(open) => setDialog(open ? 'rotate' : null)} />
-          <DeleteEndpointDialog orgId={orgId} endpoint={e} open={dialog === 'delete'} onOpenChange={(open) => setDialog(open ? 'delete' : null)} onDeleted={() => void navigate({ to: '/orgs/$orgId/webhooks', params: { orgId } })} />
+          <DeleteEndpointDialog
+            orgId={orgId}
+            endpoint={e}
+            open={dialog === 'delete'}
+            onOpenChange={(open) => setDialog(open ? 'delete' : null)}
+            onDeleted={() => void navigate({ to: '/orgs/$orgId/webhooks', params: { orgId } })}
+          />
         </>
       ) : null}
     </div>
@@ -145,5 +180,9 @@ function EndpointPage() {
 }
 
 function BackLink({ orgId }: { orgId: string }) {
-  return <Link to="/orgs/$orgId/webhooks" params={{ orgId }} className="text-sm text-indigo-700 hover:underline">← Webhooks</Link>;
+  return (
+    <Link to="/orgs/$orgId/webhooks" params={{ orgId }} className="text-sm text-indigo-700 hover:underline">
+      ← Webhooks
+    </Link>
+  );
 }

@@ -34,25 +34,31 @@ function WebhooksPage() {
   const { page, pageSize, setPage } = useList(search);
   const endpoints = useQuery({ ...endpointsQuery(orgId, { page, pageSize }), placeholderData: keepPreviousData });
   const projects = useQuery(projectsQuery(orgId));
-  const projectName = (id: string | null) => (id ? projects.data?.find((p) => p.id === id)?.name ?? id : 'All projects');
+  const projectName = (id: string | null) => (id ? (projects.data?.find((p) => p.id === id)?.name ?? id) : 'All projects');
 
   return (
     <div>
       <PageHeader
         title="Webhooks"
         description="Endpoints that receive platform events as signed HTTP requests, retried for about an hour when they fail."
-        actions={canAdmin ? <Button variant="primary" onClick={() => setCreating(true)}>New endpoint</Button> : null}
+        actions={
+          canAdmin ? (
+            <Button variant="primary" onClick={() => setCreating(true)}>
+              New endpoint
+            </Button>
+          ) : null
+        }
       />
       <QueryState
         query={endpoints}
         loading="Loading endpoints…"
         retry
         isEmpty={(data) => data.items.length === 0 && page === PAGE}
-        empty={(
+        empty={
           <Empty title="No webhook endpoints yet">
             {canAdmin ? 'Add one to receive events such as lead.created or post.published in your own systems.' : 'An owner or admin can add endpoints.'}
           </Empty>
-        )}
+        }
       >
         {(data) => (
           <>
@@ -70,7 +76,13 @@ function WebhooksPage() {
                 {data.items.map((endpoint) => (
                   <tr key={endpoint.id} className="hover:bg-slate-50">
                     <Td className="max-w-md">
-                      <Link to="/orgs/$orgId/webhooks/$endpointId" params={{ orgId, endpointId: endpoint.id }} className="font-mono text-xs font-medium break-all text-indigo-700 hover:underline">{endpoint.url}</Link>
+                      <Link
+                        to="/orgs/$orgId/webhooks/$endpointId"
+                        params={{ orgId, endpointId: endpoint.id }}
+                        className="font-mono text-xs font-medium break-all text-indigo-700 hover:underline"
+                      >
+                        {endpoint.url}
+                      </Link>
                       {endpoint.description ? <p className="mt-0.5 text-xs text-slate-500">{endpoint.description}</p> : null}
                     </Td>
                     <Td title={endpoint.events.join(', ')}>{describeEvents(endpoint.events)}</Td>
@@ -88,7 +100,12 @@ function WebhooksPage() {
           </>
         )}
       </QueryState>
-      <CreateEndpointDialog orgId={orgId} open={creating} onOpenChange={setCreating} onOpenEndpoint={(endpointId) => void navigate({ to: '/orgs/$orgId/webhooks/$endpointId', params: { orgId, endpointId } })} />
+      <CreateEndpointDialog
+        orgId={orgId}
+        open={creating}
+        onOpenChange={setCreating}
+        onOpenEndpoint={(endpointId) => void navigate({ to: '/orgs/$orgId/webhooks/$endpointId', params: { orgId, endpointId } })}
+      />
     </div>
   );
 }

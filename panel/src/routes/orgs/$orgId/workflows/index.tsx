@@ -50,25 +50,51 @@ function WorkflowsPage() {
       <PageHeader
         title="Workflows"
         description="Automations that run on a trigger — an event, a schedule, a webhook or by hand — step by step."
-        actions={(
+        actions={
           <>
-            <Link to="/orgs/$orgId/workflows/templates" params={{ orgId }} className="inline-flex items-center rounded-md bg-white px-3.5 py-2 text-sm font-medium text-slate-800 ring-1 ring-slate-300 hover:bg-slate-50">Templates</Link>
-            {canWrite ? <Link to="/orgs/$orgId/workflows/new" params={{ orgId }} className="inline-flex items-center rounded-md bg-white px-3.5 py-2 text-sm font-medium text-slate-800 ring-1 ring-slate-300 hover:bg-slate-50">Build on canvas</Link> : null}
-            {canWrite ? <Button variant="primary" onClick={() => setCreating(true)}>New workflow</Button> : null}
+            <Link
+              to="/orgs/$orgId/workflows/templates"
+              params={{ orgId }}
+              className="inline-flex items-center rounded-md bg-white px-3.5 py-2 text-sm font-medium text-slate-800 ring-1 ring-slate-300 hover:bg-slate-50"
+            >
+              Templates
+            </Link>
+            {canWrite ? (
+              <Link
+                to="/orgs/$orgId/workflows/new"
+                params={{ orgId }}
+                className="inline-flex items-center rounded-md bg-white px-3.5 py-2 text-sm font-medium text-slate-800 ring-1 ring-slate-300 hover:bg-slate-50"
+              >
+                Build on canvas
+              </Link>
+            ) : null}
+            {canWrite ? (
+              <Button variant="primary" onClick={() => setCreating(true)}>
+                New workflow
+              </Button>
+            ) : null}
           </>
-        )}
+        }
       />
       <form role="search" className="mb-4 flex flex-wrap items-end gap-3" onSubmit={(e) => e.preventDefault()}>
         <SearchBox value={search.q} onSearch={(q) => setSearch({ q })} placeholder="Name or description" />
         <label className="text-sm">
           <span className="mb-1 block font-medium text-slate-700">State</span>
-          <select value={search.state ?? ''} onChange={(e) => setSearch({ state: oneOf(e.target.value, STATES) })} className="rounded-md px-3 py-2 ring-1 ring-slate-300">
+          <select
+            value={search.state ?? ''}
+            onChange={(e) => setSearch({ state: oneOf(e.target.value, STATES) })}
+            className="rounded-md px-3 py-2 ring-1 ring-slate-300"
+          >
             <option value="">Active and inactive</option>
             <option value="active">Active</option>
             <option value="inactive">Inactive</option>
           </select>
         </label>
-        {filtered ? <Button variant="ghost" onClick={() => clear()}>Clear filters</Button> : null}
+        {filtered ? (
+          <Button variant="ghost" onClick={() => clear()}>
+            Clear filters
+          </Button>
+        ) : null}
       </form>
 
       <QueryState
@@ -76,11 +102,15 @@ function WorkflowsPage() {
         loading="Loading workflows…"
         retry
         isEmpty={noItems}
-        empty={(
+        empty={
           <Empty title={filtered ? 'No workflows match these filters' : 'No workflows yet'}>
-            {filtered ? 'Try another search or clear the filters.' : canWrite ? 'Create one from a template: qualify new leads, publish after approval, a weekly digest…' : 'Workflows appear here once someone creates them.'}
+            {filtered
+              ? 'Try another search or clear the filters.'
+              : canWrite
+                ? 'Create one from a template: qualify new leads, publish after approval, a weekly digest…'
+                : 'Workflows appear here once someone creates them.'}
           </Empty>
-        )}
+        }
       >
         {(data) => (
           <>
@@ -96,7 +126,9 @@ function WorkflowsPage() {
                 </tr>
               </thead>
               <tbody className="divide-y divide-slate-100">
-                {data.items.map((w) => <WorkflowRow key={w.id} orgId={orgId} workflow={w} />)}
+                {data.items.map((w) => (
+                  <WorkflowRow key={w.id} orgId={orgId} workflow={w} />
+                ))}
               </tbody>
             </Table>
             <Pagination page={page} pageSize={pageSize} total={data.total} onPage={setPage} />
@@ -104,7 +136,12 @@ function WorkflowsPage() {
         )}
       </QueryState>
 
-      <NewWorkflowDialog orgId={orgId} open={creating} onOpenChange={setCreating} onCreated={(w) => void navigate({ to: '/orgs/$orgId/workflows/$workflowId', params: { orgId, workflowId: w.id } })} />
+      <NewWorkflowDialog
+        orgId={orgId}
+        open={creating}
+        onOpenChange={setCreating}
+        onCreated={(w) => void navigate({ to: '/orgs/$orgId/workflows/$workflowId', params: { orgId, workflowId: w.id } })}
+      />
     </div>
   );
 }
@@ -113,11 +150,15 @@ function WorkflowRow({ orgId, workflow }: { orgId: string; workflow: Schemas['Wo
   return (
     <tr className="hover:bg-slate-50">
       <Td>
-        <Link to="/orgs/$orgId/workflows/$workflowId" params={{ orgId, workflowId: workflow.id }} className="font-medium text-indigo-700 hover:underline">{workflow.name}</Link>
+        <Link to="/orgs/$orgId/workflows/$workflowId" params={{ orgId, workflowId: workflow.id }} className="font-medium text-indigo-700 hover:underline">
+          {workflow.name}
+        </Link>
         {workflow.description ? <p className="mt-0.5 line-clamp-1 max-w-md text-xs text-slate-500">{workflow.description}</p> : null}
       </Td>
       <Td>{triggerSummary(workflow.trigger)}</Td>
-      <Td><Badge tone={workflow.active ? 'green' : 'slate'}>{workflow.active ? 'Active' : 'Inactive'}</Badge></Td>
+      <Td>
+        <Badge tone={workflow.active ? 'green' : 'slate'}>{workflow.active ? 'Active' : 'Inactive'}</Badge>
+      </Td>
       <Td>{workflow.nodes.length}</Td>
       <Td className="whitespace-nowrap">{formatDateTime(workflow.updatedAt)}</Td>
       <Td className="whitespace-nowrap">{formatDateTime(workflow.createdAt)}</Td>

@@ -24,7 +24,9 @@ function NewWorkflowPage() {
     return (
       <div className="space-y-3">
         <ErrorState error={template.error} retry={() => void template.refetch()} />
-        <Link to="/orgs/$orgId/workflows/templates" params={{ orgId }} className="text-sm text-indigo-700 underline">All templates</Link>
+        <Link to="/orgs/$orgId/workflows/templates" params={{ orgId }} className="text-sm text-indigo-700 underline">
+          All templates
+        </Link>
       </div>
     );
   }

@@ -29,7 +29,12 @@ function AgentRunPage() {
   const run = useQuery(agentRunQuery(orgId, runId));
   const final = isFinal(run.data?.status);
   // Live steps while the run works; once it has ended the record holds them all.
-  const stream = useAgentRunStream(orgId, runId, run.isSuccess && !final, () => void queryClient.invalidateQueries({ queryKey: agentRunKeys.detail(orgId, runId) }));
+  const stream = useAgentRunStream(
+    orgId,
+    runId,
+    run.isSuccess && !final,
+    () => void queryClient.invalidateQueries({ queryKey: agentRunKeys.detail(orgId, runId) }),
+  );
   const steps = useMemo(() => withRecordSteps(stream.steps, run.data?.steps), [stream.steps, run.data?.steps]);
   const cancel = useCancelAgentRun(orgId, runId);
 
@@ -45,17 +50,28 @@ function AgentRunPage() {
   return (
     <div className="space-y-6">
       <nav aria-label="Breadcrumb" className="text-sm text-slate-500">
-        <Link to="/orgs/$orgId/agents" params={{ orgId }} className="hover:underline">Agents</Link> <span aria-hidden="true">/</span> Run
+        <Link to="/orgs/$orgId/agents" params={{ orgId }} className="hover:underline">
+          Agents
+        </Link>{' '}
+        <span aria-hidden="true">/</span> Run
       </nav>
       <header className="flex flex-wrap items-start justify-between gap-3">
         <div className="min-w-0">
           <h1 className="text-2xl font-semibold text-slate-900">{typeLabel(r.type)} run</h1>
           <p className="mt-1 max-w-3xl text-sm whitespace-pre-wrap text-slate-700">{r.task}</p>
-          <p className="mt-1 text-xs text-slate-500">Started {formatDateTime(r.createdAt)} · model <span className="font-mono">{r.modelId}</span></p>
+          <p className="mt-1 text-xs text-slate-500">
+            Started {formatDateTime(r.createdAt)} · model <span className="font-mono">{r.modelId}</span>
+          </p>
         </div>
         <div className="flex items-center gap-3">
-          <span aria-live="polite"><Badge>{statusLabel(status)}</Badge></span>
-          {canWrite && !ended ? <Button variant="danger" disabled={cancel.isPending} onClick={() => cancel.mutate()}>Cancel run</Button> : null}
+          <span aria-live="polite">
+            <Badge>{statusLabel(status)}</Badge>
+          </span>
+          {canWrite && !ended ? (
+            <Button variant="danger" disabled={cancel.isPending} onClick={() => cancel.mutate()}>
+              Cancel run
+            </Button>
+          ) : null}
         </div>
       </header>
       <FormError error={cancel.error} />
@@ -72,15 +88,33 @@ function AgentRunPage() {
 
       <section aria-labelledby="steps-title">
         <div className="mb-3 flex items-center justify-between">
-          <h2 id="steps-title" className="text-lg font-semibold text-slate-900">Steps</h2>
+          <h2 id="steps-title" className="text-lg font-semibold text-slate-900">
+            Steps
+          </h2>
           <p role="status" className="text-sm text-slate-500">
-            {ended ? `${steps.length} steps` : stream.state === 'live' ? `Live · ${steps.length} steps so far` : stream.state === 'failed' ? 'Live updates stopped' : 'Connecting…'}
+            {ended
+              ? `${steps.length} steps`
+              : stream.state === 'live'
+                ? `Live · ${steps.length} steps so far`
+                : stream.state === 'failed'
+                  ? 'Live updates stopped'
+                  : 'Connecting…'}
           </p>
         </div>
-        {stream.error ? <p role="alert" className="mb-3 text-sm text-red-700">{stream.error}</p> : null}
+        {stream.error ? (
+          <p role="alert" className="mb-3 text-sm text-red-700">
+            {stream.error}
+          </p>
+        ) : null}
         {steps.length === 0 ? (
-          ended ? <Empty title="No steps recorded">The run ended before its first step.</Empty> : <Loading label="Waiting for the first step…" />
-        ) : <StepList steps={steps} />}
+          ended ? (
+            <Empty title="No steps recorded">The run ended before its first step.</Empty>
+          ) : (
+            <Loading label="Waiting for the first step…" />
+          )
+        ) : (
+          <StepList steps={steps} />
+        )}
       </section>
     </div>
   );
@@ -104,7 +138,11 @@ function Result({ run, orgId, status, summary }: { run: AgentRun; orgId: string;
       <p className="mt-1 text-sm whitespace-pre-wrap text-slate-800">{summary ?? (good ? 'Done.' : statusLabel(status))}</p>
       {run.error ? <p className="mt-2 text-sm text-red-700">{run.error}</p> : null}
       <div className="mt-3 flex flex-wrap gap-3 text-sm">
-        {run.reportId ? <Link to="/orgs/$orgId/reports/$reportId" params={{ orgId, reportId: run.reportId }} className="font-medium text-indigo-700 hover:underline">Open the report</Link> : null}
+        {run.reportId ? (
+          <Link to="/orgs/$orgId/reports/$reportId" params={{ orgId, reportId: run.reportId }} className="font-medium text-indigo-700 hover:underline">
+            Open the report
+          </Link>
+        ) : null}
         {run.workflowRunId ? <HrefLink href={panelPath(orgId, `/runs/${run.workflowRunId}`)!}>Open the workflow run</HrefLink> : null}
       </div>
       {data ? (

@@ -16,17 +16,31 @@ function EditCampaignPage() {
   const campaign = useQuery({ ...campaignQuery(orgId, campaignId), staleTime: 0, refetchOnWindowFocus: false });
   const toDetail = () => navigate({ to: '/orgs/$orgId/campaigns/$campaignId', params: { orgId, campaignId } });
   const save = useUpdateCampaign(orgId, campaignId);
-  const submit = (fields: CampaignFields, channel: string | undefined) => save.mutate(patchBody(fields, channel, campaign.data!), { onSuccess: () => toDetail() });
+  const submit = (fields: CampaignFields, channel: string | undefined) =>
+    save.mutate(patchBody(fields, channel, campaign.data!), { onSuccess: () => toDetail() });
 
-  const back = <Link to="/orgs/$orgId/campaigns/$campaignId" params={{ orgId, campaignId }} className="text-sm text-indigo-700 hover:underline">← {campaign.data?.name ?? 'Campaign'}</Link>;
+  const back = (
+    <Link to="/orgs/$orgId/campaigns/$campaignId" params={{ orgId, campaignId }} className="text-sm text-indigo-700 hover:underline">
+      ← {campaign.data?.name ?? 'Campaign'}
+    </Link>
+  );
   if (campaign.isPending) return <Loading label="Loading campaign…" />;
-  if (campaign.isError) return <div className="space-y-4">{back}<ErrorState error={campaign.error} retry={() => void campaign.refetch()} /></div>;
+  if (campaign.isError)
+    return (
+      <div className="space-y-4">
+        {back}
+        <ErrorState error={campaign.error} retry={() => void campaign.refetch()} />
+      </div>
+    );
   const c = campaign.data;
   return (
     <div className="max-w-4xl">
       {back}
       <div className="mt-2">
-        <PageHeader title={`Edit ${c.name}`} description={c.startedAt ? 'Started: the audience and the inbox stay; steps, limits and the window can change.' : undefined} />
+        <PageHeader
+          title={`Edit ${c.name}`}
+          description={c.startedAt ? 'Started: the audience and the inbox stay; steps, limits and the window can change.' : undefined}
+        />
       </div>
       {EDITABLE.includes(c.status) ? (
         <CampaignForm
@@ -41,7 +55,9 @@ function EditCampaignPage() {
           onCancel={() => void toDetail()}
         />
       ) : (
-        <Empty title={`A ${statusLabel(c.status).toLowerCase()} campaign cannot be changed`}>{c.status === 'RUNNING' ? 'Pause it to change it.' : 'Only draft, scheduled and paused campaigns can change.'}</Empty>
+        <Empty title={`A ${statusLabel(c.status).toLowerCase()} campaign cannot be changed`}>
+          {c.status === 'RUNNING' ? 'Pause it to change it.' : 'Only draft, scheduled and paused campaigns can change.'}
+        </Empty>
       )}
     </div>
   );

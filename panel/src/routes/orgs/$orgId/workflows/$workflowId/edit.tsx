@@ -17,7 +17,9 @@ function EditWorkflowPage() {
     return (
       <div className="space-y-3">
         <ErrorState error={workflow.error} retry={() => void workflow.refetch()} />
-        <Link to="/orgs/$orgId/workflows" params={{ orgId }} className="text-sm text-indigo-700 underline">All workflows</Link>
+        <Link to="/orgs/$orgId/workflows" params={{ orgId }} className="text-sm text-indigo-700 underline">
+          All workflows
+        </Link>
       </div>
     );
   }
