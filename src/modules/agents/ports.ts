@@ -5,11 +5,11 @@ import type { Scope } from '../../platform/context.ts';
 import type { Db } from '../../platform/db.ts';
 import type { Config } from '../../config.ts';
 import type { LeadStatus } from '../../shared/leads.ts';
-import type { Platform } from '../../shared/platforms.ts';
 import type { ReportType } from '../../shared/reports.ts';
 import type { BudgetScope } from '../budgets/index.ts';
 import type { NewEvent, OrgMessage } from '../events/index.ts';
 import type { MonthlyLimit } from '../../shared/plans.ts';
+import type { DraftInput } from '../content/index.ts';
 
 /**
  * What the agents module uses of other modules, as interfaces: services.ts hands in the real ones
@@ -176,14 +176,8 @@ export interface ReportsPort {
   availableActions(): string[];
 }
 
-/** A draft as create_draft writes it (the content module checks the platform and the rest). */
-export interface DraftRequest {
-  projectId?: string;
-  platform: Platform;
-  body: string;
-  hashtags?: string[];
-  scheduledAt?: string;
-}
+/** A draft as the content module creates it (it checks the platform and the rest). */
+export type DraftRequest = DraftInput;
 
 /** create_draft (the content module). */
 export interface ContentPort {

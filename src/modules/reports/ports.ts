@@ -1,8 +1,8 @@
 import type { Db } from '../../platform/db.ts';
 import type { Scope } from '../../platform/context.ts';
-import type { Platform } from '../../shared/platforms.ts';
 import type { NewEvent } from '../events/index.ts';
 import type { NewNotification } from '../notifications/index.ts';
+import type { DraftInput } from '../content/index.ts';
 
 /** The events module's recorder: `agent.report.created` in the saving transaction (the outbox). */
 export interface EventsPort {
@@ -19,14 +19,8 @@ export interface LeadsPort {
   bulk(scope: Scope, input: { ids: string[]; action: 'tag' | 'untag' | 'setStatus'; value?: unknown }): Promise<unknown>;
 }
 
-/** A draft as `create_draft` writes it (its params, checked by ACTION_PARAMS; the content module checks the rest). */
-export interface DraftRequest {
-  projectId?: string;
-  platform: Platform;
-  body: string;
-  hashtags?: string[];
-  scheduledAt?: string;
-}
+/** A draft as the content module creates it (it checks the platform and the rest). */
+export type DraftRequest = DraftInput;
 
 /** `create_draft` (the content module). */
 export interface ContentPort {

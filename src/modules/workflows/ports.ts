@@ -3,11 +3,11 @@ import type { Bus } from '../../platform/bus.ts';
 import type { Db } from '../../platform/db.ts';
 import type { Scope } from '../../platform/context.ts';
 import type { LeadStatus } from '../../shared/leads.ts';
-import type { Platform } from '../../shared/platforms.ts';
 import type { Feature, MonthlyLimit } from '../../shared/plans.ts';
 import type { NewEvent, OrgMessage } from '../events/index.ts';
 import type { NewNotification } from '../notifications/index.ts';
 import type { workflows } from './tables.ts';
+import type { DraftInput } from '../content/index.ts';
 
 /**
  * What the workflows module uses of other modules, as interfaces: services.ts hands in the real
@@ -87,16 +87,8 @@ export interface LeadsPort {
   get(scope: Scope, id: string): Promise<LeadItem>;
 }
 
-/** A draft as `content.draft` writes it (the content module checks the rest, as for POST …/content). */
-export interface DraftRequest {
-  projectId?: string;
-  platform: Platform;
-  body: string;
-  hashtags?: string[];
-  scheduledAt?: string;
-  integrationId?: string;
-  mediaIds?: string[];
-}
+/** A draft as the content module creates it (it checks the platform and the rest). */
+export type DraftRequest = DraftInput;
 
 /** `content.draft` and `content.publish` (the content module); posts are passed on whole, as items. */
 export interface ContentPort {
