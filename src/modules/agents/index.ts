@@ -6,4 +6,5 @@ export { agentRunsStarted } from './counts.ts';
 export { agentRunsQueues } from './gauges.ts';
 export { agentRoutes } from './routes.ts';
 export { AGENTS_WAKE } from './runner.ts';
+export { type NewTurn } from './turns.ts';
 export { AgentsService } from './service.ts';

@@ -7,6 +7,7 @@ import type { NewNotification } from '../notifications/index.ts';
 import type { CountLimit } from '../../shared/plans.ts';
 import type { Channel, ChannelAdapter } from './channel-types.ts';
 import type { inboxes, messages } from './tables.ts';
+import type { NewTurn } from '../agents/index.ts';
 
 /**
  * What the conversations module uses of other modules, as interfaces: services.ts hands in the
@@ -90,21 +91,6 @@ export interface SavedAgent {
   instructions: string | null;
   maxSteps: number | null;
   budgetUsd: number | null;
-}
-
-/** A turn to queue for a conversation. */
-export interface NewTurn {
-  orgId: string;
-  projectId: string | null;
-  type: string;
-  conversationId: string;
-  task: string;
-  modelId: string;
-  agentId: string | null;
-  instructions: string | null;
-  maxSteps: number;
-  budgetUsd: number | null;
-  at: Date;
 }
 
 /**
