@@ -51,7 +51,7 @@ import { registerHttpTracing } from './platform/tracing.ts';
 import { assertNamedProject } from './platform/context.ts';
 import { planRoutes, type PlansService } from './modules/plans/index.ts';
 import { featuresOfRoute } from './modules/plans/index.ts';
-import { expressionPool } from './modules/workflows/index.ts';
+import { expressionPool } from './platform/expressions/pool.ts';
 
 const ajvOptions = { removeAdditional: false, useDefaults: true, allErrors: true, allowUnionTypes: true } as const;
 const strictBodies = AjvCompiler();

@@ -47,7 +47,7 @@ export interface Config {
   workflowPollMs: number;
   /** Limits of one evaluation of a workflow expression (JSONata): time, nesting, size of what it builds. */
   expressionLimits: { timeoutMs: number; maxDepth: number; maxSize: number };
-  /** Expression worker threads, and how many of them one organization's evaluations may hold at once (engine/expression-pool.ts). */
+  /** Expression worker threads, and how many of them one organization's evaluations may hold at once (platform/expressions/pool.ts). */
   expressionPool: { threads: number; perOrg: number };
   runStreamBufferBytes: number;
   rateLimit: { max: number; windowMs: number; authMax: number };

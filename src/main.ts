@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   const [{ buildApp }, { newAdminToken, adminRoutes, writeChannel, localUrl }, { closeExpressionPool }, { passwordProblem }] = await Promise.all([
     import('./app.ts'),
     import('./modules/admin/index.ts'),
-    import('./modules/workflows/index.ts'),
+    import('./platform/expressions/pool.ts'),
     import('./modules/auth/index.ts'),
   ]);
   early.info({ ms: msSince(t) }, `service modules loaded in ${msSince(t)} ms`);

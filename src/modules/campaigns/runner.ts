@@ -5,7 +5,7 @@ import { derivedId } from '../../platform/ids.ts';
 import { leadsByIds, leadsMatching, type LeadRow } from '../leads/index.ts';
 import { publicLead } from '../leads/index.ts';
 import { contactAddressOfLead } from '../conversations/index.ts';
-import { ExpressionError, resolveParams, runsInWorkers } from '../workflows/index.ts';
+import { ExpressionError, resolveParams, runsInWorkers } from '../../platform/expressions/expressions.ts';
 import { localDate } from '../../platform/range.ts';
 import type { CampaignsContext } from './context.ts';
 import type { Outcomes } from './outcomes.ts';

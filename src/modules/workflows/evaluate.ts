@@ -2,7 +2,7 @@ import { and, desc, eq } from 'drizzle-orm';
 import type { Db } from '../../platform/db.ts';
 import { badRequest, notFound, unprocessable } from '../../platform/errors.ts';
 import { inScope, type Tenant } from '../../platform/tenant.ts';
-import { evaluate, ExpressionError, hasExpression, resolveParams, type ExpressionScope } from './engine/expressions.ts';
+import { evaluate, ExpressionError, hasExpression, resolveParams, type ExpressionScope } from '../../platform/expressions/expressions.ts';
 import type { Definition } from './engine/graph.ts';
 import type { Item } from './nodes/types.ts';
 import { runSteps, workflowRuns } from './tables.ts';

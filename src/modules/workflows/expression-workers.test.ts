@@ -4,10 +4,10 @@ import type { OrgFixture } from '../../../test/harness.ts';
 import { eventually } from '../../../test/helpers.ts';
 import { SmtpStandIn } from '../../../test/smtp.ts';
 import { api, manual, startWorkflowApp } from '../../../test/workflows.ts';
-import { expressionPool } from './engine/expression-pool.ts';
+import { expressionPool } from '../../platform/expressions/pool.ts';
 
 /**
- * User expressions run in worker threads (engine/expression-pool.ts), so that none can hold the
+ * User expressions run in worker threads (platform/expressions/pool.ts), so that none can hold the
  * server: an expression that overruns is terminated, and one organization's flood of expressions
  * neither delays another organization's requests nor its expressions. (Issue 29: a tail recursion
  * held the event loop a second per evaluation; 64 parallel preview calls held /healthz for a minute.)

@@ -12,7 +12,15 @@ import type { RunsService } from '../runs.ts';
 import type { WorkflowsService } from '../service.ts';
 import { unsealParams } from '../secrets.ts';
 import { runSteps, workflowRuns } from '../tables.ts';
-import { checkResolvedParams, compile, evaluate, evaluationError, ExpressionError, resolveParams, type ExpressionScope } from './expressions.ts';
+import {
+  checkResolvedParams,
+  compile,
+  evaluate,
+  evaluationError,
+  ExpressionError,
+  resolveParams,
+  type ExpressionScope,
+} from '../../../platform/expressions/expressions.ts';
 import { executionOrder, type Definition, type WorkflowNode } from './graph.ts';
 import { ACTIVE_STATUSES, RUN_CANCEL, RUNS_WAKE, type NewExecEvent, type RunChange, type RunRow, type StepInsert } from './writer.ts';
 

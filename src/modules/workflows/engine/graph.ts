@@ -1,7 +1,7 @@
 import { unprocessable } from '../../../platform/errors.ts';
 import { getNode } from '../nodes/registry.ts';
 import type { NodeDefinition } from '../nodes/types.ts';
-import { checkWrittenParams } from './expressions.ts';
+import { checkWrittenParams } from '../../../platform/expressions/expressions.ts';
 
 export interface WorkflowNode {
   id: string;

@@ -1,6 +1,6 @@
 import { Piscina } from 'piscina';
 import { ExpressionError, ExpressionLimitError, shown } from './compiled.ts';
-import { STARTED, type EvaluationAnswer, type EvaluationTask } from './expression-worker.ts';
+import { STARTED, type EvaluationAnswer, type EvaluationTask } from './worker.ts';
 import { expressionLimits } from './limits.ts';
 
 /**
@@ -121,7 +121,7 @@ export class ExpressionPool {
   private threads(): Piscina {
     if (!this.piscina) {
       this.piscina = new Piscina({
-        filename: new URL('./expression-worker.ts', import.meta.url).href,
+        filename: new URL('./worker.ts', import.meta.url).href,
         minThreads: this.options.threads,
         maxThreads: this.options.threads,
         resourceLimits: { maxOldGenerationSizeMb: HEAP_MB },

@@ -1,7 +1,7 @@
 /**
  * What an expression needs and what it can cost, read once from its parse tree (JSONata's AST):
  * which nodes' items it reads through `$node(…)`, and whether it is cheap enough to evaluate on the
- * server's own thread instead of in an expression worker (expression-pool.ts).
+ * server's own thread instead of in an expression worker (pool.ts).
  */
 
 type Ast = { type?: string; value?: unknown; [key: string]: unknown };

@@ -1,11 +1,10 @@
 import type { TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import type jsonata from 'jsonata';
-import type { Item } from '../nodes/types.ts';
 import { isLinear, namedNodes } from './analysis.ts';
-import { compile, evaluateText, ExpressionError } from './compiled.ts';
-import { expressionPool } from './expression-pool.ts';
-import { explainErrors, fieldName, type SchemaError } from '../../../platform/http/validation.ts';
+import { compile, evaluateText, ExpressionError, type Item } from './compiled.ts';
+import { expressionPool } from './pool.ts';
+import { explainErrors, fieldName, type SchemaError } from '../http/validation.ts';
 
 export { compile, evaluationError, ExpressionError, ExpressionLimitError } from './compiled.ts';
 
@@ -19,7 +18,7 @@ export function hasExpression(value: unknown): boolean {
 
 /** What expressions can see besides the item (`$`). */
 export interface ExpressionScope {
-  /** Whose turn the evaluation takes in the expression workers (expression-pool.ts). */
+  /** Whose turn the evaluation takes in the expression workers (pool.ts). */
   orgId: string;
   input: Item;
   run: { id: string; workflowId: string; testMode: boolean; startedAt: string | null };

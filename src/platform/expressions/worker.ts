@@ -1,10 +1,9 @@
 import { parentPort } from 'node:worker_threads';
-import type { Item } from '../nodes/types.ts';
-import { evaluateText, evaluationError, ExpressionError, type Bindings } from './compiled.ts';
+import { evaluateText, evaluationError, ExpressionError, type Bindings, type Item } from './compiled.ts';
 import { expressionLimits, setExpressionLimits, type ExpressionLimits } from './limits.ts';
 
 /**
- * An expression worker (a thread of expression-pool.ts): evaluates one expression at a time under
+ * An expression worker (a thread of pool.ts): evaluates one expression at a time under
  * the limits of limits.ts. What the run would hand over through callbacks comes as data: the items
  * of the nodes the expression names, and `$secrets` when it names them.
  */

@@ -1,10 +1,12 @@
 import jsonata from 'jsonata';
-import type { Item } from '../nodes/types.ts';
 import { arm, jsonataOptions, limitMessage } from './limits.ts';
+
+/** What an expression reads as `$` (`{{ … }}` in a workflow node's params, a campaign's text): one JSON object. */
+export type Item = Record<string, unknown>;
 
 /**
  * Compiling and evaluating one expression, as both the server's thread and the expression workers
- * (expression-worker.ts) do it: this file imports only JSONata and the limits, so that a worker
+ * (worker.ts) do it: this file imports only JSONata and the limits, so that a worker
  * loads little.
  */
 
