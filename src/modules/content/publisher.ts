@@ -1,6 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Deps } from '../../platform/deps.ts';
-import { transaction, type Db } from '../../platform/db.ts';
+import { rows, transaction, type Db } from '../../platform/db.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../config.ts';
 import { AppError } from '../../platform/errors.ts';
@@ -60,7 +60,9 @@ export class Publisher {
     const now = this.clock.now();
     const iso = now.toISOString();
     // The claimed ids by the primary key (`= any(array(…))`), never by hashing the whole table.
-    const claimed = (await this.db.execute(sql`
+    const claimed = await rows<{ id: string }>(
+      this.db,
+      sql`
       update posts set status = 'PUBLISHING', in_flight = true, attempts = attempts + 1,
         first_attempt_at = coalesce(first_attempt_at, ${iso}::timestamptz), next_attempt_at = null,
         locked_until = ${new Date(now.getTime() + LEASE_MS).toISOString()}::timestamptz, updated_at = ${iso}::timestamptz
@@ -71,8 +73,9 @@ export class Publisher {
           and not in_flight
         order by coalesce(next_attempt_at, scheduled_at) limit ${BATCH}
         for update skip locked))
-      returning id`)) as unknown as { rows: { id: string }[] };
-    const ids = claimed.rows.map((r) => r.id);
+      returning id`,
+    );
+    const ids = claimed.map((r) => r.id);
     await Promise.all(ids.map((id) => this.attempt(id)));
     return ids.length === BATCH;
   }

@@ -1,5 +1,5 @@
 import { asc, desc, eq, gte, inArray, sql, type AnyColumn, type SQL } from 'drizzle-orm';
-import { withoutBitmapScans, type Db } from '../../platform/db.ts';
+import { rows, withoutBitmapScans, type Db } from '../../platform/db.ts';
 import { badRequest } from '../../platform/errors.ts';
 import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
 import type { Scope } from '../../platform/context.ts';
@@ -232,8 +232,8 @@ export class LeadListPlanner {
       .select({ one: sql`1` })
       .from(leads)
       .where(where);
-    const plan = (await this.db.execute(sql`explain (format json) ${matches}`)) as unknown as { rows: { 'QUERY PLAN': unknown }[] };
-    const output = plan.rows[0]!['QUERY PLAN'];
+    const plan = await rows<{ 'QUERY PLAN': unknown }>(this.db, sql`explain (format json) ${matches}`);
+    const output = plan[0]!['QUERY PLAN'];
     const [top] = (typeof output === 'string' ? JSON.parse(output) : output) as { Plan: { 'Plan Rows': number } }[];
     return Math.round(top!.Plan['Plan Rows']);
   }
