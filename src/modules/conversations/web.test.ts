@@ -389,9 +389,11 @@ describe("the visitor's stream", () => {
       const resumed = await SseClient.open(`${baseUrl}${widget(inbox.id, `events?session=${encodeURIComponent(token)}&since=${cut}`)}`, { origin: SITE });
       try {
         const after = client.events('message').filter((m) => Number(m.id) > cut);
-        await resumed.until(() => resumed.events('message').length >= after.length);
-        // Each message once, as it is now: the latest event of each after the cut.
+        // Each message once, as it is now: the latest event of each after the cut. (Waiting for as many
+        // events as the live stream had after the cut never ended when a reply's queued and sent
+        // events both came after it: the resumed stream sends that reply once.)
         const latest = new Map(after.map((m) => [(m.data as { id: string }).id, m.id]));
+        await resumed.until(() => resumed.events('message').length >= latest.size);
         expect(resumed.events('message').map((m) => m.id)).toEqual([...latest.values()].sort((a, b) => Number(a) - Number(b)));
       } finally {
         resumed.close();
