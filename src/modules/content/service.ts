@@ -5,7 +5,7 @@ import type { Clock } from '../../platform/clock.ts';
 import { AppError, badRequest, conflict, notFound, unprocessable } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { isStorableTime } from '../../platform/dates.ts';
-import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
+import { envelope, orderBy, pageOf, statusesOf, type ListQuery } from '../../platform/http/pagination.ts';
 import { agentRunOf, type Scope } from '../../platform/context.ts';
 import { inScope } from '../../platform/tenant.ts';
 import { connectorFor, providerOfPlatform } from '../integrations/index.ts';
@@ -221,16 +221,7 @@ export class ContentService {
     const page = pageOf(query);
     const conditions: (SQL | undefined)[] = [];
     if (query.status) {
-      const statuses = query.status
-        .split(',')
-        .map((s) => s.trim().toUpperCase())
-        .filter(Boolean);
-      const bad = statuses.filter((s) => !(POST_STATUSES as readonly string[]).includes(s));
-      if (bad.length)
-        throw badRequest(`Unknown status ${bad.join(', ')}; allowed: ${POST_STATUSES.join(', ')}`, [
-          { field: 'querystring.status', message: `must be one of ${POST_STATUSES.join(', ')}` },
-        ]);
-      conditions.push(inArray(posts.status, statuses));
+      conditions.push(inArray(posts.status, statusesOf(query.status, POST_STATUSES)));
     }
     if (query.platform) {
       const platforms = query.platform

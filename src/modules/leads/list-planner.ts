@@ -1,7 +1,6 @@
 import { asc, desc, eq, gte, inArray, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import { rows, withoutBitmapScans, type Db } from '../../platform/db.ts';
-import { badRequest } from '../../platform/errors.ts';
-import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
+import { envelope, orderBy, pageOf, statusesOf, type ListQuery } from '../../platform/http/pagination.ts';
 import type { Scope } from '../../platform/context.ts';
 import { inScope } from '../../platform/tenant.ts';
 import { LEAD_STATUSES } from '../../shared/leads.ts';
@@ -95,16 +94,7 @@ export class LeadListPlanner {
     const page = pageOf(query);
     const conditions: (SQL | undefined)[] = [];
     if (query.status) {
-      const statuses = query.status
-        .split(',')
-        .map((s) => s.trim().toUpperCase())
-        .filter(Boolean);
-      const bad = statuses.filter((s) => !(LEAD_STATUSES as readonly string[]).includes(s));
-      if (bad.length)
-        throw badRequest(`Unknown status ${bad.join(', ')}; allowed: ${LEAD_STATUSES.join(', ')}`, [
-          { field: 'querystring.status', message: `must be one of ${LEAD_STATUSES.join(', ')}` },
-        ]);
-      conditions.push(inArray(leads.status, statuses));
+      conditions.push(inArray(leads.status, statusesOf(query.status, LEAD_STATUSES)));
     }
     if (query.minScore !== undefined) conditions.push(gte(leads.score, query.minScore));
     if (query.tags) {

@@ -3,8 +3,8 @@ import type { Bus } from '../../platform/bus.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { transaction, type Db } from '../../platform/db.ts';
 import type { Deps } from '../../platform/deps.ts';
-import { AppError, badRequest, conflict, notFound } from '../../platform/errors.ts';
-import { envelope, orderBy, pageOf, type ListQuery } from '../../platform/http/pagination.ts';
+import { AppError, conflict, notFound } from '../../platform/errors.ts';
+import { envelope, orderBy, pageOf, statusesOf, type ListQuery } from '../../platform/http/pagination.ts';
 import type { Scope } from '../../platform/context.ts';
 import { inScope } from '../../platform/tenant.ts';
 import type { ApprovalRow } from './approvals.ts';
@@ -93,18 +93,7 @@ export class RunsService {
 
   async list(scope: Scope, query: ListQuery & { workflowId?: string; status?: string }) {
     const page = pageOf(query);
-    let statuses: string[] | undefined;
-    if (query.status) {
-      statuses = query.status
-        .split(',')
-        .map((s) => s.trim().toUpperCase())
-        .filter(Boolean);
-      const bad = statuses.filter((s) => !(RUN_STATUSES as readonly string[]).includes(s));
-      if (bad.length)
-        throw badRequest(`Unknown status ${bad.join(', ')}; allowed: ${RUN_STATUSES.join(', ')}`, [
-          { field: 'querystring.status', message: `must be one of ${RUN_STATUSES.join(', ')}` },
-        ]);
-    }
+    const statuses = query.status ? statusesOf(query.status, RUN_STATUSES) : undefined;
     const where = inScope(
       scope,
       workflowRuns,

@@ -42,3 +42,20 @@ export function orderBy(sort: string | undefined, allowed: Record<string, AnyCol
 export function envelope<T>(items: T[], total: number, page: Page) {
   return { items, total, page: page.page, pageSize: page.pageSize };
 }
+
+/**
+ * A list's `status` filter (`status=NEW,won`): the named statuses upper-cased, each one of `allowed`;
+ * 400 naming the unknown ones and the allowed ones otherwise.
+ */
+export function statusesOf(raw: string, allowed: readonly string[]): string[] {
+  const statuses = raw
+    .split(',')
+    .map((s) => s.trim().toUpperCase())
+    .filter(Boolean);
+  const bad = statuses.filter((s) => !allowed.includes(s));
+  if (bad.length)
+    throw badRequest(`Unknown status ${bad.join(', ')}; allowed: ${allowed.join(', ')}`, [
+      { field: 'querystring.status', message: `must be one of ${allowed.join(', ')}` },
+    ]);
+  return statuses;
+}
