@@ -54,8 +54,13 @@ export function openDatabase(options: { databaseUrl?: string; dataDir: string; p
   const url = options.databaseUrl;
   if (url && /^postgres(ql)?:\/\//.test(url)) {
     const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
-    // An idle client losing its connection must not crash the process.
+    // A client losing its connection (PostgreSQL restarted, a backend terminated) must not crash
+    // the process. The pool listens on idle clients only; a client checked out between two queries
+    // (inside a transaction, a worker's claim) emits the error with nobody listening, and Node
+    // throws an unhandled 'error' event. So every client gets a listener of its own when it
+    // connects: the query in flight fails with the error, and the pool drops the client on release.
     pool.on('error', () => {});
+    pool.on('connect', (client) => client.on('error', () => {}));
     const db = drizzlePg(pool) as unknown as Db;
     return {
       db,
