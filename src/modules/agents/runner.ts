@@ -5,7 +5,7 @@ import { transaction } from '../../platform/db.ts';
 import type { Bus } from '../../platform/bus.ts';
 import type { EventsPort } from './ports.ts';
 import { finishedEvent, publishDone, SHUTDOWN, type AgentEngine, type RunRow } from './engine.ts';
-import type { StepStore } from './steps.ts';
+import { publicStep, runChannel, type RunMessage, type StepStore } from './steps.ts';
 import { agentRuns, agentSteps } from './tables.ts';
 import { CONVERSATIONAL_TYPES } from './catalog.ts';
 
@@ -138,10 +138,15 @@ export class AgentRunner {
       .where(and(inArray(agentRuns.id, ids), eq(agentRuns.status, 'RUNNING'), eq(agentRuns.leaseOwner, this.owner)));
   }
 
-  /** RUNNING runs whose lease expired lost their instance: they end `failed` with an error step. */
+  /**
+   * RUNNING runs whose lease expired lost their instance: they end `failed` with an error step. The
+   * step goes on the run's stream before `done`, so a reader following it live sees every step.
+   */
   async recover(): Promise<number> {
     const now = this.deps.clock.now();
+    const errorSteps = new Map<string, typeof agentSteps.$inferSelect>();
     const ended = await transaction(this.deps.db, async (tx) => {
+      errorSteps.clear();
       const rows = await tx
         .update(agentRuns)
         .set({
@@ -155,7 +160,8 @@ export class AgentRunner {
         .returning();
       for (const row of rows) {
         const index = await this.steps.nextIndex(tx, row.id);
-        await tx.insert(agentSteps).values({ runId: row.id, orgId: row.orgId, index, type: 'error', at: now, text: row.error });
+        const [step] = await tx.insert(agentSteps).values({ runId: row.id, orgId: row.orgId, index, type: 'error', at: now, text: row.error }).returning();
+        errorSteps.set(row.id, step!);
         await tx
           .update(agentRuns)
           .set({ stepCount: index + 1, summary: row.summary ?? 'Interrupted.' })
@@ -164,7 +170,11 @@ export class AgentRunner {
       }
       return rows;
     });
-    for (const row of ended) await publishDone(this.bus, { ...row, summary: row.summary ?? 'Interrupted.' });
+    for (const row of ended) {
+      const step = errorSteps.get(row.id);
+      if (step) await this.bus.publish(runChannel(row.id), { kind: 'step', step: publicStep(step) } satisfies RunMessage);
+      await publishDone(this.bus, { ...row, summary: row.summary ?? 'Interrupted.' });
+    }
     return ended.length;
   }
 

@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../../../test/harness.ts';
+import { SseClient } from '../../../test/sse-client.ts';
+import { eventually } from '../../../test/helpers.ts';
+import { agentRuns, agentSteps } from './tables.ts';
+import { eq } from 'drizzle-orm';
+
+/**
+ * A run whose instance died is ended `failed` by another instance's runner once its lease expires,
+ * with an `error` step. A client following the run's stream live must get that step before `done`:
+ * the stream promises every step in order with no gap (found by the chaos run: a reader saw steps
+ * 0–7 and `done`, the run had 0–8).
+ */
+let t: TestApp;
+let baseUrl: string;
+
+beforeAll(async () => {
+  t = await buildTestApp();
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  baseUrl = `http://127.0.0.1:${(t.app.server.address() as { port: number }).port}`;
+});
+afterAll(async () => {
+  await t.close();
+});
+
+describe('agent run stream when a lost run is recovered', () => {
+  it("a live reader gets the recovery's error step, then done", async () => {
+    const id = `arun_lost${Date.now()}`;
+    const past = new Date(Date.now() - 60_000);
+    await t.database.db.insert(agentRuns).values({
+      id,
+      orgId: t.orgA.orgId,
+      type: 'LEAD_QUALIFIER',
+      status: 'RUNNING',
+      task: 'Interrupted mid-way',
+      input: {},
+      modelId: 'offline',
+      maxSteps: 5,
+      leaseOwner: 'an instance that died',
+      // Held for now: the reader connects while the run still looks alive.
+      leaseUntil: new Date(Date.now() + 3_600_000),
+      startedAt: past,
+      createdAt: past,
+    });
+    await t.database.db.insert(agentSteps).values([
+      { runId: id, orgId: t.orgA.orgId, index: 0, type: 'tool_call', name: 'lead_stats', input: {}, at: past },
+      { runId: id, orgId: t.orgA.orgId, index: 1, type: 'tool_result', name: 'lead_stats', output: '{}', durationMs: 3, at: past },
+    ]);
+    const sse = await SseClient.open(`${baseUrl}/api/v1/orgs/${t.orgA.orgId}/agent-runs/${id}/events`, { authorization: `Bearer ${t.orgA.token}` });
+    expect(sse.status).toBe(200);
+    await sse.until(() => sse.events('step').length === 2);
+
+    // The lease runs out; the runner's next round ends the run.
+    await t.database.db.update(agentRuns).set({ leaseUntil: past }).where(eq(agentRuns.id, id));
+    t.app.workers!.loops.agents!.wake();
+    await eventually(async () => (await t.database.db.select().from(agentRuns).where(eq(agentRuns.id, id)))[0]!.status === 'failed');
+    await sse.waitForEnd();
+
+    const indices = sse.events('step').map((m) => (m.data as { step: { index: number } }).step.index);
+    expect(indices).toEqual([0, 1, 2]);
+    expect(sse.events('step').at(-1)!.data).toMatchObject({ step: { index: 2, type: 'error', text: expect.stringContaining('interrupted') } });
+    expect(sse.events('done')).toHaveLength(1);
+    expect(sse.events('done')[0]!.data).toMatchObject({ run: { id, status: 'failed' } });
+  });
+});
