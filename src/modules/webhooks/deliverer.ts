@@ -129,11 +129,12 @@ export class WebhookDeliverer {
       );
     }
     const succeeded: { id: string; endpointId: string; result: SendResult }[] = [];
+    const failed: { delivery: DeliveryRow; result: SendResult; counts: boolean }[] = [];
     await Promise.all(
       claimed.map(async (c) => {
         const delivery = toDelivery(c);
         if (!c.url || !c.active || !c.ev_id) {
-          await this.finish(delivery, { ok: false, durationMs: 0, error: !c.ev_id ? 'event no longer exists' : 'endpoint inactive' }, false);
+          failed.push({ delivery, result: { ok: false, durationMs: 0, error: !c.ev_id ? 'event no longer exists' : 'endpoint inactive' }, counts: false });
           return;
         }
         const body = bodies.get(c.ev_id)!;
@@ -148,11 +149,16 @@ export class WebhookDeliverer {
           timeoutMs: this.config.webhookTimeoutMs,
         });
         if (result.ok) succeeded.push({ id: c.id, endpointId: c.endpoint_id, result });
-        else await this.finish(delivery, result, true);
+        else failed.push({ delivery, result, counts: true });
       }),
     );
     await this.finishSucceeded(succeeded);
     if (succeeded.length > 0) webhookDeliveryOutcomes.inc({ outcome: 'succeeded' }, succeeded.length);
+    // The failures one after another, after the successes are recorded: each counts against its
+    // endpoint under the endpoint's row lock, so at once they only queued for that lock, each holding
+    // a pooled connection (a failing endpoint's batch took the whole pool), and the one that
+    // deactivated the endpoint deadlocked with every other (see finish).
+    for (const f of failed) await this.finish(f.delivery, f.result, f.counts);
     // Work was done: look again at once, a retry may already be due.
     return claimed.length > 0;
   }
@@ -185,6 +191,17 @@ export class WebhookDeliverer {
     const now = this.clock.now();
     let disabled: { orgId: string; projectId: string | null; endpointId: string; url: string; reason: string } | null = null;
     await transaction(this.db, async (tx) => {
+      // The endpoint's row before the delivery's: deactivating an endpoint (below, and a PATCH)
+      // holds the endpoint's row while it cancels the endpoint's pending deliveries, so a failure
+      // that held its delivery row while it waited for the endpoint's was a deadlock (another
+      // instance's failures of the same endpoint).
+      const [ep] = counts
+        ? await tx
+            .update(webhookEndpoints)
+            .set({ consecutiveFailures: sql`${webhookEndpoints.consecutiveFailures} + 1` })
+            .where(eq(webhookEndpoints.id, delivery.endpointId))
+            .returning()
+        : [];
       await tx
         .update(webhookDeliveries)
         .set({
@@ -197,12 +214,6 @@ export class WebhookDeliverer {
           lockedUntil: null,
         })
         .where(eq(webhookDeliveries.id, delivery.id));
-      if (!counts) return;
-      const [ep] = await tx
-        .update(webhookEndpoints)
-        .set({ consecutiveFailures: sql`${webhookEndpoints.consecutiveFailures} + 1` })
-        .where(eq(webhookEndpoints.id, delivery.endpointId))
-        .returning();
       if (!ep) return;
       const gone = result.statusCode === 410;
       if (ep.active && (gone || ep.consecutiveFailures >= DISABLE_AFTER_FAILURES)) {
