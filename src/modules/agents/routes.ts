@@ -249,8 +249,48 @@ export const agentRoutes = routesPlugin<AgentRoutesOptions>('agent-routes', [ORG
         sendDone({ id: current.id, status: current.status, summary: current.summary, usage: runUsage(current) });
         return;
       }
-      deliver = (m) => (m.kind === 'step' ? sendStep(m.step) : sendDone(m.run));
+      // The live part only says what happened; the store has every step. A live message lost on the
+      // way (another instance's NOTIFY while this instance's LISTEN connection was being re-made)
+      // must leave no gap: a step after a jump, and `done`, first send the stored steps missed in
+      // between. One message at a time, in order.
+      let queue = Promise.resolve();
+      const catchUp = async (below?: number) => {
+        for (const step of await agents.steps.list(scope.orgId, id, last)) if (below === undefined || step.index < below) sendStep(step);
+      };
+      deliver = (m) => {
+        queue = queue
+          .then(async () => {
+            if (stream.closed) return;
+            if (m.kind === 'step') {
+              if (m.step.index > last + 1) await catchUp(m.step.index);
+              sendStep(m.step);
+            } else {
+              await catchUp();
+              sendDone(m.run);
+            }
+          })
+          .catch(() => {
+            // The store is unreachable (PostgreSQL restarting): end the stream; the client
+            // reconnects with since=<last id> and gets what it missed.
+            stream.close();
+          });
+      };
       for (const m of buffered.splice(0)) deliver(m);
+      // A lost `done` must not leave the stream open for ever: at each ping interval, a run that
+      // has ended meanwhile is caught up and closed.
+      const watch = setInterval(() => {
+        queue = queue
+          .then(async () => {
+            if (stream.closed) return;
+            const row = await agents.getRunRow(scope, id);
+            if (!(FINAL_STATUSES as readonly string[]).includes(row.status)) return;
+            await catchUp();
+            sendDone({ id: row.id, status: row.status, summary: row.summary, usage: runUsage(row) });
+          })
+          .catch(() => {});
+      }, config.ssePingMs);
+      watch.unref();
+      stream.onClose(() => clearInterval(watch));
     },
   );
 });
