@@ -39,15 +39,11 @@ function busiestClasses(recorder: Recorder, n: number): string[] {
     .map(([k]) => k);
 }
 
-/** RSS (MB) of each instance's sample nearest the end of window w, '-' when it was down. */
-function rssInWindow(report: Report, w: number): string {
-  const end = report.recorder.started + (w + 1) * report.options.windowMs;
-  return report.instances
-    .map((i) => {
-      const samples = i.lives.flatMap((l) => l.rss).filter((s) => s.at <= end && s.at > end - report.options.windowMs);
-      return samples.length ? String(mb(samples.at(-1)!.bytes)) : '-';
-    })
-    .join('/');
+/** RSS (MB) of an instance's last sample in window w, '-' when it was down all along. */
+function rssInWindow(instance: Instance, started: number, windowMs: number, w: number): string {
+  const end = started + (w + 1) * windowMs;
+  const samples = instance.lives.flatMap((l) => l.rss).filter((s) => s.at <= end && s.at > end - windowMs);
+  return samples.length ? String(mb(samples.at(-1)!.bytes)) : '-';
 }
 
 /**
@@ -117,24 +113,34 @@ export function printReport(report: Report): void {
     line(`  postgres down ${((d.to - d.from) / 1000).toFixed(1)} s from +${((d.from - recorder.started) / 1000).toFixed(0)} s`);
 
   line();
-  const classes = busiestClasses(recorder, 6);
-  line(`per ${options.windowMs / 1000} s window: p50/p99 ms (count) of the busiest route classes; RSS MB per instance; queue depths at the window's end`);
-  line(`  ${'window'.padEnd(8)}${classes.map((k) => k.slice(0, 30).padEnd(32)).join('')}RSS`);
-  recorder.windows.forEach((w, i) => {
-    const cells = classes.map((k) => {
+  // Rows: route classes (20 requests or more), each instance's RSS, each queue's depth; columns: windows.
+  const windows = recorder.windows.length;
+  const head = Array.from({ length: windows }, (_, i) => `w${i + 1}`.padStart(12)).join('');
+  line(
+    `per ${options.windowMs / 1000} s window (w1 starts with the load): latency p50/p99 ms per route class, RSS MB per instance, queue depth at the window's end`,
+  );
+  line(`  ${''.padEnd(44)}${head}`);
+  for (const k of busiestClasses(recorder, 100)) {
+    const total = recorder.windows.reduce((n, w) => n + (w.get(k)?.length ?? 0), 0);
+    if (total < 20) continue;
+    const cells = recorder.windows.map((w) => {
       const list = w.get(k) ?? [];
-      return `${ms(percentile(list, 50))}/${ms(percentile(list, 99))} (${list.length})`.padEnd(32);
+      return (list.length ? `${ms(percentile(list, 50))}/${ms(percentile(list, 99))}` : '-').padStart(12);
     });
-    const depths = report.queueDepths.find((q) => q.window === i + 1 || (q.window === i && i === recorder.windows.length - 1))?.depths;
-    const depthText = depths
-      ? ' q ' +
-        Object.entries(depths)
-          .filter(([, v]) => v > 0)
-          .map(([k, v]) => `${k}=${v}`)
-          .join(' ')
-      : '';
-    line(`  ${String(i + 1).padEnd(8)}${cells.join('')}${rssInWindow(report, i)}${depthText}`);
-  });
+    line(`  ${k.slice(0, 43).padEnd(44)}${cells.join('')}`);
+  }
+  for (const instance of report.instances) {
+    const cells = Array.from({ length: windows }, (_, i) => rssInWindow(instance, recorder.started, options.windowMs, i).padStart(12));
+    line(`  ${`RSS instance ${instance.index}`.padEnd(44)}${cells.join('')}`);
+  }
+  const queues = [...new Set(report.queueDepths.flatMap((q) => Object.keys(q.depths)))].sort();
+  for (const queue of queues) {
+    const cells = Array.from({ length: windows }, (_, i) => {
+      const sample = report.queueDepths.filter((q) => q.window <= i + 1).at(-1);
+      return String(sample?.depths[queue] ?? '-').padStart(12);
+    });
+    line(`  ${`queue ${queue}`.padEnd(44)}${cells.join('')}`);
+  }
 
   if (!options.faults) report.checks.push(...flatness(report));
 
