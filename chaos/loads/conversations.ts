@@ -583,6 +583,16 @@ async function checkBot(world: World, deadline: number): Promise<Check[]> {
        from conversations c where c.inbox_id = any($1)`,
     [s.inboxIds],
   );
+  // Never over a person: no bot message after the conversation was handed off or taken over (each
+  // transaction reads its time before it takes the conversation's lock: a second of slack).
+  const overPerson = await sqlUntil<{ id: string; conversation_id: string }>(
+    world,
+    deadline,
+    `select m.id, m.conversation_id from messages m join conversations c on c.id = m.conversation_id
+      where c.inbox_id = any($1) and c.handled_by = 'human' and c.handoff_at is not null
+        and m.sender = 'bot' and m.at > c.handoff_at + interval '1 second'`,
+    [s.inboxIds],
+  );
   const notFinal = await sqlUntil<{ id: string; status: string }>(
     world,
     deadline,
@@ -603,10 +613,15 @@ async function checkBot(world: World, deadline: number): Promise<Check[]> {
     ...attempts.map((r) => `message ${r.id} attempts ${r.attempts}`),
     ...overlapping.map((r) => `turns ${r.a} and ${r.b} overlap`),
     ...extra.filter((r) => r.replies > r.turns).map((r) => `conversation ${r.id}: ${r.replies} bot replies for ${r.turns} turns`),
+    ...overPerson.map((r) => `bot message ${r.id} after the hand-off of ${r.conversation_id}`),
   ];
   const turnCount = turns.reduce((sum, t) => sum + t.n, 0);
   return [
-    { promise: 'each inbound message answered by at most one bot turn, one turn at a time, one reply per turn', count: inboundOnBot[0]!.n, violations },
+    {
+      promise: 'each inbound message answered by at most one bot turn, one turn at a time, one reply per turn, none after a hand-off',
+      count: inboundOnBot[0]!.n,
+      violations,
+    },
     { promise: 'every bot turn final', count: turnCount, violations: notFinal.map((r) => `${r.id} ${r.status}`) },
   ];
 }
