@@ -85,6 +85,9 @@ export class SmtpStandIn {
         });
       },
     });
+    // A client that drops its connection (a sender killed mid-message) is a connection's error,
+    // not the relay's: a real relay logs it and goes on serving the others.
+    this.server.on('error', () => undefined);
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     return this;
   }
