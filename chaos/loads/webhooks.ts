@@ -220,6 +220,17 @@ export const load: Load = {
       rowById.set(r.id, r);
     }
 
+    // Why attempts failed, per endpoint (the receivers' own 5xx, the run's faults, time-outs, connections).
+    for (const ep of endpoints) {
+      const why = new Map<string, number>();
+      for (const r of rows)
+        if (r.endpoint_id === ep.id && r.status === 'failed') {
+          const reason = r.status_code ? `HTTP ${r.status_code}` : (r.error ?? '?').slice(0, 80);
+          why.set(reason, (why.get(reason) ?? 0) + 1);
+        }
+      if (why.size > 0) world.log(`webhooks: ${ep.spec.name} failed attempts: ${[...why].map(([k, n]) => `${k} ×${n}`).join('; ')}`);
+    }
+
     const violations: string[] = [];
     const excused = { deactivated: 0, exhausted: 0, retrying: 0 };
     let pairs = 0;
