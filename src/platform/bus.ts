@@ -41,18 +41,34 @@ export class Bus {
       this.unlisten = await this.database.pglite!.listen(PG_CHANNEL, onPayload);
       return;
     }
+    // A lost LISTEN connection must not silence the bus: it is made again, and a try that fails
+    // (PostgreSQL still restarting) is tried again, 0.5 s, 1 s, 2 s… up to 5 s apart, for as long as
+    // it takes. (pg reports a failed connect only to the connect() call, never as an 'error' event.)
     const connect = async () => {
       const client = new pg.Client({ connectionString: this.database.url });
       client.on('notification', (n) => n.payload && onPayload(n.payload));
       client.on('error', () => {
-        // Reconnect: a lost LISTEN connection must not silence the bus.
+        if (this.listener !== client) return;
         this.listener = null;
         client.end().catch(() => {});
-        if (!this.closed) setTimeout(() => void connect().catch(() => {}), 500);
+        again(500);
       });
-      await client.connect();
-      await client.query(`listen ${PG_CHANNEL}`);
+      try {
+        await client.connect();
+        await client.query(`listen ${PG_CHANNEL}`);
+      } catch (error) {
+        client.end().catch(() => {});
+        throw error;
+      }
+      if (this.closed) {
+        await client.end().catch(() => {});
+        return;
+      }
       this.listener = client;
+    };
+    const again = (delayMs: number) => {
+      if (this.closed) return;
+      setTimeout(() => void connect().catch(() => again(Math.min(delayMs * 2, 5000))), delayMs).unref();
     };
     await connect();
   }
