@@ -218,9 +218,7 @@ export async function buildApp(options: BuildOptions): Promise<App> {
   });
   if (options.workers !== false && options.workers !== 'deferred') app.startWorkers();
   // Streams never end on their own: close them so shutdown can finish the other requests.
-  app.addHook('preClose', async () => {
-    for (const stream of services.streams) stream.close();
-  });
+  app.addHook('preClose', async () => services.streams.closeAll());
   app.addHook('onClose', async () => {
     await app.workers?.stop();
     await services.mailer.close();

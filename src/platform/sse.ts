@@ -123,6 +123,7 @@ export class SseStreams implements Iterable<SseStream> {
   private readonly perCredential = new Map<string, number>();
   private readonly perOrg = new Map<string, number>();
   private readonly limits: SseLimits;
+  private closing = false;
 
   constructor(limits: SseLimits) {
     this.limits = limits;
@@ -154,7 +155,16 @@ export class SseStreams implements Iterable<SseStream> {
       bump(this.perCredential, owner.credential, -1);
       bump(this.perOrg, owner.orgId, -1);
     });
+    // A request already in its handler when the shutdown closed the streams opens its own after:
+    // it ends at once (the client reconnects elsewhere), or it would hold the shutdown open.
+    if (this.closing) stream.close();
     return stream;
+  }
+
+  /** At shutdown: closes every open stream, and every stream opened from now on as it opens. */
+  closeAll(): void {
+    this.closing = true;
+    for (const stream of this) stream.close();
   }
 }
 

@@ -161,9 +161,7 @@ export function widgetRoutes(app: App, { conversations: service, orgStream, conf
   const streams = new SseStreams({ perCredential: 5, perOrg: Math.max(1000, config.sseMaxPerOrg) });
 
   app.register(async (scope: App) => {
-    scope.addHook('preClose', async () => {
-      for (const stream of streams) stream.close();
-    });
+    scope.addHook('preClose', async () => streams.closeAll());
 
     scope.addHook('onRequest', async (request, reply) => {
       const { inboxId } = request.params as { inboxId?: string };
