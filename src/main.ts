@@ -86,7 +86,11 @@ async function main(): Promise<void> {
     // A hung call or a long node must not keep the process alive: after the grace period it exits,
     // and work still in flight is taken over by a new claim once its lease expires.
     setTimeout(() => {
-      app.log.warn(`shutdown did not finish within SHUTDOWN_GRACE_MS (${config.shutdownGraceMs} ms): exiting; unfinished work is left to its lease`);
+      const waiting = app.workers?.stopping() ?? [];
+      app.log.warn(
+        { waitingFor: waiting },
+        `shutdown did not finish within SHUTDOWN_GRACE_MS (${config.shutdownGraceMs} ms)${waiting.length ? ` (workers still stopping: ${waiting.join(', ')})` : ''}: exiting; unfinished work is left to its lease`,
+      );
       process.exit(1);
     }, config.shutdownGraceMs).unref();
     removeChannel();

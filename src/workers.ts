@@ -16,6 +16,8 @@ export const DELIVERY_LANES = 2;
 export interface Workers {
   loops: Record<string, Loop>;
   stop(): Promise<void>;
+  /** While stop() runs: the workers not stopped yet (what a shutdown past its grace was waiting for). */
+  stopping(): string[];
 }
 
 /**
@@ -84,13 +86,20 @@ export function startWorkers(services: Services): Workers {
   // A campaign started, a reply or an outcome may leave work for the campaign runner.
   dispatcher.onDispatched(() => loops.campaigns!.wake());
   for (const loop of Object.values(loops)) loop.start();
+  const pending = new Set<string>();
+  const stopOne = async (name: string, stop: () => Promise<void>) => {
+    pending.add(name);
+    await stop();
+    pending.delete(name);
+  };
   return {
     loops,
     stop: async () => {
       for (const off of unsubscribe) off();
-      await Promise.all(Object.values(loops).map((l) => l.stop()));
-      await services.runDriver.stop();
-      await services.agents.runner.stop();
+      await Promise.all(Object.entries(loops).map(([name, l]) => stopOne(name, () => l.stop())));
+      await stopOne('workflow runs in flight', () => services.runDriver.stop());
+      await stopOne('agent runs in flight', () => services.agents.runner.stop());
     },
+    stopping: () => [...pending],
   };
 }
