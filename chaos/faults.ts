@@ -19,6 +19,8 @@ export interface FaultRecord extends Fault {
   outcome: string;
   startedAt: number;
   endedAt?: number;
+  /** SIGTERM: the exit code and how long the process took to exit. */
+  exit?: { code: number | null | undefined; ms: number };
 }
 
 /**
@@ -78,8 +80,10 @@ export async function inject(fault: Fault, targets: FaultTargets): Promise<Fault
         await victim.kill();
         record.outcome = 'killed';
       } else {
+        const signalled = Date.now();
         const code = await victim.terminate();
-        record.outcome = `exited ${code}`;
+        record.exit = { code, ms: Date.now() - signalled };
+        record.outcome = `exited ${code} after ${record.exit.ms} ms`;
       }
       await pause(fault.forMs);
       await victim.start();
