@@ -21,7 +21,7 @@ import { eventKey, followRun, type Follow } from './workflows-stream.ts';
 const FINAL = new Set(['SUCCEEDED', 'FAILED', 'CANCELED']);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Retries of the steps that reach the stand-in: long enough to outlast a short stand-in fault. */
-const RETRY = { maxAttempts: 4, backoffSeconds: 3 };
+const RETRY = { maxAttempts: 5, backoffSeconds: 5 };
 const MAX_READERS = 6;
 
 type Kind = 'hook' | 'appr' | 'ai';
@@ -465,7 +465,7 @@ async function check(world: World, deadline: number): Promise<Check[]> {
     world,
     deadline + 30_000,
     `select s.run_id, s.node_id, count(*)::int as n from run_steps s join workflow_runs r on r.id = s.run_id
-      where r.workflow_id = any($1) and s.node_id in ('http','out','ok','no') group by s.run_id, s.node_id`,
+      where r.workflow_id = any($1) and s.node_id in ('http','out','ok','no','agent') group by s.run_id, s.node_id`,
     [wfIds],
   ))
     attempts.set(`${row.run_id}|${row.node_id}`, row.n);
@@ -478,12 +478,44 @@ async function check(world: World, deadline: number): Promise<Check[]> {
     const stored = attempts.get(`${runId}|${nodeId}`) ?? 0;
     if (e.n > stored) effectViolations.push(`${key}: ${e.n} requests, ${stored} stored attempts`);
   }
+  // The AI step's effect is an agent run: no more of them than the step's stored attempts.
+  const agentRuns = await q<{ run_id: string; n: number }>(
+    world,
+    deadline + 30_000,
+    `select workflow_run_id as run_id, count(*)::int as n from agent_runs where workflow_id = any($1) group by workflow_run_id`,
+    [wfIds],
+  );
+  for (const row of agentRuns) {
+    const stored = attempts.get(`${row.run_id}|agent`) ?? 0;
+    if (row.n > stored) effectViolations.push(`${row.run_id}|agent: ${row.n} agent runs, ${stored} stored attempts`);
+  }
   world.count('workflow effect redeliveries (same id or same item)', redeliveries);
   world.count('workflow stand-in 503s on purpose', st.purposely503);
   checks.push({
-    promise: 'workflow effects once (one envelope id per run/node/item; requests ≤ stored attempts)',
-    count: st.effects.size,
+    promise: 'workflow effects once (one envelope id per run/node/item; requests and agent runs ≤ stored attempts)',
+    count: st.effects.size + agentRuns.length,
     violations: effectViolations,
+  });
+
+  // A step whose finish was stored never runs again: no attempt after a SUCCEEDED one.
+  const rerun = await q<{ run_id: string; node_id: string; attempt: number }>(
+    world,
+    deadline + 30_000,
+    `select s.run_id, s.node_id, s.attempt from run_steps s join workflow_runs r on r.id = s.run_id
+      where r.workflow_id = any($1) and s.status = 'SUCCEEDED'
+        and exists (select 1 from run_steps l where l.run_id = s.run_id and l.node_id = s.node_id and l.attempt > s.attempt)`,
+    [wfIds],
+  );
+  const [{ n: stepCount } = { n: 0 }] = await q<{ n: number }>(
+    world,
+    deadline + 30_000,
+    `select count(*)::int as n from run_steps s join workflow_runs r on r.id = s.run_id where r.workflow_id = any($1)`,
+    [wfIds],
+  );
+  checks.push({
+    promise: 'workflow steps: none runs again once its success is stored',
+    count: stepCount,
+    violations: rerun.map((r) => `${r.run_id}|${r.node_id}: attempt after SUCCEEDED attempt ${r.attempt}`),
   });
 
   // 2. Runs end.
