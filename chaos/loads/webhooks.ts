@@ -175,6 +175,15 @@ export const load: Load = {
   async tick(): Promise<void> {},
 
   async background(world: World): Promise<void> {
+    // The run's own event loop: a late timer here is a receiver that reads requests late.
+    let last = performance.now();
+    const lag = setInterval(() => {
+      const late = performance.now() - last - 250;
+      last = performance.now();
+      if (late > 1000) world.count('webhooks receiver process: event loop late by more than 1 s');
+      if (late > 250) world.count('webhooks receiver process: event loop late by more than 250 ms');
+    }, 250);
+    world.signal.addEventListener('abort', () => clearInterval(lag), { once: true });
     while (!world.signal.aborted) {
       await pause(3000, world.signal);
       for (const ep of endpoints) await watch(world, ep).catch(() => undefined);
