@@ -88,9 +88,6 @@ export class SmtpStandIn {
     // A client that drops its connection (a sender killed mid-message) is a connection's error,
     // not the relay's: a real relay logs it and goes on serving the others.
     this.server.on('error', () => undefined);
-    // A client that drops its connection mid-session (a process killed while sending) is an error of
-    // that connection only: without a listener the server re-emits it and the host process crashes.
-    this.server.on('error', () => undefined);
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     return this;
   }
