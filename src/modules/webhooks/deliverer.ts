@@ -63,6 +63,50 @@ const LEASE_MS = 60_000;
 const PREVIEW_BYTES = 512;
 
 /**
+ * Attempts in flight to one endpoint at a time, across this instance's delivery lanes: half the
+ * HTTP client's connections per origin (64). An attempt's time limit runs from its request's start;
+ * when a round sent its 200 attempts to one endpoint at once, those waiting for one of the 64
+ * connections spent their time limit in the queue, and a healthy receiver that answered every one
+ * was charged time-outs until it was deactivated (the chaos run, issue 31).
+ */
+export const PER_ENDPOINT_IN_FLIGHT = 32;
+/** An attempt not started this long after its claim goes back, unattempted, for a later round (well within the lease). */
+const START_WITHIN_MS = LEASE_MS / 3;
+
+const slots = new Map<string, { busy: number; waiting: (() => void)[] }>();
+
+/** A slot to send to `endpointId`, or false when none came free before `until`. */
+async function acquireSlot(endpointId: string, until: number): Promise<boolean> {
+  let slot = slots.get(endpointId);
+  if (!slot) slots.set(endpointId, (slot = { busy: 0, waiting: [] }));
+  while (slot.busy >= PER_ENDPOINT_IN_FLIGHT) {
+    const left = until - Date.now();
+    if (left <= 0) return false;
+    await new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        slot.waiting.splice(slot.waiting.indexOf(wake) >>> 0, 1);
+        resolve();
+      }, left);
+      slot.waiting.push(wake);
+    });
+  }
+  slot.busy++;
+  return true;
+}
+
+function releaseSlot(endpointId: string): void {
+  const slot = slots.get(endpointId)!;
+  slot.busy--;
+  const next = slot.waiting.shift();
+  if (next) next();
+  else if (slot.busy === 0) slots.delete(endpointId);
+}
+
+/**
  * Sends due deliveries. A claimed delivery is leased, so an instance that dies mid-send leaves it
  * to be picked up again after the lease; the envelope id stays the same on every attempt, the
  * delivery id (one per attempt) does not.
@@ -130,6 +174,8 @@ export class WebhookDeliverer {
     }
     const succeeded: { id: string; endpointId: string; result: SendResult }[] = [];
     const failed: { delivery: DeliveryRow; result: SendResult; counts: boolean }[] = [];
+    const deferred: string[] = [];
+    const startBy = Date.now() + START_WITHIN_MS;
     await Promise.all(
       claimed.map(async (c) => {
         const delivery = toDelivery(c);
@@ -138,20 +184,31 @@ export class WebhookDeliverer {
           return;
         }
         const body = bodies.get(c.ev_id)!;
-        const result = await sendSigned({
-          url: c.url,
-          secret: this.webhooks.open(c.secret_sealed!),
-          body,
-          eventType: c.ev_type!,
-          deliveryId: c.id,
-          allowPrivate: this.config.webhookAllowPrivate,
-          previewBytes: PREVIEW_BYTES,
-          timeoutMs: this.config.webhookTimeoutMs,
-        });
+        if (!(await acquireSlot(c.endpoint_id, startBy))) {
+          deferred.push(c.id);
+          return;
+        }
+        let result: SendResult;
+        try {
+          result = await sendSigned({
+            url: c.url,
+            secret: this.webhooks.open(c.secret_sealed!),
+            body,
+            eventType: c.ev_type!,
+            deliveryId: c.id,
+            allowPrivate: this.config.webhookAllowPrivate,
+            previewBytes: PREVIEW_BYTES,
+            timeoutMs: this.config.webhookTimeoutMs,
+          });
+        } finally {
+          releaseSlot(c.endpoint_id);
+        }
         if (result.ok) succeeded.push({ id: c.id, endpointId: c.endpoint_id, result });
         else failed.push({ delivery, result, counts: true });
       }),
     );
+    // Not attempted: back to the queue at once, as they were (their attempt number unchanged).
+    if (deferred.length) await this.db.execute(sql`update webhook_deliveries set locked_until = null where id = any(${sql.param(deferred)}::text[])`);
     await this.finishSucceeded(succeeded);
     if (succeeded.length > 0) webhookDeliveryOutcomes.inc({ outcome: 'succeeded' }, succeeded.length);
     // The failures one after another, after the successes are recorded: each counts against its
