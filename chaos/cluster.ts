@@ -75,9 +75,10 @@ export class Cluster {
     this.downtimes.push({ from, to: Date.now() });
   }
 
-  async destroy(): Promise<void> {
-    await this.tool('pg_ctl', ['-D', this.data, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
-    rmSync(this.dir, { recursive: true, force: true });
+  /** Stops the server; removes its directory unless `keep` (to look into it afterwards). */
+  async destroy(keep = false): Promise<void> {
+    await this.tool('pg_ctl', ['-D', this.data, '-m', keep ? 'fast' : 'immediate', '-w', 'stop']).catch(() => undefined);
+    if (!keep) rmSync(this.dir, { recursive: true, force: true });
   }
 }
 

@@ -41,7 +41,7 @@ const HELP = `npm run chaos -- [flags]
   --warmup <t>       memory baseline taken this long after an instance starts (default 20% of the duration, at most 5m)
   --rss-growth <x>   an instance's RSS at the end may be at most x times its baseline, plus 64 MB (default 1.5)
   --out <dir>        where logs and the JSON report go (default chaos-out/<time>)
-  --keep             keep the database directory
+  --keep             keep the database directory (the server is stopped)
   --help`;
 
 export function parseDuration(text: string): number {
@@ -152,7 +152,8 @@ export async function chaos(options: Options): Promise<Report> {
     AUTH_RATE_LIMIT_MAX: '100000',
     PROVIDER_WEBHOOK_RATE_LIMIT_MAX: '100000000',
     SSE_MAX_PER_CREDENTIAL: '2000',
-    WEBHOOK_RETRY_DELAYS_S: '2,5,10,20,30,60,60,60,60,60',
+    // Five attempts over 110 s: a receiver (or a stand-in fault) down for a minute is outlasted.
+    WEBHOOK_RETRY_DELAYS_S: '5,15,30,60',
     WEBHOOK_TIMEOUT_MS: '5000',
     OPENAI_COMPATIBLE_BASE_URL: modelUrl,
     OPENAI_COMPATIBLE_API_KEY: 'chaos',
@@ -199,7 +200,7 @@ export async function chaos(options: Options): Promise<Report> {
   const interrupted = async () => {
     log('interrupted: stopping the instances and the cluster');
     await Promise.all(instances.map((i) => i.kill().catch(() => undefined)));
-    if (!options.keep) await cluster.destroy();
+    await cluster.destroy(options.keep);
     process.exit(130);
   };
   process.once('SIGINT', () => void interrupted());
@@ -223,6 +224,7 @@ export async function chaos(options: Options): Promise<Report> {
       telegram,
       env,
       scale: options.rate,
+      durationMs: options.durationMs,
       signal: abort.signal,
       log,
       count: (name, by = 1) => counters.set(name, (counters.get(name) ?? 0) + by),
@@ -258,6 +260,8 @@ export async function chaos(options: Options): Promise<Report> {
     }
     const sampler = setInterval(() => {
       for (const i of instances) i.sampleRss();
+      // No load reads the model stand-in's request log: an hour of it is memory for nothing.
+      model.requests.length = 0;
     }, 5000);
     const depthTimer = setInterval(() => void sampleQueues(instances, recorder, report), options.windowMs);
     const faultsDone = options.faults
@@ -301,7 +305,7 @@ export async function chaos(options: Options): Promise<Report> {
     await Promise.all(standIns.map((s) => s.stop()));
     await smtp.close();
     await model.stop();
-    if (!options.keep) await cluster.destroy();
+    await cluster.destroy(options.keep);
   }
   printReport(report);
   writeFileSync(join(options.out, 'report.json'), JSON.stringify(toJson(report), null, 2));

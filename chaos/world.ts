@@ -105,6 +105,8 @@ export interface World {
   env: Record<string, string>;
   /** Load multiplier (--rate): 1 is the default steady rate for a 2-core machine. */
   scale: number;
+  /** How long the load phase lasts (--duration), ms. */
+  durationMs: number;
   /** Aborted when the load phase ends (stop sending, end stream readers). */
   signal: AbortSignal;
   log(message: string): void;
