@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { agentRuns } from '../src/modules/agents/tables.ts';
+import { storeRunningAgentRun } from './agents.ts';
 import { buildTestApp } from './harness.ts';
 
 /**
@@ -15,21 +15,7 @@ describe('shutdown while event streams are opening', () => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = t.app.server.address() as { port: number };
     // A run that stays RUNNING (held by another instance's lease): its stream stays open.
-    const id = `arun_held${Date.now()}`;
-    await t.database.db.insert(agentRuns).values({
-      id,
-      orgId: t.orgA.orgId,
-      type: 'LEAD_QUALIFIER',
-      status: 'RUNNING',
-      task: 'held',
-      input: {},
-      modelId: 'offline',
-      maxSteps: 5,
-      leaseOwner: 'another instance',
-      leaseUntil: new Date(Date.now() + 3_600_000),
-      startedAt: new Date(),
-      createdAt: new Date(),
-    });
+    const id = await storeRunningAgentRun(t, { prefix: 'held' });
     let opened = 0;
     const open = () => {
       const req = request(

@@ -2,10 +2,9 @@ import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/harness.ts';
 import { SseClient } from '../../../test/sse-client.ts';
-import { agentRuns } from './tables.ts';
 import { fetchWebPage } from './tools/web.ts';
 import type { ToolContext } from './tools/types.ts';
-import { runAgent, waitForRun, type Auth } from '../../../test/agents.ts';
+import { runAgent, storeRunningAgentRun, waitForRun, type Auth } from '../../../test/agents.ts';
 import { eventsOf, eventually } from '../../../test/helpers.ts';
 
 let t: TestApp;
@@ -233,22 +232,8 @@ describe('offline model on real data', () => {
   });
 
   it('a run whose instance died (RUNNING, lease expired) is ended failed, never left RUNNING', async () => {
-    const id = `arun_crashed${Date.now()}`;
     const past = new Date(Date.now() - 60_000);
-    await t.database.db.insert(agentRuns).values({
-      id,
-      orgId: t.orgA.orgId,
-      type: 'LEAD_QUALIFIER',
-      status: 'RUNNING',
-      task: 'Interrupted',
-      input: {},
-      modelId: 'offline',
-      maxSteps: 5,
-      leaseOwner: 'gone',
-      leaseUntil: past,
-      startedAt: past,
-      createdAt: past,
-    });
+    const id = await storeRunningAgentRun(t, { prefix: 'crashed', task: 'Interrupted', leaseOwner: 'gone', leaseUntil: past, startedAt: past });
     t.app.workers!.loops.agents!.wake();
     const run = await eventually(async () => {
       const r = (await t.call({ method: 'GET', url: `${base}/agent-runs/${id}`, auth: owner() })).json();

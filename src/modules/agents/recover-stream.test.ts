@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/harness.ts';
 import { SseClient } from '../../../test/sse-client.ts';
 import { eventually } from '../../../test/helpers.ts';
+import { storeRunningAgentRun } from '../../../test/agents.ts';
 import { agentRuns, agentSteps } from './tables.ts';
 import { runChannel, type RunMessage } from './steps.ts';
 import { eq } from 'drizzle-orm';
@@ -35,25 +36,7 @@ const stepRow = (runId: string, index: number) => ({
 });
 
 /** A RUNNING run held by an instance (the test plays that instance: it writes the steps and publishes them, or not). */
-async function heldRun(prefix: string): Promise<string> {
-  const id = `arun_${prefix}${Date.now()}`;
-  const now = new Date();
-  await t.database.db.insert(agentRuns).values({
-    id,
-    orgId: t.orgA.orgId,
-    type: 'LEAD_QUALIFIER',
-    status: 'RUNNING',
-    task: 'Live',
-    input: {},
-    modelId: 'offline',
-    maxSteps: 5,
-    leaseOwner: 'another instance',
-    leaseUntil: new Date(Date.now() + 3_600_000),
-    startedAt: now,
-    createdAt: now,
-  });
-  return id;
-}
+const heldRun = (prefix: string) => storeRunningAgentRun(t, { prefix, task: 'Live' });
 
 const open = (id: string) => SseClient.open(`${baseUrl}/api/v1/orgs/${t.orgA.orgId}/agent-runs/${id}/events`, { authorization: `Bearer ${t.orgA.token}` });
 const indicesOf = (sse: SseClient) => sse.events('step').map((m) => (m.data as { step: { index: number } }).step.index);
@@ -105,23 +88,9 @@ describe('agent run stream when a live message is lost', () => {
 
 describe('agent run stream when a lost run is recovered', () => {
   it("a live reader gets the recovery's error step, then done", async () => {
-    const id = `arun_lost${Date.now()}`;
     const past = new Date(Date.now() - 60_000);
-    await t.database.db.insert(agentRuns).values({
-      id,
-      orgId: t.orgA.orgId,
-      type: 'LEAD_QUALIFIER',
-      status: 'RUNNING',
-      task: 'Interrupted mid-way',
-      input: {},
-      modelId: 'offline',
-      maxSteps: 5,
-      leaseOwner: 'an instance that died',
-      // Held for now: the reader connects while the run still looks alive.
-      leaseUntil: new Date(Date.now() + 3_600_000),
-      startedAt: past,
-      createdAt: past,
-    });
+    // Held for now: the reader connects while the run still looks alive.
+    const id = await storeRunningAgentRun(t, { prefix: 'lost', task: 'Interrupted mid-way', leaseOwner: 'an instance that died', startedAt: past });
     await t.database.db.insert(agentSteps).values([
       { runId: id, orgId: t.orgA.orgId, index: 0, type: 'tool_call', name: 'lead_stats', input: {}, at: past },
       { runId: id, orgId: t.orgA.orgId, index: 1, type: 'tool_result', name: 'lead_stats', output: '{}', durationMs: 3, at: past },
