@@ -403,6 +403,23 @@ describe("the visitor's stream", () => {
     }
   });
 
+  it("reads the store again at every ping: a message whose live notice never came (another instance's, while this one's LISTEN was down) still arrives", async () => {
+    const inbox = await webInbox();
+    const token = await newSession(inbox.id);
+    const first = (await say(inbox.id, token, 'Anyone there?')).json();
+    const client = await stream(inbox.id, token);
+    try {
+      await client.until(() => texts(client).includes('Anyone there?'));
+      // Committed with its stream position and no bus message: as the chaos run's PostgreSQL restart
+      // left an instance that had not yet listened again.
+      const [row] = await t.database.db.select().from(messages).where(eq(messages.id, first.message.id));
+      await t.database.db.insert(messages).values({ ...row!, id: `${row!.id}x`, text: 'Sent while you were not listening', streamSeq: row!.streamSeq! + 1 });
+      await client.until(() => texts(client).includes('Sent while you were not listening'));
+    } finally {
+      client.close();
+    }
+  });
+
   it('a visitor hears only its own conversation; a bad session gets 401 before any stream', async () => {
     const inbox = await webInbox();
     const mine = await newSession(inbox.id);

@@ -471,6 +471,10 @@ export function widgetRoutes(app: App, { conversations: service, orgStream, conf
           if (known.has(conversationId)) void pull();
         });
         stream.onClose(unsubscribe);
+        // And at every ping interval: a live notice lost on the way (another instance's, while this
+        // one's LISTEN connection was down) costs the visitor a few seconds, not the message.
+        const poll = setInterval(() => void pull(), Math.max(1000, config.ssePingMs));
+        stream.onClose(() => clearInterval(poll));
         try {
           const threads = await db
             .select({ id: conversations.id })
