@@ -60,7 +60,10 @@ export function openDatabase(options: { databaseUrl?: string; dataDir: string; p
     // throws an unhandled 'error' event. So every client gets a listener of its own when it
     // connects: the query in flight fails with the error, and the pool drops the client on release.
     pool.on('error', () => {});
-    pool.on('connect', (client) => client.on('error', () => {}));
+    pool.on('connect', (client) => {
+      client.on('error', () => {});
+      releaseOnFailedBegin(client);
+    });
     const db = drizzlePg(pool) as unknown as Db;
     return {
       db,
@@ -80,7 +83,12 @@ export function openDatabase(options: { databaseUrl?: string; dataDir: string; p
           return await counted(one, () => migratePg(one as never, { migrationsFolder: MIGRATIONS_DIR }));
         } finally {
           await client.query('select pg_advisory_unlock(hashtext($1))', ['automation-service:migrate']).catch(() => undefined);
-          client.release();
+          // Already released if a migration's BEGIN failed (releaseOnFailedBegin).
+          try {
+            client.release();
+          } catch {
+            /* released with its error */
+          }
         }
       },
       ping: async () => {
@@ -115,6 +123,29 @@ export function openDatabase(options: { databaseUrl?: string; dataDir: string; p
 }
 
 /** Whether a process with this id exists (lock files and test databases name their owner's pid). */
+/**
+ * drizzle-orm's node-postgres transaction() runs BEGIN before the try/finally that releases its
+ * pooled client (drizzle-team/drizzle-orm#6241, open in 0.45.4, the newest): when BEGIN fails — the
+ * client's connection died while it sat idle, as a PostgreSQL restart leaves them — the client is
+ * never released, and each such failure takes one of the pool's ten connections for the life of the
+ * process until every query waits for ever. A client whose BEGIN fails is released here (with the
+ * error, so the pool discards it); drizzle then has nothing to release.
+ */
+function releaseOnFailedBegin(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const isBegin = (first: unknown) => {
+    const text = typeof first === 'string' ? first : (first as { text?: unknown } | null)?.text;
+    return typeof text === 'string' && /^\s*begin\b/i.test(text);
+  };
+  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    const result = query(...args);
+    if (isBegin(args[0]) && result instanceof Promise) {
+      result.catch((error: Error) => client.release(error));
+    }
+    return result;
+  };
+}
+
 export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
