@@ -22,6 +22,8 @@ export interface SmtpStandInOptions {
   auth?: { user: string; pass: string };
   /** A reason to refuse a recipient with 550, or null to accept it. */
   rejectRecipient?: (address: string) => string | null;
+  /** Awaited before a message is accepted (after its data arrived): the test does what must happen while the sender waits for the 250. */
+  beforeAccept?: () => Promise<void>;
 }
 
 /**
@@ -40,7 +42,7 @@ export class SmtpStandIn {
   }
 
   async start(): Promise<this> {
-    const { auth, rejectRecipient } = this.options;
+    const { auth, rejectRecipient, beforeAccept } = this.options;
     this.server = new SMTPServer({
       logger: false,
       disabledCommands: auth ? ['STARTTLS'] : ['STARTTLS', 'AUTH'],
@@ -62,7 +64,8 @@ export class SmtpStandIn {
         stream.on('end', () => {
           const raw = Buffer.concat(chunks).toString('utf8');
           void simpleParser(raw).then(
-            (parsed) => {
+            async (parsed) => {
+              await beforeAccept?.();
               this.received.push({
                 mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
                 rcptTo: session.envelope.rcptTo.map((r) => r.address),

@@ -17,6 +17,9 @@ interface EmailThread {
 }
 
 type MessageRow = typeof messages.$inferSelect;
+/** How long a send the provider accepted may wait for the database to record it (well within the lease). */
+const RECORD_WITHIN_MS = 15_000;
+
 /** A send the provider accepted, not recorded yet. */
 interface Accepted {
   message: MessageRow;
@@ -98,7 +101,7 @@ export class OutboundSender {
     const record = () => {
       writing ??= (async () => {
         try {
-          while (pending.length) await this.recordSent(pending.splice(0));
+          while (pending.length) await this.recordSentPersistently(pending.splice(0));
         } finally {
           writing = null;
         }
@@ -132,6 +135,24 @@ export class OutboundSender {
     await writing;
     for (const { message, channel, outcome } of refusals) await this.refused(message, channel, outcome);
     return true;
+  }
+
+  /**
+   * recordSent, tried again while the database does not answer (a restart: the chaos run's fast
+   * shutdown of PostgreSQL), for up to RECORD_WITHIN_MS. A send the provider accepted and the
+   * record lost stays claimed until its lease ends and is sent again: every instance's sends of those
+   * seconds went out twice. Recording twice is harmless (only `queued` messages become `sent`).
+   */
+  private async recordSentPersistently(accepted: Accepted[]): Promise<void> {
+    const until = Date.now() + RECORD_WITHIN_MS;
+    for (let pause = 250; ; pause = Math.min(pause * 2, 2000)) {
+      try {
+        return await this.recordSent(accepted);
+      } catch (error) {
+        if (Date.now() + pause > until) throw error;
+        await new Promise((r) => setTimeout(r, pause));
+      }
+    }
   }
 
   /** Accepted sends, in one transaction: `sent` with the provider's ids, their message.sent, what follows them. */
