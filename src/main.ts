@@ -85,18 +85,21 @@ async function main(): Promise<void> {
     app.log.info(`${signal} received: finishing in-flight requests (at most ${config.shutdownGraceMs} ms)`);
     // A hung call or a long node must not keep the process alive: after the grace period it exits,
     // and work still in flight is taken over by a new claim once its lease expires.
+    let phase = 'closing the server (requests in flight, then the workers)';
     setTimeout(() => {
       const waiting = app.workers?.stopping() ?? [];
       app.log.warn(
-        { waitingFor: waiting },
-        `shutdown did not finish within SHUTDOWN_GRACE_MS (${config.shutdownGraceMs} ms)${waiting.length ? ` (workers still stopping: ${waiting.join(', ')})` : ''}: exiting; unfinished work is left to its lease`,
+        { phase, waitingFor: waiting },
+        `shutdown did not finish within SHUTDOWN_GRACE_MS (${config.shutdownGraceMs} ms) while ${phase}${waiting.length ? ` (workers still stopping: ${waiting.join(', ')})` : ''}: exiting; unfinished work is left to its lease`,
       );
       process.exit(1);
     }, config.shutdownGraceMs).unref();
     removeChannel();
     try {
       await app.close();
+      phase = 'closing the expression workers';
       await closeExpressionPool();
+      phase = 'closing the database (its pool waits for every connection in use)';
       await database.close();
       await tracing?.shutdown();
       process.exit(0);
